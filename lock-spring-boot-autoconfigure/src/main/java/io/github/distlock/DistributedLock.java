@@ -1,0 +1,70 @@
+package io.github.distlock;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Runs the annotated method only while holding a distributed lock, so at most one instance of the
+ * application runs it at a time for the same key.
+ *
+ * <pre>{@code
+ * @DistributedLock(key = "'stock:' + #sku", ttl = "30s", waitTime = "2s")
+ * public int deduct(String sku, int quantity) { ... }
+ * }</pre>
+ *
+ * <p>If the lock is not acquired within the wait time, or Redis cannot be reached, the method is
+ * not invoked and the call throws {@link LockTimeoutException} or {@link LockBackendException}.
+ * An exception thrown by the method propagates unchanged, and the lock is released either way.
+ *
+ * <p>Expressions and durations are checked when the application context starts: a bad
+ * expression or duration fails the startup with a message naming the method and the fix.
+ * By default the lock is taken outside {@code @Transactional}, so it is released only after the
+ * transaction commits ({@code distributed-lock.aspect-order}).
+ */
+@Target(ElementType.METHOD)
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface DistributedLock {
+
+    /**
+     * The lock key as a SpEL expression, evaluated per call against the method's arguments:
+     * {@code "#orderId"}, {@code "#p0"} / {@code "#a0"}, {@code "#order.customer.id"},
+     * {@code "'stock:' + #sku"}, {@code "@tenantContext.currentTenant() + ':' + #id"}.
+     * A literal needs quotes inside the expression: {@code "'nightly-report'"}.
+     * Empty (the default) locks the method itself under the name {@code SimpleClassName.method}.
+     */
+    String key() default "";
+
+    /**
+     * The lease length, as a duration such as {@code "30s"}, {@code "500ms"}, {@code "PT1M"} or a
+     * {@code ${placeholder}}. Empty means {@code distributed-lock.default-ttl}. With the watchdog on
+     * (the default) the lease is renewed until the method returns, so the ttl only bounds how long
+     * a crashed holder blocks others.
+     */
+    String ttl() default "";
+
+    /**
+     * How long to wait for the current holder, in the same format as {@link #ttl()}. {@code "0s"}
+     * tries once. Empty means {@code distributed-lock.default-wait-time}.
+     */
+    String waitTime() default "";
+
+    /**
+     * Whether the lease watchdog renews this lock while the method runs. {@link Watchdog#DEFAULT}
+     * follows {@code distributed-lock.watchdog.enabled}.
+     */
+    Watchdog watchdog() default Watchdog.DEFAULT;
+
+    /** Per-method override of the lease watchdog. */
+    enum Watchdog {
+        /** Follow {@code distributed-lock.watchdog.enabled}. */
+        DEFAULT,
+        /** Renew the lease every ttl/3 until the method returns. */
+        ENABLED,
+        /** Keep a fixed lease: it expires after the ttl even if the method is still running. */
+        DISABLED
+    }
+}

@@ -1,0 +1,58 @@
+package io.github.distlock.autoconfigure;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+import io.github.distlock.LockService;
+import io.github.distlock.core.DefaultLockService;
+import io.github.distlock.core.DefaultLockService.LockDefaults;
+import io.github.distlock.core.LeaseWatchdog;
+import io.github.distlock.core.LockBackend;
+import io.github.distlock.redis.RedisLockBackend;
+import io.lettuce.core.RedisClient;
+
+/**
+ * Auto-configures the {@link LockService} on top of Spring Boot's Redis connection factory.
+ *
+ * <p>Backs off when Spring Data Redis or Lettuce is absent, when there is no single
+ * {@link RedisConnectionFactory}, or with {@code distributed-lock.enabled=false}. Every bean can be
+ * replaced by declaring one of the same type.
+ */
+@AutoConfiguration(after = RedisAutoConfiguration.class)
+@ConditionalOnClass({ RedisConnectionFactory.class, RedisClient.class })
+@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
+@ConditionalOnProperty(prefix = DistributedLockProperties.PREFIX, name = "enabled", havingValue = "true",
+        matchIfMissing = true)
+@EnableConfigurationProperties(DistributedLockProperties.class)
+public class DistributedLockAutoConfiguration {
+
+    /** The single-Redis backend, using Boot's connection factory. */
+    @Bean
+    @ConditionalOnMissingBean
+    public LockBackend lockBackend(RedisConnectionFactory connectionFactory, DistributedLockProperties properties) {
+        return new RedisLockBackend(connectionFactory, properties.getOperationTimeout());
+    }
+
+    /** The one scheduler that renews every held lease. */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    public LeaseWatchdog leaseWatchdog(LockBackend lockBackend, DistributedLockProperties properties) {
+        return new LeaseWatchdog(lockBackend, properties.getWatchdog().getRenewalRatio());
+    }
+
+    /** The lock service used by the annotation and injected by applications. */
+    @Bean
+    @ConditionalOnMissingBean
+    public LockService lockService(LockBackend lockBackend, LeaseWatchdog leaseWatchdog,
+            DistributedLockProperties properties) {
+        return new DefaultLockService(lockBackend, leaseWatchdog, new LockDefaults(properties.getKeyPrefix(),
+                properties.getDefaultTtl(), properties.getDefaultWaitTime(), properties.getWatchdog().isEnabled()));
+    }
+}

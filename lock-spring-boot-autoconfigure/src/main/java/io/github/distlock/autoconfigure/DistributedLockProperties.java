@@ -1,0 +1,181 @@
+package io.github.distlock.autoconfigure;
+
+import java.time.Duration;
+
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.core.Ordered;
+
+/**
+ * Settings of the distributed lock starter, under {@code distributed-lock.*}. Every value is
+ * checked at startup by {@link #validate()}; a bad one fails the startup with a message naming the
+ * property.
+ */
+@ConfigurationProperties(prefix = DistributedLockProperties.PREFIX)
+public class DistributedLockProperties implements InitializingBean {
+
+    /** The configuration prefix. */
+    public static final String PREFIX = "distributed-lock";
+
+    /**
+     * The default aspect order: just outside {@code @Transactional} (whose default order is
+     * {@link Ordered#LOWEST_PRECEDENCE}), so the lock is released only after the commit.
+     */
+    public static final int DEFAULT_ASPECT_ORDER = Ordered.LOWEST_PRECEDENCE - 100;
+
+    /** Whether to auto-configure the lock service and the {@code @DistributedLock} interceptor. */
+    private boolean enabled = true;
+
+    /**
+     * Prefix of every lock key in Redis. The key {@code order:42} is stored as
+     * {@code <prefix>{order:42}}; the braces are a Redis Cluster hash tag, so they may not appear in
+     * the prefix.
+     */
+    private String keyPrefix = "lock:";
+
+    /**
+     * Lease length when a lock does not name one. With the watchdog on, the lease is renewed until
+     * release, so this only bounds how long a crashed holder blocks the others.
+     */
+    private Duration defaultTtl = Duration.ofSeconds(30);
+
+    /** How long to wait for the current holder when a lock does not say. Zero tries once. */
+    private Duration defaultWaitTime = Duration.ofSeconds(3);
+
+    /**
+     * Upper bound on every single lock command (acquire, renew, release), independent of the
+     * Redis client's own command timeout (60 s by default in Lettuce), so that a hung Redis fails
+     * guarded calls quickly instead of blocking them.
+     */
+    private Duration operationTimeout = Duration.ofSeconds(2);
+
+    /**
+     * Order of the {@code @DistributedLock} interceptor. Lower runs further outside. The default
+     * runs just outside {@code @Transactional}, so the lock outlives the commit.
+     */
+    private int aspectOrder = DEFAULT_ASPECT_ORDER;
+
+    private final Watchdog watchdog = new Watchdog();
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public String getKeyPrefix() {
+        return keyPrefix;
+    }
+
+    public void setKeyPrefix(String keyPrefix) {
+        this.keyPrefix = keyPrefix;
+    }
+
+    public Duration getDefaultTtl() {
+        return defaultTtl;
+    }
+
+    public void setDefaultTtl(Duration defaultTtl) {
+        this.defaultTtl = defaultTtl;
+    }
+
+    public Duration getDefaultWaitTime() {
+        return defaultWaitTime;
+    }
+
+    public void setDefaultWaitTime(Duration defaultWaitTime) {
+        this.defaultWaitTime = defaultWaitTime;
+    }
+
+    public Duration getOperationTimeout() {
+        return operationTimeout;
+    }
+
+    public void setOperationTimeout(Duration operationTimeout) {
+        this.operationTimeout = operationTimeout;
+    }
+
+    public int getAspectOrder() {
+        return aspectOrder;
+    }
+
+    public void setAspectOrder(int aspectOrder) {
+        this.aspectOrder = aspectOrder;
+    }
+
+    public Watchdog getWatchdog() {
+        return watchdog;
+    }
+
+    /** Runs {@link #validate()} right after binding, so bad settings fail the startup. */
+    @Override
+    public void afterPropertiesSet() {
+        validate();
+    }
+
+    /**
+     * Checks every value, so that a typo fails the startup rather than the first guarded call.
+     *
+     * @throws InvalidConfigurationPropertyValueException naming the property, the value and the fix
+     */
+    public void validate() {
+        if (keyPrefix == null || keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".key-prefix", keyPrefix,
+                    "The prefix may not be null or contain '{' or '}': the lock key is <prefix>{<key>} and the braces "
+                            + "are the Redis Cluster hash tag. Use something like 'lock:' or 'myapp:lock:'.");
+        }
+        requirePositive("default-ttl", defaultTtl, "Use a positive duration such as 30s.");
+        if (defaultWaitTime == null || defaultWaitTime.isNegative()) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".default-wait-time", defaultWaitTime,
+                    "The wait time may not be negative. Use 0s to try once, or a duration such as 3s.");
+        }
+        requirePositive("operation-timeout", operationTimeout, "Use a positive duration such as 2s.");
+        double ratio = watchdog.renewalRatio;
+        if (!(ratio > 0 && ratio < 1)) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".watchdog.renewal-ratio", ratio,
+                    "The ratio must be between 0 and 1 (exclusive); 0.333 renews every third of the ttl.");
+        }
+    }
+
+    private static void requirePositive(String name, Duration value, String fix) {
+        if (value == null || value.isZero() || value.isNegative()) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + "." + name, value,
+                    "The duration must be positive. " + fix);
+        }
+    }
+
+    /** Lease renewal settings. */
+    public static class Watchdog {
+
+        /**
+         * Whether held locks are renewed until release. Off means every lease is fixed and expires
+         * after its ttl even while the work goes on. Can be overridden per lock.
+         */
+        private boolean enabled = true;
+
+        /**
+         * Fraction of the ttl after which a lease is renewed; 1/3 leaves two renewal attempts
+         * before the lease would run out.
+         */
+        private double renewalRatio = 1.0 / 3;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public double getRenewalRatio() {
+            return renewalRatio;
+        }
+
+        public void setRenewalRatio(double renewalRatio) {
+            this.renewalRatio = renewalRatio;
+        }
+    }
+}

@@ -1,0 +1,183 @@
+package io.github.distlock.core;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import io.github.distlock.core.LockBackend.LeaseRenewal;
+import io.github.distlock.core.LockBackend.RenewalOutcome;
+
+/**
+ * Keeps held leases alive: one scheduler thread for every lock in the JVM, renewing each lease
+ * after {@code ttl × renewalRatio} (a third by default) until it is released.
+ *
+ * <p>Leases that fall due close together are renewed in one batch, so the backend can extend
+ * many of them in one round trip. A renewal that finds the key gone or owned by someone else, or
+ * that keeps failing until the lease would have run out, marks the handle lost and logs a WARN.
+ */
+public final class LeaseWatchdog implements AutoCloseable {
+
+    private static final Log logger = LogFactory.getLog(LeaseWatchdog.class);
+
+    /** Retry a failed renewal after this share of the renewal period, so several tries fit in a lease. */
+    private static final int RETRIES_PER_PERIOD = 4;
+
+    private final LockBackend backend;
+    private final double renewalRatio;
+    private final ScheduledThreadPoolExecutor scheduler;
+    private final Set<DefaultLockHandle> leases = ConcurrentHashMap.newKeySet();
+    private final Object scheduleMonitor = new Object();
+    private ScheduledFuture<?> nextTick;
+    private long nextTickNanos;
+
+    /**
+     * @param backend the store that renews the leases
+     * @param renewalRatio the share of the ttl after which a lease is renewed, between 0 and 1
+     */
+    public LeaseWatchdog(LockBackend backend, double renewalRatio) {
+        if (!(renewalRatio > 0 && renewalRatio < 1)) {
+            throw new IllegalArgumentException("renewalRatio must be between 0 and 1, was " + renewalRatio);
+        }
+        this.backend = backend;
+        this.renewalRatio = renewalRatio;
+        this.scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = new Thread(runnable, "distributed-lock-watchdog");
+            thread.setDaemon(true);
+            return thread;
+        });
+        this.scheduler.setRemoveOnCancelPolicy(true);
+    }
+
+    /** The number of leases being renewed now. */
+    public int watchedLeases() {
+        return leases.size();
+    }
+
+    void watch(DefaultLockHandle handle) {
+        long due = handle.leaseDeadlineNanos() - handle.ttlMillis() * 1_000_000L + renewalPeriodNanos(handle);
+        handle.nextRenewalNanos(due);
+        leases.add(handle);
+        tickNoLaterThan(due);
+    }
+
+    void unwatch(DefaultLockHandle handle) {
+        leases.remove(handle);
+    }
+
+    private long renewalPeriodNanos(DefaultLockHandle handle) {
+        return Math.max(1_000_000L, (long) (handle.ttlMillis() * 1_000_000L * renewalRatio));
+    }
+
+    private void tickNoLaterThan(long dueNanos) {
+        synchronized (scheduleMonitor) {
+            if (scheduler.isShutdown() || (nextTick != null && dueNanos - nextTickNanos >= 0)) {
+                return;
+            }
+            if (nextTick != null) {
+                nextTick.cancel(false);
+            }
+            nextTickNanos = dueNanos;
+            nextTick = scheduler.schedule(this::tick, dueNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private void tick() {
+        synchronized (scheduleMonitor) {
+            nextTick = null;
+        }
+        try {
+            renewDueLeases();
+        }
+        catch (RuntimeException ex) {
+            logger.error("Lease watchdog tick failed; retrying on the next tick", ex);
+        }
+        finally {
+            boolean any = false;
+            long earliest = 0;
+            for (DefaultLockHandle handle : leases) {
+                long due = handle.nextRenewalNanos();
+                if (!any || due - earliest < 0) {
+                    earliest = due;
+                    any = true;
+                }
+            }
+            if (any) {
+                tickNoLaterThan(earliest);
+            }
+        }
+    }
+
+    private void renewDueLeases() {
+        long now = System.nanoTime();
+        List<DefaultLockHandle> due = new ArrayList<>();
+        for (DefaultLockHandle handle : leases) {
+            // Take leases that fall due within half a period too: one batch instead of many ticks.
+            if (handle.nextRenewalNanos() - renewalPeriodNanos(handle) / 2 - now <= 0) {
+                due.add(handle);
+            }
+        }
+        if (due.isEmpty()) {
+            return;
+        }
+        List<LeaseRenewal> renewals = new ArrayList<>(due.size());
+        for (DefaultLockHandle handle : due) {
+            renewals.add(new LeaseRenewal(handle.lockKey(), handle.token(), handle.ttlMillis()));
+        }
+        long sentAt = System.nanoTime();
+        List<RenewalOutcome> outcomes;
+        try {
+            outcomes = backend.renew(renewals);
+        }
+        catch (RuntimeException ex) {
+            logger.debug("Lease renewal failed for " + due.size() + " lock(s)", ex);
+            outcomes = Collections.nCopies(due.size(), RenewalOutcome.FAILED);
+        }
+        long after = System.nanoTime();
+        for (int i = 0; i < due.size(); i++) {
+            DefaultLockHandle handle = due.get(i);
+            if (handle.isReleased()) {
+                continue; // released while the renewal was in flight: nothing to report
+            }
+            switch (outcomes.get(i)) {
+                case RENEWED -> {
+                    handle.leaseExtended(sentAt);
+                    handle.nextRenewalNanos(sentAt + renewalPeriodNanos(handle));
+                }
+                case LOST -> lose(handle, "the key is gone or now holds another owner's token");
+                case FAILED -> {
+                    if (after - handle.leaseDeadlineNanos() >= 0) {
+                        lose(handle, "Redis could not be reached until the lease ran out");
+                    }
+                    else {
+                        long retry = after + renewalPeriodNanos(handle) / RETRIES_PER_PERIOD;
+                        handle.nextRenewalNanos(Math.min(retry, handle.leaseDeadlineNanos()));
+                    }
+                }
+            }
+        }
+    }
+
+    private void lose(DefaultLockHandle handle, String why) {
+        leases.remove(handle);
+        handle.markLost();
+        logger.warn("Lost distributed lock '" + handle.key() + "' (" + handle.lockKey().redisKey() + ", fencing token "
+                + handle.fencingToken() + "): " + why + ". Another owner may now run the guarded work.");
+    }
+
+    /** Stops renewing. Held leases then expire after their ttl. */
+    @Override
+    public void close() {
+        synchronized (scheduleMonitor) {
+            scheduler.shutdownNow();
+        }
+        leases.clear();
+    }
+}

@@ -1,0 +1,35 @@
+package io.github.distlock.redis;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+
+import org.springframework.data.redis.core.script.DigestUtils;
+
+/**
+ * A Lua script loaded once from the classpath, with its SHA-1 for {@code EVALSHA}.
+ *
+ * <p>Spring Data's {@code DefaultRedisScript} re-checks a resource's modification time under a
+ * lock on every {@code getSha1()}; on the acquire/release hot path we want neither.
+ *
+ * @param name the resource name, for messages
+ * @param source the script text, sent with {@code EVAL} when a node does not have it cached
+ * @param sha1 the digest sent with {@code EVALSHA}
+ */
+record LuaScript(String name, String source, String sha1) {
+
+    /** Loads {@code name} from next to {@link RedisLockBackend}. */
+    static LuaScript load(String name) {
+        try (InputStream in = RedisLockBackend.class.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IllegalStateException("Lua script " + name + " is missing from the classpath");
+            }
+            String source = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            return new LuaScript(name, source, DigestUtils.sha1DigestAsHex(source));
+        }
+        catch (IOException ex) {
+            throw new UncheckedIOException("Cannot read Lua script " + name, ex);
+        }
+    }
+}

@@ -1,0 +1,260 @@
+package io.github.distlock.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.springframework.data.redis.connection.RedisClusterConnection;
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnection;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.github.distlock.LockAcquisitionException;
+import io.github.distlock.LockBackendException;
+import io.github.distlock.core.LockBackend;
+import io.github.distlock.core.LockKey;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+
+/**
+ * Locks in one Redis deployment (standalone, Sentinel or Cluster), reached through Spring Data
+ * Redis's {@link LettuceConnectionFactory}.
+ *
+ * <p>Wire format: the lock is a plain string {@code <prefix>{<key>}} set with
+ * {@code SET NX PX}, so any client following the redis.io single-instance pattern excludes us and
+ * is excluded by us. The fencing counter lives at {@code <prefix>{<key>}:fence}, in the same
+ * Cluster slot. The scripts ({@code acquire.lua}, {@code release.lua}, {@code renew.lua}) sit next
+ * to this class and run with {@code EVALSHA}, falling back to {@code EVAL} once per node.
+ *
+ * <p>Commands go through Lettuce's asynchronous API on Spring Data's shared connection so that
+ * each one is bounded by the operation timeout here, whatever the application's own (often 60 s)
+ * command timeout is: a hung Redis must fail guarded calls fast, not block them.
+ */
+public final class RedisLockBackend implements LockBackend {
+
+    /** Suffix of the fencing counter's key. */
+    public static final String FENCE_SUFFIX = ":fence";
+
+    /**
+     * The fencing counter outlives the lock so tokens keep increasing across acquisitions; after a
+     * day without any, the counter may go and the server clock takes over (see acquire.lua).
+     */
+    private static final long FENCE_COUNTER_TTL_MILLIS = TimeUnit.DAYS.toMillis(1);
+
+    /** Most keys renewed by one script call, so one call never blocks Redis for long. */
+    private static final int MAX_RENEWALS_PER_CALL = 1000;
+
+    private static final LuaScript ACQUIRE = LuaScript.load("acquire.lua");
+    private static final LuaScript RELEASE = LuaScript.load("release.lua");
+    private static final LuaScript RENEW = LuaScript.load("renew.lua");
+
+    private final LettuceConnectionFactory connectionFactory;
+    private final long timeoutNanos;
+    private final Duration operationTimeout;
+
+    /**
+     * @param connectionFactory Spring Data Redis's connection factory; must be Lettuce
+     * @param operationTimeout upper bound on each lock command
+     * @throws IllegalStateException if the factory is not a {@link LettuceConnectionFactory}
+     */
+    public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout) {
+        if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
+            throw new IllegalStateException("distributed-lock needs Spring Data Redis with Lettuce, but the "
+                    + "RedisConnectionFactory is a " + connectionFactory.getClass().getName() + ". Use Lettuce (the "
+                    + "default of spring-boot-starter-data-redis) or set distributed-lock.enabled=false.");
+        }
+        this.connectionFactory = lettuce;
+        this.operationTimeout = operationTimeout;
+        this.timeoutNanos = operationTimeout.toNanos();
+    }
+
+    @Override
+    public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis) {
+        byte[] lockKey = bytes(key.redisKey());
+        byte[][] keys = { lockKey, bytes(key.redisKey() + FENCE_SUFFIX) };
+        byte[][] args = { bytes(token), bytes(Long.toString(ttlMillis)),
+                bytes(Long.toString(Math.max(FENCE_COUNTER_TTL_MILLIS, ttlMillis))) };
+        try (RedisConnection connection = connectionFactory.getConnection()) {
+            RedisClusterAsyncCommands<byte[], byte[]> commands = nativeCommands(connection);
+            Long result;
+            try {
+                result = await(key, "acquire", commands, ACQUIRE, ScriptOutputType.INTEGER, keys, args);
+            }
+            catch (LockBackendException ex) {
+                // The SET may have landed even though its reply did not arrive in time. Undo it,
+                // without waiting, so the key does not block everyone for a whole ttl.
+                commands.eval(RELEASE.source(), ScriptOutputType.INTEGER, new byte[][] { lockKey },
+                        bytes(token));
+                throw ex;
+            }
+            long value = result;
+            return value > 0 ? new AcquireAttempt(value, 0) : new AcquireAttempt(0, -value);
+        }
+        catch (RuntimeException ex) {
+            throw translate(key, "acquire", ex);
+        }
+    }
+
+    @Override
+    public boolean release(LockKey key, String token) {
+        try (RedisConnection connection = connectionFactory.getConnection()) {
+            Long deleted = await(key, "release", nativeCommands(connection), RELEASE, ScriptOutputType.INTEGER,
+                    new byte[][] { bytes(key.redisKey()) }, bytes(token));
+            return deleted == 1L;
+        }
+        catch (RuntimeException ex) {
+            throw translate(key, "release", ex);
+        }
+    }
+
+    @Override
+    public List<RenewalOutcome> renew(List<LeaseRenewal> renewals) {
+        RenewalOutcome[] outcomes = new RenewalOutcome[renewals.size()];
+        try (RedisConnection connection = connectionFactory.getConnection()) {
+            RedisClusterAsyncCommands<byte[], byte[]> commands = nativeCommands(connection);
+            List<List<Integer>> batches = batches(renewals, connection instanceof RedisClusterConnection);
+            // Send every batch before waiting for any, so they share the connection's pipeline.
+            List<Future<List<Object>>> replies = new ArrayList<>(batches.size());
+            for (List<Integer> batch : batches) {
+                replies.add(sendRenewal(commands, renewals, batch, false));
+            }
+            for (int b = 0; b < batches.size(); b++) {
+                List<Integer> batch = batches.get(b);
+                List<Object> result;
+                try {
+                    result = awaitRenewal(commands, renewals, batch, replies.get(b));
+                }
+                catch (RuntimeException ex) {
+                    result = null;
+                }
+                for (int i = 0; i < batch.size(); i++) {
+                    outcomes[batch.get(i)] = result == null ? RenewalOutcome.FAILED
+                            : ((Long) result.get(i) == 1L ? RenewalOutcome.RENEWED : RenewalOutcome.LOST);
+                }
+            }
+        }
+        catch (RuntimeException ex) {
+            for (int i = 0; i < outcomes.length; i++) {
+                if (outcomes[i] == null) {
+                    outcomes[i] = RenewalOutcome.FAILED;
+                }
+            }
+        }
+        return List.of(outcomes);
+    }
+
+    /**
+     * Groups renewals into script calls. In a Cluster one script may only touch keys of one slot,
+     * so the groups follow slots; elsewhere any keys go together.
+     */
+    private static List<List<Integer>> batches(List<LeaseRenewal> renewals, boolean cluster) {
+        Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+        for (int i = 0; i < renewals.size(); i++) {
+            int slot = cluster ? SlotHash.getSlot(renewals.get(i).key().redisKey()) : 0;
+            bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(i);
+        }
+        List<List<Integer>> batches = new ArrayList<>();
+        for (List<Integer> group : bySlot.values()) {
+            for (int from = 0; from < group.size(); from += MAX_RENEWALS_PER_CALL) {
+                batches.add(group.subList(from, Math.min(group.size(), from + MAX_RENEWALS_PER_CALL)));
+            }
+        }
+        return batches;
+    }
+
+    private static Future<List<Object>> sendRenewal(RedisClusterAsyncCommands<byte[], byte[]> commands,
+            List<LeaseRenewal> renewals, List<Integer> batch, boolean eval) {
+        byte[][] keys = new byte[batch.size()][];
+        byte[][] args = new byte[batch.size() * 2][];
+        for (int i = 0; i < batch.size(); i++) {
+            LeaseRenewal renewal = renewals.get(batch.get(i));
+            keys[i] = bytes(renewal.key().redisKey());
+            args[2 * i] = bytes(renewal.token());
+            args[2 * i + 1] = bytes(Long.toString(renewal.ttlMillis()));
+        }
+        return eval ? commands.eval(RENEW.source(), ScriptOutputType.MULTI, keys, args)
+                : commands.evalsha(RENEW.sha1(), ScriptOutputType.MULTI, keys, args);
+    }
+
+    private List<Object> awaitRenewal(RedisClusterAsyncCommands<byte[], byte[]> commands,
+            List<LeaseRenewal> renewals, List<Integer> batch, Future<List<Object>> reply) {
+        LockKey first = renewals.get(batch.get(0)).key();
+        try {
+            return get(first, "renew", reply);
+        }
+        catch (NoScriptException ex) {
+            return get(first, "renew", sendRenewal(commands, renewals, batch, true));
+        }
+    }
+
+    private <T> T await(LockKey key, String operation, RedisClusterAsyncCommands<byte[], byte[]> commands,
+            LuaScript script, ScriptOutputType type, byte[][] keys, byte[]... args) {
+        try {
+            return get(key, operation, commands.evalsha(script.sha1(), type, keys, args));
+        }
+        catch (NoScriptException ex) {
+            // First use on this node (or after SCRIPT FLUSH / a restart): EVAL also caches it.
+            return get(key, operation, commands.eval(script.source(), type, keys, args));
+        }
+    }
+
+    private <T> T get(LockKey key, String operation, Future<T> future) {
+        try {
+            return future.get(timeoutNanos, TimeUnit.NANOSECONDS);
+        }
+        catch (TimeoutException ex) {
+            future.cancel(false);
+            throw new LockBackendException(key.name(), "Redis did not answer the " + operation + " of lock '"
+                    + key.name() + "' (" + key.redisKey() + ") within distributed-lock.operation-timeout="
+                    + operationTimeout + ". Is Redis reachable?", ex);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            future.cancel(false);
+            throw new LockAcquisitionException(key.name(), "Interrupted during the " + operation + " of lock '"
+                    + key.name() + "'.", ex);
+        }
+        catch (ExecutionException ex) {
+            if (ex.getCause() instanceof RedisNoScriptException) {
+                throw new NoScriptException();
+            }
+            throw translate(key, operation, ex.getCause());
+        }
+    }
+
+    private RuntimeException translate(LockKey key, String operation, Throwable ex) {
+        if (ex instanceof LockAcquisitionException lockException) {
+            return lockException;
+        }
+        return new LockBackendException(key.name(), "Redis failed the " + operation + " of lock '" + key.name() + "' ("
+                + key.redisKey() + "): " + ex.getMessage(), ex);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static RedisClusterAsyncCommands<byte[], byte[]> nativeCommands(RedisConnection connection) {
+        // Both the standalone/Sentinel and the Cluster connection hand out Lettuce's async API,
+        // which routes each keyed command to the right node.
+        return (RedisClusterAsyncCommands<byte[], byte[]>) ((LettuceConnection) connection).getNativeConnection();
+    }
+
+    private static byte[] bytes(String value) {
+        return value.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Signals NOSCRIPT internally so the caller can fall back to EVAL. */
+    private static final class NoScriptException extends RuntimeException {
+        NoScriptException() {
+            super(null, null, false, false);
+        }
+    }
+}
