@@ -1,0 +1,300 @@
+package io.github.distlock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.github.distlock.LockBackendException;
+import io.github.distlock.LockHandle;
+import io.github.distlock.LockRequest;
+import io.github.distlock.LockTimeoutException;
+import io.github.distlock.testsupport.RedisServerExtension;
+import io.github.distlock.testsupport.RedisTestServer;
+
+/**
+ * The lock's contract against a real redis-server: exclusion, expiry, owner-checked release,
+ * the wire format, fencing tokens, and what happens when Redis goes away.
+ */
+class RedisLockServiceTest {
+
+    private static final Duration SHORT_TTL = Duration.ofMillis(300);
+
+    @RegisterExtension
+    static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
+
+    private RedisTestServer redis;
+    private LockServiceConnection instanceA;
+    private LockServiceConnection instanceB;
+
+    @BeforeEach
+    void connect() {
+        redis = redisExtension.server();
+        instanceA = new LockServiceConnection(redis);
+        instanceB = new LockServiceConnection(redis);
+    }
+
+    @AfterEach
+    void disconnect() {
+        instanceA.close();
+        instanceB.close();
+    }
+
+    @Test
+    void secondAcquireFailsWhileTheLockIsHeldAndSucceedsAfterRelease() {
+        LockHandle first = instanceA.service.lock("order:1", null, Duration.ZERO);
+
+        assertThat(instanceB.service.tryLock("order:1", null, Duration.ZERO)).isEmpty();
+        assertThat(instanceA.service.tryLock("order:1", null, Duration.ofMillis(50))).isEmpty();
+        assertThat(first.isHeld()).isTrue();
+
+        assertThat(first.release()).isTrue();
+        assertThat(first.isHeld()).isFalse();
+        Optional<LockHandle> second = instanceB.service.tryLock("order:1", null, Duration.ZERO);
+        assertThat(second).isPresent();
+        second.get().release();
+    }
+
+    @Test
+    void lockIsFreeAgainAfterTheTtlExpiresWhenNothingRenewsIt() {
+        LockHandle first = instanceA.service.lock(LockRequest.of("order:2").withTtl(SHORT_TTL).withWatchdog(false));
+        assertThat(instanceB.service.tryLock("order:2", null, Duration.ZERO)).isEmpty();
+
+        // The waiter is woken no later than the holder's remaining lease.
+        Optional<LockHandle> second = instanceB.service.tryLock("order:2", null, Duration.ofSeconds(3));
+
+        assertThat(second).isPresent();
+        assertThat(first.isHeld()).isFalse();
+        assertThat(second.get().fencingToken()).isGreaterThan(first.fencingToken());
+        second.get().release();
+    }
+
+    @Test
+    void wireFormatIsAPlainStringKeyWithHashTagAndRandomToken() {
+        try (LockHandle handle = instanceA.service.lock("order:42", Duration.ofSeconds(10), Duration.ZERO)) {
+            String value = redis.get("lock:{order:42}");
+            assertThat(value).matches("[0-9a-f]{32}");
+            assertThat(redis.command("TYPE", "lock:{order:42}")).isEqualTo("string");
+            assertThat(redis.pttl("lock:{order:42}")).isBetween(1L, 10_000L);
+            assertThat(redis.get("lock:{order:42}:fence")).isEqualTo(Long.toString(handle.fencingToken()));
+            assertThat(handle.key()).isEqualTo("order:42");
+        }
+        assertThat(redis.get("lock:{order:42}")).isNull();
+    }
+
+    @Test
+    void eachAcquisitionGetsAFreshToken() {
+        LockHandle first = instanceA.service.lock("order:43", null, Duration.ZERO);
+        String firstToken = redis.get("lock:{order:43}");
+        first.release();
+        LockHandle second = instanceA.service.lock("order:43", null, Duration.ZERO);
+        assertThat(redis.get("lock:{order:43}")).isNotEqualTo(firstToken).matches("[0-9a-f]{32}");
+        second.release();
+    }
+
+    @Test
+    void foreignClientHoldingTheKeyExcludesUsAndSurvivesOurRelease() {
+        // Another client following the redis.io pattern holds the same key.
+        assertThat(redis.command("SET", "lock:{order:3}", "foreign-token", "NX", "PX", "10000")).isEqualTo("OK");
+        assertThat(instanceA.service.tryLock("order:3", null, Duration.ZERO)).isEmpty();
+
+        redis.del("lock:{order:3}");
+        LockHandle ours = instanceA.service.lock(LockRequest.of("order:3").withTtl(SHORT_TTL).withWatchdog(false));
+        await().atMost(Duration.ofSeconds(3)).until(() -> redis.get("lock:{order:3}") == null);
+        redis.set("lock:{order:3}", "foreign-token");
+
+        assertThat(ours.release()).isFalse();
+        assertThat(redis.get("lock:{order:3}")).isEqualTo("foreign-token");
+    }
+
+    @Test
+    void releaseAfterExpiryReturnsFalseAndKeepsTheNewHoldersLock() {
+        LockHandle expired = instanceA.service.lock(LockRequest.of("order:4").withTtl(SHORT_TTL).withWatchdog(false));
+        LockHandle newHolder = instanceB.service.lock("order:4", Duration.ofSeconds(10), Duration.ofSeconds(3));
+        String newHoldersToken = redis.get("lock:{order:4}");
+
+        assertThat(expired.release()).isFalse();
+
+        assertThat(redis.get("lock:{order:4}")).isEqualTo(newHoldersToken);
+        assertThat(newHolder.isHeld()).isTrue();
+        assertThat(instanceA.service.tryLock("order:4", null, Duration.ZERO)).isEmpty();
+        assertThat(newHolder.release()).isTrue();
+    }
+
+    @Test
+    void releaseIsIdempotentAndOnlyTheFirstCallReportsTheDeletion() {
+        LockHandle handle = instanceA.service.lock("order:5", null, Duration.ZERO);
+        assertThat(handle.release()).isTrue();
+        LockHandle next = instanceB.service.lock("order:5", null, Duration.ZERO);
+
+        assertThat(handle.release()).isFalse();
+        handle.close();
+
+        assertThat(next.isHeld()).isTrue();
+        assertThat(redis.get("lock:{order:5}")).isNotNull();
+        next.release();
+    }
+
+    @Test
+    void anyThreadMayReleaseTheHandle() throws Exception {
+        LockHandle handle = instanceA.service.lock("order:6", null, Duration.ZERO);
+
+        boolean released = CompletableFuture.supplyAsync(handle::release).get();
+
+        assertThat(released).isTrue();
+        assertThat(redis.get("lock:{order:6}")).isNull();
+    }
+
+    @Test
+    void watchdogKeepsAShortLeaseAliveForFiveTtlsAndReleaseLeavesNothingBehind() {
+        LockHandle handle = instanceA.service.lock(LockRequest.of("order:7").withTtl(SHORT_TTL).withWatchdog(true));
+        long heldSince = System.nanoTime();
+
+        // For at least 5 × ttl, nobody else gets it and the key keeps a live lease.
+        await().pollInterval(Duration.ofMillis(50)).atMost(Duration.ofSeconds(10))
+                .until(() -> {
+                    assertThat(instanceB.service.tryLock("order:7", null, Duration.ZERO)).isEmpty();
+                    assertThat(handle.isHeld()).isTrue();
+                    assertThat(redis.pttl("lock:{order:7}")).isPositive();
+                    return Duration.ofNanos(System.nanoTime() - heldSince).compareTo(SHORT_TTL.multipliedBy(5)) >= 0;
+                });
+
+        assertThat(handle.release()).isTrue();
+        assertThat(redis.get("lock:{order:7}")).isNull();
+        // No renewal that was in flight may bring the key back.
+        await().during(SHORT_TTL.multipliedBy(3)).atMost(Duration.ofSeconds(3))
+                .until(() -> redis.get("lock:{order:7}") == null);
+        assertThat(instanceA.watchdog.watchedLeases()).isZero();
+    }
+
+    @Test
+    void watchdogMarksTheHandleLostWhenTheKeyIsDeletedFromOutside() {
+        LockHandle handle = instanceA.service.lock(LockRequest.of("order:8").withTtl(SHORT_TTL).withWatchdog(true));
+
+        redis.del("lock:{order:8}");
+
+        await().atMost(Duration.ofSeconds(3)).until(() -> !handle.isHeld());
+        assertThat(instanceA.watchdog.watchedLeases()).isZero();
+        assertThat(handle.release()).isFalse();
+    }
+
+    @Test
+    void watchdogMarksTheHandleLostWhenAnotherOwnerTookTheKey() {
+        LockHandle handle = instanceA.service.lock(LockRequest.of("order:9").withTtl(SHORT_TTL).withWatchdog(true));
+
+        redis.set("lock:{order:9}", "someone-else");
+
+        await().atMost(Duration.ofSeconds(3)).until(() -> !handle.isHeld());
+        assertThat(handle.release()).isFalse();
+        assertThat(redis.get("lock:{order:9}")).isEqualTo("someone-else");
+    }
+
+    @Test
+    void fixedLeaseIsNoLongerHeldOnceItsTtlHasPassed() {
+        LockHandle handle = instanceA.service.lock(LockRequest.of("order:10").withTtl(SHORT_TTL).withWatchdog(false));
+        assertThat(handle.isHeld()).isTrue();
+
+        await().atMost(Duration.ofSeconds(3)).until(() -> !handle.isHeld());
+        await().atMost(Duration.ofSeconds(3)).until(() -> redis.get("lock:{order:10}") == null);
+    }
+
+    @Test
+    void watchdogRenewsManyLeasesInFewRoundTrips() {
+        List<LockHandle> handles = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            handles.add(instanceA.service.lock(LockRequest.of("bulk:" + i).withTtl(Duration.ofMillis(600))));
+        }
+        redis.resetStats();
+
+        // Two full renewal periods of 200 ms each.
+        await().pollDelay(Duration.ofMillis(700)).until(() -> true);
+
+        long renewCalls = redis.commandCalls("evalsha") + redis.commandCalls("eval");
+        assertThat(renewCalls).isBetween(1L, 20L);
+        assertThat(handles).allMatch(LockHandle::isHeld);
+        assertThat(redis.pttl("lock:{bulk:0}")).isGreaterThan(200L);
+        handles.forEach(LockHandle::release);
+    }
+
+    @Test
+    void fencingTokensStrictlyIncreaseOverAThousandAcquisitionsAcrossExpiriesAndInstances() {
+        long previous = 0;
+        for (int i = 0; i < 1000; i++) {
+            DefaultLockService service = (i % 2 == 0 ? instanceA : instanceB).service;
+            boolean letItExpire = i % 50 == 0;
+            LockHandle handle = service.lock(LockRequest.of("fenced").withWaitTime(Duration.ofSeconds(3))
+                    .withTtl(letItExpire ? Duration.ofMillis(20) : Duration.ofSeconds(10)).withWatchdog(false));
+            assertThat(handle.fencingToken()).as("acquisition %d", i).isGreaterThan(previous);
+            previous = handle.fencingToken();
+            if (!letItExpire) {
+                assertThat(handle.release()).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void fencingTokensKeepIncreasingWhenTheCounterKeyIsEvicted() {
+        long before = instanceA.service.lock("evicted", null, Duration.ZERO).fencingToken();
+        redis.del("lock:{evicted}", "lock:{evicted}:fence");
+
+        long after = instanceB.service.lock("evicted", null, Duration.ZERO).fencingToken();
+
+        assertThat(after).isGreaterThan(before);
+    }
+
+    @Test
+    void lockThrowsLockTimeoutExceptionNamingTheKeyWhenTheWaitRunsOut() {
+        LockHandle holder = instanceA.service.lock("busy", null, Duration.ZERO);
+
+        assertThatThrownBy(() -> instanceB.service.lock("busy", null, Duration.ofMillis(200)))
+                .isInstanceOf(LockTimeoutException.class)
+                .hasMessageContaining("'busy'")
+                .hasMessageContaining("PT0.2S");
+        holder.release();
+    }
+
+    @Test
+    void callLockedRunsTheActionUnderTheLockAndReleasesItEvenWhenTheActionThrows() throws Exception {
+        String seen = instanceA.service.callLocked("job", null, null, () -> redis.get("lock:{job}"));
+        assertThat(seen).isNotNull();
+        assertThat(redis.get("lock:{job}")).isNull();
+
+        IllegalStateException failure = new IllegalStateException("boom");
+        assertThatThrownBy(() -> instanceA.service.callLocked("job", null, null, () -> {
+            throw failure;
+        })).isSameAs(failure);
+        assertThat(redis.get("lock:{job}")).isNull();
+    }
+
+    @Test
+    void callLockedDoesNotRunTheActionWhenTheLockIsHeldElsewhere() {
+        LockHandle holder = instanceB.service.lock("job2", null, Duration.ZERO);
+        AtomicBoolean ran = new AtomicBoolean();
+
+        assertThatThrownBy(() -> instanceA.service.callLocked("job2", null, Duration.ZERO, () -> ran.getAndSet(true)))
+                .isInstanceOf(LockTimeoutException.class);
+        assertThat(ran).isFalse();
+        holder.release();
+    }
+
+    @Test
+    void badRequestsAreRejectedWithAClearMessage() {
+        assertThatThrownBy(() -> instanceA.service.tryLock(" ", null, null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("blank");
+        assertThatThrownBy(() -> instanceA.service.tryLock("k", Duration.ZERO, null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ttl");
+        assertThatThrownBy(() -> instanceA.service.tryLock("k", null, Duration.ofSeconds(-1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not be negative");
+    }
+}

@@ -1,0 +1,114 @@
+package io.github.distlock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.github.distlock.LockBackendException;
+import io.github.distlock.LockHandle;
+import io.github.distlock.LockRequest;
+import io.github.distlock.testsupport.RedisTestServer;
+
+/**
+ * What the lock does when Redis goes away: fail fast within the operation timeout, whatever the
+ * client's own timeout, and tell the holder its lease is gone.
+ */
+class RedisOutageTest {
+
+    private static final Duration OPERATION_TIMEOUT = Duration.ofMillis(500);
+
+    private RedisTestServer redis;
+    private LockServiceConnection instance;
+
+    @BeforeEach
+    void start() {
+        redis = RedisTestServer.start();
+        instance = new LockServiceConnection(redis, OPERATION_TIMEOUT, true);
+        // Establish the shared connection first, as a running application has.
+        instance.service.lock("warm-up", null, Duration.ZERO).release();
+    }
+
+    @AfterEach
+    void stop() {
+        instance.close();
+        redis.close();
+    }
+
+    @Test
+    void acquireFailsWithLockBackendExceptionWithinTheOperationTimeoutWhenRedisIsStopped() {
+        redis.stop();
+
+        long started = System.nanoTime();
+        assertThatThrownBy(() -> instance.service.tryLock("order:1", null, Duration.ofSeconds(5)))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("order:1");
+        // The client's own timeout is 60 s; only ours can have ended it this soon.
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+    }
+
+    @Test
+    void acquireFailsWithinTheOperationTimeoutWhenRedisHangs() {
+        redis.pause();
+
+        long started = System.nanoTime();
+        assertThatThrownBy(() -> instance.service.tryLock("order:2", null, Duration.ofSeconds(5)))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("operation-timeout");
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+        redis.resume();
+    }
+
+    @Test
+    void anAcquireThatTimedOutIsUndoneSoTheKeyDoesNotBlockOthersForAWholeTtl() {
+        redis.pause();
+        assertThatThrownBy(() -> instance.service.tryLock("order:3", Duration.ofMinutes(5), Duration.ZERO))
+                .isInstanceOf(LockBackendException.class);
+
+        redis.resume();
+
+        // Whether or not the SET was applied, the key must not stay behind for 5 minutes.
+        await().atMost(Duration.ofSeconds(5)).until(() -> redis.get("lock:{order:3}") == null);
+        assertThat(instance.service.tryLock("order:3", null, Duration.ofSeconds(2))).isPresent();
+    }
+
+    @Test
+    void watchdogMarksTheLeaseLostWhenRedisStaysDownLongerThanTheTtl() {
+        LockHandle handle = instance.service.lock(LockRequest.of("order:4").withTtl(Duration.ofMillis(600)));
+
+        redis.stop();
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> !handle.isHeld());
+        // The watchdog gives up on the lease once its retries have run past the deadline.
+        await().atMost(Duration.ofSeconds(5)).until(() -> instance.watchdog.watchedLeases() == 0);
+    }
+
+    @Test
+    void leaseSurvivesAnOutageShorterThanTheTtl() {
+        LockHandle handle = instance.service.lock(LockRequest.of("order:5").withTtl(Duration.ofSeconds(3)));
+
+        redis.pause();
+        await().pollDelay(Duration.ofMillis(1500)).until(() -> true);
+        assertThat(handle.isHeld()).isTrue();
+        redis.resume();
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> redis.pttl("lock:{order:5}") > 2000);
+        assertThat(handle.isHeld()).isTrue();
+        assertThat(handle.release()).isTrue();
+    }
+
+    @Test
+    void locksWorkAgainAfterARestartThatFlushedTheScriptCache() {
+        redis.kill();
+        redis.restart();
+
+        await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
+                .until(() -> instance.service.tryLock("order:6", null, Duration.ZERO).isPresent());
+        assertThat(redis.get("lock:{order:6}")).matches("[0-9a-f]{32}");
+    }
+}
