@@ -1,0 +1,222 @@
+package io.github.distlock.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+import io.github.distlock.LockHandle;
+import io.github.distlock.LockRequest;
+import io.github.distlock.LockService;
+import io.github.distlock.core.DefaultLockService;
+import io.github.distlock.core.LeaseWatchdog;
+import io.github.distlock.core.LockBackend;
+import io.github.distlock.redis.RedisLockBackend;
+
+/**
+ * Each condition of {@link DistributedLockAutoConfiguration}, and the startup validation of its
+ * properties. No Redis is needed: the connection factory connects lazily.
+ */
+class DistributedLockAutoConfigurationTest {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
+                    DistributedLockAutoConfiguration.class));
+
+    @Test
+    void providesTheLockServiceOnTopOfBootsRedisConnectionFactory() {
+        runner.run(context -> {
+            assertThat(context).hasSingleBean(LockService.class);
+            assertThat(context).getBean(LockService.class).isInstanceOf(DefaultLockService.class);
+            assertThat(context).getBean(LockBackend.class).isInstanceOf(RedisLockBackend.class);
+            assertThat(context).hasSingleBean(LeaseWatchdog.class);
+            DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
+            assertThat(properties.getKeyPrefix()).isEqualTo("lock:");
+            assertThat(properties.getDefaultTtl()).hasSeconds(30);
+            assertThat(properties.getDefaultWaitTime()).hasSeconds(3);
+            assertThat(properties.getOperationTimeout()).hasSeconds(2);
+            assertThat(properties.getWatchdog().isEnabled()).isTrue();
+        });
+    }
+
+    @Test
+    void backsOffWhenDisabled() {
+        runner.withPropertyValues("distributed-lock.enabled=false")
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class)
+                        .doesNotHaveBean(LockBackend.class).doesNotHaveBean(LeaseWatchdog.class));
+    }
+
+    @Test
+    void backsOffWhenSpringDataRedisIsAbsent() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
+                .withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class))
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class));
+    }
+
+    @Test
+    void backsOffWhenLettuceIsAbsent() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
+                .withClassLoader(new FilteredClassLoader("io.lettuce.core"))
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class));
+    }
+
+    @Test
+    void backsOffWithoutARedisConnectionFactoryBean() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class));
+    }
+
+    @Test
+    void userDefinedBeansReplaceTheAutoConfiguredOnes() {
+        runner.withUserConfiguration(CustomLockService.class).run(context -> {
+            assertThat(context).hasSingleBean(LockService.class);
+            assertThat(context.getBean(LockService.class)).isSameAs(CustomLockService.SERVICE);
+        });
+        runner.withUserConfiguration(CustomBackend.class).run(context -> {
+            assertThat(context.getBean(LockBackend.class)).isSameAs(CustomBackend.BACKEND);
+            assertThat(context).hasSingleBean(LockService.class);
+        });
+    }
+
+    @Test
+    void propertiesAreBound() {
+        runner.withPropertyValues("distributed-lock.key-prefix=shop:lock:", "distributed-lock.default-ttl=10s",
+                "distributed-lock.default-wait-time=0", "distributed-lock.operation-timeout=250ms",
+                "distributed-lock.watchdog.enabled=false", "distributed-lock.aspect-order=5").run(context -> {
+                    DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
+                    assertThat(properties.getKeyPrefix()).isEqualTo("shop:lock:");
+                    assertThat(properties.getDefaultTtl()).hasSeconds(10);
+                    assertThat(properties.getDefaultWaitTime()).isZero();
+                    assertThat(properties.getOperationTimeout()).hasMillis(250);
+                    assertThat(properties.getWatchdog().isEnabled()).isFalse();
+                    assertThat(properties.getAspectOrder()).isEqualTo(5);
+                });
+    }
+
+    @Test
+    void aKeyPrefixWithBracesFailsTheStartupNamingTheProperty() {
+        assertStartupFails("distributed-lock.key-prefix=app{x}:", "distributed-lock.key-prefix", "app{x}:",
+                "hash tag");
+    }
+
+    @Test
+    void aNonPositiveTtlFailsTheStartup() {
+        assertStartupFails("distributed-lock.default-ttl=0s", "distributed-lock.default-ttl", "PT0S", "positive");
+        assertStartupFails("distributed-lock.default-ttl=-5s", "distributed-lock.default-ttl", "PT-5S", "positive");
+    }
+
+    @Test
+    void aNegativeWaitTimeFailsTheStartup() {
+        assertStartupFails("distributed-lock.default-wait-time=-1s", "distributed-lock.default-wait-time", "PT-1S",
+                "0s to try once");
+    }
+
+    @Test
+    void aNonPositiveOperationTimeoutFailsTheStartup() {
+        assertStartupFails("distributed-lock.operation-timeout=0ms", "distributed-lock.operation-timeout", "PT0S",
+                "positive");
+    }
+
+    @Test
+    void aRenewalRatioOutsideZeroToOneFailsTheStartup() {
+        assertStartupFails("distributed-lock.watchdog.renewal-ratio=1.5", "distributed-lock.watchdog.renewal-ratio",
+                "1.5", "between 0 and 1");
+    }
+
+    @Test
+    void anUnparsableDurationFailsTheStartupNamingTheProperty() {
+        runner.withPropertyValues("distributed-lock.default-ttl=thirty seconds").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("thirty seconds");
+            // Boot's BindException carries the property name; its failure analyzer prints it.
+            assertThat(context.getStartupFailure())
+                    .hasStackTraceContaining("Failed to bind properties under 'distributed-lock.default-ttl'");
+        });
+    }
+
+    @Test
+    void configurationMetadataIsGeneratedForEveryProperty() throws Exception {
+        try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+            assertThat(in).isNotNull();
+            String metadata = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(metadata).contains("\"distributed-lock.enabled\"", "\"distributed-lock.key-prefix\"",
+                    "\"distributed-lock.default-ttl\"", "\"distributed-lock.default-wait-time\"",
+                    "\"distributed-lock.operation-timeout\"", "\"distributed-lock.aspect-order\"",
+                    "\"distributed-lock.watchdog.enabled\"", "\"distributed-lock.watchdog.renewal-ratio\"");
+            assertThat(metadata).contains("Upper bound on every single lock command");
+        }
+    }
+
+    private void assertStartupFails(String property, String name, String value, String fix) {
+        runner.withPropertyValues(property).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause()
+                    .hasMessageContaining(name).hasMessageContaining(value).hasMessageContaining(fix);
+        });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class CustomLockService {
+
+        static final LockService SERVICE = new LockService() {
+            @Override
+            public Optional<LockHandle> tryLock(LockRequest request) {
+                return Optional.empty();
+            }
+
+            @Override
+            public LockHandle lock(LockRequest request) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public <T> T callLocked(LockRequest request, java.util.concurrent.Callable<T> action) {
+                throw new UnsupportedOperationException();
+            }
+        };
+
+        @Bean
+        LockService customLockService() {
+            return SERVICE;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class CustomBackend {
+
+        static final LockBackend BACKEND = new LockBackend() {
+            @Override
+            public AcquireAttempt tryAcquire(io.github.distlock.core.LockKey key, String token, long ttlMillis) {
+                return new AcquireAttempt(1, 0);
+            }
+
+            @Override
+            public boolean release(io.github.distlock.core.LockKey key, String token) {
+                return true;
+            }
+
+            @Override
+            public java.util.List<RenewalOutcome> renew(java.util.List<LeaseRenewal> renewals) {
+                return java.util.List.of();
+            }
+        };
+
+        @Bean
+        LockBackend customLockBackend() {
+            return BACKEND;
+        }
+    }
+}
