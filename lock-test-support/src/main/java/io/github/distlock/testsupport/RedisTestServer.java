@@ -1,0 +1,934 @@
+package io.github.distlock.testsupport;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One real {@code redis-server} process for a test, on a free loopback port, with persistence off and its own
+ * temporary directory, plus fault injection ({@link #kill()}, {@link #pause()}, {@link #restart()}) and a small
+ * RESP client ({@link #command(String...)}) for inspecting it.
+ *
+ * <pre>{@code
+ * try (RedisTestServer redis = RedisTestServer.start()) {
+ *     redis.set("k", "v");
+ *     redis.pause();                      // SIGSTOP: connections stay open, nothing answers
+ *     ...
+ *     redis.resume();
+ * }
+ * }</pre>
+ *
+ * <p>It never uses port 6379, because a shared Redis may run there, and it binds {@code 127.0.0.1} only. Every
+ * process is tracked, and a JVM shutdown hook kills whatever a test forgot to close. The executable is chosen by
+ * {@link RedisServerBinary}. Lifecycle methods are synchronized, so a test may, say, kill the server from another
+ * thread while the code under test is busy with it.
+ */
+public final class RedisTestServer implements AutoCloseable {
+
+    /** The only address the servers listen on: tests must never reach beyond this machine. */
+    public static final String HOST = "127.0.0.1";
+
+    /** Where a developer's or CI's shared Redis runs; never used by the fixtures. */
+    static final int SHARED_REDIS_PORT = 6379;
+
+    /** Redis Cluster listens for its node-to-node bus on the client port plus this offset. */
+    static final int CLUSTER_BUS_PORT_OFFSET = 10_000;
+
+    private static final int PORT_ATTEMPTS = 5;
+    private static final Set<String> FIXTURE_OWNED_OPTIONS =
+            Set.of("--port", "--bind", "--dir", "--logfile", "--daemonize", "--cluster-config-file");
+
+    private final Path binary;
+    private final List<String> extraArgs;
+    private final RedisTestServer master;
+    private final boolean clusterEnabled;
+    private final Duration startupTimeout;
+    private final Duration commandTimeout;
+    private final Path directory;
+
+    private int port;
+    private Process process;
+    private long pid = -1;
+    private boolean paused;
+    private boolean closed;
+
+    private RedisTestServer(Builder builder) {
+        this.binary = builder.binary != null ? builder.binary : RedisServerBinary.resolve();
+        this.extraArgs = List.copyOf(builder.args);
+        this.master = builder.master;
+        this.clusterEnabled = builder.clusterEnabled;
+        this.startupTimeout = builder.startupTimeout;
+        this.commandTimeout = builder.commandTimeout;
+        try {
+            this.directory = Files.createTempDirectory("redis-test-");
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not create a temp directory for redis-server", e);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ factories
+
+    /**
+     * Starts a plain master with default settings and waits until it answers PING.
+     *
+     * @return the running server; close it when done
+     * @throws RedisStartupException when it does not start
+     */
+    public static RedisTestServer start() {
+        return builder().start();
+    }
+
+    /**
+     * A builder for servers with extra configuration (e.g. {@code --maxmemory}), a replica, or a cluster node.
+     *
+     * @return a new builder with default settings
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Starts {@code count} independent masters on distinct ports, e.g. for Redlock-style quorum tests. If one fails
+     * to start, those already started are closed before the exception propagates.
+     *
+     * @param count how many servers, at least 1
+     * @return the running servers in start order; close each when done
+     */
+    public static List<RedisTestServer> startMany(int count) {
+        return builder().startMany(count);
+    }
+
+    /**
+     * Starts a replica of {@code master} ({@code --replicaof}) and waits until {@code master_link_status:up}, so
+     * that a test can write to the master right away and expect the write to reach the replica.
+     *
+     * @param master a running server
+     * @return the running, linked replica; close it when done
+     */
+    public static RedisTestServer startReplicaOf(RedisTestServer master) {
+        return builder().replicaOf(master).start();
+    }
+
+    // ------------------------------------------------------------------------------------------------ addressing
+
+    /**
+     * The host the server listens on.
+     *
+     * @return always {@value #HOST}
+     */
+    public String host() {
+        return HOST;
+    }
+
+    /**
+     * The TCP port, which stays the same across {@link #restart()}.
+     *
+     * @return the port; never 6379
+     */
+    public synchronized int port() {
+        return port;
+    }
+
+    /**
+     * The URI to hand to a client or to {@code spring.data.redis.url}.
+     *
+     * @return {@code redis://127.0.0.1:PORT}
+     */
+    public String redisUri() {
+        return "redis://" + HOST + ":" + port();
+    }
+
+    /**
+     * The operating system process id; it changes on {@link #restart()}.
+     *
+     * @return the pid of the current process, or of the last one once it was stopped or killed
+     */
+    public synchronized long pid() {
+        return pid;
+    }
+
+    /**
+     * The server's own temporary directory (config, log, {@code nodes.conf}); deleted by {@link #close()}.
+     *
+     * @return the directory
+     */
+    public Path directory() {
+        return directory;
+    }
+
+    /**
+     * The server's log file, for diagnosing a failing test.
+     *
+     * @return the path of {@code redis.log} in {@link #directory()}
+     */
+    public Path logFile() {
+        return directory.resolve("redis.log");
+    }
+
+    /**
+     * The last lines of the server log (and of its stdout/stderr), e.g. to attach to an assertion message.
+     *
+     * @param lines how many lines of each file at most
+     * @return the text, possibly empty
+     */
+    public String logTail(int lines) {
+        return tail(logFile(), lines) + tail(directory.resolve("stdout.log"), lines);
+    }
+
+    // ------------------------------------------------------------------------------------------------ lifecycle
+
+    /**
+     * Whether the process is alive; a paused process counts as running.
+     *
+     * @return {@code true} between a successful start and {@link #stop()}, {@link #kill()} or {@link #close()}
+     */
+    public synchronized boolean isRunning() {
+        return process != null && process.isAlive();
+    }
+
+    /**
+     * Whether the process is stopped by {@link #pause()}.
+     *
+     * @return {@code true} between {@link #pause()} and {@link #resume()}
+     */
+    public synchronized boolean isPaused() {
+        return paused && isRunning();
+    }
+
+    /**
+     * Stops the server gracefully with {@code SHUTDOWN NOSAVE} and waits for the process to exit, killing it if
+     * it does not within a few seconds. Does nothing if it is not running. A paused server is resumed first,
+     * because a stopped process cannot answer SHUTDOWN.
+     */
+    public synchronized void stop() {
+        if (!isRunning()) {
+            return;
+        }
+        resume();
+        try (RespConnection connection = RespConnection.open(HOST, port, commandTimeout)) {
+            connection.send("SHUTDOWN", "NOSAVE");
+            connection.readReply(); // normally EOF: the server closes the connection as it exits
+        } catch (IOException | RedisErrorReplyException expected) {
+            // EOF is the success case; on an error reply we fall back to killing below.
+        }
+        awaitExitOrKill(Duration.ofSeconds(5));
+    }
+
+    /**
+     * Kills the process with SIGKILL ({@code kill -9}), as a crash or OOM kill would, and waits for it to exit.
+     * Clients see their connections reset; nothing is shut down cleanly. Does nothing if it is not running.
+     */
+    public synchronized void kill() {
+        if (!isRunning()) {
+            return;
+        }
+        process.destroyForcibly(); // SIGKILL on Unix; also ends a stopped process
+        awaitExitOrKill(Duration.ofSeconds(5));
+    }
+
+    /**
+     * Freezes the process with SIGSTOP: it stays alive and its connections stay open, but nothing answers, like a
+     * long GC pause or a network partition. Commands sent meanwhile time out (and are executed after
+     * {@link #resume()}). Returns once the kernel reports the process stopped.
+     *
+     * @throws IllegalStateException when the server is not running
+     */
+    public synchronized void pause() {
+        requireRunning("pause");
+        if (paused) {
+            return;
+        }
+        if (!LiveRedisProcesses.Signals.send(pid, "STOP")) {
+            throw new IllegalStateException("could not send SIGSTOP to redis-server pid " + pid);
+        }
+        paused = true;
+        awaitProcessState(true);
+    }
+
+    /**
+     * Continues a paused process with SIGCONT; it answers again (and works off what queued up meanwhile).
+     * Does nothing if it is not paused.
+     */
+    public synchronized void resume() {
+        if (!paused) {
+            return;
+        }
+        paused = false;
+        if (isRunning()) {
+            LiveRedisProcesses.Signals.send(pid, "CONT");
+            awaitProcessState(false);
+        }
+    }
+
+    /**
+     * Starts the server again on the same port, with the same configuration and directory, and waits until it
+     * answers PING (and, for a replica, until its master link is up). A running server is stopped first. As
+     * persistence is off, the data is gone afterwards; cluster nodes keep their identity through
+     * {@code nodes.conf}.
+     *
+     * @throws RedisStartupException when it does not come up, e.g. because another process took the port
+     * @throws IllegalStateException when the server was closed
+     */
+    public synchronized void restart() {
+        if (closed) {
+            throw new IllegalStateException("cannot restart a closed " + this);
+        }
+        stop();
+        launchAndAwaitReady(port);
+    }
+
+    /**
+     * Ends the server for good: resumes it if paused, kills it, and deletes its temporary directory.
+     * Idempotent, so it is safe in {@code @AfterEach}, {@code finally} and try-with-resources together.
+     */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        resume();
+        kill();
+        LiveRedisProcesses.deleteRecursively(directory);
+    }
+
+    // ------------------------------------------------------------------------------------------------ commands
+
+    /**
+     * Runs one command on a short-lived connection with the builder's command timeout (5 s by default), so a
+     * paused or dead server makes the call fail instead of hanging the test.
+     *
+     * @param args the command and its arguments, e.g. {@code "CONFIG", "RESETSTAT"}
+     * @return the reply, mapped as described in {@link RespConnection}
+     * @throws UncheckedIOException     when the server cannot be reached or does not answer in time
+     * @throws RedisErrorReplyException when Redis answers with an error
+     */
+    public Object command(String... args) {
+        return command(commandTimeout, args);
+    }
+
+    /**
+     * Runs one command on a short-lived connection with the given timeout, e.g. a short one to show that a
+     * paused server does not answer without making the test slow.
+     *
+     * @param timeout connect and read timeout
+     * @param args    the command and its arguments
+     * @return the reply, mapped as described in {@link RespConnection}
+     * @throws UncheckedIOException     when the server cannot be reached or does not answer in time
+     * @throws RedisErrorReplyException when Redis answers with an error
+     */
+    public Object command(Duration timeout, String... args) {
+        try (RespConnection connection = RespConnection.open(HOST, port(), timeout)) {
+            return connection.command(args);
+        } catch (IOException e) {
+            throw new UncheckedIOException("redis-server at " + HOST + ":" + port() + " did not answer "
+                    + (args.length > 0 ? args[0] : "") + " within " + timeout.toMillis() + " ms: " + e, e);
+        }
+    }
+
+    /**
+     * Opens a long-lived connection, e.g. to {@code SUBSCRIBE}, to hold a client that shows up in
+     * {@code CLIENT LIST}, or to see what an open connection experiences during {@link #pause()}.
+     *
+     * @return a connection with the builder's command timeout as read timeout; close it when done
+     * @throws UncheckedIOException when the server cannot be reached
+     */
+    public RespConnection openConnection() {
+        try {
+            return RespConnection.open(HOST, port(), commandTimeout);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot connect to redis-server at " + HOST + ":" + port(), e);
+        }
+    }
+
+    /**
+     * {@code PING}.
+     *
+     * @return {@code "PONG"}
+     */
+    public String ping() {
+        return (String) command("PING");
+    }
+
+    /**
+     * {@code INFO section}, e.g. {@code "replication"}, {@code "commandstats"}, {@code "clients"}.
+     *
+     * @param section the INFO section
+     * @return the raw INFO text
+     */
+    public String info(String section) {
+        return (String) command("INFO", section);
+    }
+
+    /**
+     * One field of an INFO section, e.g. {@code infoValue("replication", "master_link_status")}.
+     *
+     * @param section the INFO section
+     * @param field   the field name before the colon
+     * @return the value, or {@code null} if the section has no such field
+     */
+    public String infoValue(String section, String field) {
+        return parseInfoField(info(section), field);
+    }
+
+    /**
+     * {@code DBSIZE}.
+     *
+     * @return the number of keys in the current database
+     */
+    public long dbSize() {
+        return (Long) command("DBSIZE");
+    }
+
+    /** {@code FLUSHALL}, to isolate tests that share a server. */
+    public void flushAll() {
+        command("FLUSHALL");
+    }
+
+    /**
+     * {@code SET key value}.
+     *
+     * @param key   the key
+     * @param value the value
+     */
+    public void set(String key, String value) {
+        command("SET", key, value);
+    }
+
+    /**
+     * {@code GET key}.
+     *
+     * @param key the key
+     * @return the value, or {@code null} if absent
+     */
+    public String get(String key) {
+        return (String) command("GET", key);
+    }
+
+    /**
+     * {@code DEL key...}.
+     *
+     * @param keys the keys
+     * @return how many existed and were deleted
+     */
+    public long del(String... keys) {
+        String[] args = new String[keys.length + 1];
+        args[0] = "DEL";
+        System.arraycopy(keys, 0, args, 1, keys.length);
+        return (Long) command(args);
+    }
+
+    /**
+     * {@code PTTL key}: remaining time to live, to check what lease a lock was written with.
+     *
+     * @param key the key
+     * @return milliseconds left, {@code -1} if the key has no expiry, {@code -2} if it does not exist
+     */
+    public long pttl(String key) {
+        return (Long) command("PTTL", key);
+    }
+
+    /** {@code CONFIG RESETSTAT}, so that {@link #commandCalls(String)} counts only what a test did. */
+    public void resetStats() {
+        command("CONFIG", "RESETSTAT");
+    }
+
+    /**
+     * How often a command ran since start or {@link #resetStats()}, from {@code INFO commandstats}; lets a test
+     * assert round trips, e.g. that acquiring a lock costs one {@code evalsha}.
+     *
+     * @param commandName e.g. {@code "set"}, {@code "evalsha"}, or {@code "client|list"} for a subcommand
+     * @return the number of calls, 0 if never called
+     */
+    public long commandCalls(String commandName) {
+        String stats = parseInfoField(info("commandstats"), "cmdstat_" + commandName.toLowerCase(Locale.ROOT));
+        if (stats == null) {
+            return 0;
+        }
+        for (String part : stats.split(",")) {
+            if (part.startsWith("calls=")) {
+                return Long.parseLong(part.substring("calls=".length()));
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * {@code PUBSUB NUMSUB channel}: how many clients subscribe to a channel, e.g. waiters for a lock release.
+     *
+     * @param channel the channel name
+     * @return the number of subscribers
+     */
+    public long subscriberCount(String channel) {
+        List<?> reply = (List<?>) command("PUBSUB", "NUMSUB", channel);
+        return (Long) reply.get(1);
+    }
+
+    /**
+     * The lines of {@code CLIENT LIST}, one per connected client, including the connection used to ask.
+     *
+     * @return the client descriptions
+     */
+    public List<String> clientList() {
+        String text = (String) command("CLIENT", "LIST");
+        List<String> lines = new ArrayList<>();
+        for (String line : text.split("\n")) {
+            if (!line.isBlank()) {
+                lines.add(line.trim());
+            }
+        }
+        return lines;
+    }
+
+    /**
+     * The number of connected clients other than the connection used to ask, e.g. to check that a client pool
+     * was closed.
+     *
+     * @return {@code connected_clients} from {@code INFO clients}, minus one
+     */
+    public long connectedClients() {
+        return Long.parseLong(infoValue("clients", "connected_clients")) - 1;
+    }
+
+    /**
+     * Waits until this replica reports {@code master_link_status:up}, e.g. after its master was restarted.
+     *
+     * @param timeout how long to wait at most
+     * @throws IllegalStateException when the link is not up in time
+     */
+    public void awaitMasterLinkUp(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        String status = null;
+        while (System.nanoTime() < deadline) {
+            try {
+                status = infoValue("replication", "master_link_status");
+                if ("up".equals(status)) {
+                    return;
+                }
+            } catch (UncheckedIOException | RedisErrorReplyException e) {
+                status = e.toString();
+            }
+            sleepMillis(20);
+        }
+        throw new IllegalStateException(this + " did not report master_link_status:up within " + timeout
+                + " (last: " + status + ")\n" + logTail(20));
+    }
+
+    /**
+     * Address and pid, for assertion messages and logs.
+     *
+     * @return e.g. {@code RedisTestServer[127.0.0.1:41234, pid 4711]}
+     */
+    @Override
+    public String toString() {
+        return "RedisTestServer[" + HOST + ":" + port() + ", pid " + pid() + "]";
+    }
+
+    // ------------------------------------------------------------------------------------------------ internals
+
+    private void startOnFreePort() {
+        RedisStartupException lastPortClash = null;
+        for (int attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
+            int candidate = pickFreePort(clusterEnabled);
+            // A fresh log per attempt, so an earlier port clash is not mistaken for the cause of a later failure.
+            deleteLogs();
+            try {
+                launchAndAwaitReady(candidate);
+                return;
+            } catch (PortClashException e) {
+                // Another process took the port between our probe and redis-server's bind: try another one.
+                lastPortClash = e;
+            }
+        }
+        throw lastPortClash;
+    }
+
+    private void deleteLogs() {
+        try {
+            Files.deleteIfExists(logFile());
+            Files.deleteIfExists(directory.resolve("stdout.log"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not reset the logs in " + directory, e);
+        }
+    }
+
+    private void launchAndAwaitReady(int targetPort) {
+        this.port = targetPort;
+        List<String> commandLine = new ArrayList<>();
+        commandLine.add(binary.toString());
+        commandLine.add(writeConfigFile(targetPort).toString());
+        if (master != null) {
+            commandLine.addAll(List.of("--replicaof", master.host(), Integer.toString(master.port())));
+        }
+        commandLine.addAll(extraArgs);
+        try {
+            process = new ProcessBuilder(commandLine)
+                    .directory(directory.toFile())
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(directory.resolve("stdout.log").toFile()))
+                    .start();
+        } catch (IOException e) {
+            throw new RedisStartupException("could not run " + commandLine, e);
+        }
+        pid = process.pid();
+        paused = false;
+        LiveRedisProcesses.register(process, directory);
+        try {
+            awaitPong(commandLine);
+            if (master != null) {
+                awaitMasterLinkUp(startupTimeout);
+            }
+        } catch (RuntimeException e) {
+            kill();
+            throw e;
+        }
+    }
+
+    private void awaitPong(List<String> commandLine) {
+        long deadline = System.nanoTime() + startupTimeout.toNanos();
+        Exception lastFailure = null;
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                awaitExitOrKill(Duration.ofSeconds(1));
+                String log = logTail(30);
+                String message = "redis-server exited with code " + process.exitValue() + " during startup on port "
+                        + port + "\ncommand: " + String.join(" ", commandLine) + "\nlog tail:\n" + log;
+                if (log.contains("already in use")) {
+                    throw new PortClashException(message);
+                }
+                throw new RedisStartupException(message, null);
+            }
+            try (RespConnection connection = RespConnection.open(HOST, port, Duration.ofMillis(500))) {
+                Object pong = connection.command("PING");
+                String info = (String) connection.command("INFO", "server");
+                String processId = parseInfoField(info, "process_id");
+                if (!"PONG".equals(pong)) {
+                    lastFailure = new IllegalStateException("unexpected PING reply " + pong);
+                } else if (!Long.toString(pid).equals(processId)) {
+                    // Someone else's server answered on this port; ours will fail to bind.
+                    kill();
+                    throw new PortClashException("port " + port + " is served by pid " + processId
+                            + ", not by our redis-server pid " + pid);
+                } else {
+                    return;
+                }
+            } catch (IOException | RedisErrorReplyException e) {
+                lastFailure = e; // not listening yet, or still loading
+            }
+            sleepMillis(10);
+        }
+        throw new RedisStartupException("redis-server pid " + pid + " did not answer PING on port " + port
+                + " within " + startupTimeout + "\ncommand: " + String.join(" ", commandLine) + "\nlog tail:\n"
+                + logTail(30), lastFailure);
+    }
+
+    /**
+     * Fixed settings go into a config file rather than onto the command line: {@code save ""} is spelled the same
+     * way for every Redis version there, while command-line quoting of an empty argument differs between 6.2 and 7.
+     */
+    private Path writeConfigFile(int targetPort) {
+        StringBuilder config = new StringBuilder()
+                .append("# written by lock-test-support RedisTestServer; persistence is off on purpose\n")
+                .append("port ").append(targetPort).append('\n')
+                .append("bind ").append(HOST).append('\n')
+                .append("daemonize no\n")
+                .append("save \"\"\n")
+                .append("appendonly no\n")
+                .append("dir ").append(quote(directory.toString())).append('\n')
+                .append("logfile ").append(quote(logFile().toString())).append('\n')
+                .append("loglevel notice\n")
+                // A replica's full sync would otherwise wait 5 s (Redis 7 default) for more replicas to join.
+                .append("repl-diskless-sync-delay 0\n");
+        if (clusterEnabled) {
+            config.append("cluster-enabled yes\n")
+                    .append("cluster-config-file ").append(quote(directory.resolve("nodes.conf").toString()))
+                    .append('\n');
+        }
+        Path file = directory.resolve("redis.conf");
+        try {
+            Files.writeString(file, config.toString(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not write " + file, e);
+        }
+        return file;
+    }
+
+    private void awaitExitOrKill(Duration timeout) {
+        try {
+            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                LiveRedisProcesses.Signals.send(pid, "CONT");
+                process.destroyForcibly();
+                process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        paused = false;
+        if (!process.isAlive()) {
+            LiveRedisProcesses.unregister(process);
+        }
+    }
+
+    /** Signals are asynchronous; tests need the process really stopped (or running) when pause/resume return. */
+    private void awaitProcessState(boolean stopped) {
+        Path stat = Path.of("/proc", Long.toString(pid), "stat");
+        if (!Files.exists(stat)) {
+            return; // no procfs (macOS): the signal is delivered promptly anyway
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        while (System.nanoTime() < deadline) {
+            try {
+                String content = Files.readString(stat);
+                // Format: "pid (comm) state ..."; comm may contain spaces, so look after the last ')'.
+                char state = content.charAt(content.lastIndexOf(')') + 2);
+                boolean isStopped = state == 'T' || state == 't';
+                if (isStopped == stopped) {
+                    return;
+                }
+            } catch (IOException | IndexOutOfBoundsException e) {
+                return; // the process went away; callers see that via isRunning()
+            }
+            sleepMillis(1);
+        }
+    }
+
+    private void requireRunning(String action) {
+        if (!isRunning()) {
+            throw new IllegalStateException("cannot " + action + " " + this + ": it is not running");
+        }
+    }
+
+    static int pickFreePort(boolean needsClusterBusPort) {
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int candidate;
+            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
+                candidate = socket.getLocalPort();
+            } catch (IOException e) {
+                throw new UncheckedIOException("could not probe for a free port", e);
+            }
+            if (candidate == SHARED_REDIS_PORT) {
+                continue;
+            }
+            if (needsClusterBusPort) {
+                int busPort = candidate + CLUSTER_BUS_PORT_OFFSET;
+                if (busPort > 65_535 || busPort == SHARED_REDIS_PORT || !isFree(busPort)) {
+                    continue;
+                }
+            }
+            return candidate;
+        }
+        throw new IllegalStateException("found no free port on " + HOST);
+    }
+
+    private static boolean isFree(int port) {
+        try (ServerSocket ignored = new ServerSocket(port, 1, InetAddress.getByName(HOST))) {
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    static String parseInfoField(String info, String field) {
+        String prefix = field + ":";
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith(prefix)) {
+                return line.substring(prefix.length()).trim();
+            }
+        }
+        return null;
+    }
+
+    private static String tail(Path file, int lines) {
+        try {
+            if (!Files.exists(file)) {
+                return "";
+            }
+            List<String> all = Files.readAllLines(file, StandardCharsets.UTF_8);
+            List<String> last = all.subList(Math.max(0, all.size() - lines), all.size());
+            return last.isEmpty() ? "" : String.join("\n", last) + "\n";
+        } catch (IOException | UncheckedIOException e) {
+            return "(could not read " + file + ": " + e + ")\n";
+        }
+    }
+
+    private static String quote(String value) {
+        return '"' + value.replace("\\", "\\\\").replace("\"", "\\\"") + '"';
+    }
+
+    static void sleepMillis(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for redis-server", e);
+        }
+    }
+
+    /** Startup failed because the port was taken; {@link #startOnFreePort()} retries with another one. */
+    private static final class PortClashException extends RedisStartupException {
+        private static final long serialVersionUID = 1L;
+
+        PortClashException(String message) {
+            super(message, null);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ builder
+
+    /**
+     * Configures and starts {@link RedisTestServer}s. A builder can start any number of servers; each gets its
+     * own port and directory.
+     */
+    public static final class Builder {
+
+        private Path binary;
+        private final List<String> args = new ArrayList<>();
+        private RedisTestServer master;
+        private boolean clusterEnabled;
+        private Duration startupTimeout = Duration.ofSeconds(10);
+        private Duration commandTimeout = Duration.ofSeconds(5);
+
+        private Builder() {
+        }
+
+        /**
+         * Runs this executable instead of the one {@link RedisServerBinary#resolve()} picks, e.g.
+         * {@link RedisServerBinary#bundled()} to test against Redis 6.2.
+         *
+         * @param redisServer path of a {@code redis-server} executable
+         * @return this builder
+         */
+        public Builder binary(Path redisServer) {
+            this.binary = Objects.requireNonNull(redisServer, "redisServer");
+            return this;
+        }
+
+        /**
+         * Adds command-line configuration, e.g. {@code args("--maxmemory", "10mb")} or
+         * {@code args("--notify-keyspace-events", "Ex")}. Port, bind address, directory and log file belong to
+         * the fixture and are rejected.
+         *
+         * @param configArgs options in {@code --name value...} form
+         * @return this builder
+         * @throws IllegalArgumentException for an option the fixture owns
+         */
+        public Builder args(String... configArgs) {
+            for (String arg : configArgs) {
+                Objects.requireNonNull(arg, "config arguments must not be null");
+                if (FIXTURE_OWNED_OPTIONS.contains(arg.toLowerCase(Locale.ROOT))) {
+                    throw new IllegalArgumentException(arg + " is set by RedisTestServer itself");
+                }
+            }
+            args.addAll(Arrays.asList(configArgs));
+            return this;
+        }
+
+        /**
+         * Makes the servers replicas of {@code master} ({@code --replicaof}); {@link #start()} then waits for
+         * {@code master_link_status:up}.
+         *
+         * @param master a running server
+         * @return this builder
+         */
+        public Builder replicaOf(RedisTestServer master) {
+            this.master = Objects.requireNonNull(master, "master");
+            return this;
+        }
+
+        /**
+         * Starts the servers in cluster mode ({@code cluster-enabled yes}, {@code nodes.conf} in the server's
+         * directory) on a port whose cluster bus port (+10000) is free too. Slots are not assigned:
+         * {@link RedisTestCluster} does that.
+         *
+         * @return this builder
+         */
+        public Builder clusterEnabled() {
+            this.clusterEnabled = true;
+            return this;
+        }
+
+        /**
+         * How long to wait for a new process to answer PING (and a replica's link to come up); 10 s by default.
+         *
+         * @param timeout the startup timeout
+         * @return this builder
+         */
+        public Builder startupTimeout(Duration timeout) {
+            this.startupTimeout = requirePositive(timeout);
+            return this;
+        }
+
+        /**
+         * Connect and read timeout of {@link RedisTestServer#command(String...)} and the typed helpers; 5 s by
+         * default, so that a paused server fails a test instead of hanging it.
+         *
+         * @param timeout the command timeout
+         * @return this builder
+         */
+        public Builder commandTimeout(Duration timeout) {
+            this.commandTimeout = requirePositive(timeout);
+            return this;
+        }
+
+        /**
+         * Starts one server on a free port and waits until it answers PING. A port taken by another process in
+         * the meantime is detected and another one tried.
+         *
+         * @return the running server; close it when done
+         * @throws RedisStartupException when it does not start; the message includes the log tail
+         */
+        public RedisTestServer start() {
+            RedisTestServer server = new RedisTestServer(this);
+            try {
+                server.startOnFreePort();
+                return server;
+            } catch (RuntimeException e) {
+                server.close();
+                throw e;
+            }
+        }
+
+        /**
+         * Starts {@code count} independent servers with this configuration, on distinct ports. If one fails, the
+         * ones already started are closed.
+         *
+         * @param count how many, at least 1
+         * @return the running servers in start order
+         */
+        public List<RedisTestServer> startMany(int count) {
+            if (count < 1) {
+                throw new IllegalArgumentException("count must be at least 1, was " + count);
+            }
+            List<RedisTestServer> servers = new ArrayList<>(count);
+            try {
+                for (int i = 0; i < count; i++) {
+                    servers.add(start());
+                }
+                return Collections.unmodifiableList(servers);
+            } catch (RuntimeException e) {
+                servers.forEach(RedisTestServer::close);
+                throw e;
+            }
+        }
+
+        private static Duration requirePositive(Duration timeout) {
+            if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("timeout must be positive, was " + timeout);
+            }
+            return timeout;
+        }
+    }
+}
