@@ -1,5 +1,7 @@
 package io.github.distlock;
 
+import java.util.function.Consumer;
+
 /**
  * One acquisition of a distributed lock. The handle owns the lock, not the thread that took it:
  * any thread may release it, so it works with executors, {@code CompletableFuture} chains and
@@ -30,6 +32,29 @@ public interface LockHandle extends AutoCloseable {
      * over, or Redis unreachable until the lease ran out). Costs no Redis round trip.
      */
     boolean isHeld();
+
+    /**
+     * Whether the watchdog found this lease lost while it was held: the key was deleted or taken
+     * over, or Redis stayed unreachable until the lease ran out. A fixed lease (watchdog off) that
+     * simply ran out is not reported here; {@link #isHeld()} and {@link #release()} tell that.
+     */
+    boolean isLost();
+
+    /**
+     * Registers a callback for when the watchdog finds this lease lost, so the work it guards can
+     * stop instead of carrying on unprotected. It runs at most once, on the watchdog's thread, and
+     * must return quickly (flag, interrupt, cancel). Registered after the loss, it runs at once on
+     * the calling thread.
+     *
+     * <pre>{@code
+     * LockHandle lock = lockService.lock("import", null, null);
+     * Thread worker = Thread.currentThread();
+     * lock.onLost(lost -> worker.interrupt());
+     * }</pre>
+     *
+     * @return this handle
+     */
+    LockHandle onLost(Consumer<? super LockHandle> listener);
 
     /**
      * Releases the lock with a compare-and-delete: the key is deleted only if it still holds this

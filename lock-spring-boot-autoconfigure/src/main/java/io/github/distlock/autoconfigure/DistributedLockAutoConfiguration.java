@@ -7,15 +7,19 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
+import io.github.distlock.LockLostEvent;
 import io.github.distlock.LockService;
 import io.github.distlock.core.DefaultLockService;
 import io.github.distlock.core.DefaultLockService.LockDefaults;
 import io.github.distlock.core.LeaseWatchdog;
+import io.github.distlock.core.LockWaiters;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.RedisReleaseSubscriber;
 import io.lettuce.core.RedisClient;
 
 /**
@@ -37,22 +41,42 @@ public class DistributedLockAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     public LockBackend lockBackend(RedisConnectionFactory connectionFactory, DistributedLockProperties properties) {
-        return new RedisLockBackend(connectionFactory, properties.getOperationTimeout());
+        return new RedisLockBackend(connectionFactory, properties.getOperationTimeout(),
+                RedisLockBackend.releaseChannel(properties.getKeyPrefix()));
     }
 
-    /** The one scheduler that renews every held lease. */
+    /** The threads waiting for a lock in this JVM, woken by release messages. */
+    @Bean
+    @ConditionalOnMissingBean
+    public LockWaiters lockWaiters() {
+        return new LockWaiters();
+    }
+
+    /** The JVM's one subscription to release messages; it subscribes on the first wait. */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    public LeaseWatchdog leaseWatchdog(LockBackend lockBackend, DistributedLockProperties properties) {
-        return new LeaseWatchdog(lockBackend, properties.getWatchdog().getRenewalRatio());
+    public RedisReleaseSubscriber redisReleaseSubscriber(RedisConnectionFactory connectionFactory,
+            LockWaiters lockWaiters, DistributedLockProperties properties) {
+        return new RedisReleaseSubscriber(connectionFactory,
+                RedisLockBackend.releaseChannel(properties.getKeyPrefix()), lockWaiters);
+    }
+
+    /** The one scheduler that renews every held lease; lost leases become {@link LockLostEvent}s. */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    public LeaseWatchdog leaseWatchdog(LockBackend lockBackend, DistributedLockProperties properties,
+            ApplicationEventPublisher eventPublisher) {
+        return new LeaseWatchdog(lockBackend, properties.getWatchdog().getRenewalRatio(),
+                (handle, reason) -> eventPublisher.publishEvent(new LockLostEvent(handle, reason)));
     }
 
     /** The lock service used by the annotation and injected by applications. */
     @Bean
     @ConditionalOnMissingBean
-    public LockService lockService(LockBackend lockBackend, LeaseWatchdog leaseWatchdog,
+    public LockService lockService(LockBackend lockBackend, LeaseWatchdog leaseWatchdog, LockWaiters lockWaiters,
             DistributedLockProperties properties) {
         return new DefaultLockService(lockBackend, leaseWatchdog, new LockDefaults(properties.getKeyPrefix(),
-                properties.getDefaultTtl(), properties.getDefaultWaitTime(), properties.getWatchdog().isEnabled()));
+                properties.getDefaultTtl(), properties.getDefaultWaitTime(), properties.getWatchdog().isEnabled()),
+                lockWaiters);
     }
 }

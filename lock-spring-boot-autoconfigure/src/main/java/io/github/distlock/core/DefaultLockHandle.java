@@ -1,6 +1,12 @@
 package io.github.distlock.core;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import io.github.distlock.LockHandle;
 
@@ -12,6 +18,8 @@ import io.github.distlock.LockHandle;
  */
 final class DefaultLockHandle implements LockHandle {
 
+    private static final Log logger = LogFactory.getLog(DefaultLockHandle.class);
+
     private final LockKey key;
     private final String token;
     private final long fencingToken;
@@ -20,6 +28,8 @@ final class DefaultLockHandle implements LockHandle {
     private final LeaseWatchdog watchdog;
     private final AtomicBoolean released = new AtomicBoolean();
     private volatile boolean lost;
+    /** Guarded by itself; emptied once the listeners have run. */
+    private final List<Consumer<? super LockHandle>> lostListeners = new ArrayList<>(0);
     private volatile long leaseDeadlineNanos;
 
     /** Written and read only by the watchdog's thread. */
@@ -49,6 +59,23 @@ final class DefaultLockHandle implements LockHandle {
     @Override
     public boolean isHeld() {
         return !released.get() && !lost && System.nanoTime() - leaseDeadlineNanos < 0;
+    }
+
+    @Override
+    public boolean isLost() {
+        return lost;
+    }
+
+    @Override
+    public LockHandle onLost(Consumer<? super LockHandle> listener) {
+        synchronized (lostListeners) {
+            if (!lost) {
+                lostListeners.add(listener);
+                return this;
+            }
+        }
+        notify(listener);
+        return this;
     }
 
     @Override
@@ -85,10 +112,6 @@ final class DefaultLockHandle implements LockHandle {
         return released.get();
     }
 
-    boolean isLost() {
-        return lost;
-    }
-
     long leaseDeadlineNanos() {
         return leaseDeadlineNanos;
     }
@@ -97,8 +120,27 @@ final class DefaultLockHandle implements LockHandle {
         leaseDeadlineNanos = sentAtNanos + ttlMillis * 1_000_000L;
     }
 
+    /** Marks the lease lost and runs the listeners, once. */
     void markLost() {
-        lost = true;
+        List<Consumer<? super LockHandle>> listeners;
+        synchronized (lostListeners) {
+            if (lost) {
+                return;
+            }
+            lost = true;
+            listeners = List.copyOf(lostListeners);
+            lostListeners.clear();
+        }
+        listeners.forEach(this::notify);
+    }
+
+    private void notify(Consumer<? super LockHandle> listener) {
+        try {
+            listener.accept(this);
+        }
+        catch (RuntimeException ex) {
+            logger.warn("A lost-lease listener of lock '" + key.name() + "' failed", ex);
+        }
     }
 
     long nextRenewalNanos() {

@@ -28,24 +28,37 @@ public class DefaultLockService implements LockService {
 
     private static final Log logger = LogFactory.getLog(DefaultLockService.class);
 
-    /** First and largest pause between attempts while another owner holds the lock. */
+    /**
+     * Pauses between attempts while release messages are not being delivered (subscription down):
+     * a short exponential backoff.
+     */
     private static final long MIN_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
     private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    /**
+     * With wake-ups on, a waiter still re-checks at the holder's lease end and at least this often:
+     * a foreign client's DEL, an expiry or a lost message publishes nothing.
+     */
+    private static final long FALLBACK_POLL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final LockBackend backend;
     private final LeaseWatchdog watchdog;
     private final LockDefaults defaults;
+    private final LockWaiters waiters;
     private final SecureRandom random = new SecureRandom();
 
     /**
      * @param backend where locks are stored
      * @param watchdog renews leases of locks that ask for it
      * @param defaults what a request that leaves a field {@code null} gets
+     * @param waiters where waiting threads park until a release message wakes them
      */
-    public DefaultLockService(LockBackend backend, LeaseWatchdog watchdog, LockDefaults defaults) {
+    public DefaultLockService(LockBackend backend, LeaseWatchdog watchdog, LockDefaults defaults,
+            LockWaiters waiters) {
         this.backend = Objects.requireNonNull(backend, "backend");
         this.watchdog = Objects.requireNonNull(watchdog, "watchdog");
         this.defaults = Objects.requireNonNull(defaults, "defaults");
+        this.waiters = Objects.requireNonNull(waiters, "waiters");
     }
 
     @Override
@@ -70,29 +83,57 @@ public class DefaultLockService implements LockService {
         LockKey key = LockKey.of(defaults.keyPrefix(), name);
         String token = newToken();
         long deadline = System.nanoTime() + waitTime.toNanos();
+        LockWaiters.Waiting waiting = null;
         long backoff = MIN_BACKOFF_NANOS;
-        while (true) {
-            long sentAt = System.nanoTime();
-            AcquireAttempt attempt = backend.tryAcquire(key, token, ttlMillis);
-            if (attempt.acquired()) {
-                DefaultLockHandle handle = new DefaultLockHandle(key, token, attempt.fencingToken(), ttlMillis, sentAt,
-                        backend, renew ? watchdog : null);
-                if (renew) {
-                    watchdog.watch(handle);
+        try {
+            while (true) {
+                long releasesSeen = waiting != null ? waiting.releasesSeen() : 0;
+                long sentAt = System.nanoTime();
+                long waitLeft = deadline - sentAt;
+                AcquireAttempt attempt = backend.tryAcquire(key, token, ttlMillis,
+                        waitLeft > 0 ? TimeUnit.NANOSECONDS.toMillis(waitLeft) + 1 : 0);
+                if (attempt.acquired()) {
+                    DefaultLockHandle handle = new DefaultLockHandle(key, token, attempt.fencingToken(), ttlMillis,
+                            sentAt, backend, renew ? watchdog : null);
+                    if (renew) {
+                        watchdog.watch(handle);
+                    }
+                    return Optional.of(handle);
                 }
-                return Optional.of(handle);
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0) {
+                    return Optional.empty();
+                }
+                if (waiting == null) {
+                    // Register, then try once more: a release between the first attempt and the
+                    // registration would otherwise wake nobody.
+                    waiting = waiters.enter(name);
+                    continue;
+                }
+                long pause;
+                if (waiters.notificationsActive()) {
+                    pause = Math.min(remaining, FALLBACK_POLL_NANOS);
+                }
+                else {
+                    pause = Math.min(remaining, ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1));
+                    backoff = Math.min(MAX_BACKOFF_NANOS, backoff * 2);
+                }
+                // Never sleep past the holder's lease: it may expire without anyone publishing.
+                if (attempt.holderTtlMillis() > 0) {
+                    pause = Math.min(pause, TimeUnit.MILLISECONDS.toNanos(attempt.holderTtlMillis()));
+                }
+                waiting.await(releasesSeen, pause);
+                if (Thread.interrupted()) {
+                    Thread.currentThread().interrupt();
+                    throw new LockAcquisitionException(name, "Interrupted while waiting for lock '" + name + "'.",
+                            new InterruptedException());
+                }
             }
-            long remaining = deadline - System.nanoTime();
-            if (remaining <= 0) {
-                return Optional.empty();
+        }
+        finally {
+            if (waiting != null) {
+                waiters.leave(waiting);
             }
-            // Never sleep past the holder's remaining lease, nor past our own deadline.
-            long pause = Math.min(remaining, ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1));
-            if (attempt.holderTtlMillis() > 0) {
-                pause = Math.min(pause, TimeUnit.MILLISECONDS.toNanos(attempt.holderTtlMillis()));
-            }
-            sleep(name, pause);
-            backoff = Math.min(MAX_BACKOFF_NANOS, backoff * 2);
         }
     }
 
@@ -134,16 +175,6 @@ public class DefaultLockService implements LockService {
         byte[] bytes = new byte[16];
         random.nextBytes(bytes);
         return HexFormat.of().formatHex(bytes);
-    }
-
-    private static void sleep(String name, long nanos) {
-        try {
-            TimeUnit.NANOSECONDS.sleep(nanos);
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            throw new LockAcquisitionException(name, "Interrupted while waiting for lock '" + name + "'.", ex);
-        }
     }
 
     /**

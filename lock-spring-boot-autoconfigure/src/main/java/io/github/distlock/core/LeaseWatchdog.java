@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import io.github.distlock.LockHandle;
 import io.github.distlock.core.LockBackend.LeaseRenewal;
 import io.github.distlock.core.LockBackend.RenewalOutcome;
 
@@ -32,6 +33,7 @@ public final class LeaseWatchdog implements AutoCloseable {
 
     private final LockBackend backend;
     private final double renewalRatio;
+    private final LeaseLossListener lossListener;
     private final ScheduledThreadPoolExecutor scheduler;
     private final Set<DefaultLockHandle> leases = ConcurrentHashMap.newKeySet();
     private final Object scheduleMonitor = new Object();
@@ -43,11 +45,22 @@ public final class LeaseWatchdog implements AutoCloseable {
      * @param renewalRatio the share of the ttl after which a lease is renewed, between 0 and 1
      */
     public LeaseWatchdog(LockBackend backend, double renewalRatio) {
+        this(backend, renewalRatio, (handle, reason) -> {
+        });
+    }
+
+    /**
+     * @param backend the store that renews the leases
+     * @param renewalRatio the share of the ttl after which a lease is renewed, between 0 and 1
+     * @param lossListener told about every lost lease, after the handle's own listeners
+     */
+    public LeaseWatchdog(LockBackend backend, double renewalRatio, LeaseLossListener lossListener) {
         if (!(renewalRatio > 0 && renewalRatio < 1)) {
             throw new IllegalArgumentException("renewalRatio must be between 0 and 1, was " + renewalRatio);
         }
         this.backend = backend;
         this.renewalRatio = renewalRatio;
+        this.lossListener = lossListener;
         this.scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "distributed-lock-watchdog");
             thread.setDaemon(true);
@@ -167,9 +180,26 @@ public final class LeaseWatchdog implements AutoCloseable {
 
     private void lose(DefaultLockHandle handle, String why) {
         leases.remove(handle);
-        handle.markLost();
         logger.warn("Lost distributed lock '" + handle.key() + "' (" + handle.lockKey().redisKey() + ", fencing token "
                 + handle.fencingToken() + "): " + why + ". Another owner may now run the guarded work.");
+        handle.markLost();
+        try {
+            lossListener.leaseLost(handle, why);
+        }
+        catch (RuntimeException ex) {
+            logger.warn("The lease-loss listener failed for lock '" + handle.key() + "'", ex);
+        }
+    }
+
+    /** Told when the watchdog finds a lease lost; runs on the watchdog's thread. */
+    @FunctionalInterface
+    public interface LeaseLossListener {
+
+        /**
+         * @param handle the lock that was lost
+         * @param reason why, in words
+         */
+        void leaseLost(LockHandle handle, String reason);
     }
 
     /** Stops renewing. Held leases then expire after their ttl. */

@@ -18,9 +18,11 @@ public interface LockBackend {
      * @param key the lock
      * @param token this acquisition's unique value
      * @param ttlMillis the lease in milliseconds
+     * @param waitMillis how much longer the caller will wait if the lock is taken (0: not at all),
+     *        so the holder's release knows to wake it up
      * @return the outcome: the fencing token if acquired, else the holder's remaining lease
      */
-    AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis);
+    AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long waitMillis);
 
     /**
      * Deletes the lock only if it still holds {@code token}.

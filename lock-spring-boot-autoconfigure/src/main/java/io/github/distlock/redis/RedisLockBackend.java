@@ -45,6 +45,9 @@ public final class RedisLockBackend implements LockBackend {
     /** Suffix of the fencing counter's key. */
     public static final String FENCE_SUFFIX = ":fence";
 
+    /** Suffix of the marker a waiter leaves so that the holder's release publishes. */
+    public static final String WAITERS_SUFFIX = ":waiters";
+
     /**
      * The fencing counter outlives the lock so tokens keep increasing across acquisitions; after a
      * day without any, the counter may go and the server clock takes over (see acquire.lua).
@@ -61,13 +64,16 @@ public final class RedisLockBackend implements LockBackend {
     private final LettuceConnectionFactory connectionFactory;
     private final long timeoutNanos;
     private final Duration operationTimeout;
+    private final byte[] releaseChannel;
 
     /**
      * @param connectionFactory Spring Data Redis's connection factory; must be Lettuce
      * @param operationTimeout upper bound on each lock command
+     * @param releaseChannel where a release publishes the lock's name when someone waits for it
      * @throws IllegalStateException if the factory is not a {@link LettuceConnectionFactory}
      */
-    public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout) {
+    public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout,
+            String releaseChannel) {
         if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
             throw new IllegalStateException("distributed-lock needs Spring Data Redis with Lettuce, but the "
                     + "RedisConnectionFactory is a " + connectionFactory.getClass().getName() + ". Use Lettuce (the "
@@ -76,14 +82,20 @@ public final class RedisLockBackend implements LockBackend {
         this.connectionFactory = lettuce;
         this.operationTimeout = operationTimeout;
         this.timeoutNanos = operationTimeout.toNanos();
+        this.releaseChannel = bytes(releaseChannel);
+    }
+
+    /** The release channel of locks stored under {@code keyPrefix}, for example {@code lock:released}. */
+    public static String releaseChannel(String keyPrefix) {
+        return keyPrefix + "released";
     }
 
     @Override
-    public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis) {
-        byte[] lockKey = bytes(key.redisKey());
-        byte[][] keys = { lockKey, bytes(key.redisKey() + FENCE_SUFFIX) };
+    public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long waitMillis) {
+        byte[][] keys = { bytes(key.redisKey()), bytes(key.redisKey() + FENCE_SUFFIX),
+                bytes(key.redisKey() + WAITERS_SUFFIX) };
         byte[][] args = { bytes(token), bytes(Long.toString(ttlMillis)),
-                bytes(Long.toString(Math.max(FENCE_COUNTER_TTL_MILLIS, ttlMillis))) };
+                bytes(Long.toString(Math.max(FENCE_COUNTER_TTL_MILLIS, ttlMillis))), bytes(Long.toString(waitMillis)) };
         try (RedisConnection connection = connectionFactory.getConnection()) {
             RedisClusterAsyncCommands<byte[], byte[]> commands = nativeCommands(connection);
             Long result;
@@ -93,8 +105,8 @@ public final class RedisLockBackend implements LockBackend {
             catch (LockBackendException ex) {
                 // The SET may have landed even though its reply did not arrive in time. Undo it,
                 // without waiting, so the key does not block everyone for a whole ttl.
-                commands.eval(RELEASE.source(), ScriptOutputType.INTEGER, new byte[][] { lockKey },
-                        bytes(token));
+                commands.eval(RELEASE.source(), ScriptOutputType.INTEGER, releaseKeys(key),
+                        releaseArgs(key, token));
                 throw ex;
             }
             long value = result;
@@ -109,7 +121,7 @@ public final class RedisLockBackend implements LockBackend {
     public boolean release(LockKey key, String token) {
         try (RedisConnection connection = connectionFactory.getConnection()) {
             Long deleted = await(key, "release", nativeCommands(connection), RELEASE, ScriptOutputType.INTEGER,
-                    new byte[][] { bytes(key.redisKey()) }, bytes(token));
+                    releaseKeys(key), releaseArgs(key, token));
             return deleted == 1L;
         }
         catch (RuntimeException ex) {
@@ -151,6 +163,14 @@ public final class RedisLockBackend implements LockBackend {
             }
         }
         return List.of(outcomes);
+    }
+
+    private static byte[][] releaseKeys(LockKey key) {
+        return new byte[][] { bytes(key.redisKey()), bytes(key.redisKey() + WAITERS_SUFFIX) };
+    }
+
+    private byte[][] releaseArgs(LockKey key, String token) {
+        return new byte[][] { bytes(token), releaseChannel, bytes(key.name()) };
     }
 
     /**

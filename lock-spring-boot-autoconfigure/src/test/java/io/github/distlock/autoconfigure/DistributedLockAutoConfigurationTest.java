@@ -199,7 +199,8 @@ class DistributedLockAutoConfigurationTest {
 
         static final LockBackend BACKEND = new LockBackend() {
             @Override
-            public AcquireAttempt tryAcquire(io.github.distlock.core.LockKey key, String token, long ttlMillis) {
+            public AcquireAttempt tryAcquire(io.github.distlock.core.LockKey key, String token, long ttlMillis,
+                    long waitMillis) {
                 return new AcquireAttempt(1, 0);
             }
 

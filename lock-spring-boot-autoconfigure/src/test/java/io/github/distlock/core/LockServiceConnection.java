@@ -1,6 +1,9 @@
 package io.github.distlock.core;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.UnaryOperator;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
@@ -9,6 +12,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import io.github.distlock.LockService;
 import io.github.distlock.core.DefaultLockService.LockDefaults;
 import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.RedisReleaseSubscriber;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
@@ -21,17 +25,30 @@ final class LockServiceConnection implements AutoCloseable {
     final LettuceConnectionFactory connectionFactory;
     final RedisLockBackend backend;
     final LeaseWatchdog watchdog;
+    final LockWaiters waiters = new LockWaiters();
+    final RedisReleaseSubscriber subscriber;
     final DefaultLockService service;
+    final List<String> lostLeases = new CopyOnWriteArrayList<>();
 
     LockServiceConnection(RedisTestServer server, Duration operationTimeout, boolean watchdogByDefault) {
+        this(server, operationTimeout, watchdogByDefault, backend -> backend);
+    }
+
+    /**
+     * @param decorator wraps the real backend, for tests that count what reaches Redis
+     */
+    LockServiceConnection(RedisTestServer server, Duration operationTimeout, boolean watchdogByDefault,
+            UnaryOperator<LockBackend> decorator) {
         connectionFactory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(server.host(), server.port()),
                 LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(60)).build());
         connectionFactory.afterPropertiesSet();
         connectionFactory.start();
-        backend = new RedisLockBackend(connectionFactory, operationTimeout);
-        watchdog = new LeaseWatchdog(backend, 1.0 / 3);
-        service = new DefaultLockService(backend, watchdog, new LockDefaults("lock:", Duration.ofSeconds(30),
-                Duration.ofSeconds(3), watchdogByDefault));
+        backend = new RedisLockBackend(connectionFactory, operationTimeout, RedisLockBackend.releaseChannel("lock:"));
+        LockBackend used = decorator.apply(backend);
+        watchdog = new LeaseWatchdog(used, 1.0 / 3, (handle, reason) -> lostLeases.add(handle.key() + ": " + reason));
+        subscriber = new RedisReleaseSubscriber(connectionFactory, RedisLockBackend.releaseChannel("lock:"), waiters);
+        service = new DefaultLockService(used, watchdog, new LockDefaults("lock:", Duration.ofSeconds(30),
+                Duration.ofSeconds(3), watchdogByDefault), waiters);
     }
 
     LockServiceConnection(RedisTestServer server) {
@@ -39,8 +56,9 @@ final class LockServiceConnection implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public void close() throws Exception {
         watchdog.close();
+        subscriber.close();
         connectionFactory.destroy();
     }
 }

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.junit.jupiter.api.AfterEach;
@@ -46,7 +47,7 @@ class RedisLockServiceTest {
     }
 
     @AfterEach
-    void disconnect() {
+    void disconnect() throws Exception {
         instanceA.close();
         instanceB.close();
     }
@@ -179,14 +180,25 @@ class RedisLockServiceTest {
     }
 
     @Test
-    void watchdogMarksTheHandleLostWhenTheKeyIsDeletedFromOutside() {
+    void watchdogMarksTheHandleLostAndTellsItsListenersWhenTheKeyIsDeletedFromOutside() {
         LockHandle handle = instanceA.service.lock(LockRequest.of("order:8").withTtl(SHORT_TTL).withWatchdog(true));
+        List<LockHandle> told = new CopyOnWriteArrayList<>();
+        handle.onLost(told::add);
+        assertThat(handle.isLost()).isFalse();
 
         redis.del("lock:{order:8}");
 
-        await().atMost(Duration.ofSeconds(3)).until(() -> !handle.isHeld());
+        await().atMost(Duration.ofSeconds(3)).until(handle::isLost);
+        assertThat(handle.isHeld()).isFalse();
+        assertThat(told).containsExactly(handle);
+        assertThat(instanceA.lostLeases).singleElement().asString().startsWith("order:8: the key is gone");
         assertThat(instanceA.watchdog.watchedLeases()).isZero();
         assertThat(handle.release()).isFalse();
+
+        // A listener added after the loss runs at once, on the caller's thread.
+        List<Thread> lateListener = new ArrayList<>();
+        handle.onLost(lost -> lateListener.add(Thread.currentThread()));
+        assertThat(lateListener).containsExactly(Thread.currentThread());
     }
 
     @Test

@@ -35,7 +35,7 @@ class RedisOutageTest {
     }
 
     @AfterEach
-    void stop() {
+    void stop() throws Exception {
         instance.close();
         redis.close();
     }

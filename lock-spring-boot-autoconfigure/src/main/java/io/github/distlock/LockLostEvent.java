@@ -1,0 +1,49 @@
+package io.github.distlock;
+
+import org.springframework.context.ApplicationEvent;
+
+/**
+ * Published when the lease watchdog finds a held lock lost: its key was deleted or taken over, or
+ * Redis stayed unreachable until the lease ran out. From then on another instance may run the
+ * guarded work at the same time.
+ *
+ * <pre>{@code
+ * @EventListener
+ * void onLockLost(LockLostEvent event) {
+ *     alerts.raise("lost lock " + event.getKey() + ": " + event.getReason());
+ * }
+ * }</pre>
+ */
+public class LockLostEvent extends ApplicationEvent {
+
+    private final String reason;
+
+    /**
+     * @param handle the lock that was lost
+     * @param reason why, in words
+     */
+    public LockLostEvent(LockHandle handle, String reason) {
+        super(handle);
+        this.reason = reason;
+    }
+
+    /** The lock that was lost. */
+    public LockHandle getHandle() {
+        return (LockHandle) getSource();
+    }
+
+    /** The lock's key as the application named it. */
+    public String getKey() {
+        return getHandle().key();
+    }
+
+    /** The fencing token of the lost acquisition; a newer holder has a larger one. */
+    public long getFencingToken() {
+        return getHandle().fencingToken();
+    }
+
+    /** Why the lease was lost. */
+    public String getReason() {
+        return reason;
+    }
+}

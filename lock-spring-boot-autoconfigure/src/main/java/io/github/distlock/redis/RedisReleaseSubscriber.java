@@ -1,0 +1,95 @@
+package io.github.distlock.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.data.redis.connection.Message;
+import org.springframework.data.redis.connection.MessageListener;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.listener.ChannelTopic;
+import org.springframework.data.redis.listener.RedisMessageListenerContainer;
+
+import io.github.distlock.core.LockWaiters;
+
+/**
+ * The one pub/sub subscription of this JVM: it receives the name of every released lock that
+ * somebody waited for, and wakes the local waiters of that name.
+ *
+ * <p>Why one channel for all keys rather than one per key: a per-key subscription costs a
+ * SUBSCRIBE/UNSUBSCRIBE round trip on every wait and must be reference-counted to not leak
+ * (Redisson's leak reports). One channel costs nothing per wait. Its drawback, every instance
+ * receiving every release, is contained by the acquire script: releases publish only when a
+ * waiter left a marker, so uncontended locks publish nothing.
+ *
+ * <p>The subscription starts on the first wait, not at startup, so an application that never
+ * waits holds no extra connection; until it is confirmed, waiters poll with a short backoff.
+ * Spring Data's {@link RedisMessageListenerContainer} re-subscribes after a reconnect.
+ */
+public final class RedisReleaseSubscriber implements MessageListener, AutoCloseable {
+
+    private static final Log logger = LogFactory.getLog(RedisReleaseSubscriber.class);
+
+    private final RedisMessageListenerContainer container = new RedisMessageListenerContainer();
+    private final LockWaiters waiters;
+    private final String channel;
+    private final AtomicBoolean started = new AtomicBoolean();
+    private volatile boolean closed;
+
+    /**
+     * @param connectionFactory where to subscribe; the subscription gets its own connection
+     * @param channel the channel releases publish on ({@link RedisLockBackend#releaseChannel(String)})
+     * @param waiters the local waiters to wake
+     */
+    public RedisReleaseSubscriber(RedisConnectionFactory connectionFactory, String channel, LockWaiters waiters) {
+        this.waiters = waiters;
+        this.channel = channel;
+        container.setConnectionFactory(connectionFactory);
+        // Deliver on the client's I/O thread: waking a waiter is a map lookup and an unpark, and the
+        // default executor would start a thread per message.
+        container.setTaskExecutor(Runnable::run);
+        container.setBeanName("distributed-lock-release-subscriber");
+        container.addMessageListener(this, new ChannelTopic(channel));
+        waiters.notificationsFrom(this::listening);
+    }
+
+    /**
+     * Whether release messages arrive now; starts the subscription in the background on the first
+     * call.
+     */
+    public boolean listening() {
+        if (!started.get() && !closed && started.compareAndSet(false, true)) {
+            Thread starter = new Thread(this::start, "distributed-lock-subscribe");
+            starter.setDaemon(true);
+            starter.start();
+            return false;
+        }
+        return container.isListening();
+    }
+
+    private void start() {
+        try {
+            container.afterPropertiesSet();
+            container.start();
+            logger.debug("Subscribed to lock release channel '" + channel + "'");
+        }
+        catch (RuntimeException ex) {
+            // Waiters keep polling; the next wait does not retry, the container's recovery does.
+            logger.warn("Could not subscribe to lock release channel '" + channel + "'; waiters will poll", ex);
+        }
+    }
+
+    @Override
+    public void onMessage(Message message, byte[] pattern) {
+        waiters.released(new String(message.getBody(), StandardCharsets.UTF_8));
+    }
+
+    @Override
+    public void close() throws Exception {
+        closed = true;
+        if (started.get()) {
+            container.destroy();
+        }
+    }
+}

@@ -1,0 +1,34 @@
+package io.github.distlock.core;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Passes every call to the real backend and counts acquire attempts, so a test can tell a wake-up
+ * from a poll.
+ */
+final class CountingBackend implements LockBackend {
+
+    final AtomicLong acquireAttempts = new AtomicLong();
+    private final LockBackend delegate;
+
+    CountingBackend(LockBackend delegate) {
+        this.delegate = delegate;
+    }
+
+    @Override
+    public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long waitMillis) {
+        acquireAttempts.incrementAndGet();
+        return delegate.tryAcquire(key, token, ttlMillis, waitMillis);
+    }
+
+    @Override
+    public boolean release(LockKey key, String token) {
+        return delegate.release(key, token);
+    }
+
+    @Override
+    public List<RenewalOutcome> renew(List<LeaseRenewal> renewals) {
+        return delegate.renew(renewals);
+    }
+}

@@ -1,0 +1,170 @@
+package io.github.distlock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.github.distlock.LockHandle;
+import io.github.distlock.LockRequest;
+import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.testsupport.RedisServerExtension;
+import io.github.distlock.testsupport.RedisTestServer;
+
+/**
+ * Waiting: a release wakes the waiter through pub/sub, releases nobody publishes are still picked
+ * up within the holder's lease, and waiting leaves nothing behind.
+ */
+class ReleaseWakeUpTest {
+
+    private static final String CHANNEL = RedisLockBackend.releaseChannel("lock:");
+
+    @RegisterExtension
+    static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
+
+    private RedisTestServer redis;
+    private LockServiceConnection holder;
+    private LockServiceConnection waiter;
+    private CountingBackend waiterBackend;
+
+    @BeforeEach
+    void connect() {
+        redis = redisExtension.server();
+        holder = new LockServiceConnection(redis);
+        waiter = new LockServiceConnection(redis, Duration.ofSeconds(2), true,
+                backend -> waiterBackend = new CountingBackend(backend));
+        // Start the waiter's subscription, as its first contended wait would.
+        await().atMost(Duration.ofSeconds(10)).until(waiter.subscriber::listening);
+    }
+
+    @AfterEach
+    void disconnect() throws Exception {
+        holder.close();
+        waiter.close();
+    }
+
+    @Test
+    void aReleaseWakesTheWaiterWithoutWaitingForAPoll() throws Exception {
+        LockHandle held = holder.service.lock("order:1", Duration.ofSeconds(30), Duration.ZERO);
+        CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
+                .supplyAsync(() -> waiter.service.tryLock("order:1", null, Duration.ofSeconds(20)));
+        await().atMost(Duration.ofSeconds(5)).until(() -> waiter.waiters.waitingKeys() == 1);
+        long attemptsBeforeRelease = waiterBackend.acquireAttempts.get();
+
+        held.release();
+
+        Optional<LockHandle> acquired = waiting.get(10, TimeUnit.SECONDS);
+        assertThat(acquired).isPresent();
+        // The attempt right after the wake-up succeeded: no poll in between (the holder's lease
+        // was 30 s and the fallback poll is 1 s away).
+        assertThat(waiterBackend.acquireAttempts.get() - attemptsBeforeRelease).isEqualTo(1);
+        assertThat(waiter.waiters.waitingKeys()).isZero();
+        acquired.get().release();
+    }
+
+    @Test
+    void handoffLatencyAfterAReleaseIsReported() throws Exception {
+        int handoffs = 200;
+        long[] latencies = new long[handoffs];
+        for (int i = 0; i < handoffs; i++) {
+            LockHandle held = holder.service.lock("handoff", Duration.ofSeconds(30), Duration.ZERO);
+            CompletableFuture<Long> acquiredAt = CompletableFuture.supplyAsync(() -> {
+                LockHandle handle = waiter.service.lock("handoff", null, Duration.ofSeconds(10));
+                long at = System.nanoTime();
+                handle.release();
+                return at;
+            });
+            await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(1))
+                    .until(() -> waiter.waiters.waitingKeys() == 1);
+            long releasedAt = System.nanoTime();
+            held.release();
+            latencies[i] = acquiredAt.get(10, TimeUnit.SECONDS) - releasedAt;
+        }
+        Arrays.sort(latencies);
+        System.out.printf("release-to-acquire handoff over %d runs: median %.2f ms, p99 %.2f ms, max %.2f ms%n",
+                handoffs, latencies[handoffs / 2] / 1e6, latencies[handoffs * 99 / 100] / 1e6,
+                latencies[handoffs - 1] / 1e6);
+        // Each handoff took one failed attempt, one re-check after registering, and one success
+        // after the wake-up (or just two, when the release beat the re-check): none needed a poll.
+        assertThat(waiterBackend.acquireAttempts.get()).isBetween(2L * handoffs, 3L * handoffs);
+    }
+
+    @Test
+    void aForeignDeleteThatPublishesNothingIsNoticedWithinTheHoldersRemainingTtl() throws Exception {
+        redis.command("SET", "lock:{order:2}", "foreign", "PX", "5000");
+        long started = System.nanoTime();
+        CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
+                .supplyAsync(() -> waiter.service.tryLock("order:2", null, Duration.ofSeconds(20)));
+        await().atMost(Duration.ofSeconds(5)).until(() -> waiter.waiters.waitingKeys() == 1);
+
+        redis.del("lock:{order:2}");
+
+        Optional<LockHandle> acquired = waiting.get(10, TimeUnit.SECONDS);
+        assertThat(acquired).isPresent();
+        // Picked up before the foreign holder's lease would have ended on its own.
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMillis(5000));
+        acquired.get().release();
+    }
+
+    @Test
+    void uncontendedReleasesPublishNothing() {
+        redis.resetStats();
+        for (int i = 0; i < 50; i++) {
+            holder.service.lock("quiet:" + i, null, Duration.ZERO).release();
+        }
+        assertThat(redis.commandCalls("publish")).isZero();
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void waitingOnAHundredThousandDistinctKeysLeavesNoSubscriptionOrWaiterBehind() throws Exception {
+        holder.service.lock("warm-up", null, Duration.ZERO).release();
+        waiter.service.lock("warm-up", null, Duration.ZERO).release();
+        long clientsBefore = redis.connectedClients();
+        assertThat(redis.subscriberCount(CHANNEL)).isEqualTo(1);
+
+        int keys = 100_000;
+        ExecutorService pool = Executors.newFixedThreadPool(16);
+        try {
+            List<Future<Boolean>> results = IntStream.range(0, 16).mapToObj(worker -> pool.submit(() -> {
+                for (int i = worker; i < keys; i += 16) {
+                    String key = "many:" + i;
+                    LockHandle held = holder.service.lock(LockRequest.of(key).withWatchdog(false)
+                            .withWaitTime(Duration.ZERO));
+                    // A short wait that times out: the waiter enters and leaves the registry.
+                    if (waiter.service.tryLock(key, null, Duration.ofMillis(1)).isPresent()) {
+                        return false;
+                    }
+                    held.release();
+                }
+                return true;
+            })).toList();
+            for (Future<Boolean> result : results) {
+                assertThat(result.get(5, TimeUnit.MINUTES)).isTrue();
+            }
+        }
+        finally {
+            pool.shutdownNow();
+        }
+
+        assertThat(waiter.waiters.waitingKeys()).isZero();
+        assertThat(redis.subscriberCount(CHANNEL)).isEqualTo(1);
+        assertThat(redis.command("PUBSUB", "NUMPAT")).isEqualTo(0L);
+        assertThat((List<Object>) redis.command("PUBSUB", "CHANNELS")).containsExactly((Object) CHANNEL);
+        assertThat(redis.connectedClients()).isEqualTo(clientsBefore);
+    }
+}
