@@ -1,0 +1,40 @@
+package io.github.distlock.sample;
+
+import java.util.Arrays;
+
+import io.github.distlock.sample.demo.OversellDemo;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+
+/**
+ * An inventory service whose stock deduction is a non-atomic read-modify-write in Redis: exactly
+ * the code that oversells when several instances run behind a load balancer, and that
+ * {@code @DistributedLock} makes safe.
+ *
+ * <p>Two ways to run it:
+ * <ul>
+ *   <li>without arguments: a web application on port 8080 with {@code /stock/{sku}} endpoints,
+ *       using the Redis at {@code spring.data.redis.*} (localhost:6379 by default) or, if none
+ *       answers there, an embedded redis-server;</li>
+ *   <li>with {@code --demo}: runs {@link OversellDemo} (two application instances, unguarded vs
+ *       guarded deductions), prints a table and exits.</li>
+ * </ul>
+ */
+@SpringBootApplication
+public class SampleApplication {
+
+    /**
+     * Starts the web application, or the demo when the arguments contain {@code --demo}.
+     *
+     * @param args command-line arguments; Spring Boot properties such as
+     *        {@code --spring.data.redis.port=6380} are honoured in both modes
+     */
+    public static void main(String[] args) {
+        if (Arrays.asList(args).contains("--" + OversellDemo.DEMO_OPTION)) {
+            // The demo builds its own application instances; exit explicitly so its status reaches the shell.
+            System.exit(OversellDemo.runFromCommandLine(args));
+        }
+        SpringApplication.run(SampleApplication.class, args);
+    }
+}
