@@ -1,0 +1,240 @@
+package io.github.distlock.aop;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.context.EnvironmentAware;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.AnnotationUtils;
+import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+
+import io.github.distlock.DistributedLock;
+
+/**
+ * Reads {@link DistributedLock @DistributedLock} from methods (also when declared on an interface or a superclass
+ * method), validates it and caches the result per method and target class, like Spring's
+ * {@code AnnotationCacheOperationSource}. Durations are parsed with {@link DurationStyle#detectAndParse(String)}
+ * ({@code "30s"}, {@code "500ms"}, {@code "PT1M"}) after resolving {@code ${...}} placeholders with the bean
+ * factory's embedded value resolver; the key goes to {@link LockKeyResolver#parse}.
+ *
+ * <p>{@link #isCandidateClass} validates every locked method of a class when the first bean of that class is
+ * proxied, so an invalid declaration fails the startup with an {@link InvalidLockDefinitionException}.
+ */
+public class AnnotationLockOperationSource implements LockOperationSource, BeanFactoryAware, EnvironmentAware {
+
+    private static final Log logger = LogFactory.getLog(AnnotationLockOperationSource.class);
+
+    /** Cached for methods without the annotation, because a ConcurrentHashMap holds no nulls. */
+    private static final Object NOT_LOCKED = new Object();
+
+    private final LockKeyResolver keyResolver;
+
+    private final Map<MethodClassKey, Object> operations = new ConcurrentHashMap<>(256);
+
+    private final Map<Class<?>, Boolean> candidateClasses = new ConcurrentHashMap<>(256);
+
+    private ConfigurableBeanFactory beanFactory;
+
+    private Environment environment;
+
+    /**
+     * @param keyResolver parses and checks the key expressions
+     */
+    public AnnotationLockOperationSource(LockKeyResolver keyResolver) {
+        this.keyResolver = keyResolver;
+    }
+
+    /** Supplies the embedded value resolver that resolves {@code ${...}} in durations. */
+    @Override
+    public void setBeanFactory(BeanFactory beanFactory) {
+        if (beanFactory instanceof ConfigurableBeanFactory configurable) {
+            this.beanFactory = configurable;
+        }
+    }
+
+    /**
+     * Resolves placeholders while the bean factory has no embedded value resolver yet (it gets one only once
+     * the regular singletons are created, while a bean that a post-processor needs may be proxied earlier).
+     */
+    @Override
+    public void setEnvironment(Environment environment) {
+        this.environment = environment;
+    }
+
+    /**
+     * Whether {@code targetClass} has a locked method; validates all of them on the first call for the class.
+     *
+     * @throws InvalidLockDefinitionException if any declaration of the class is invalid
+     */
+    @Override
+    public boolean isCandidateClass(Class<?> targetClass) {
+        Boolean known = candidateClasses.get(targetClass);
+        if (known != null) {
+            return known;
+        }
+        boolean candidate = validateMethodsOf(targetClass);
+        candidateClasses.put(targetClass, candidate);
+        return candidate;
+    }
+
+    /**
+     * The parsed lock of a method, computed once per method and target class.
+     *
+     * @throws InvalidLockDefinitionException if the method's declaration is invalid
+     */
+    @Override
+    public LockOperation getLockOperation(Method method, Class<?> targetClass) {
+        if (method.getDeclaringClass() == Object.class) {
+            return null;
+        }
+        MethodClassKey cacheKey = new MethodClassKey(method, targetClass);
+        Object cached = operations.get(cacheKey);
+        if (cached != null) {
+            return (cached == NOT_LOCKED ? null : (LockOperation) cached);
+        }
+        // An invalid declaration is not cached: it keeps failing, whoever asks.
+        LockOperation operation = computeOperation(method, targetClass);
+        operations.put(cacheKey, (operation != null ? operation : NOT_LOCKED));
+        return operation;
+    }
+
+    /**
+     * Parses every locked method of the class, including those inherited or declared on its interfaces, rather
+     * than stopping at the first match: Spring's pointcut matching stops there, and the remaining methods would
+     * otherwise be validated only on their first call.
+     */
+    private boolean validateMethodsOf(Class<?> targetClass) {
+        if (!AnnotationUtils.isCandidateClass(targetClass, DistributedLock.class)) {
+            return false;
+        }
+        Set<Class<?>> types = new LinkedHashSet<>();
+        types.add(ClassUtils.getUserClass(targetClass));
+        types.addAll(ClassUtils.getAllInterfacesForClassAsSet(targetClass));
+        boolean found = false;
+        for (Class<?> type : types) {
+            for (Method method : ReflectionUtils.getAllDeclaredMethods(type)) {
+                if (!method.isBridge() && method.getDeclaringClass() != Object.class
+                        && getLockOperation(method, targetClass) != null) {
+                    found = true;
+                }
+            }
+        }
+        return found;
+    }
+
+    private LockOperation computeOperation(Method method, Class<?> targetClass) {
+        // The implementation's method carries the parameter names and may override the annotation.
+        Method specificMethod = AopUtils.getMostSpecificMethod(method, targetClass);
+        DistributedLock annotation = AnnotatedElementUtils.findMergedAnnotation(specificMethod, DistributedLock.class);
+        if (annotation == null && specificMethod != method) {
+            annotation = AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class);
+        }
+        if (annotation == null) {
+            return null;
+        }
+        if (Modifier.isStatic(specificMethod.getModifiers()) || Modifier.isPrivate(specificMethod.getModifiers())) {
+            logger.warn("@DistributedLock on " + InvalidLockDefinitionException.describe(specificMethod, targetClass)
+                    + " has no effect: Spring proxies intercept only non-private instance methods called through the "
+                    + "bean. Make the method public, or lock with LockService directly.");
+            return null;
+        }
+        Class<?> owner = ClassUtils.getUserClass(targetClass != null ? targetClass : specificMethod.getDeclaringClass());
+        LockKeyExpression key = keyResolver.parse(specificMethod, owner, annotation.key());
+        Duration ttl = parseDuration(specificMethod, owner, "ttl", annotation.ttl());
+        if (ttl != null && (ttl.isZero() || ttl.isNegative())) {
+            throw new InvalidLockDefinitionException(specificMethod, owner, "ttl", annotation.ttl(),
+                    resolvedNote(annotation.ttl(), ttl) + "is not positive, but a lease needs a length. Use a positive "
+                            + "duration such as ttl = \"30s\", or leave it empty for distributed-lock.default-ttl.",
+                    null);
+        }
+        Duration waitTime = parseDuration(specificMethod, owner, "waitTime", annotation.waitTime());
+        if (waitTime != null && waitTime.isNegative()) {
+            throw new InvalidLockDefinitionException(specificMethod, owner, "waitTime", annotation.waitTime(),
+                    resolvedNote(annotation.waitTime(), waitTime) + "is negative. Use waitTime = \"0s\" to try once, "
+                            + "a duration such as waitTime = \"2s\", or leave it empty for "
+                            + "distributed-lock.default-wait-time.", null);
+        }
+        Boolean watchdog = switch (annotation.watchdog()) {
+            case DEFAULT -> null;
+            case ENABLED -> Boolean.TRUE;
+            case DISABLED -> Boolean.FALSE;
+        };
+        return new LockOperation(specificMethod, owner, key, ttl, waitTime, watchdog);
+    }
+
+    /** Empty means "the configured default", which {@code LockService} fills in when it sees {@code null}. */
+    private Duration parseDuration(Method method, Class<?> owner, String attribute, String value) {
+        if (value.isEmpty()) {
+            return null;
+        }
+        String resolved = resolvePlaceholders(method, owner, attribute, value);
+        if (resolved.isBlank()) {
+            return null; // a placeholder with an empty default, ${order.ttl:}, asks for the configured default
+        }
+        try {
+            return DurationStyle.detectAndParse(resolved.trim());
+        } catch (IllegalArgumentException ex) {
+            String example = attribute.equals("ttl") ? "30s" : "2s";
+            throw new InvalidLockDefinitionException(method, owner, attribute, value,
+                    (resolved.equals(value) ? "" : "(resolved to \"" + resolved + "\") ") + "is not a duration. "
+                            + "Use a duration such as " + attribute + " = \"" + example + "\", \"500ms\" or \"PT1M\", "
+                            + "or a ${property} placeholder that resolves to one.", ex);
+        }
+    }
+
+    private String resolvePlaceholders(Method method, Class<?> owner, String attribute, String value) {
+        if (!value.contains("${")) {
+            return value;
+        }
+        String resolved = value;
+        IllegalArgumentException failure = null;
+        try {
+            if (beanFactory != null && beanFactory.hasEmbeddedValueResolver()) {
+                resolved = beanFactory.resolveEmbeddedValue(value);
+            } else if (environment != null) {
+                resolved = environment.resolveRequiredPlaceholders(value);
+            }
+        } catch (IllegalArgumentException ex) {
+            failure = ex;
+        }
+        // Without a PropertySourcesPlaceholderConfigurer the context's fallback resolver leaves unknown
+        // placeholders in place instead of failing, so look for leftovers too.
+        if (failure != null || resolved == null || resolved.contains("${")) {
+            String example = attribute.equals("ttl") ? "30s" : "2s";
+            throw new InvalidLockDefinitionException(method, owner, attribute, value, "has a placeholder that "
+                    + "cannot be resolved" + (failure != null ? " (" + failure.getMessage() + ")" : "")
+                    + ". Define the property, for example in application.properties, or give a default after a "
+                    + "colon: " + attribute + " = \"" + withDefault(value, example) + "\".", failure);
+        }
+        return resolved;
+    }
+
+    /** {@code ${order.ttl}} becomes {@code ${order.ttl:30s}}, for the message's example fix. */
+    private static String withDefault(String value, String example) {
+        int start = value.indexOf("${");
+        int end = value.indexOf('}', start);
+        if (end < 0 || value.substring(start, end).contains(":")) {
+            return "${my.property:" + example + "}";
+        }
+        return value.substring(0, end) + ":" + example + value.substring(end);
+    }
+
+    private static String resolvedNote(String value, Duration parsed) {
+        return value.contains("${") ? "(resolved to " + parsed + ") " : "";
+    }
+}

@@ -1,0 +1,75 @@
+package io.github.distlock.aop;
+
+import java.lang.reflect.Method;
+
+/**
+ * A {@link io.github.distlock.DistributedLock @DistributedLock} declaration is invalid: its key expression does not
+ * parse or refers to something that does not exist, or a duration does not parse or is out of range. Thrown while
+ * the application context starts (when the bean's proxy is created), so a typo fails the startup instead of every
+ * call. The message names the class, the method, the attribute, the bad value and the fix.
+ */
+public class InvalidLockDefinitionException extends IllegalStateException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final transient Method method;
+
+    private final String attribute;
+
+    private final String value;
+
+    /**
+     * @param method the annotated method
+     * @param targetClass the class whose bean declares it
+     * @param attribute the annotation attribute at fault: {@code key}, {@code ttl} or {@code waitTime}
+     * @param value the attribute's value as written
+     * @param problem what is wrong with the value and how to fix it
+     * @param cause the underlying parse or resolution failure, if any
+     */
+    public InvalidLockDefinitionException(Method method, Class<?> targetClass, String attribute, String value,
+            String problem, Throwable cause) {
+        super("Invalid @DistributedLock on " + describe(method, targetClass) + ": " + attribute + " = \""
+                + value + "\" " + problem, cause);
+        this.method = method;
+        this.attribute = attribute;
+        this.value = value;
+    }
+
+    /** The annotated method. */
+    public Method getMethod() {
+        return method;
+    }
+
+    /** The annotation attribute at fault: {@code key}, {@code ttl} or {@code waitTime}. */
+    public String getAttribute() {
+        return attribute;
+    }
+
+    /** The attribute's value as written in the annotation. */
+    public String getValue() {
+        return value;
+    }
+
+    /**
+     * A readable name for a method, such as {@code com.example.OrderService.place(String orderId, int quantity)}.
+     *
+     * @param method the method
+     * @param targetClass the class it is called on, or {@code null} for its declaring class
+     * @return the name used in messages
+     */
+    static String describe(Method method, Class<?> targetClass) {
+        Class<?> owner = (targetClass != null ? targetClass : method.getDeclaringClass());
+        StringBuilder text = new StringBuilder(owner.getName()).append('.').append(method.getName()).append('(');
+        java.lang.reflect.Parameter[] parameters = method.getParameters();
+        for (int i = 0; i < parameters.length; i++) {
+            if (i > 0) {
+                text.append(", ");
+            }
+            text.append(parameters[i].getType().getSimpleName());
+            if (parameters[i].isNamePresent()) {
+                text.append(' ').append(parameters[i].getName());
+            }
+        }
+        return text.append(')').toString();
+    }
+}

@@ -1,0 +1,123 @@
+package io.github.distlock.autoconfigure;
+
+import org.aopalliance.intercept.MethodInterceptor;
+import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotationMetadata;
+
+import io.github.distlock.LockService;
+import io.github.distlock.aop.AnnotationLockOperationSource;
+import io.github.distlock.aop.DistributedLockAdvisor;
+import io.github.distlock.aop.DistributedLockInterceptor;
+import io.github.distlock.aop.LockKeyResolver;
+import io.github.distlock.aop.LockOperationSource;
+
+/**
+ * Auto-configures the {@link io.github.distlock.DistributedLock @DistributedLock} interceptor once there is a
+ * {@link LockService}: the operation source, the key resolver, the interceptor and its advisor, ordered by
+ * {@code distributed-lock.aspect-order}. Registers an auto-proxy creator if none exists, as
+ * {@code @EnableCaching} does, so the annotation works with or without {@code spring-boot-starter-aop}.
+ *
+ * <p>All beans are infrastructure beans created by static methods: the proxy creator instantiates advisors before
+ * ordinary beans, and neither this class nor the lock service should be created that early. Each bean can be
+ * replaced by declaring one of the same type.
+ */
+@AutoConfiguration(after = DistributedLockAutoConfiguration.class)
+@ConditionalOnClass({ MethodInterceptor.class, AopConfigUtils.class })
+@ConditionalOnBean(LockService.class)
+@ConditionalOnProperty(prefix = DistributedLockProperties.PREFIX, name = "enabled", havingValue = "true",
+        matchIfMissing = true)
+@Import(DistributedLockAnnotationAutoConfiguration.AutoProxyCreatorRegistrar.class)
+@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+public class DistributedLockAnnotationAutoConfiguration {
+
+    /**
+     * Parses and validates {@code @DistributedLock} once per method.
+     *
+     * @param lockKeyResolver parses the key expressions
+     * @return the operation source
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    @ConditionalOnMissingBean
+    public static LockOperationSource distributedLockOperationSource(LockKeyResolver lockKeyResolver) {
+        return new AnnotationLockOperationSource(lockKeyResolver);
+    }
+
+    /**
+     * Evaluates the key expressions.
+     *
+     * @return the key resolver
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    @ConditionalOnMissingBean
+    public static LockKeyResolver lockKeyResolver() {
+        return new LockKeyResolver();
+    }
+
+    /**
+     * Locks around each call of an annotated method.
+     *
+     * @param distributedLockOperationSource finds each method's lock
+     * @param lockKeyResolver resolves the key per call
+     * @param lockService looked up on the first call, not while the proxy infrastructure is created
+     * @return the interceptor
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    @ConditionalOnMissingBean
+    public static DistributedLockInterceptor distributedLockInterceptor(
+            LockOperationSource distributedLockOperationSource, LockKeyResolver lockKeyResolver,
+            ObjectProvider<LockService> lockService) {
+        return new DistributedLockInterceptor(distributedLockOperationSource, lockKeyResolver, lockService::getObject);
+    }
+
+    /**
+     * Applies the interceptor to annotated methods, ordered by {@code distributed-lock.aspect-order}.
+     *
+     * @param distributedLockOperationSource decides which methods are locked
+     * @param distributedLockInterceptor the advice
+     * @param environment where the aspect order is read from
+     * @return the advisor
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    @ConditionalOnMissingBean
+    public static DistributedLockAdvisor distributedLockAdvisor(LockOperationSource distributedLockOperationSource,
+            DistributedLockInterceptor distributedLockInterceptor, Environment environment) {
+        // The one property (DistributedLockProperties.aspectOrder) is bound from the Environment rather than
+        // injected: the properties bean would otherwise be created while the proxy creator collects advisors,
+        // too early to be post-processed like ordinary beans.
+        int order = Binder.get(environment)
+                .bind(DistributedLockProperties.PREFIX + ".aspect-order", Integer.class)
+                .orElse(DistributedLockProperties.DEFAULT_ASPECT_ORDER);
+        return new DistributedLockAdvisor(distributedLockOperationSource, distributedLockInterceptor, order);
+    }
+
+    /**
+     * Registers Spring's infrastructure auto-proxy creator unless one exists; an existing one (such as the
+     * AspectJ-aware creator of {@code spring-boot-starter-aop}) is kept, and it also applies our advisor.
+     */
+    static class AutoProxyCreatorRegistrar implements ImportBeanDefinitionRegistrar {
+
+        @Override
+        public void registerBeanDefinitions(AnnotationMetadata importingClassMetadata,
+                BeanDefinitionRegistry registry) {
+            AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
+        }
+    }
+}

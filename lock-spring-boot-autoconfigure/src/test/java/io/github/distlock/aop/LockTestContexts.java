@@ -1,0 +1,66 @@
+package io.github.distlock.aop;
+
+import java.util.List;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import io.github.distlock.autoconfigure.DistributedLockAnnotationAutoConfiguration;
+import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
+import io.github.distlock.testsupport.RedisTestServer;
+
+/**
+ * Application contexts as an application using the starter gets them: Boot's Redis auto-configuration, the lock
+ * service and the annotation support, against a test Redis.
+ */
+final class LockTestContexts {
+
+    static final AutoConfigurations LOCK_AUTO_CONFIGURATIONS = AutoConfigurations.of(RedisAutoConfiguration.class,
+            DistributedLockAutoConfiguration.class, DistributedLockAnnotationAutoConfiguration.class);
+
+    private LockTestContexts() {
+    }
+
+    /** A runner whose contexts each get their own Redis connection factory, pointing at {@code server}. */
+    static ApplicationContextRunner runner(RedisTestServer server) {
+        return new ApplicationContextRunner()
+                .withConfiguration(LOCK_AUTO_CONFIGURATIONS)
+                .withBean(LockProbe.class, () -> new LockProbe(server))
+                .withPropertyValues("spring.data.redis.host=" + server.host(),
+                        "spring.data.redis.port=" + server.port());
+    }
+
+    /**
+     * Looks at the lock keys in the test Redis from inside a guarded method. A separate type rather than the
+     * server itself, because the context would close an {@link AutoCloseable} bean (and with it the server).
+     */
+    static final class LockProbe {
+
+        private final RedisTestServer server;
+
+        LockProbe(RedisTestServer server) {
+            this.server = server;
+        }
+
+        /** The lock keys present right now, without companion keys such as {@code lock:{k}:fence}. */
+        List<String> heldLocks() {
+            List<?> keys = (List<?>) server.command("KEYS", "lock:*");
+            return keys.stream().map(String.class::cast).filter(key -> key.endsWith("}")).sorted().toList();
+        }
+
+        /** Whether the given Redis key exists. */
+        boolean exists(String redisKey) {
+            return Long.valueOf(1).equals(server.command("EXISTS", redisKey));
+        }
+
+        /** The remaining lifetime of a key in milliseconds. */
+        long pttl(String redisKey) {
+            return server.pttl(redisKey);
+        }
+
+        RedisTestServer server() {
+            return server;
+        }
+    }
+}
