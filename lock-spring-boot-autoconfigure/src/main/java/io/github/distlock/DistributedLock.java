@@ -23,6 +23,11 @@ import java.lang.annotation.Target;
  * expression or duration fails the startup with a message naming the method and the fix.
  * By default the lock is taken outside {@code @Transactional}, so it is released only after the
  * transaction commits ({@code distributed-lock.aspect-order}).
+ *
+ * <p>A nested call on the same thread that resolves to a key this thread already holds through the
+ * annotation joins that hold (no round trip; only the outermost call releases). A method returning
+ * {@code CompletionStage} (or Reactor {@code Mono}/{@code Flux}) keeps the lock until the result
+ * completes, not merely until the method returns.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
@@ -53,10 +58,61 @@ public @interface DistributedLock {
     String waitTime() default "";
 
     /**
+     * Several keys, all locked or none: {@code keys = {"'account:' + #from", "'account:' + #to"}}.
+     * Each is a SpEL expression like {@link #key()}. The evaluated keys are de-duplicated and
+     * acquired in sorted order, so {@code transfer(a, b)} and {@code transfer(b, a)} cannot
+     * deadlock; if one cannot be had, those already taken are released. Use either {@code key} or
+     * {@code keys}, not both.
+     */
+    String[] keys() default {};
+
+    /**
+     * What happens, while the method runs, when the watchdog finds the lease lost (key deleted or
+     * taken over, or Redis unreachable until the lease ran out). Either way a
+     * {@link LockLostEvent} is published and a WARN logged; after the method returns, the call
+     * throws {@link LockLostException} unless {@code distributed-lock.throw-on-lease-lost=false}.
+     */
+    LeaseLostAction onLeaseLost() default LeaseLostAction.IGNORE;
+
+    /**
+     * What the call does when the lock cannot be had (timeout, or Redis unreachable).
+     * {@link FailureAction#THROW} propagates the {@link LockAcquisitionException};
+     * {@link FailureAction#SKIP} does not invoke the method and returns an empty value.
+     */
+    FailureAction onFailure() default FailureAction.THROW;
+
+    /**
+     * Name of a {@link LockFailureHandler} bean that decides what the call returns (or throws)
+     * when the lock cannot be had. Overrides {@link #onFailure()}, which must then stay at its
+     * default.
+     */
+    String failureHandler() default "";
+
+    /**
      * Whether the lease watchdog renews this lock while the method runs. {@link Watchdog#DEFAULT}
      * follows {@code distributed-lock.watchdog.enabled}.
      */
     Watchdog watchdog() default Watchdog.DEFAULT;
+
+    /** What to do with the running method when its lease is lost. */
+    enum LeaseLostAction {
+        /** Let the method run on; the event, the log line and the exception afterwards tell. */
+        IGNORE,
+        /** Interrupt the thread running the method, so blocking calls in it stop early. */
+        INTERRUPT
+    }
+
+    /** What a call returns when the lock cannot be had. */
+    enum FailureAction {
+        /** Throw the {@link LockTimeoutException} or {@link LockBackendException}. */
+        THROW,
+        /**
+         * Do not invoke the method and return an empty value: {@code null}, {@code Optional.empty()},
+         * an empty collection, map or stream, a completed future of {@code null}, or zero/false for
+         * a primitive.
+         */
+        SKIP
+    }
 
     /** Per-method override of the lease watchdog. */
     enum Watchdog {

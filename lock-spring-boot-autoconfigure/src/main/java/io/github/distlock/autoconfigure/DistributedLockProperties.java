@@ -56,6 +56,12 @@ public class DistributedLockProperties implements InitializingBean {
      */
     private int aspectOrder = DEFAULT_ASPECT_ORDER;
 
+    /**
+     * Whether a {@code @DistributedLock} method whose lease was lost while it ran throws
+     * {@code LockLostException} after it returns. Off, only the event and the log line tell.
+     */
+    private boolean throwOnLeaseLost = true;
+
     private final Watchdog watchdog = new Watchdog();
 
     public boolean isEnabled() {
@@ -104,6 +110,14 @@ public class DistributedLockProperties implements InitializingBean {
 
     public void setAspectOrder(int aspectOrder) {
         this.aspectOrder = aspectOrder;
+    }
+
+    public boolean isThrowOnLeaseLost() {
+        return throwOnLeaseLost;
+    }
+
+    public void setThrowOnLeaseLost(boolean throwOnLeaseLost) {
+        this.throwOnLeaseLost = throwOnLeaseLost;
     }
 
     public Watchdog getWatchdog() {
