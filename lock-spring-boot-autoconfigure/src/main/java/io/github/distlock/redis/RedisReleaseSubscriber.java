@@ -5,6 +5,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.Message;
 import org.springframework.data.redis.connection.MessageListener;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -27,7 +28,7 @@ import io.github.distlock.core.LockWaiters;
  * waits holds no extra connection; until it is confirmed, waiters poll with a short backoff.
  * Spring Data's {@link RedisMessageListenerContainer} re-subscribes after a reconnect.
  */
-public final class RedisReleaseSubscriber implements MessageListener, AutoCloseable {
+public final class RedisReleaseSubscriber implements MessageListener, SmartLifecycle, AutoCloseable {
 
     private static final Log logger = LogFactory.getLog(RedisReleaseSubscriber.class);
 
@@ -36,6 +37,7 @@ public final class RedisReleaseSubscriber implements MessageListener, AutoClosea
     private final String channel;
     private final AtomicBoolean started = new AtomicBoolean();
     private volatile boolean closed;
+    private volatile boolean initialized;
 
     /**
      * @param connectionFactory where to subscribe; the subscription gets its own connection
@@ -60,7 +62,7 @@ public final class RedisReleaseSubscriber implements MessageListener, AutoClosea
      */
     public boolean listening() {
         if (!started.get() && !closed && started.compareAndSet(false, true)) {
-            Thread starter = new Thread(this::start, "distributed-lock-subscribe");
+            Thread starter = new Thread(this::subscribe, "distributed-lock-subscribe");
             starter.setDaemon(true);
             starter.start();
             return false;
@@ -68,9 +70,12 @@ public final class RedisReleaseSubscriber implements MessageListener, AutoClosea
         return container.isListening();
     }
 
-    private void start() {
+    private void subscribe() {
         try {
-            container.afterPropertiesSet();
+            if (!initialized) {
+                container.afterPropertiesSet();
+                initialized = true;
+            }
             container.start();
             logger.debug("Subscribed to lock release channel '" + channel + "'");
         }
@@ -80,6 +85,35 @@ public final class RedisReleaseSubscriber implements MessageListener, AutoClosea
         }
     }
 
+    /** Nothing to do: the subscription starts on the first wait. */
+    @Override
+    public void start() {
+        closed = false;
+    }
+
+    /**
+     * Unsubscribes while the connection factory is still running: in a closing context, lifecycle
+     * beans stop before any bean is destroyed, and the factory stops after us (our phase is later).
+     */
+    @Override
+    public void stop() {
+        closed = true;
+        if (started.compareAndSet(true, false)) {
+            container.stop();
+        }
+    }
+
+    @Override
+    public boolean isRunning() {
+        return !closed;
+    }
+
+    /** The same phase as Spring Data's listener containers: stopped before the connection factory. */
+    @Override
+    public int getPhase() {
+        return Integer.MAX_VALUE;
+    }
+
     @Override
     public void onMessage(Message message, byte[] pattern) {
         waiters.released(new String(message.getBody(), StandardCharsets.UTF_8));
@@ -87,8 +121,8 @@ public final class RedisReleaseSubscriber implements MessageListener, AutoClosea
 
     @Override
     public void close() throws Exception {
-        closed = true;
-        if (started.get()) {
+        stop();
+        if (initialized) {
             container.destroy();
         }
     }
