@@ -1,0 +1,180 @@
+package io.github.distlock.benchmarks.adapter;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+import org.springframework.integration.redis.util.RedisLockRegistry.RedisLockType;
+
+/**
+ * The implementations compared, and how to open one client of each. The enum constant names are
+ * what the command line, the JMH {@code @Param} and the JSON results use.
+ */
+public enum Implementation {
+
+    /** Ours through {@code LockService}, watchdog on (the default). */
+    OURS_SERVICE("ours: LockService", Role.OURS, true) {
+        @Override
+        public LockAdapter open(RedisTarget target) {
+            return new OursLockServiceAdapter(target, null);
+        }
+
+        @Override
+        public LeaseHolder openLeaseHolder(RedisTarget target, Duration ttl) {
+            return new OursLockServiceAdapter(target, ttl);
+        }
+    },
+
+    /** Ours through {@code @DistributedLock} on a proxied bean. */
+    OURS_ANNOTATION("ours: @DistributedLock", Role.OURS, false) {
+        @Override
+        public LockAdapter open(RedisTarget target) {
+            return new OursAnnotationAdapter(target);
+        }
+    },
+
+    /** Redisson {@code RLock}, watchdog on. */
+    REDISSON_RLOCK("Redisson RLock", Role.PEER, true) {
+        @Override
+        public LockAdapter open(RedisTarget target) {
+            return new RedissonAdapter(target, false, null);
+        }
+
+        @Override
+        public LeaseHolder openLeaseHolder(RedisTarget target, Duration ttl) {
+            return new RedissonAdapter(target, false, ttl);
+        }
+    },
+
+    /** Redisson {@code RFencedLock}, watchdog on. */
+    REDISSON_FENCED("Redisson RFencedLock", Role.PEER, true) {
+        @Override
+        public LockAdapter open(RedisTarget target) {
+            return new RedissonAdapter(target, true, null);
+        }
+
+        @Override
+        public LeaseHolder openLeaseHolder(RedisTarget target, Duration ttl) {
+            return new RedissonAdapter(target, true, ttl);
+        }
+    },
+
+    /** Spring Integration {@code RedisLockRegistry}, {@code PUB_SUB_LOCK}. */
+    SI_PUB_SUB("Spring Integration PUB_SUB_LOCK", Role.PEER, true) {
+        @Override
+        public LockAdapter open(RedisTarget target) {
+            return new SpringIntegrationAdapter(target, RedisLockType.PUB_SUB_LOCK, null);
+        }
+
+        @Override
+        public LeaseHolder openLeaseHolder(RedisTarget target, Duration ttl) {
+            return new SpringIntegrationAdapter(target, RedisLockType.PUB_SUB_LOCK, ttl);
+        }
+    },
+
+    /**
+     * Spring Integration {@code RedisLockRegistry}, {@code SPIN_LOCK}. Renewal works the same in
+     * both modes, so the watchdog scenario measures only {@link #SI_PUB_SUB}.
+     */
+    SI_SPIN("Spring Integration SPIN_LOCK", Role.PEER, false) {
+        @Override
+        public LockAdapter open(RedisTarget target) {
+            return new SpringIntegrationAdapter(target, RedisLockType.SPIN_LOCK, null);
+        }
+    },
+
+    /** Raw Lettuce {@code SET NX PX} + {@code EVALSHA} compare-and-delete. */
+    FLOOR("floor: Lettuce SET NX PX + EVALSHA", Role.FLOOR, false) {
+        @Override
+        public LockAdapter open(RedisTarget target) {
+            return new LettuceFloorAdapter(target);
+        }
+    };
+
+    /** What an implementation is compared as. */
+    public enum Role {
+        /** This project. */
+        OURS,
+        /** A library users would pick instead; the "best peer" is the best of these. */
+        PEER,
+        /** The lower bound on cost, not a usable lock. */
+        FLOOR
+    }
+
+    private final String label;
+    private final Role role;
+    private final boolean renewsLeases;
+
+    Implementation(String label, Role role, boolean renewsLeases) {
+        this.label = label;
+        this.role = role;
+        this.renewsLeases = renewsLeases;
+    }
+
+    /**
+     * Opens one client, with its own connection(s).
+     *
+     * @param target the Redis and the wait time
+     * @return a new adapter; close it when done
+     */
+    public abstract LockAdapter open(RedisTarget target);
+
+    /**
+     * Opens one client that holds many leases with renewal on.
+     *
+     * @param target the Redis
+     * @param ttl the lease length
+     * @return a new holder; close it when done
+     * @throws UnsupportedOperationException if {@link #renewsLeases()} is false
+     */
+    public LeaseHolder openLeaseHolder(RedisTarget target, Duration ttl) {
+        throw new UnsupportedOperationException(label + " is not part of the watchdog scenario");
+    }
+
+    /** Whether the watchdog scenario measures it. */
+    public boolean renewsLeases() {
+        return renewsLeases;
+    }
+
+    /** A name short enough for a chart axis. */
+    public String shortLabel() {
+        return switch (this) {
+            case OURS_SERVICE -> "ours (service)";
+            case OURS_ANNOTATION -> "ours (annotation)";
+            case REDISSON_RLOCK -> "Redisson RLock";
+            case REDISSON_FENCED -> "Redisson fenced";
+            case SI_PUB_SUB -> "SI pub-sub";
+            case SI_SPIN -> "SI spin";
+            case FLOOR -> "floor";
+        };
+    }
+
+    /** How the report names it. */
+    public String label() {
+        return label;
+    }
+
+    /** Whether it is ours, a peer or the floor. */
+    public Role role() {
+        return role;
+    }
+
+    /**
+     * Parses a comma-separated list of constant names, case-insensitive; {@code all} or blank means
+     * every implementation.
+     *
+     * @param csv e.g. {@code "OURS_SERVICE,REDISSON_RLOCK"}
+     * @return the implementations in declaration order of the list
+     */
+    public static List<Implementation> parseList(String csv) {
+        if (csv == null || csv.isBlank() || csv.equalsIgnoreCase("all")) {
+            return List.of(values());
+        }
+        return Arrays.stream(csv.split(","))
+                .map(String::trim)
+                .filter(name -> !name.isEmpty())
+                .map(name -> valueOf(name.toUpperCase(Locale.ROOT)))
+                .toList();
+    }
+}

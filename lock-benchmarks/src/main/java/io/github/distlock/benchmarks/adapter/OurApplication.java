@@ -1,0 +1,145 @@
+package io.github.distlock.benchmarks.adapter;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.AutoConfigurationImportSelector;
+import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.core.annotation.AnnotationAttributes;
+import org.springframework.core.type.AnnotationMetadata;
+
+import io.github.distlock.DistributedLock;
+
+/**
+ * A small Spring Boot application holding our lock exactly as a user gets it: Boot's Redis
+ * auto-configuration plus every auto-configuration our starter ships, configured only through
+ * properties. Each instance has its own Lettuce client and connection, like a separate application
+ * instance.
+ *
+ * <p>Nothing else is auto-configured: the benchmark classpath also carries Spring Integration,
+ * whose Boot auto-configuration would start message-handling infrastructure that a lock user does
+ * not have.
+ */
+public final class OurApplication implements AutoCloseable {
+
+    private final ConfigurableApplicationContext context;
+
+    private OurApplication(ConfigurableApplicationContext context) {
+        this.context = context;
+    }
+
+    /**
+     * Starts the application against {@code target}.
+     *
+     * @param target the Redis to use; its wait time becomes the annotation's and the default wait
+     * @param ttl the default lease ({@code distributed-lock.default-ttl}), or {@code null} for the starter's default
+     * @return the running application
+     */
+    public static OurApplication start(RedisTarget target, Duration ttl) {
+        Map<String, Object> properties = new java.util.HashMap<>(Map.of(
+                "spring.data.redis.host", target.host(),
+                "spring.data.redis.port", target.port(),
+                "distributed-lock.default-wait-time", target.waitTime().toMillis() + "ms",
+                "bench.lock.wait-time", target.waitTime().toMillis() + "ms",
+                "spring.main.banner-mode", "off",
+                "spring.main.log-startup-info", "false",
+                "logging.level.root", "WARN"));
+        if (ttl != null) {
+            properties.put("distributed-lock.default-ttl", ttl.toMillis() + "ms");
+        }
+        ConfigurableApplicationContext context = new SpringApplicationBuilder(Config.class)
+                .web(WebApplicationType.NONE)
+                .registerShutdownHook(false)
+                .properties(properties)
+                .run();
+        return new OurApplication(context);
+    }
+
+    /**
+     * A bean of the application, e.g. {@code LockService} or {@link LockedWork}.
+     *
+     * @param type the bean type
+     * @param <T> the bean type
+     * @return the single bean of that type
+     */
+    public <T> T bean(Class<T> type) {
+        return context.getBean(type);
+    }
+
+    @Override
+    public void close() {
+        context.close();
+    }
+
+    /** The application's configuration: our auto-configuration and one annotated bean. */
+    @SpringBootConfiguration(proxyBeanMethods = false)
+    @Import(OurAutoConfigurationOnly.class)
+    static class Config {
+
+        @Bean
+        LockedWork lockedWork() {
+            return new LockedWork();
+        }
+    }
+
+    /**
+     * A bean whose method is guarded by {@code @DistributedLock}; the application proxies it. Public
+     * and non-final so that the proxy can subclass it.
+     */
+    public static class LockedWork {
+
+        /**
+         * Runs {@code criticalSection} under the lock named by {@code key}, waiting up to
+         * {@code bench.lock.wait-time}; ttl and watchdog are the starter's defaults.
+         *
+         * @param key the lock key
+         * @param criticalSection the work
+         */
+        @DistributedLock(key = "#key", waitTime = "${bench.lock.wait-time}")
+        public void run(String key, Runnable criticalSection) {
+            criticalSection.run();
+        }
+    }
+
+    /**
+     * Selects Boot's Redis auto-configuration and every auto-configuration in our package, ordered by
+     * their {@code after}/{@code before} declarations like {@code @EnableAutoConfiguration} orders them.
+     * Selecting by package instead of naming classes keeps the benchmark running what the starter
+     * ships even when its auto-configurations are split or renamed.
+     */
+    static class OurAutoConfigurationOnly extends AutoConfigurationImportSelector {
+
+        private static final String OUR_PACKAGE = "io.github.distlock.";
+
+        @Override
+        protected boolean isEnabled(AnnotationMetadata metadata) {
+            return true;
+        }
+
+        @Override
+        protected AnnotationAttributes getAttributes(AnnotationMetadata metadata) {
+            // Stands in for the attributes of an @EnableAutoConfiguration that excludes nothing.
+            AnnotationAttributes attributes = new AnnotationAttributes();
+            attributes.put("exclude", new String[0]);
+            attributes.put("excludeName", new String[0]);
+            return attributes;
+        }
+
+        @Override
+        protected List<String> getCandidateConfigurations(AnnotationMetadata metadata,
+                AnnotationAttributes attributes) {
+            Set<String> wanted = Set.of(RedisAutoConfiguration.class.getName());
+            return super.getCandidateConfigurations(metadata, attributes).stream()
+                    .filter(name -> name.startsWith(OUR_PACKAGE) || wanted.contains(name))
+                    .toList();
+        }
+    }
+}

@@ -1,0 +1,561 @@
+package io.github.distlock.benchmarks.report;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.ToDoubleFunction;
+import java.util.stream.Collectors;
+
+import io.github.distlock.benchmarks.adapter.Implementation;
+import io.github.distlock.benchmarks.adapter.Implementation.Role;
+import io.github.distlock.benchmarks.harness.Arguments;
+import io.github.distlock.benchmarks.harness.ContendedResult;
+import io.github.distlock.benchmarks.harness.HarnessResults;
+import io.github.distlock.benchmarks.harness.HarnessSettings;
+import io.github.distlock.benchmarks.harness.Json;
+import io.github.distlock.benchmarks.harness.RoundTripScenario.RoundTripResult;
+import io.github.distlock.benchmarks.harness.WatchdogScenario.WatchdogResult;
+
+/**
+ * Writes the benchmark page from {@code jmh.json} and {@code harness.json}: the targets with
+ * pass/miss, one table per scenario (medians over forks), two charts, the machine, the versions and
+ * the command. Exits with 1 after writing the page if any implementation showed a violation, lost a
+ * lease or broke, so that the run fails visibly without losing its numbers.
+ */
+public final class ReportMain {
+
+    private static final String OURS = Implementation.OURS_SERVICE.name();
+    private static final String ANNOTATION = Implementation.OURS_ANNOTATION.name();
+    private static final String FLOOR = Implementation.FLOOR.name();
+
+    private final JmhResults jmh;
+    private final HarnessResults harness;
+    private final String command;
+    private final StringBuilder page = new StringBuilder();
+
+    private ReportMain(JmhResults jmh, HarnessResults harness, String command) {
+        this.jmh = jmh;
+        this.harness = harness;
+        this.command = command;
+    }
+
+    /**
+     * @param args {@code --jmh=jmh.json --harness=harness.json --page=docs/benchmarks.md --command=...}
+     */
+    public static void main(String[] args) {
+        Arguments arguments = Arguments.parse(args);
+        List<String> problems = write(Path.of(arguments.string("jmh", "target/bench/jmh.json")),
+                Path.of(arguments.string("harness", "target/bench/harness.json")),
+                Path.of(arguments.string("page", "../docs/benchmarks.md")),
+                arguments.string("command", "./mvnw -B -pl lock-benchmarks -am -Pbench -DskipTests verify"));
+        if (!problems.isEmpty()) {
+            System.err.println("report: the page was written, but these must be fixed:");
+            problems.forEach(problem -> System.err.println("  - " + problem));
+            System.exit(1);
+        }
+    }
+
+    /**
+     * Writes the page and its charts (next to it, named after it).
+     *
+     * @param jmhFile JMH's JSON result; may be missing
+     * @param harnessFile the harness's result; may be missing
+     * @param pageFile the Markdown page to write
+     * @param command the command that produced the results, as shown on the page
+     * @return the problems that must fail the build: violations, lost leases, broken adapters
+     */
+    public static List<String> write(Path jmhFile, Path harnessFile, Path pageFile, String command) {
+        JmhResults jmh = Files.exists(jmhFile) ? JmhResults.read(jmhFile) : null;
+        HarnessResults harness = null;
+        if (Files.exists(harnessFile)) {
+            try {
+                harness = Json.read(Files.readString(harnessFile), HarnessResults.class);
+            }
+            catch (IOException ex) {
+                throw new UncheckedIOException(ex);
+            }
+        }
+        ReportMain report = new ReportMain(jmh, harness, command);
+        report.render(pageFile);
+        try {
+            Files.createDirectories(pageFile.toAbsolutePath().getParent());
+            Files.writeString(pageFile, report.page, StandardCharsets.UTF_8);
+        }
+        catch (IOException ex) {
+            throw new UncheckedIOException("cannot write " + pageFile, ex);
+        }
+        System.out.println("report: wrote " + pageFile.toAbsolutePath());
+        List<String> problems = new ArrayList<>();
+        if (harness != null) {
+            problems.addAll(harness.problems());
+        }
+        return problems;
+    }
+
+    // ------------------------------------------------------------------------------------------ page
+
+    private void render(Path pageFile) {
+        String base = pageFile.getFileName().toString().replaceFirst("\\.md$", "");
+        Path throughputChart = pageFile.resolveSibling(base + "-throughput.png");
+        Path latencyChart = pageFile.resolveSibling(base + "-latency.png");
+
+        line("# Benchmarks");
+        line();
+        line("<!-- Generated by lock-benchmarks (io.github.distlock.benchmarks.report.ReportMain). Do not edit: "
+                + "re-run the command below. -->");
+        line();
+        if (harness != null && !harness.settings().profile().equals("full")) {
+            line("> **This page comes from a `" + harness.settings().profile() + "` run: the numbers only prove that "
+                    + "every scenario runs. Publish only a `full` run.**");
+            line();
+        }
+        line("Our lock next to Redisson, Spring Integration's `RedisLockRegistry` and the cheapest safe lock "
+                + "(the *floor*), each against its own local `redis-server` with persistence off. Generated "
+                + OffsetDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"))
+                + " by:");
+        line();
+        line("```");
+        line(command);
+        line("```");
+        line();
+        targets();
+        environment();
+        method();
+        uncontended(throughputChart, latencyChart);
+        contended();
+        roundTrips();
+        watchdog();
+        processes();
+        problems();
+    }
+
+    private void targets() {
+        line("## Targets");
+        line();
+        line("What ours must reach, measured rather than asserted. *Best peer* is the best of Redisson RLock, "
+                + "Redisson RFencedLock and both Spring Integration modes; the floor is not a peer.");
+        line();
+        line("| target | measured | result |");
+        line("|---|---|---|");
+        if (jmh != null) {
+            for (int threads : new int[] { 1, 8 }) {
+                double ratio = throughput(OURS, threads) / throughput(FLOOR, threads);
+                target("uncontended ≥ 0.9× floor, " + threads + " thread" + (threads > 1 ? "s" : ""), ratio,
+                        format(ratio, 2) + "× (" + format(throughput(OURS, threads), 0) + " vs "
+                                + format(throughput(FLOOR, threads), 0) + " cycles/s)", ratio >= 0.9);
+            }
+            for (int threads : new int[] { 1, 8 }) {
+                double overhead = throughput(OURS, threads) / throughput(ANNOTATION, threads) - 1;
+                target("`@DistributedLock` overhead ≤ 5 % over `LockService`, " + threads + " thread"
+                        + (threads > 1 ? "s" : ""), overhead, percent(overhead), overhead <= 0.05);
+            }
+        }
+        if (harness != null) {
+            harness.roundTrips().stream().filter(r -> r.implementation().equals(OURS)).findFirst().ifPresent(r ->
+                    target("exactly 2 client round trips per uncontended cycle", r.clientCommandsPerCycle(),
+                            format(r.clientCommandsPerCycle(), 2),
+                            Math.abs(r.clientCommandsPerCycle() - 2) < 0.005));
+            Map<String, List<ContendedResult>> isolated = byImplementation(harness.contended(), "isolated");
+            if (isolated.containsKey(OURS)) {
+                List<ContendedResult> ours = isolated.get(OURS);
+                String bestSwitchPeer = bestPeer(isolated, ContendedResult::switchesPerSecond, true);
+                if (bestSwitchPeer != null) {
+                    double ratio = Stats.median(ours, ContendedResult::switchesPerSecond)
+                            / Stats.median(isolated.get(bestSwitchPeer), ContendedResult::switchesPerSecond);
+                    target("contended (isolated) owner switches/s ≥ 1.5× best peer", ratio, format(ratio, 2) + "× "
+                            + label(bestSwitchPeer), ratio >= 1.5);
+                }
+                String bestWaitPeer = bestPeer(isolated, r -> r.waitP99Nanos(), false);
+                if (bestWaitPeer != null) {
+                    double oursP99 = Stats.median(ours, r -> (double) r.waitP99Nanos());
+                    double peerP99 = Stats.median(isolated.get(bestWaitPeer), r -> (double) r.waitP99Nanos());
+                    target("contended (isolated) wait p99 ≤ ½ best peer's", oursP99 / peerP99,
+                            millis(oursP99) + " ms vs " + millis(peerP99) + " ms (" + label(bestWaitPeer) + ")",
+                            oursP99 <= peerP99 / 2);
+                }
+                double fairness = ours.stream().mapToDouble(ContendedResult::minFairShare).min().orElse(0);
+                target("no starved thread (each ≥ ¼ of the fair share), contended isolated", fairness,
+                        "least-served thread got " + format(fairness, 2) + "× its fair share", fairness >= 0.25);
+            }
+            long violations = totalViolations();
+            target("0 violations, every implementation, every contended run", violations, Long.toString(violations),
+                    violations == 0);
+            Map<String, List<WatchdogResult>> watchdog = harness.watchdog().stream()
+                    .collect(Collectors.groupingBy(WatchdogResult::implementation, LinkedHashMap::new,
+                            Collectors.toList()));
+            if (watchdog.containsKey(OURS)) {
+                double perTick = Stats.median(watchdog.get(OURS), WatchdogResult::roundTripsPer100LocksPerTick);
+                target("watchdog ≤ 1 round trip per 100 held locks per renewal tick", perTick, format(perTick, 3),
+                        perTick <= 1);
+            }
+        }
+        line();
+    }
+
+    private void environment() {
+        line("## Machine and versions");
+        line();
+        line("| | |");
+        line("|---|---|");
+        Environment.machine().forEach((name, value) -> line("| " + name + " | " + value + " |"));
+        Environment.versions(jmh != null ? jmh.jmhVersion : "?").forEach((name, value) ->
+                line("| " + name + " | " + value + " |"));
+        line();
+        line("Client JVMs, redis-server and the harness share these cores, over loopback: absolute numbers are "
+                + "this machine's; the ratios between implementations are the point.");
+        line();
+    }
+
+    private void method() {
+        line("## Settings and method");
+        line();
+        if (jmh != null) {
+            line("- **Scenario 1 (JMH):** " + (jmh.forks == 0 ? "no fork (in the calling JVM)" : jmh.forks + " forks")
+                    + " × (" + jmh.warmupIterations + " × " + jmh.warmupTime
+                    + " warm-up + " + jmh.measurementIterations + " × " + jmh.measurementTime
+                    + " measurement), fork JVM args `" + jmh.jvmArgs + "`. Throughput is the median over forks of "
+                    + "each fork's mean; p50/p99 are the median over forks of each fork's percentile (SampleTime).");
+        }
+        if (harness != null) {
+            HarnessSettings s = harness.settings();
+            line("- **Harness profile `" + s.profile() + "`**, " + Math.max(1, s.forks()) + " fork(s) per measurement"
+                    + (s.forks() == 0 ? " (in one JVM)" : " (a fresh JVM each, -Xmx1g)") + "; medians over forks; "
+                    + "ran " + Math.round(harness.seconds()) + " s.");
+            line("- **Scenario 2:** " + s.contendedThreads() + " threads on one key, " + seconds(s.contendedWarmup())
+                    + " warm-up then a " + seconds(s.contendedMeasure()) + " window, wait limit "
+                    + seconds(s.waitTime()) + ". The critical section reads a plain `long`, writes it +1 and records "
+                    + "the previous owner; wait = from calling the lock to entering the section (HdrHistogram).");
+            line("- **Scenario 3:** " + s.roundTripCycles() + " cycles for `INFO commandstats`, another "
+                    + s.roundTripCycles() + " under `MONITOR`, one more as transcript.");
+            line("- **Scenario 4:** " + s.watchdogLocks() + " locks, ttl " + seconds(s.watchdogTtl()) + ", held "
+                    + seconds(s.watchdogHold()) + " (CPU, commandstats) then " + seconds(s.watchdogMonitor())
+                    + " more under `MONITOR`; idle CPU baseline " + seconds(s.watchdogIdle()) + ".");
+            line("- **Scenario 5:** " + s.processCount() + " JVMs × " + s.processThreads()
+                    + " threads (one client per JVM) on one key; counter in a shared memory-mapped file; "
+                    + seconds(s.processWarmup()) + " warm-up, " + seconds(s.processMeasure()) + " window.");
+        }
+        line("- Ours is configured only through properties, with defaults: ttl 30 s, watchdog on. Redisson: "
+                + "defaults, `lock()`/`tryLock(wait)` without lease time (watchdog on, 30 s). Spring Integration: "
+                + "defaults, 30 s expiry; it renews only when given a scheduler, which only scenario 4 does. Floor: "
+                + "one Lettuce connection, `SET NX PX` + `EVALSHA`, retries every 1 ms when contended.");
+        line();
+    }
+
+    private void uncontended(Path throughputChart, Path latencyChart) {
+        line("## 1. Uncontended lock + unlock (JMH)");
+        line();
+        if (jmh == null) {
+            line("_Not run._");
+            line();
+            return;
+        }
+        line("Each thread on its own key, all threads sharing one client per implementation.");
+        line();
+        line("| implementation | 1 thread cycles/s | × floor | p50 µs | p99 µs | 8 threads cycles/s | × floor | "
+                + "p50 µs | p99 µs |");
+        line("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        List<String> labels = new ArrayList<>();
+        List<List<Double>> throughputSeries = List.of(new ArrayList<>(), new ArrayList<>());
+        List<List<Double>> latencySeries = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
+                new ArrayList<>());
+        for (Implementation implementation : Implementation.values()) {
+            if (!jmh.cells.containsKey(implementation.name())) {
+                continue;
+            }
+            StringBuilder row = new StringBuilder("| " + implementation.label());
+            int t = 0;
+            for (int threads : new int[] { 1, 8 }) {
+                JmhResults.Cell cell = jmh.cell(implementation.name(), threads);
+                double throughput = cell == null ? Double.NaN : cell.throughput;
+                double p50 = cell == null ? Double.NaN : cell.p50Micros;
+                double p99 = cell == null ? Double.NaN : cell.p99Micros;
+                row.append(" | ").append(format(throughput, 0))
+                        .append(" | ").append(format(throughput / throughput(FLOOR, threads), 2))
+                        .append(" | ").append(format(p50, 1))
+                        .append(" | ").append(format(p99, 1));
+                throughputSeries.get(t).add(throughput);
+                latencySeries.get(2 * t).add(p50);
+                latencySeries.get(2 * t + 1).add(p99);
+                t++;
+            }
+            line(row.append(" |").toString());
+            labels.add(implementation.shortLabel());
+        }
+        line();
+        Charts.bars(throughputChart, "Uncontended lock + unlock cycles per second (higher is better)", "cycles/s",
+                labels, List.of("1 thread", "8 threads"), throughputSeries, false);
+        Charts.bars(latencyChart, "Uncontended cycle time in microseconds, log scale (lower is better)", "µs",
+                labels, List.of("p50, 1 thread", "p99, 1 thread", "p50, 8 threads", "p99, 8 threads"), latencySeries,
+                true);
+        line("![Uncontended throughput](" + throughputChart.getFileName() + ")");
+        line();
+        line("![Uncontended latency](" + latencyChart.getFileName() + ")");
+        line();
+    }
+
+    private void contended() {
+        line("## 2. Contended: 8 threads, one key, one JVM");
+        line();
+        if (harness == null || harness.contended().isEmpty()) {
+            line("_Not run._");
+            line();
+            return;
+        }
+        line("**Isolated** (the headline): every thread has its own client, connections and lock service, as "
+                + "separate application instances do. **Shared**: one client per implementation for all threads, "
+                + "where in-JVM shortcuts show. An *owner switch* is an acquisition by a different thread than the "
+                + "previous one; a local lock re-granted to the same thread is not a handoff. *Fairness* is the "
+                + "least-served thread's acquisitions over the fair share, worst fork (below 0.25: starved). "
+                + "*Violations* = acquisitions − counter growth; anything but 0 means two owners at once.");
+        line();
+        for (String mode : List.of("isolated", "shared")) {
+            line("### " + mode);
+            line();
+            contendedTable(byImplementation(harness.contended(), mode));
+        }
+    }
+
+    private void contendedTable(Map<String, List<ContendedResult>> results) {
+        line("| implementation | acquisitions/s | owner switches/s | wait p50 ms | wait p99 ms | wait max ms | "
+                + "fairness | per-thread acquisitions (median fork) | timeouts | violations |");
+        line("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|");
+        for (Implementation implementation : Implementation.values()) {
+            List<ContendedResult> forks = results.get(implementation.name());
+            if (forks == null) {
+                continue;
+            }
+            double throughput = Stats.median(forks, ContendedResult::acquisitionsPerSecond);
+            ContendedResult typical = forks.stream()
+                    .min(Comparator.comparingDouble(r -> Math.abs(r.acquisitionsPerSecond() - throughput)))
+                    .orElseThrow();
+            line("| " + implementation.label()
+                    + " | " + format(throughput, 0)
+                    + " | " + format(Stats.median(forks, ContendedResult::switchesPerSecond), 0)
+                    + " | " + millis(Stats.median(forks, r -> (double) r.waitP50Nanos()))
+                    + " | " + millis(Stats.median(forks, r -> (double) r.waitP99Nanos()))
+                    + " | " + millis(Stats.median(forks, r -> (double) r.waitMaxNanos()))
+                    + " | " + format(forks.stream().mapToDouble(ContendedResult::minFairShare).min().orElse(0), 2)
+                    + " | " + Arrays.stream(typical.perThread()).mapToObj(Long::toString)
+                            .collect(Collectors.joining(" "))
+                    + " | " + forks.stream().mapToLong(ContendedResult::timeouts).sum()
+                    + " | " + forks.stream().mapToLong(ContendedResult::violations).sum() + " |");
+        }
+        line();
+    }
+
+    private void roundTrips() {
+        line("## 3. Server cost of one uncontended cycle");
+        line();
+        if (harness == null || harness.roundTrips().isEmpty()) {
+            line("_Not run._");
+            line();
+            return;
+        }
+        line("*Client round trips* are the commands clients sent, counted with `MONITOR` (commands a Lua script "
+                + "runs appear there as `[lua]` and are not round trips). *Server commands* are `INFO commandstats` "
+                + "deltas, which in Redis 7 include the commands scripts run.");
+        line();
+        line("| implementation | client round trips / cycle | server commands / cycle | server commands per cycle, "
+                + "by command |");
+        line("|---|---:|---:|---|");
+        for (RoundTripResult result : ordered(harness.roundTrips(), RoundTripResult::implementation)) {
+            line("| " + label(result.implementation()) + " | " + format(result.clientCommandsPerCycle(), 2) + " | "
+                    + format(result.serverCommandsPerCycle(), 2) + " | " + breakdown(result.serverCommandsBreakdown())
+                    + " |");
+        }
+        line();
+        line("<details><summary>MONITOR transcript of one cycle per implementation</summary>");
+        line();
+        for (RoundTripResult result : ordered(harness.roundTrips(), RoundTripResult::implementation)) {
+            line("**" + label(result.implementation()) + "**");
+            line();
+            line("```");
+            result.oneCycle().forEach(this::line);
+            line("```");
+            line();
+        }
+        line("</details>");
+        line();
+    }
+
+    private void watchdog() {
+        line("## 4. Watchdog: many locks held at once");
+        line();
+        if (harness == null || harness.watchdog().isEmpty()) {
+            line("_Not run._");
+            line();
+            return;
+        }
+        HarnessSettings s = harness.settings();
+        line(s.watchdogLocks() + " locks held by one client with a " + seconds(s.watchdogTtl())
+                + " lease, renewed every third of it (a *tick*). Client CPU is the process's CPU time while "
+                + "holding; idle is the same client after releasing them all; net is the difference. Heap is "
+                + "used heap after full GCs, while holding minus before, "
+                + "per lock. *Lost* leases expired while held (renewal failed).");
+        line();
+        line("| implementation | round trips/s | round trips per 100 locks per tick | server commands/s | "
+                + "client CPU ms/s holding | idle ms/s | net | heap bytes per lock | time to acquire all s | lost |");
+        line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        Map<String, List<WatchdogResult>> grouped = harness.watchdog().stream()
+                .collect(Collectors.groupingBy(WatchdogResult::implementation, LinkedHashMap::new,
+                        Collectors.toList()));
+        for (Implementation implementation : Implementation.values()) {
+            List<WatchdogResult> forks = grouped.get(implementation.name());
+            if (forks == null) {
+                continue;
+            }
+            line("| " + implementation.label()
+                    + " | " + format(Stats.median(forks, WatchdogResult::roundTripsPerSecond), 1)
+                    + " | " + format(Stats.median(forks, WatchdogResult::roundTripsPer100LocksPerTick), 3)
+                    + " | " + format(Stats.median(forks, WatchdogResult::serverCommandsPerSecond), 0)
+                    + " | " + format(Stats.median(forks, WatchdogResult::cpuMillisPerSecond), 1)
+                    + " | " + format(Stats.median(forks, WatchdogResult::idleCpuMillisPerSecond), 1)
+                    + " | " + format(Stats.median(forks, r -> r.cpuMillisPerSecond() - r.idleCpuMillisPerSecond()), 1)
+                    + " | " + format(Stats.median(forks, WatchdogResult::heapBytesPerLock), 0)
+                    + " | " + format(Stats.median(forks, WatchdogResult::acquireSeconds), 2)
+                    + " | " + forks.stream().mapToLong(WatchdogResult::lost).sum() + " |");
+        }
+        line();
+        line("Not measured: `@DistributedLock` (same watchdog as `LockService`), Spring Integration `SPIN_LOCK` "
+                + "(same renewal as `PUB_SUB_LOCK`), the floor (no renewal).");
+        line();
+    }
+
+    private void processes() {
+        HarnessSettings s = harness == null ? null : harness.settings();
+        line("## 5. Contended across JVMs" + (s == null ? "" : ": " + s.processCount() + " processes × "
+                + s.processThreads() + " threads, one key"));
+        line();
+        if (harness == null || harness.processes().isEmpty()) {
+            line("_Not run._");
+            line();
+            return;
+        }
+        line("Each JVM has one client shared by its threads, like one application instance; the counter lives in "
+                + "a memory-mapped file all JVMs read and write without atomics. Owner ids are unique across JVMs.");
+        line();
+        contendedTable(harness.processes().stream().collect(Collectors.groupingBy(ContendedResult::implementation,
+                LinkedHashMap::new, Collectors.toList())));
+    }
+
+    private void problems() {
+        line("## Problems");
+        line();
+        List<String> problems = harness == null ? List.of() : harness.problems();
+        if (problems.isEmpty()) {
+            line("None: no violation, no adapter error, no lease of ours lost"
+                    + (harness == null ? " (harness not run)" : "") + ".");
+        }
+        else {
+            problems.forEach(problem -> line("- " + problem));
+        }
+        line();
+    }
+
+    // ------------------------------------------------------------------------------------------ helpers
+
+    private long totalViolations() {
+        return harness.contended().stream().mapToLong(ContendedResult::violations).sum()
+                + harness.processes().stream().mapToLong(ContendedResult::violations).sum();
+    }
+
+    private double throughput(String implementation, int threads) {
+        JmhResults.Cell cell = jmh == null ? null : jmh.cell(implementation, threads);
+        return cell == null ? Double.NaN : cell.throughput;
+    }
+
+    private static Map<String, List<ContendedResult>> byImplementation(List<ContendedResult> results, String mode) {
+        return results.stream()
+                .filter(result -> result.mode().equals(mode))
+                .collect(Collectors.groupingBy(ContendedResult::implementation, LinkedHashMap::new,
+                        Collectors.toList()));
+    }
+
+    /** The peer with the highest (or lowest) median of {@code metric}, or null if no peer ran. */
+    private static String bestPeer(Map<String, List<ContendedResult>> results, ToDoubleFunction<ContendedResult> metric,
+            boolean highest) {
+        String best = null;
+        double bestValue = Double.NaN;
+        for (Map.Entry<String, List<ContendedResult>> entry : results.entrySet()) {
+            if (Implementation.valueOf(entry.getKey()).role() != Role.PEER) {
+                continue;
+            }
+            double value = Stats.median(entry.getValue(), metric::applyAsDouble);
+            if (best == null || (highest ? value > bestValue : value < bestValue)) {
+                best = entry.getKey();
+                bestValue = value;
+            }
+        }
+        return best;
+    }
+
+    private static <T> List<T> ordered(List<T> items, java.util.function.Function<T, String> implementation) {
+        return items.stream()
+                .sorted(Comparator.comparingInt(item -> Implementation.valueOf(implementation.apply(item)).ordinal()))
+                .toList();
+    }
+
+    private static String label(String implementation) {
+        return Implementation.valueOf(implementation).label();
+    }
+
+    /**
+     * One row of the targets table.
+     *
+     * @param value the number the target is about; NaN when a side of the comparison did not run
+     */
+    private void target(String name, double value, String measured, boolean met) {
+        if (Double.isNaN(value)) {
+            line("| " + name + " | not measured | – |");
+        }
+        else {
+            line("| " + name + " | " + measured + " | " + (met ? "met" : "**missed**") + " |");
+        }
+    }
+
+    private static String breakdown(Map<String, Double> perCommand) {
+        return perCommand.entrySet().stream()
+                .map(entry -> entry.getKey() + " " + format(entry.getValue(), 2))
+                .collect(Collectors.joining(", "));
+    }
+
+    private static String format(double value, int decimals) {
+        if (Double.isNaN(value) || Double.isInfinite(value)) {
+            return "–";
+        }
+        return String.format(Locale.ROOT, "%,." + decimals + "f", value);
+    }
+
+    private static String percent(double fraction) {
+        return Double.isNaN(fraction) ? "–" : String.format(Locale.ROOT, "%+.1f %%", fraction * 100);
+    }
+
+    private static String millis(double nanos) {
+        return format(nanos / 1e6, nanos < 1e7 ? 2 : 1);
+    }
+
+    private static String seconds(java.time.Duration duration) {
+        double seconds = duration.toMillis() / 1000.0;
+        return (seconds == Math.rint(seconds) ? Long.toString((long) seconds) : Double.toString(seconds)) + " s";
+    }
+
+    private void line(String text) {
+        page.append(text).append('\n');
+    }
+
+    private void line() {
+        page.append('\n');
+    }
+}

@@ -1,0 +1,112 @@
+package io.github.distlock.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.openjdk.jmh.results.RunResult;
+
+import io.github.distlock.benchmarks.adapter.Implementation;
+import io.github.distlock.benchmarks.harness.Arguments;
+import io.github.distlock.benchmarks.harness.ContendedResult;
+import io.github.distlock.benchmarks.harness.HarnessMain;
+import io.github.distlock.benchmarks.harness.HarnessResults;
+import io.github.distlock.benchmarks.harness.HarnessSettings;
+import io.github.distlock.benchmarks.harness.Json;
+import io.github.distlock.benchmarks.harness.RoundTripScenario.RoundTripResult;
+import io.github.distlock.benchmarks.harness.WatchdogScenario.WatchdogResult;
+import io.github.distlock.benchmarks.jmh.JmhMain;
+import io.github.distlock.benchmarks.report.ReportMain;
+
+/**
+ * The benchmark's smoke, run by every {@code ./mvnw verify}: every scenario once, briefly, for every
+ * implementation, so that a change to the lock or to a peer's version cannot silently break the
+ * benchmark. It fails on any violation, lost lease or adapter error. It proves that things run, not
+ * how fast: the numbers are meaningless, and it writes its page under {@code target/}, never to
+ * {@code docs/benchmarks.md}.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class BenchmarkSmokeTest {
+
+    private static final Path OUTPUT = Path.of("target", "bench-smoke");
+    private static final Path JMH_JSON = OUTPUT.resolve("jmh.json");
+    private static final Path HARNESS_JSON = OUTPUT.resolve("harness.json");
+    private static final Path PAGE = OUTPUT.resolve("benchmarks.md");
+    private static final Path PUBLISHED_PAGE = Path.of("..", "docs", "benchmarks.md");
+    private static final Set<String> ALL = Arrays.stream(Implementation.values()).map(Enum::name)
+            .collect(Collectors.toSet());
+
+    @Test
+    @Order(1)
+    void scenario1RunsUnderJmhForEveryImplementation() throws Exception {
+        // In this JVM (no fork) with one short iteration: enough to run the generated JMH code and every
+        // adapter at 1 and 8 threads. Errors fail the run (shouldFailOnError).
+        Collection<RunResult> results = JmhMain.run(Arguments.parse("--forks=0", "--warmup-iterations=0",
+                "--iterations=1", "--iteration-time=200ms", "--methods=throughput1|throughput8|latency1",
+                "--output=" + JMH_JSON));
+
+        assertThat(results).hasSize(ALL.size() * 3);
+        assertThat(results).allSatisfy(result ->
+                assertThat(result.getPrimaryResult().getSampleCount()).as(result.getParams().getBenchmark() + " "
+                        + result.getParams().getParam("implementation")).isPositive());
+        assertThat(JMH_JSON).isNotEmptyFile();
+    }
+
+    @Test
+    @Order(2)
+    void scenarios2To5RunWithoutViolationsForEveryImplementation() throws Exception {
+        HarnessResults results = HarnessMain.run(HarnessSettings.from(Arguments.parse("--profile=smoke")));
+        Json.write(HARNESS_JSON, results);
+
+        assertThat(results.problems()).as("violations, lost leases, adapter errors and failures").isEmpty();
+        assertThat(results.contended()).extracting(r -> r.implementation() + "/" + r.mode())
+                .containsExactlyInAnyOrderElementsOf(ALL.stream()
+                        .flatMap(name -> List.of(name + "/isolated", name + "/shared").stream()).toList());
+        assertThat(results.contended()).allSatisfy(ContendedResultCheck::madeProgress);
+        assertThat(results.roundTrips()).extracting(RoundTripResult::implementation)
+                .containsExactlyInAnyOrderElementsOf(ALL);
+        assertThat(results.watchdog()).extracting(WatchdogResult::implementation)
+                .containsExactlyInAnyOrderElementsOf(Arrays.stream(Implementation.values())
+                        .filter(Implementation::renewsLeases).map(Enum::name).toList());
+        assertThat(results.processes()).extracting(ContendedResult::implementation)
+                .containsExactlyInAnyOrderElementsOf(ALL);
+        assertThat(results.processes()).allSatisfy(ContendedResultCheck::madeProgress);
+    }
+
+    @Test
+    @Order(3)
+    void reportIsWrittenUnderTargetOnly() throws Exception {
+        long publishedBefore = Files.exists(PUBLISHED_PAGE) ? Files.getLastModifiedTime(PUBLISHED_PAGE).toMillis() : -1;
+
+        List<String> problems = ReportMain.write(JMH_JSON, HARNESS_JSON, PAGE, "(smoke test)");
+
+        assertThat(problems).isEmpty();
+        assertThat(Files.readString(PAGE)).contains("## Targets", "## 1. Uncontended", "## 2. Contended",
+                "## 3. Server cost", "## 4. Watchdog", "## 5. Contended across JVMs", "from a `smoke` run");
+        assertThat(OUTPUT.resolve("benchmarks-throughput.png")).isNotEmptyFile();
+        assertThat(OUTPUT.resolve("benchmarks-latency.png")).isNotEmptyFile();
+        long publishedAfter = Files.exists(PUBLISHED_PAGE) ? Files.getLastModifiedTime(PUBLISHED_PAGE).toMillis() : -1;
+        assertThat(publishedAfter).as("docs/benchmarks.md must not be touched by the smoke").isEqualTo(publishedBefore);
+    }
+
+    /** Checks shared by the contended scenarios. */
+    private static final class ContendedResultCheck {
+
+        static void madeProgress(ContendedResult result) {
+            assertThat(result.acquisitions()).as(result.implementation() + " " + result.mode() + " acquisitions")
+                    .isPositive();
+            assertThat(result.violations()).as(result.implementation() + " " + result.mode() + " violations")
+                    .isZero();
+        }
+    }
+}
