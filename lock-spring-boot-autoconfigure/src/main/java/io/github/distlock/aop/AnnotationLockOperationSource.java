@@ -3,6 +3,7 @@ package io.github.distlock.aop;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
@@ -14,6 +15,7 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.EnvironmentAware;
 import org.springframework.core.MethodClassKey;
@@ -24,13 +26,16 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 import io.github.distlock.DistributedLock;
+import io.github.distlock.LockFailureHandler;
 
 /**
  * Reads {@link DistributedLock @DistributedLock} from methods (also when declared on an interface or a superclass
  * method), validates it and caches the result per method and target class, like Spring's
  * {@code AnnotationCacheOperationSource}. Durations are parsed with {@link DurationStyle#detectAndParse(String)}
  * ({@code "30s"}, {@code "500ms"}, {@code "PT1M"}) after resolving {@code ${...}} placeholders with the bean
- * factory's embedded value resolver; the key goes to {@link LockKeyResolver#parse}.
+ * factory's embedded value resolver; the key, or each of the keys, goes to {@link LockKeyResolver#parse}. A
+ * {@code failureHandler} must name a {@link LockFailureHandler} bean, and contradicting attributes ({@code key} with
+ * {@code keys}, {@code failureHandler} with {@code onFailure = SKIP}) are rejected.
  *
  * <p>{@link #isCandidateClass} validates every locked method of a class when the first bean of that class is
  * proxied, so an invalid declaration fails the startup with an {@link InvalidLockDefinitionException}.
@@ -154,7 +159,8 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
             return null;
         }
         Class<?> owner = ClassUtils.getUserClass(targetClass != null ? targetClass : specificMethod.getDeclaringClass());
-        LockKeyExpression key = keyResolver.parse(specificMethod, owner, annotation.key());
+        LockKeyExpression[] keys = parseKeys(specificMethod, owner, annotation);
+        LockKeyExpression key = (keys != null ? keys[0] : keyResolver.parse(specificMethod, owner, annotation.key()));
         Duration ttl = parseDuration(specificMethod, owner, "ttl", annotation.ttl());
         if (ttl != null && (ttl.isZero() || ttl.isNegative())) {
             throw new InvalidLockDefinitionException(specificMethod, owner, "ttl", annotation.ttl(),
@@ -174,7 +180,97 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
             case ENABLED -> Boolean.TRUE;
             case DISABLED -> Boolean.FALSE;
         };
-        return new LockOperation(specificMethod, owner, key, ttl, waitTime, watchdog);
+        String failureHandler = annotation.failureHandler();
+        if (!failureHandler.isEmpty()) {
+            checkFailureHandler(specificMethod, owner, annotation);
+        }
+        return new LockOperation(specificMethod, owner, key, keys, ttl, waitTime, watchdog, annotation.onLeaseLost(),
+                annotation.onFailure(), failureHandler);
+    }
+
+    /** The parsed {@code keys}, each checked like {@code key}; {@code null} when the annotation uses {@code key}. */
+    private LockKeyExpression[] parseKeys(Method method, Class<?> owner, DistributedLock annotation) {
+        String[] sources = annotation.keys();
+        if (sources.length == 0) {
+            return null;
+        }
+        if (!annotation.key().isEmpty()) {
+            throw new InvalidLockDefinitionException(method, owner, "key", annotation.key(), "is set together with "
+                    + "keys = " + quoted(sources) + ". Use key for one lock or keys for several, not both: remove "
+                    + "key, or move it into keys.", null);
+        }
+        LockKeyExpression[] keys = new LockKeyExpression[sources.length];
+        for (int i = 0; i < sources.length; i++) {
+            String source = sources[i];
+            if (source.isBlank()) {
+                // Unlike key, an empty entry cannot mean "lock the method": that would be one more, fixed lock.
+                throw new InvalidLockDefinitionException(method, owner, "keys", source, "is blank, but each entry of "
+                        + "keys must name a lock, such as \"'account:' + #from\". Remove the entry or give it an "
+                        + "expression.", null);
+            }
+            try {
+                keys[i] = keyResolver.parse(method, owner, source);
+            } catch (InvalidLockDefinitionException ex) {
+                throw new InvalidLockDefinitionException(method, owner, "keys", source,
+                        "(an entry of keys) " + ex.getProblem(), ex.getCause());
+            }
+        }
+        return keys;
+    }
+
+    /**
+     * The named failure handler must be a {@link LockFailureHandler} bean, and must not be combined with
+     * {@code onFailure = SKIP}, which would contradict it.
+     */
+    private void checkFailureHandler(Method method, Class<?> owner, DistributedLock annotation) {
+        String name = annotation.failureHandler();
+        if (annotation.onFailure() == DistributedLock.FailureAction.SKIP) {
+            throw new InvalidLockDefinitionException(method, owner, "failureHandler", name, "is set together with "
+                    + "onFailure = SKIP, but the handler decides what a call that cannot get its lock returns. Remove "
+                    + "onFailure = SKIP (the handler may return an empty value itself), or remove failureHandler.",
+                    null);
+        }
+        if (name.isBlank()) {
+            throw new InvalidLockDefinitionException(method, owner, "failureHandler", name, "is blank. Name a "
+                    + "LockFailureHandler bean, or remove failureHandler.", null);
+        }
+        if (!(beanFactory instanceof ConfigurableListableBeanFactory listable)) {
+            return; // nothing to check against; the call looks the handler up and fails there
+        }
+        // No eager initialisation: this runs while beans are still being created.
+        String[] handlers = listable.getBeanNamesForType(LockFailureHandler.class, true, false);
+        for (String handler : handlers) {
+            if (handler.equals(name) || Arrays.asList(listable.getAliases(handler)).contains(name)) {
+                return;
+            }
+        }
+        if (listable.containsBean(name) && listable.isTypeMatch(name, LockFailureHandler.class)) {
+            return; // a handler whose type shows only once its factory is initialised
+        }
+        String problem;
+        if (listable.containsBean(name)) {
+            Class<?> type = listable.getType(name, false);
+            problem = "names a bean that is not a LockFailureHandler" + (type != null ? " but a " + type.getName() : "")
+                    + ".";
+        } else {
+            problem = "names no bean.";
+        }
+        if (handlers.length == 0) {
+            problem += " There is no LockFailureHandler bean: declare one named '" + name + "', for example "
+                    + "@Bean LockFailureHandler " + name + "() { return failure -> ...; }.";
+        } else {
+            problem += " The LockFailureHandler beans are: " + String.join(", ", handlers) + ". Name one of them, "
+                    + "or declare a LockFailureHandler bean named '" + name + "'.";
+        }
+        throw new InvalidLockDefinitionException(method, owner, "failureHandler", name, problem, null);
+    }
+
+    private static String quoted(String[] values) {
+        StringBuilder text = new StringBuilder("{");
+        for (int i = 0; i < values.length; i++) {
+            text.append(i > 0 ? ", " : "").append('"').append(values[i]).append('"');
+        }
+        return text.append('}').toString();
     }
 
     /** Empty means "the configured default", which {@code LockService} fills in when it sees {@code null}. */

@@ -4,6 +4,7 @@ import java.util.function.Supplier;
 
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.ProxyMethodInvocation;
 
 import io.github.distlock.LockService;
 
@@ -26,6 +27,31 @@ public class DistributedLockInterceptor extends DistributedLockAspectSupport imp
     /** Locks around the invocation if its method is locked, otherwise just proceeds. */
     @Override
     public Object invoke(MethodInvocation invocation) throws Throwable {
-        return execute(invocation::proceed, invocation.getThis(), invocation.getMethod(), invocation.getArguments());
+        Invoker invoker = (invocation instanceof ProxyMethodInvocation proxyInvocation
+                ? new ProceedingInvoker(proxyInvocation) : invocation::proceed);
+        return execute(invoker, invocation.getThis(), invocation.getMethod(), invocation.getArguments());
+    }
+
+    /** Proceeds with a Spring AOP invocation, and can do so again later for each subscription of a publisher. */
+    private static final class ProceedingInvoker implements Invoker {
+
+        private final ProxyMethodInvocation invocation;
+
+        ProceedingInvoker(ProxyMethodInvocation invocation) {
+            this.invocation = invocation;
+        }
+
+        @Override
+        public Object invoke() throws Throwable {
+            return invocation.proceed();
+        }
+
+        @Override
+        public Invoker repeatable() {
+            // An invocation proceeds down its interceptor chain only once; each subscription proceeds on its own
+            // copy of one taken now, before anything proceeded.
+            ProxyMethodInvocation template = (ProxyMethodInvocation) invocation.invocableClone();
+            return () -> ((ProxyMethodInvocation) template.invocableClone()).proceed();
+        }
     }
 }

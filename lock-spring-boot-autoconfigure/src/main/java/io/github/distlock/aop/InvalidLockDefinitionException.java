@@ -4,7 +4,8 @@ import java.lang.reflect.Method;
 
 /**
  * A {@link io.github.distlock.DistributedLock @DistributedLock} declaration is invalid: its key expression does not
- * parse or refers to something that does not exist, or a duration does not parse or is out of range. Thrown while
+ * parse or refers to something that does not exist, a duration does not parse or is out of range, or attributes
+ * contradict each other or name a bean that does not exist. Thrown while
  * the application context starts (when the bean's proxy is created), so a typo fails the startup instead of every
  * call. The message names the class, the method, the attribute, the bad value and the fix.
  */
@@ -18,10 +19,12 @@ public class InvalidLockDefinitionException extends IllegalStateException {
 
     private final String value;
 
+    private final String problem;
+
     /**
      * @param method the annotated method
      * @param targetClass the class whose bean declares it
-     * @param attribute the annotation attribute at fault: {@code key}, {@code ttl} or {@code waitTime}
+     * @param attribute the annotation attribute at fault, such as {@code key}, {@code keys} or {@code ttl}
      * @param value the attribute's value as written
      * @param problem what is wrong with the value and how to fix it
      * @param cause the underlying parse or resolution failure, if any
@@ -33,6 +36,7 @@ public class InvalidLockDefinitionException extends IllegalStateException {
         this.method = method;
         this.attribute = attribute;
         this.value = value;
+        this.problem = problem;
     }
 
     /** The annotated method. */
@@ -40,7 +44,7 @@ public class InvalidLockDefinitionException extends IllegalStateException {
         return method;
     }
 
-    /** The annotation attribute at fault: {@code key}, {@code ttl} or {@code waitTime}. */
+    /** The annotation attribute at fault, such as {@code key}, {@code keys}, {@code ttl} or {@code failureHandler}. */
     public String getAttribute() {
         return attribute;
     }
@@ -48,6 +52,11 @@ public class InvalidLockDefinitionException extends IllegalStateException {
     /** The attribute's value as written in the annotation. */
     public String getValue() {
         return value;
+    }
+
+    /** What is wrong with the value and how to fix it, without the method and attribute. */
+    public String getProblem() {
+        return problem;
     }
 
     /**

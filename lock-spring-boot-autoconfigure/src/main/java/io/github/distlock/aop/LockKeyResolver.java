@@ -133,7 +133,44 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
      *         evaluated (for example a property of a {@code null} argument)
      */
     public String resolveKey(LockOperation operation, Object[] args, Object target) {
-        LockKeyExpression key = operation.getKey();
+        return resolveKey(operation, operation.getKey(), args, target);
+    }
+
+    /**
+     * The lock names of one call of a method with several keys ({@code keys}), in declaration order; the caller
+     * sorts and de-duplicates them. Each goes through {@link #resolveKey(LockOperation, LockKeyExpression, Object[],
+     * Object)}, the one method to override to change every key (the three-argument form serves single keys only).
+     *
+     * @param operation the method's parsed annotation
+     * @param args the call's arguments
+     * @param target the target object (not the proxy), or {@code null}
+     * @return a new array with one key per expression, none blank
+     * @throws IllegalArgumentException if an expression evaluates to {@code null} or a blank string, or fails
+     */
+    public String[] resolveKeys(LockOperation operation, Object[] args, Object target) {
+        LockKeyExpression[] expressions = operation.multipleKeys();
+        if (expressions == null) {
+            return new String[] { resolveKey(operation, args, target) };
+        }
+        String[] keys = new String[expressions.length];
+        for (int i = 0; i < expressions.length; i++) {
+            keys[i] = resolveKey(operation, expressions[i], args, target);
+        }
+        return keys;
+    }
+
+    /**
+     * The lock name that one of the method's key expressions gives for one call.
+     *
+     * @param operation the method's parsed annotation
+     * @param key one of its parsed keys
+     * @param args the call's arguments
+     * @param target the target object (not the proxy), or {@code null}
+     * @return the key, never blank
+     * @throws IllegalArgumentException if the expression evaluates to {@code null} or a blank string, or cannot be
+     *         evaluated (for example a property of a {@code null} argument)
+     */
+    public String resolveKey(LockOperation operation, LockKeyExpression key, Object[] args, Object target) {
         String constant = key.getConstantKey();
         if (constant != null) {
             return constant;

@@ -2,15 +2,29 @@ package io.github.distlock.aop;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
+import org.springframework.util.ClassUtils;
+
+import io.github.distlock.DistributedLock.FailureAction;
+import io.github.distlock.DistributedLock.LeaseLostAction;
 import io.github.distlock.LockRequest;
 
 /**
  * One method's {@code @DistributedLock}, parsed and validated once by a {@link LockOperationSource} and then
- * shared by every call: the key in its cheapest evaluable form, and the resolved ttl, wait time and watchdog
- * setting ({@code null} where the configured default applies). Immutable.
+ * shared by every call: the key (or keys) in their cheapest evaluable form, the resolved ttl, wait time and
+ * watchdog setting ({@code null} where the configured default applies), what to do on a lost lease and on a failed
+ * acquisition, and how the method's result is followed ({@link ResultKind}). Everything a call needs is decided
+ * here, so the per-call work stays small. Immutable.
  */
 public final class LockOperation {
+
+    /** Whether Project Reactor is present; decides whether {@code Mono}/{@code Flux} results are recognised. */
+    private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
+            LockOperation.class.getClassLoader());
 
     private final Method method;
 
@@ -18,15 +32,31 @@ public final class LockOperation {
 
     private final LockKeyExpression key;
 
+    private final LockKeyExpression[] keys;
+
     private final Duration ttl;
 
     private final Duration waitTime;
 
     private final Boolean watchdog;
 
+    private final LeaseLostAction leaseLostAction;
+
+    private final FailureAction failureAction;
+
+    private final String failureHandler;
+
+    private final ResultKind resultKind;
+
+    private final boolean resultReplaceable;
+
+    private final Supplier<Object> emptyResult;
+
     private final String description;
 
     /**
+     * A single-key operation with the default lease-loss and failure behaviour.
+     *
      * @param method the method whose parameters the key expression refers to (the most specific one)
      * @param targetClass the class of the bean it is called on
      * @param key the parsed key
@@ -36,12 +66,42 @@ public final class LockOperation {
      */
     public LockOperation(Method method, Class<?> targetClass, LockKeyExpression key, Duration ttl, Duration waitTime,
             Boolean watchdog) {
+        this(method, targetClass, key, null, ttl, waitTime, watchdog, LeaseLostAction.IGNORE, FailureAction.THROW,
+                null);
+    }
+
+    /**
+     * @param method the method whose parameters the key expressions refer to (the most specific one)
+     * @param targetClass the class of the bean it is called on
+     * @param key the parsed key; with several keys, the first of them
+     * @param keys all parsed keys when the annotation names several ({@code keys}), otherwise {@code null}
+     * @param ttl the lease length, or {@code null} for {@code distributed-lock.default-ttl}
+     * @param waitTime the wait time, or {@code null} for {@code distributed-lock.default-wait-time}
+     * @param watchdog whether to renew the lease, or {@code null} for {@code distributed-lock.watchdog.enabled}
+     * @param leaseLostAction what to do with the running method when its lease is lost
+     * @param failureAction what the call returns when the lock cannot be had
+     * @param failureHandler the name of the {@link io.github.distlock.LockFailureHandler} bean that decides instead,
+     *        or {@code null}
+     */
+    public LockOperation(Method method, Class<?> targetClass, LockKeyExpression key, LockKeyExpression[] keys,
+            Duration ttl, Duration waitTime, Boolean watchdog, LeaseLostAction leaseLostAction,
+            FailureAction failureAction, String failureHandler) {
         this.method = method;
         this.targetClass = targetClass;
         this.key = key;
+        this.keys = (keys != null && keys.length > 1 ? keys.clone() : null);
         this.ttl = ttl;
         this.waitTime = waitTime;
         this.watchdog = watchdog;
+        this.leaseLostAction = leaseLostAction;
+        this.failureAction = failureAction;
+        this.failureHandler = (failureHandler == null || failureHandler.isEmpty() ? null : failureHandler);
+        Class<?> returnType = method.getReturnType();
+        this.resultKind = ResultKind.of(returnType);
+        // A stage the lock follows is replaced by one that completes after the release; only possible when a
+        // CompletableFuture fits the declared type (not for a custom CompletableFuture subclass).
+        this.resultReplaceable = returnType.isAssignableFrom(CompletableFuture.class);
+        this.emptyResult = EmptyReturnValues.of(returnType);
         this.description = InvalidLockDefinitionException.describe(method, targetClass);
     }
 
@@ -55,9 +115,24 @@ public final class LockOperation {
         return targetClass;
     }
 
-    /** The parsed key. */
+    /** The parsed key; with several keys, the first of them. */
     public LockKeyExpression getKey() {
         return key;
+    }
+
+    /** Whether the annotation names several keys ({@code keys}), all of which are locked. */
+    public boolean hasMultipleKeys() {
+        return keys != null;
+    }
+
+    /** All parsed keys: the one {@link #getKey()}, or each of {@code keys} in declaration order. */
+    public LockKeyExpression[] getKeys() {
+        return (keys != null ? keys.clone() : new LockKeyExpression[] { key });
+    }
+
+    /** The parsed keys without a copy, for the per-call path; {@code null} for a single key. */
+    LockKeyExpression[] multipleKeys() {
+        return keys;
     }
 
     /** The lease length, or {@code null} for the configured default. */
@@ -73,6 +148,39 @@ public final class LockOperation {
     /** The watchdog override, or {@code null} to follow the configuration. */
     public Boolean getWatchdog() {
         return watchdog;
+    }
+
+    /** What happens to the running method when its lease is lost. */
+    public LeaseLostAction getLeaseLostAction() {
+        return leaseLostAction;
+    }
+
+    /** What the call returns when the lock cannot be had and no failure handler is named. */
+    public FailureAction getFailureAction() {
+        return failureAction;
+    }
+
+    /** The name of the {@link io.github.distlock.LockFailureHandler} bean, or {@code null}. */
+    public String getFailureHandler() {
+        return failureHandler;
+    }
+
+    /** How the lock follows the method's result, decided once from the declared return type. */
+    public ResultKind getResultKind() {
+        return resultKind;
+    }
+
+    /**
+     * Whether a {@link ResultKind#COMPLETION_STAGE} result may be replaced by a {@code CompletableFuture} that
+     * completes after the release (and can carry a lost lease); otherwise the lock only follows the original stage.
+     */
+    boolean isResultReplaceable() {
+        return resultReplaceable;
+    }
+
+    /** The value a skipped call returns: empty, zero or {@code null}, fitting the declared return type. */
+    Object emptyResult() {
+        return emptyResult.get();
     }
 
     /**
@@ -92,7 +200,54 @@ public final class LockOperation {
 
     @Override
     public String toString() {
-        return "@DistributedLock(key = \"" + key.getSource() + "\", ttl = " + ttl + ", waitTime = " + waitTime
-                + ", watchdog = " + watchdog + ") on " + description;
+        String keyText = (keys != null ? "keys = " + Arrays.toString(keys) : "key = \"" + key.getSource() + "\"");
+        return "@DistributedLock(" + keyText + ", ttl = " + ttl + ", waitTime = " + waitTime + ", watchdog = "
+                + watchdog + ", onLeaseLost = " + leaseLostAction + ", onFailure = " + failureAction
+                + (failureHandler != null ? ", failureHandler = " + failureHandler : "") + ") on " + description;
+    }
+
+    /** How the lock follows a method's result. */
+    public enum ResultKind {
+
+        /** Held until the method returns (or throws). */
+        VALUE,
+
+        /** Held until the returned {@link CompletionStage} completes, normally or exceptionally. */
+        COMPLETION_STAGE,
+
+        /** Reactor {@code Mono}: acquired on subscription, held until it terminates or is cancelled. */
+        MONO,
+
+        /** Reactor {@code Flux} (or a declared {@code Publisher}): like {@link #MONO}. */
+        FLUX;
+
+        static ResultKind of(Class<?> returnType) {
+            if (CompletionStage.class.isAssignableFrom(returnType)) {
+                return COMPLETION_STAGE;
+            }
+            if (REACTOR_PRESENT) {
+                ResultKind reactive = ReactiveTypes.kindOf(returnType);
+                if (reactive != null) {
+                    return reactive;
+                }
+            }
+            return VALUE;
+        }
+    }
+
+    /** Touches Reactor types; loaded only when Reactor is present. */
+    private static final class ReactiveTypes {
+
+        static ResultKind kindOf(Class<?> returnType) {
+            // Exact types only: the lock returns its own Mono or Flux, which would not fit a declared subclass.
+            if (returnType == reactor.core.publisher.Mono.class) {
+                return ResultKind.MONO;
+            }
+            if (returnType == reactor.core.publisher.Flux.class
+                    || returnType == org.reactivestreams.Publisher.class) {
+                return ResultKind.FLUX;
+            }
+            return null;
+        }
     }
 }

@@ -1,5 +1,7 @@
 package io.github.distlock.autoconfigure;
 
+import java.time.Duration;
+
 import org.aopalliance.intercept.MethodInterceptor;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.ObjectProvider;
@@ -75,6 +77,7 @@ public class DistributedLockAnnotationAutoConfiguration {
      * @param distributedLockOperationSource finds each method's lock
      * @param lockKeyResolver resolves the key per call
      * @param lockService looked up on the first call, not while the proxy infrastructure is created
+     * @param environment where {@code throw-on-lease-lost} and {@code default-wait-time} are read from
      * @return the interceptor
      */
     @Bean
@@ -82,8 +85,18 @@ public class DistributedLockAnnotationAutoConfiguration {
     @ConditionalOnMissingBean
     public static DistributedLockInterceptor distributedLockInterceptor(
             LockOperationSource distributedLockOperationSource, LockKeyResolver lockKeyResolver,
-            ObjectProvider<LockService> lockService) {
-        return new DistributedLockInterceptor(distributedLockOperationSource, lockKeyResolver, lockService::getObject);
+            ObjectProvider<LockService> lockService, Environment environment) {
+        DistributedLockInterceptor interceptor = new DistributedLockInterceptor(distributedLockOperationSource,
+                lockKeyResolver, lockService::getObject);
+        // Bound from the Environment for the same reason as the aspect order below: the properties bean must not be
+        // created while the proxy infrastructure is.
+        DistributedLockProperties defaults = new DistributedLockProperties();
+        Binder binder = Binder.get(environment);
+        interceptor.setThrowOnLeaseLost(binder.bind(DistributedLockProperties.PREFIX + ".throw-on-lease-lost",
+                Boolean.class).orElse(defaults.isThrowOnLeaseLost()));
+        interceptor.setDefaultWaitTime(binder.bind(DistributedLockProperties.PREFIX + ".default-wait-time",
+                Duration.class).orElse(defaults.getDefaultWaitTime()));
+        return interceptor;
     }
 
     /**

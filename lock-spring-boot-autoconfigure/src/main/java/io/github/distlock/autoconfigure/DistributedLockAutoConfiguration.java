@@ -38,7 +38,7 @@ import io.lettuce.core.RedisClient;
 public class DistributedLockAutoConfiguration {
 
     /** The single-Redis backend, using Boot's connection factory. */
-    @Bean
+    @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     public LockBackend lockBackend(RedisConnectionFactory connectionFactory, DistributedLockProperties properties) {
         return new RedisLockBackend(connectionFactory, properties.getOperationTimeout(),

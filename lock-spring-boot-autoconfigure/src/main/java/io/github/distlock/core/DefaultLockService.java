@@ -1,5 +1,6 @@
 package io.github.distlock.core;
 
+import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -45,7 +46,12 @@ public class DefaultLockService implements LockService {
     private final LeaseWatchdog watchdog;
     private final LockDefaults defaults;
     private final LockWaiters waiters;
-    private final SecureRandom random = new SecureRandom();
+    /**
+     * Token sources, picked by thread id. One shared SecureRandom (NativePRNG on Linux) serialises
+     * every acquisition on a global lock; a few independent generators don't, and unlike a
+     * ThreadLocal they don't seed a new generator for every short-lived virtual thread.
+     */
+    private final SecureRandom[] randoms = newRandoms();
 
     /**
      * @param backend where locks are stored
@@ -171,9 +177,27 @@ public class DefaultLockService implements LockService {
         }
     }
 
+    private static SecureRandom[] newRandoms() {
+        int stripes = Integer.highestOneBit(Math.max(1, Runtime.getRuntime().availableProcessors() * 2 - 1)) * 2;
+        SecureRandom[] randoms = new SecureRandom[stripes];
+        for (int i = 0; i < stripes; i++) {
+            randoms[i] = newRandom();
+        }
+        return randoms;
+    }
+
+    private static SecureRandom newRandom() {
+        try {
+            return SecureRandom.getInstance("DRBG");
+        }
+        catch (NoSuchAlgorithmException ex) {
+            return new SecureRandom();
+        }
+    }
+
     private String newToken() {
         byte[] bytes = new byte[16];
-        random.nextBytes(bytes);
+        randoms[(int) Thread.currentThread().getId() & (randoms.length - 1)].nextBytes(bytes);
         return HexFormat.of().formatHex(bytes);
     }
 

@@ -59,6 +59,7 @@ final class LockServiceConnection implements AutoCloseable {
     public void close() throws Exception {
         watchdog.close();
         subscriber.close();
+        backend.close();
         connectionFactory.destroy();
     }
 }
