@@ -71,6 +71,10 @@ public final class RedisReleaseSubscriber implements MessageListener, SmartLifec
     }
 
     private void subscribe() {
+        // A context that is closing must not start a subscription on a client being shut down.
+        if (closed) {
+            return;
+        }
         try {
             if (!initialized) {
                 container.afterPropertiesSet();
