@@ -82,6 +82,14 @@ class DistributedLockAnnotationAutoConfigurationTests {
     }
 
     @Test
+    void interceptorThrowsOnALostLeaseUnlessThePropertyTurnsItOff() {
+        runner().run(context ->
+                assertThat(context.getBean(DistributedLockInterceptor.class).isThrowOnLeaseLost()).isTrue());
+        runner().withPropertyValues("distributed-lock.throw-on-lease-lost=false").run(context ->
+                assertThat(context.getBean(DistributedLockInterceptor.class).isThrowOnLeaseLost()).isFalse());
+    }
+
+    @Test
     void annotatedMethodsAreLockedWithTheAspectJProxyCreatorOfSpringBootStarterAop() {
         runner().withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class)).run(context -> {
             assertThat(context.getBean(AopConfigUtils.AUTO_PROXY_CREATOR_BEAN_NAME))

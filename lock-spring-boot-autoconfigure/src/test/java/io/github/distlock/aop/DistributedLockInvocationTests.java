@@ -23,6 +23,7 @@ import ch.qos.logback.core.read.ListAppender;
 import io.github.distlock.DistributedLock;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
+import io.github.distlock.LockLostException;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
@@ -185,8 +186,22 @@ class DistributedLockInvocationTests {
     }
 
     @Test
-    void fixedLeaseThatExpiresWhileTheMethodRunsIsReportedAsAWarningAndTheResultStands() {
+    void fixedLeaseThatExpiresWhileTheMethodRunsFailsTheCallWithLockLostExceptionAfterTheMethodReturns() {
         runner().run(context -> {
+            OrderService service = context.getBean(OrderService.class);
+            assertThatThrownBy(service::outliveFixedLease)
+                    .isInstanceOf(LockLostException.class)
+                    .hasMessageContaining("'short-lease'")
+                    .hasMessageContaining("outliveFixedLease(")
+                    .hasMessageContaining("expired")
+                    .satisfies(ex -> assertThat(((LockLostException) ex).getKey()).isEqualTo("short-lease"));
+            assertThat(service.invocations()).isOne(); // the method did run to its end
+        });
+    }
+
+    @Test
+    void fixedLeaseThatExpiresIsOnlyAWarningAndTheResultStandsWhenThrowOnLeaseLostIsOff() {
+        runner().withPropertyValues("distributed-lock.throw-on-lease-lost=false").run(context -> {
             OrderService service = context.getBean(OrderService.class);
             assertThat(service.outliveFixedLease()).isEqualTo("finished");
             assertThat(warnings.list).singleElement().satisfies(event -> {
@@ -290,6 +305,7 @@ class DistributedLockInvocationTests {
 
         @DistributedLock(key = "'short-lease'", ttl = "300ms", watchdog = DistributedLock.Watchdog.DISABLED)
         public String outliveFixedLease() {
+            invocations.incrementAndGet();
             await().atMost(Duration.ofSeconds(5)).until(() -> !probe.exists("lock:{short-lease}"));
             return "finished";
         }

@@ -11,6 +11,7 @@ import org.springframework.boot.autoconfigure.context.PropertyPlaceholderAutoCon
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import io.github.distlock.DistributedLock;
+import io.github.distlock.LockFailureHandler;
 import io.github.distlock.aop.LockTestContexts.LockProbe;
 import io.github.distlock.testsupport.RedisServerExtension;
 
@@ -144,6 +145,65 @@ class DistributedLockValidationTests {
         });
     }
 
+    @Test
+    void keyTogetherWithKeysFailsTheStartup() {
+        assertStartupFailure(KeyAndKeysService.class, "KeyAndKeysService", "move(", "key = \"#from\"",
+                "keys = {\"#from\", \"#to\"}", "not both");
+    }
+
+    @Test
+    void entryOfKeysReferringToAnUnknownParameterFailsTheStartup() {
+        assertStartupFailure(UnknownKeysParameterService.class, "UnknownKeysParameterService", "move(",
+                "keys = \"'account:' + #too\"", "#too", "not a parameter", "#to (or #p1, #a1)");
+    }
+
+    @Test
+    void blankEntryOfKeysFailsTheStartup() {
+        assertStartupFailure(BlankKeysEntryService.class, "BlankKeysEntryService", "move(", "keys = \" \"",
+                "is blank");
+    }
+
+    @Test
+    void failureHandlerNamingNoBeanFailsTheStartupAndListsTheHandlers() {
+        runner().withBean("cachedQuote", LockFailureHandler.class, () -> failure -> null)
+                .withBean("staleQuote", LockFailureHandler.class, () -> failure -> null)
+                .withBean(MissingHandlerService.class)
+                .run(context -> assertFailure(context.getStartupFailure(), "MissingHandlerService", "refresh(",
+                        "failureHandler = \"cachedQuotes\"", "names no bean", "cachedQuote, staleQuote"));
+    }
+
+    @Test
+    void failureHandlerNamingABeanOfAnotherTypeFailsTheStartup() {
+        runner().withBean("cachedQuotes", String.class, () -> "not a handler")
+                .withBean(MissingHandlerService.class)
+                .run(context -> assertFailure(context.getStartupFailure(), "MissingHandlerService", "refresh(",
+                        "failureHandler = \"cachedQuotes\"", "not a LockFailureHandler", "java.lang.String",
+                        "There is no LockFailureHandler bean"));
+    }
+
+    @Test
+    void failureHandlerTogetherWithSkipFailsTheStartup() {
+        runner().withBean("cachedQuote", LockFailureHandler.class, () -> failure -> null)
+                .withBean(HandlerAndSkipService.class)
+                .run(context -> assertFailure(context.getStartupFailure(), "HandlerAndSkipService", "refresh(",
+                        "failureHandler = \"cachedQuote\"", "onFailure = SKIP"));
+    }
+
+    @Test
+    void failureHandlerNamingAHandlerBeanStartsAndSeveralKeysParse() {
+        runner().withBean("cachedQuote", LockFailureHandler.class, () -> failure -> null)
+                .withBean(ValidHandlerAndKeysService.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    LockOperation operation = context.getBean(LockOperationSource.class).getLockOperation(
+                            ValidHandlerAndKeysService.class.getMethod("move", String.class, String.class),
+                            ValidHandlerAndKeysService.class);
+                    assertThat(operation.getFailureHandler()).isEqualTo("cachedQuote");
+                    assertThat(operation.getKeys()).extracting(LockKeyExpression::getSource)
+                            .containsExactly("'account:' + #from", "'account:' + #to");
+                });
+    }
+
     private void assertStartupFailure(Class<?> beanClass, String... fragments) {
         runner().withBean(beanClass).run(context -> assertFailure(context.getStartupFailure(), fragments));
     }
@@ -156,6 +216,51 @@ class DistributedLockValidationTests {
             cause = cause.getCause();
         }
         assertThat(cause).as("InvalidLockDefinitionException in the cause chain of %s", failure).isNotNull();
+    }
+
+    static class KeyAndKeysService {
+
+        @DistributedLock(key = "#from", keys = { "#from", "#to" })
+        public void move(String from, String to) {
+        }
+    }
+
+    static class UnknownKeysParameterService {
+
+        @DistributedLock(keys = { "'account:' + #from", "'account:' + #too" })
+        public void move(String from, String to) {
+        }
+    }
+
+    static class BlankKeysEntryService {
+
+        @DistributedLock(keys = { "#from", " " })
+        public void move(String from, String to) {
+        }
+    }
+
+    static class MissingHandlerService {
+
+        @DistributedLock(key = "#symbol", failureHandler = "cachedQuotes")
+        public String refresh(String symbol) {
+            return symbol;
+        }
+    }
+
+    static class HandlerAndSkipService {
+
+        @DistributedLock(key = "#symbol", failureHandler = "cachedQuote",
+                onFailure = DistributedLock.FailureAction.SKIP)
+        public String refresh(String symbol) {
+            return symbol;
+        }
+    }
+
+    static class ValidHandlerAndKeysService {
+
+        @DistributedLock(keys = { "'account:' + #from", "'account:' + #to" }, failureHandler = "cachedQuote")
+        public void move(String from, String to) {
+        }
     }
 
     static class BadSyntaxService {

@@ -1,11 +1,14 @@
 package io.github.distlock.aop;
 
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.event.EventListener;
 
+import io.github.distlock.LockLostEvent;
 import io.github.distlock.autoconfigure.DistributedLockAnnotationAutoConfiguration;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.testsupport.RedisTestServer;
@@ -61,6 +64,27 @@ final class LockTestContexts {
 
         RedisTestServer server() {
             return server;
+        }
+    }
+
+    /** Receives {@link LockLostEvent}s the way an application does, through {@code @EventListener}. */
+    static final class LostLeases {
+
+        private final List<LockLostEvent> events = new CopyOnWriteArrayList<>();
+
+        @EventListener
+        public void onLockLost(LockLostEvent event) {
+            events.add(event);
+        }
+
+        /** The events received so far. */
+        List<LockLostEvent> events() {
+            return events;
+        }
+
+        /** Whether a lease of {@code key} was reported lost. */
+        boolean lost(String key) {
+            return events.stream().anyMatch(event -> event.getKey().equals(key));
         }
     }
 }

@@ -98,9 +98,12 @@ class ReleaseWakeUpTest {
         System.out.printf("release-to-acquire handoff over %d runs: median %.2f ms, p99 %.2f ms, max %.2f ms%n",
                 handoffs, latencies[handoffs / 2] / 1e6, latencies[handoffs * 99 / 100] / 1e6,
                 latencies[handoffs - 1] / 1e6);
-        // Each handoff took one failed attempt, one re-check after registering, and one success
-        // after the wake-up (or just two, when the release beat the re-check): none needed a poll.
-        assertThat(waiterBackend.acquireAttempts.get()).isBetween(2L * handoffs, 3L * handoffs);
+        // Each handoff takes one failed attempt, one re-check after registering, and one success
+        // after the wake-up (just two when the release beats the re-check). A waiter's marker
+        // outlives its wait, so the waiter's own release in the previous round can also publish
+        // and cause a spurious wake-up: one extra attempt, now and then. Waiting for polls instead
+        // (one a second, the holder's lease being 30 s) would take about one extra per handoff.
+        assertThat(waiterBackend.acquireAttempts.get()).isBetween(2L * handoffs, 3L * handoffs + handoffs / 10);
     }
 
     @Test
