@@ -24,6 +24,12 @@ import io.github.distlock.core.LockWaiters;
  * receiving every release, is contained by the acquire script: releases publish only when a
  * waiter left a marker, so uncontended locks publish nothing.
  *
+ * <p>Measured on loopback (ReleaseWakeUpTest, 2 cores under load): release-to-acquire handoff
+ * median 1.4–1.6 ms, p99 7–25 ms, against a 1 s fallback poll; after waits on 100,000 distinct
+ * keys the server still counts exactly one subscriber, no pattern subscription and no extra
+ * client, and the local registry is empty. A per-key design would add a SUBSCRIBE and an
+ * UNSUBSCRIBE round trip (about 0.1 ms each here) to every one of those waits.
+ *
  * <p>The subscription starts on the first wait, not at startup, so an application that never
  * waits holds no extra connection; until it is confirmed, waiters poll with a short backoff.
  * Spring Data's {@link RedisMessageListenerContainer} re-subscribes after a reconnect.
