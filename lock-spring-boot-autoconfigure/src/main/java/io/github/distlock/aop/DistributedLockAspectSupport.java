@@ -218,37 +218,24 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     /** Several keys with a plain result: all acquired (or joined) before the method runs, all let go after. */
     private Object invokeHoldingAll(Invoker invoker, LockOperation operation, Object[] args, Object target)
             throws Throwable {
-        LockFrame frame;
-        try {
-            frame = enter(operation, args, target, false);
-        } catch (LockUnavailableException ex) {
-            return lockUnavailable(operation, args, ex.getKey(), ex.getCause());
-        }
-        boolean interrupt = (operation.getLeaseLostAction() == LeaseLostAction.INTERRUPT);
-        HeldLocks held = HeldLocks.current();
-        frame.register(held, interrupt);
-        Object result;
-        try {
-            result = invoker.invoke();
-        } catch (Throwable ex) {
-            frame.unregister(held, interrupt);
-            suppress(ex, exit(frame));
-            throw ex;
-        }
-        frame.unregister(held, interrupt);
-        LockLostException lost = exit(frame);
-        if (lost != null) {
-            throw lost;
-        }
-        return result;
+        return invokeInFrame(invoker, operation, args, target, false);
     }
 
     /** A {@link CompletionStage} result: the lock is held until the stage completes. */
     private Object invokeUntilComplete(Invoker invoker, LockOperation operation, Object[] args, Object target)
             throws Throwable {
+        return invokeInFrame(invoker, operation, args, target, true);
+    }
+
+    /**
+     * Acquires (or joins) every key of the call, invokes, and lets go: at once for a plain result, a {@code null}
+     * stage or a thrown exception; when the stage completes if {@code untilComplete} and a stage came back.
+     */
+    private Object invokeInFrame(Invoker invoker, LockOperation operation, Object[] args, Object target,
+            boolean untilComplete) throws Throwable {
         LockFrame frame;
         try {
-            frame = enter(operation, args, target, true);
+            frame = enter(operation, args, target, untilComplete);
         } catch (LockUnavailableException ex) {
             return lockUnavailable(operation, args, ex.getKey(), ex.getCause());
         }
@@ -263,16 +250,17 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
             suppress(ex, exit(frame));
             throw ex;
         }
-        // From here on the stage owns the lock, not this thread: later calls on this thread must not join it.
+        // For a stage, from here on the stage owns the lock, not this thread: later calls on this thread must not
+        // join it.
         frame.unregister(held, interrupt);
-        if (result == null) {
-            LockLostException lost = exit(frame);
-            if (lost != null) {
-                throw lost;
-            }
-            return null;
+        if (untilComplete && result != null) {
+            return followStage(frame, (CompletionStage<?>) result);
         }
-        return followStage(frame, (CompletionStage<?>) result);
+        LockLostException lost = exit(frame);
+        if (lost != null) {
+            throw lost;
+        }
+        return result;
     }
 
     /**
