@@ -142,10 +142,10 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         }
         switch (operation.getResultKind()) {
             case VALUE:
-                return operation.hasMultipleKeys() ? invokeHoldingAll(invoker, operation, args, target)
+                return operation.hasMultipleKeys() ? invokeInFrame(invoker, operation, args, target, false)
                         : invokeHolding(invoker, operation, args, target);
             case COMPLETION_STAGE:
-                return invokeUntilComplete(invoker, operation, args, target);
+                return invokeInFrame(invoker, operation, args, target, true);
             default:
                 return ReactiveLocks.lockOnSubscribe(this, invoker.repeatable(), operation, args, target);
         }
@@ -215,21 +215,10 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
                 : leaseLost(operation, hold.key(), "'" + hold.key() + "'", hold.handle(), outcome));
     }
 
-    /** Several keys with a plain result: all acquired (or joined) before the method runs, all let go after. */
-    private Object invokeHoldingAll(Invoker invoker, LockOperation operation, Object[] args, Object target)
-            throws Throwable {
-        return invokeInFrame(invoker, operation, args, target, false);
-    }
-
-    /** A {@link CompletionStage} result: the lock is held until the stage completes. */
-    private Object invokeUntilComplete(Invoker invoker, LockOperation operation, Object[] args, Object target)
-            throws Throwable {
-        return invokeInFrame(invoker, operation, args, target, true);
-    }
-
     /**
-     * Acquires (or joins) every key of the call, invokes, and lets go: at once for a plain result, a {@code null}
-     * stage or a thrown exception; when the stage completes if {@code untilComplete} and a stage came back.
+     * Several keys with a plain result, or a {@link CompletionStage} result: acquires (or joins) every key of the
+     * call, invokes, and lets go: at once for a plain result, a {@code null} stage or a thrown exception; when the
+     * stage completes if {@code untilComplete} and a stage came back.
      */
     private Object invokeInFrame(Invoker invoker, LockOperation operation, Object[] args, Object target,
             boolean untilComplete) throws Throwable {

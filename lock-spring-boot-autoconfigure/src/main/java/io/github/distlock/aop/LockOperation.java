@@ -55,22 +55,6 @@ public final class LockOperation {
     private final String description;
 
     /**
-     * A single-key operation with the default lease-loss and failure behaviour.
-     *
-     * @param method the method whose parameters the key expression refers to (the most specific one)
-     * @param targetClass the class of the bean it is called on
-     * @param key the parsed key
-     * @param ttl the lease length, or {@code null} for {@code distributed-lock.default-ttl}
-     * @param waitTime the wait time, or {@code null} for {@code distributed-lock.default-wait-time}
-     * @param watchdog whether to renew the lease, or {@code null} for {@code distributed-lock.watchdog.enabled}
-     */
-    public LockOperation(Method method, Class<?> targetClass, LockKeyExpression key, Duration ttl, Duration waitTime,
-            Boolean watchdog) {
-        this(method, targetClass, key, null, ttl, waitTime, watchdog, LeaseLostAction.IGNORE, FailureAction.THROW,
-                null);
-    }
-
-    /**
      * @param method the method whose parameters the key expressions refer to (the most specific one)
      * @param targetClass the class of the bean it is called on
      * @param key the parsed key; with several keys, the first of them

@@ -22,7 +22,8 @@ local now = redis.call('TIME')
 local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
 if fence < micros then
   fence = micros
-  redis.call('SET', KEYS[2], string.format('%.0f', micros))
+  redis.call('SET', KEYS[2], string.format('%.0f', micros), 'PX', ARGV[3])
+else
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
 end
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return fence
