@@ -42,6 +42,13 @@ public class DefaultLockService implements LockService {
      */
     private static final long FALLBACK_POLL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
+    /**
+     * How long a waiter's place in the Redis queue lasts without a refresh. Each re-check (at least
+     * every {@link #FALLBACK_POLL_NANOS}) refreshes it, so a live waiter keeps its place, and a
+     * release skips the entry of a waiter that died within this long.
+     */
+    private static final long QUEUE_ENTRY_MILLIS = 3_000;
+
     private final LockBackend backend;
     private final LeaseWatchdog watchdog;
     private final LockDefaults defaults;
@@ -89,32 +96,25 @@ public class DefaultLockService implements LockService {
         LockKey key = LockKey.of(defaults.keyPrefix(), name);
         String token = newToken();
         long deadline = System.nanoTime() + waitTime.toNanos();
-        LockWaiters.Waiting waiting = null;
+        // Registered before the first attempt: that attempt queues us in Redis, and a release may
+        // hand the lock over before it even returns.
+        LockWaiters.Waiter waiter = waitTime.isZero() ? null : waiters.enter(token);
+        boolean queued = false;
         long backoff = MIN_BACKOFF_NANOS;
         try {
             while (true) {
-                long releasesSeen = waiting != null ? waiting.releasesSeen() : 0;
                 long sentAt = System.nanoTime();
                 long waitLeft = deadline - sentAt;
-                AcquireAttempt attempt = backend.tryAcquire(key, token, ttlMillis,
-                        waitLeft > 0 ? TimeUnit.NANOSECONDS.toMillis(waitLeft) + 1 : 0);
+                long queueMillis = waitLeft > 0
+                        ? Math.min(TimeUnit.NANOSECONDS.toMillis(waitLeft) + 1, QUEUE_ENTRY_MILLIS) : 0;
+                AcquireAttempt attempt = backend.tryAcquire(key, token, ttlMillis, queueMillis, queued);
                 if (attempt.acquired()) {
-                    DefaultLockHandle handle = new DefaultLockHandle(key, token, attempt.fencingToken(), ttlMillis,
-                            sentAt, backend, renew ? watchdog : null);
-                    if (renew) {
-                        watchdog.watch(handle);
-                    }
-                    return Optional.of(handle);
+                    return Optional.of(acquired(key, token, attempt.fencingToken(), ttlMillis, sentAt, renew));
                 }
+                queued |= queueMillis > 0;
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0) {
-                    return Optional.empty();
-                }
-                if (waiting == null) {
-                    // Register, then try once more: a release between the first attempt and the
-                    // registration would otherwise wake nobody.
-                    waiting = waiters.enter(name);
-                    continue;
+                    return stopWaiting(key, token, queued, ttlMillis, sentAt, renew);
                 }
                 long pause;
                 if (waiters.notificationsActive()) {
@@ -124,23 +124,69 @@ public class DefaultLockService implements LockService {
                     pause = Math.min(remaining, ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1));
                     backoff = Math.min(MAX_BACKOFF_NANOS, backoff * 2);
                 }
-                // Never sleep past the holder's lease: it may expire without anyone publishing.
+                // Never sleep past the holder's lease: it may expire without anyone handing over.
                 if (attempt.holderTtlMillis() > 0) {
                     pause = Math.min(pause, TimeUnit.MILLISECONDS.toNanos(attempt.holderTtlMillis()));
                 }
-                waiting.await(releasesSeen, pause);
+                // A handed-over lease is counted from this attempt (the hand-over came later), so
+                // re-check often enough that the count errs by at most a quarter of the lease.
+                pause = Math.min(pause, TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 4);
+                long handedOver = waiter.await(pause);
+                if (handedOver > 0) {
+                    return Optional.of(acquired(key, token, handedOver, ttlMillis, sentAt, renew));
+                }
                 if (Thread.interrupted()) {
-                    Thread.currentThread().interrupt();
-                    throw new LockAcquisitionException(name, "Interrupted while waiting for lock '" + name + "'.",
-                            new InterruptedException());
+                    throw interrupted(key, token, queued);
                 }
             }
         }
         finally {
-            if (waiting != null) {
-                waiters.leave(waiting);
+            if (waiter != null) {
+                waiters.leave(waiter);
             }
         }
+    }
+
+    private DefaultLockHandle acquired(LockKey key, String token, long fencingToken, long ttlMillis, long sentAt,
+            boolean renew) {
+        DefaultLockHandle handle = new DefaultLockHandle(key, token, fencingToken, ttlMillis, sentAt, backend,
+                renew ? watchdog : null);
+        if (renew) {
+            watchdog.watch(handle);
+        }
+        return handle;
+    }
+
+    /**
+     * The wait is over: leaves the queue. A release may have handed us the lock in the last moment,
+     * in which case we own it and return it, as if that last attempt had succeeded.
+     */
+    private Optional<LockHandle> stopWaiting(LockKey key, String token, boolean queued, long ttlMillis,
+            long sentAt, boolean renew) {
+        long handedOver = queued ? backend.stopWaiting(key, token) : 0;
+        return handedOver > 0 ? Optional.of(acquired(key, token, handedOver, ttlMillis, sentAt, renew))
+                : Optional.empty();
+    }
+
+    /**
+     * Interrupted while waiting: leaves the queue and passes on a lock handed to us meanwhile. The
+     * interrupt flag is cleared during those calls (they would fail at once) and then restored.
+     */
+    private LockAcquisitionException interrupted(LockKey key, String token, boolean queued) {
+        LockAcquisitionException failure = new LockAcquisitionException(key.name(),
+                "Interrupted while waiting for lock '" + key.name() + "'.", new InterruptedException());
+        try {
+            if (queued && backend.stopWaiting(key, token) > 0) {
+                backend.release(key, token);
+            }
+        }
+        catch (RuntimeException ex) {
+            failure.addSuppressed(ex);
+        }
+        finally {
+            Thread.currentThread().interrupt();
+        }
+        return failure;
     }
 
     @Override

@@ -7,29 +7,49 @@ import java.util.List;
  * and a Redlock backend over several masters both implement it, so waiting, renewal and the
  * annotation are written once, in {@link DefaultLockService} and {@link LeaseWatchdog}.
  *
+ * <p>Waiting: a backend queues the callers that will wait, and its release hands the lock to the
+ * longest-waiting live one and tells it so through {@link LockWaiters#handedOver}. This avoids a
+ * herd of waiters racing for every release, and a releaser re-acquiring ahead of them.
+ *
  * <p>Implementations throw {@link io.github.distlock.LockBackendException} when the store cannot
  * be reached or answers with an error, and must bound every call by their operation timeout.
  */
 public interface LockBackend {
 
     /**
-     * Sets the lock if it is free, and returns a fresh fencing token with it.
+     * Sets the lock if it is free, and returns a fresh fencing token with it. A caller that will
+     * wait joins the key's wait queue, so that a release can hand the lock straight to it
+     * ({@link LockWaiters#handedOver}); it stays queued for {@code queueMillis} unless it calls
+     * again (which refreshes its place) or {@link #stopWaiting}.
      *
      * @param key the lock
-     * @param token this acquisition's unique value
+     * @param token this acquisition's unique value; it also names the caller in the wait queue
      * @param ttlMillis the lease in milliseconds
-     * @param waitMillis how much longer the caller will wait if the lock is taken (0: not at all),
-     *        so the holder's release knows to wake it up
+     * @param queueMillis how long to keep the caller queued if the lock is taken (0: do not queue,
+     *        the caller will not wait)
+     * @param queued whether an earlier call with this token may have queued it, in which case a
+     *        release may already have handed the lock to it
      * @return the outcome: the fencing token if acquired, else the holder's remaining lease
      */
-    AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long waitMillis);
+    AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued);
 
     /**
-     * Deletes the lock only if it still holds {@code token}.
+     * Deletes the lock only if it still holds {@code token}. A backend that queues waiters hands
+     * the lock to the next live one instead of deleting it.
      *
-     * @return {@code true} if our lock was deleted
+     * @return {@code true} if our lock was deleted or handed over
      */
     boolean release(LockKey key, String token);
+
+    /**
+     * Takes a waiter that gives up out of the wait queue. A release may have handed the lock to it
+     * just before: then the caller owns the lock and must use or release it.
+     *
+     * @param key the lock
+     * @param token the waiter's token
+     * @return the fencing token if the lock was handed to this waiter, otherwise 0
+     */
+    long stopWaiting(LockKey key, String token);
 
     /**
      * Extends each lease that still holds its token, in as few round trips as the store allows.

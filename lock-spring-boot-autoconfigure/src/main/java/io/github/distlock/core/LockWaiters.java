@@ -1,106 +1,99 @@
 package io.github.distlock.core;
 
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 /**
- * The threads of this JVM that wait for a lock, by lock name, and the wake-up call they wait for.
+ * The threads of this JVM that wait for a lock, by the token they asked for it with, and the
+ * hand-over each one waits for.
  *
- * <p>One subscription per JVM delivers every "released" message here ({@link #released(String)});
- * only waiters of that key wake up. Entries exist only while someone waits, so the registry is
- * empty again once the waits are over, however many distinct keys were waited on.
+ * <p>A release hands the lock to the longest-waiting live waiter in Redis and announces it on the
+ * one subscription of this JVM ({@link #handedOver(String, long)}); only that waiter wakes up, and
+ * it already owns the lock. Entries exist only while someone waits, so the registry is empty again
+ * once the waits are over, however many distinct keys were waited on.
  *
  * <p>Waiters park with {@link LockSupport} rather than {@code Object.wait}, so a waiting virtual
  * thread does not pin its carrier.
  */
 public final class LockWaiters {
 
-    private final ConcurrentHashMap<String, Waiting> byKey = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Waiter> byToken = new ConcurrentHashMap<>();
     private volatile BooleanSupplier notificationsActive = () -> false;
 
     /**
-     * Tells the registry how to know whether release messages are currently being delivered. While
-     * they are not, waiters poll with a short backoff instead of trusting the wake-up.
+     * Tells the registry how to know whether hand-over messages are currently being delivered.
+     * While they are not, waiters poll with a short backoff instead of trusting the wake-up.
      */
     public void notificationsFrom(BooleanSupplier active) {
         this.notificationsActive = active;
     }
 
-    /** Whether release messages are being delivered now. */
+    /** Whether hand-over messages are being delivered now. */
     public boolean notificationsActive() {
         return notificationsActive.getAsBoolean();
     }
 
-    /** Wakes every local waiter of {@code key}: its lock was just released. */
-    public void released(String key) {
-        Waiting waiting = byKey.get(key);
-        if (waiting != null) {
-            waiting.signal();
+    /**
+     * A release handed a lock to the waiter that asked with {@code token}: wakes it, if it is one of
+     * ours and still waiting. Hand-overs to waiters of other JVMs are ignored.
+     *
+     * @param token the waiter's token, now the lock's value in Redis
+     * @param fencingToken the fencing token of the handed-over lock
+     */
+    public void handedOver(String token, long fencingToken) {
+        Waiter waiter = byToken.get(token);
+        if (waiter != null) {
+            waiter.handOver(fencingToken);
         }
     }
 
-    /** The number of keys that local threads are waiting on right now. */
-    public int waitingKeys() {
-        return byKey.size();
+    /** The number of threads of this JVM waiting for a lock right now. */
+    public int waiting() {
+        return byToken.size();
     }
 
-    Waiting enter(String key) {
-        return byKey.compute(key, (k, existing) -> {
-            Waiting waiting = existing != null ? existing : new Waiting(k);
-            waiting.parties++;
-            return waiting;
-        });
+    Waiter enter(String token) {
+        Waiter waiter = new Waiter(token, Thread.currentThread());
+        byToken.put(token, waiter);
+        return waiter;
     }
 
-    void leave(Waiting waiting) {
-        byKey.computeIfPresent(waiting.key, (k, existing) -> --existing.parties == 0 ? null : existing);
+    void leave(Waiter waiter) {
+        byToken.remove(waiter.token, waiter);
     }
 
-    /** The waiters of one key. {@code parties} is only touched inside the map's compute functions. */
-    static final class Waiting {
+    /** One waiting thread. */
+    static final class Waiter {
 
-        private final String key;
-        private final AtomicLong releases = new AtomicLong();
-        private final Set<Thread> parked = ConcurrentHashMap.newKeySet();
-        private int parties;
+        private final String token;
+        private final Thread thread;
+        private volatile long fencingToken;
 
-        Waiting(String key) {
-            this.key = key;
-        }
-
-        /** A snapshot to compare against: take it before the attempt whose failure makes us wait. */
-        long releasesSeen() {
-            return releases.get();
+        Waiter(String token, Thread thread) {
+            this.token = token;
+            this.thread = thread;
         }
 
         /**
-         * Parks until a release newer than {@code seen} arrives or {@code nanos} pass. A release
-         * that arrived between the snapshot and this call returns at once, so none is missed.
+         * Parks until the lock is handed over, {@code nanos} pass or the thread is interrupted. A
+         * hand-over that arrived before this call returns at once, so none is missed.
+         *
+         * @return the fencing token if the lock was handed over to us, otherwise 0
          */
-        void await(long seen, long nanos) {
-            Thread current = Thread.currentThread();
-            parked.add(current);
-            try {
-                long deadline = System.nanoTime() + nanos;
-                long remaining = nanos;
-                while (releases.get() == seen && remaining > 0 && !current.isInterrupted()) {
-                    LockSupport.parkNanos(this, remaining);
-                    remaining = deadline - System.nanoTime();
-                }
+        long await(long nanos) {
+            long deadline = System.nanoTime() + nanos;
+            long remaining = nanos;
+            while (fencingToken == 0 && remaining > 0 && !thread.isInterrupted()) {
+                LockSupport.parkNanos(this, remaining);
+                remaining = deadline - System.nanoTime();
             }
-            finally {
-                parked.remove(current);
-            }
+            return fencingToken;
         }
 
-        private void signal() {
-            releases.incrementAndGet();
-            for (Thread thread : parked) {
-                LockSupport.unpark(thread);
-            }
+        private void handOver(long fencingToken) {
+            this.fencingToken = fencingToken;
+            LockSupport.unpark(thread);
         }
     }
 }

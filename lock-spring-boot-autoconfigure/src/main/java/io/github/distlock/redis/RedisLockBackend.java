@@ -36,9 +36,20 @@ import io.lettuce.core.codec.ByteArrayCodec;
  *
  * <p>Wire format: the lock is a plain string {@code <prefix>{<key>}} set with
  * {@code SET NX PX}, so any client following the redis.io single-instance pattern excludes us and
- * is excluded by us. The fencing counter lives at {@code <prefix>{<key>}:fence}, in the same
- * Cluster slot. The scripts ({@code acquire.lua}, {@code release.lua}, {@code renew.lua}) sit next
- * to this class and run with {@code EVALSHA}, falling back to {@code EVAL} once per node.
+ * is excluded by us. The fencing counter lives at {@code <prefix>{<key>}:fence}; callers that wait
+ * queue in {@code <prefix>{<key>}:queue} (a sorted set of tokens by arrival) with their entries in
+ * {@code <prefix>{<key>}:waiting}, all in the lock's Cluster slot. A release hands the lock to the
+ * longest-waiting live waiter (it sets the key to that waiter's token) and publishes
+ * {@code <token>:<fencing token>} on the release channel; with nobody queued it just deletes the
+ * key and publishes nothing. The scripts ({@code acquire.lua}, {@code release.lua},
+ * {@code renew.lua}, {@code cancel.lua}) sit next to this class and run with {@code EVALSHA},
+ * falling back to {@code EVAL} once per node.
+ *
+ * <p>Why hand over instead of waking the waiters to race for the key: with 8 contenders on one key,
+ * every release woke 7 clients, 6 of which lost, and the releaser, one round trip away from the
+ * key, usually re-took it before any of them (profile in docs/benchmarks.md). A hand-over wakes one
+ * client, which owns the lock when the message arrives, and the queue makes waits first come,
+ * first served.
  *
  * <p>Commands go through one dedicated Lettuce connection, opened from the Lettuce client that
  * Spring Boot's {@link LettuceConnectionFactory} built (so host, Sentinel or Cluster topology,
@@ -54,14 +65,18 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
     /** Suffix of the fencing counter's key. */
     public static final String FENCE_SUFFIX = ":fence";
 
-    /** Suffix of the marker a waiter leaves so that the holder's release publishes. */
-    public static final String WAITERS_SUFFIX = ":waiters";
+    /** Suffix of the wait queue: a sorted set of waiters' tokens by arrival. */
+    public static final String QUEUE_SUFFIX = ":queue";
+
+    /** Suffix of the waiters' entries: a hash of token to {@code <alive until ms>:<lease ms>}. */
+    public static final String WAITING_SUFFIX = ":waiting";
 
     /**
      * The fencing counter outlives the lock so tokens keep increasing across acquisitions; after a
      * day without any, the counter may go and the server clock takes over (see acquire.lua).
      */
     private static final long FENCE_COUNTER_TTL_MILLIS = TimeUnit.DAYS.toMillis(1);
+    private static final byte[] FENCE_COUNTER_TTL_BYTES = bytes(Long.toString(FENCE_COUNTER_TTL_MILLIS));
 
     /** Most keys renewed by one script call, so one call never blocks Redis for long. */
     private static final int MAX_RENEWALS_PER_CALL = 1000;
@@ -69,6 +84,9 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
     private static final LuaScript ACQUIRE = LuaScript.load("acquire.lua");
     private static final LuaScript RELEASE = LuaScript.load("release.lua");
     private static final LuaScript RENEW = LuaScript.load("renew.lua");
+    private static final LuaScript CANCEL = LuaScript.load("cancel.lua");
+    private static final byte[] QUEUED = bytes("1");
+    private static final byte[] NOT_QUEUED = bytes("0");
 
     private final LettuceConnectionFactory connectionFactory;
     private final long timeoutNanos;
@@ -80,7 +98,7 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
     /**
      * @param connectionFactory Spring Data Redis's connection factory; must be Lettuce
      * @param operationTimeout upper bound on each lock command
-     * @param releaseChannel where a release publishes the lock's name when someone waits for it
+     * @param releaseChannel where a release announces that it handed the lock to a waiter
      * @throws IllegalStateException if the factory is not a {@link LettuceConnectionFactory}
      */
     public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout,
@@ -148,41 +166,51 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
     }
 
     @Override
-    public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long waitMillis) {
-        byte[][] keys = { bytes(key.redisKey()), bytes(key.redisKey() + FENCE_SUFFIX),
-                bytes(key.redisKey() + WAITERS_SUFFIX) };
+    public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued) {
         byte[][] args = { bytes(token), bytes(Long.toString(ttlMillis)),
-                bytes(Long.toString(Math.max(FENCE_COUNTER_TTL_MILLIS, ttlMillis))), bytes(Long.toString(waitMillis)) };
-        try {
-            RedisClusterAsyncCommands<byte[], byte[]> commands = connection().commands();
-            Long result;
-            try {
-                result = await(key, "acquire", commands, ACQUIRE, ScriptOutputType.INTEGER, keys, args);
-            }
-            catch (LockBackendException ex) {
-                // The SET may have landed even though its reply did not arrive in time. Undo it,
-                // without waiting, so the key does not block everyone for a whole ttl.
-                commands.eval(RELEASE.source(), ScriptOutputType.INTEGER, releaseKeys(key),
-                        releaseArgs(key, token));
-                throw ex;
-            }
-            long value = result;
-            return value > 0 ? new AcquireAttempt(value, 0) : new AcquireAttempt(0, -value);
-        }
-        catch (RuntimeException ex) {
-            throw translate(key, "acquire", ex);
-        }
+                bytes(Long.toString(Math.max(FENCE_COUNTER_TTL_MILLIS, ttlMillis))), bytes(Long.toString(queueMillis)),
+                queued ? QUEUED : NOT_QUEUED };
+        Long result = call(key, "acquire", ACQUIRE, args, token);
+        long value = result;
+        return value > 0 ? new AcquireAttempt(value, 0) : new AcquireAttempt(0, -value);
     }
 
     @Override
     public boolean release(LockKey key, String token) {
+        return call(key, "release", RELEASE, releaseArgs(token), null) == 1L;
+    }
+
+    @Override
+    public long stopWaiting(LockKey key, String token) {
+        return call(key, "cancel", CANCEL, new byte[][] { bytes(token) }, token);
+    }
+
+    /**
+     * Runs one of the per-key scripts, which all take the same four keys.
+     *
+     * @param undoToken if the call fails, the token whose effects to undo: the command may have
+     *        run even though its reply did not arrive in time, leaving us holding the lock or
+     *        queued. Leaving the queue and releasing, without waiting, keeps the key from blocking
+     *        everyone for a whole lease, and a release from handing the lock to a caller that left.
+     */
+    private Long call(LockKey key, String operation, LuaScript script, byte[][] args, String undoToken) {
+        byte[][] keys = keys(key);
         try {
-            Long deleted = await(key, "release", connection().commands(), RELEASE, ScriptOutputType.INTEGER,
-                    releaseKeys(key), releaseArgs(key, token));
-            return deleted == 1L;
+            RedisClusterAsyncCommands<byte[], byte[]> commands = connection().commands();
+            try {
+                return await(key, operation, commands, script, ScriptOutputType.INTEGER, keys, args);
+            }
+            catch (LockBackendException ex) {
+                if (undoToken != null) {
+                    // One connection runs commands in order: the cancel before the release.
+                    commands.eval(CANCEL.source(), ScriptOutputType.INTEGER, keys, bytes(undoToken));
+                    commands.eval(RELEASE.source(), ScriptOutputType.INTEGER, keys, releaseArgs(undoToken));
+                }
+                throw ex;
+            }
         }
         catch (RuntimeException ex) {
-            throw translate(key, "release", ex);
+            throw translate(key, operation, ex);
         }
     }
 
@@ -223,12 +251,15 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
         return List.of(outcomes);
     }
 
-    private static byte[][] releaseKeys(LockKey key) {
-        return new byte[][] { bytes(key.redisKey()), bytes(key.redisKey() + WAITERS_SUFFIX) };
+    /** The lock, its fencing counter, its wait queue and its waiters' entries: one Cluster slot. */
+    private static byte[][] keys(LockKey key) {
+        String lock = key.redisKey();
+        return new byte[][] { bytes(lock), bytes(lock + FENCE_SUFFIX), bytes(lock + QUEUE_SUFFIX),
+                bytes(lock + WAITING_SUFFIX) };
     }
 
-    private byte[][] releaseArgs(LockKey key, String token) {
-        return new byte[][] { bytes(token), releaseChannel, bytes(key.name()) };
+    private byte[][] releaseArgs(String token) {
+        return new byte[][] { bytes(token), releaseChannel, FENCE_COUNTER_TTL_BYTES };
     }
 
     /**

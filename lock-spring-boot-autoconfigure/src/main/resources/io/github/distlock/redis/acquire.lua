@@ -1,29 +1,54 @@
--- Acquire: SET NX PX plus a fencing token, atomically.
--- KEYS[1] lock key  <prefix>{<key>}
--- KEYS[2] fencing counter  <prefix>{<key>}:fence    (the braces put all three keys in one slot)
--- KEYS[3] waiters marker   <prefix>{<key>}:waiters
+-- Acquire: SET NX PX plus a fencing token, atomically; a caller that will wait joins the queue.
+-- KEYS[1] lock key         <prefix>{<key>}
+-- KEYS[2] fencing counter  <prefix>{<key>}:fence   (the braces put all four keys in one slot)
+-- KEYS[3] wait queue       <prefix>{<key>}:queue   sorted set: waiter token -> arrival (server µs)
+-- KEYS[4] waiter entries   <prefix>{<key>}:waiting hash: waiter token -> "<alive until ms>:<lease ms>"
 -- ARGV[1] token (128 random bits), ARGV[2] lease in ms, ARGV[3] counter lifetime in ms,
--- ARGV[4] how long the caller will wait in ms (0: it will not wait)
--- Returns the fencing token (> 0) when acquired, otherwise -PTTL of the holder (0 if it has no TTL).
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  -- Tell the holder's release that someone waits, so it publishes; uncontended releases don't.
-  local wait = tonumber(ARGV[4])
-  if wait > 0 and redis.call('PTTL', KEYS[3]) < wait then
-    redis.call('SET', KEYS[3], '1', 'PX', wait)
+-- ARGV[4] how long the entry stays alive if not refreshed, in ms (0: the caller will not wait),
+-- ARGV[5] '1' if this caller may already be queued (it waited before)
+-- Returns the fencing token (> 0) when acquired (or handed over by a release), otherwise -PTTL of
+-- the holder (0 if it has no TTL).
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if ARGV[5] == '1' then
+    redis.call('ZREM', KEYS[3], ARGV[1])
+    redis.call('HDEL', KEYS[4], ARGV[1])
   end
-  local pttl = redis.call('PTTL', KEYS[1])
-  if pttl < 0 then return 0 end
-  return -pttl
+  -- token = max(counter + 1, server time in microseconds): INCR keeps it strictly increasing while
+  -- the counter lives; TIME keeps it increasing across an evicted or expired counter.
+  local fence = redis.call('INCR', KEYS[2])
+  local now = redis.call('TIME')
+  local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
+  if fence < micros then
+    fence = micros
+    redis.call('SET', KEYS[2], string.format('%.0f', micros), 'PX', ARGV[3])
+  else
+    redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  end
+  return fence
 end
--- token = max(counter + 1, server time in microseconds): INCR keeps it strictly increasing while
--- the counter lives; TIME keeps it increasing across an evicted or expired counter.
-local fence = redis.call('INCR', KEYS[2])
-local now = redis.call('TIME')
-local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
-if fence < micros then
-  fence = micros
-  redis.call('SET', KEYS[2], string.format('%.0f', micros), 'PX', ARGV[3])
-else
-  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+if ARGV[5] == '1' and redis.call('GET', KEYS[1]) == ARGV[1] then
+  -- A release handed the lock to us (release.lua) and its message has not reached us yet. Its
+  -- fencing token is the counter's value; should the counter be gone, server time is still larger.
+  local fence = redis.call('GET', KEYS[2])
+  if fence then return tonumber(fence) end
+  local now = redis.call('TIME')
+  return tonumber(now[1]) * 1000000 + tonumber(now[2])
 end
-return fence
+local alive = tonumber(ARGV[4])
+if alive > 0 then
+  local now = redis.call('TIME')
+  local millis = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  -- NX: a waiter that refreshes its entry keeps its place in the queue.
+  redis.call('ZADD', KEYS[3], 'NX', now[1] .. string.format('%06d', tonumber(now[2])), ARGV[1])
+  redis.call('HSET', KEYS[4], ARGV[1], string.format('%.0f', millis + alive) .. ':' .. ARGV[2])
+  -- Entries of waiters that vanished are skipped by the release; the keys go once nobody refreshes.
+  -- Only ever extend: a short wait must not cut the entries of longer waits.
+  for i = 3, 4 do
+    if redis.call('PTTL', KEYS[i]) < alive then
+      redis.call('PEXPIRE', KEYS[i], alive)
+    end
+  end
+end
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl < 0 then return 0 end
+return -pttl

@@ -1,12 +1,47 @@
--- Release: compare-and-delete, so a lock that expired and was taken by another owner survives.
--- KEYS[1] lock key, KEYS[2] waiters marker; ARGV[1] our token, ARGV[2] release channel,
--- ARGV[3] the message (the lock's name).
--- Returns 1 if our lock was deleted, 0 otherwise. Publishes only when someone said it waits.
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  if redis.call('EXISTS', KEYS[2]) == 1 then
-    redis.call('PUBLISH', ARGV[2], ARGV[3])
-  end
-  return 1
+-- Release: compare-and-delete, or compare-and-hand-over to the longest-waiting live waiter.
+-- KEYS[1] lock key, KEYS[2] fencing counter, KEYS[3] wait queue, KEYS[4] waiter entries
+-- (see acquire.lua); ARGV[1] our token, ARGV[2] the release channel, ARGV[3] counter lifetime in ms.
+-- Returns 1 if our lock was deleted or handed over, 0 if it was no longer ours (expired, and maybe
+-- taken by another owner, which is left alone).
+-- A hand-over sets the lock to the waiter's token with the waiter's lease and a fresh fencing
+-- token, then publishes "<waiter token>:<fencing token>": the waiter owns the lock before the
+-- message arrives, so it needs no further round trip. Nobody waiting: nothing is published.
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
 end
-return 0
+local now, millis
+while true do
+  local head = redis.call('ZPOPMIN', KEYS[3])
+  if #head == 0 then
+    break
+  end
+  local waiter = head[1]
+  local entry = redis.call('HGET', KEYS[4], waiter)
+  redis.call('HDEL', KEYS[4], waiter)
+  if entry then
+    if not now then
+      now = redis.call('TIME')
+      millis = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+    end
+    local separator = string.find(entry, ':', 1, true)
+    -- An entry past its alive-until time belongs to a waiter that gave up or died: skip it.
+    if tonumber(string.sub(entry, 1, separator - 1)) > millis then
+      local lease = string.sub(entry, separator + 1)
+      redis.call('SET', KEYS[1], waiter, 'PX', lease)
+      -- The fencing token exactly as acquire.lua makes it, the counter outliving the new lease.
+      local counterLifetime = math.max(tonumber(ARGV[3]), tonumber(lease))
+      local fence = redis.call('INCR', KEYS[2])
+      local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
+      if fence < micros then
+        fence = micros
+        redis.call('SET', KEYS[2], string.format('%.0f', micros), 'PX', counterLifetime)
+      else
+        redis.call('PEXPIRE', KEYS[2], counterLifetime)
+      end
+      redis.call('PUBLISH', ARGV[2], waiter .. ':' .. string.format('%.0f', fence))
+      return 1
+    end
+  end
+end
+redis.call('DEL', KEYS[1])
+return 1

@@ -200,8 +200,13 @@ class DistributedLockAutoConfigurationTest {
         static final LockBackend BACKEND = new LockBackend() {
             @Override
             public AcquireAttempt tryAcquire(io.github.distlock.core.LockKey key, String token, long ttlMillis,
-                    long waitMillis) {
+                    long queueMillis, boolean queued) {
                 return new AcquireAttempt(1, 0);
+            }
+
+            @Override
+            public long stopWaiting(io.github.distlock.core.LockKey key, String token) {
+                return 0;
             }
 
             @Override

@@ -17,14 +17,19 @@ final class CountingBackend implements LockBackend {
     }
 
     @Override
-    public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long waitMillis) {
+    public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued) {
         acquireAttempts.incrementAndGet();
-        return delegate.tryAcquire(key, token, ttlMillis, waitMillis);
+        return delegate.tryAcquire(key, token, ttlMillis, queueMillis, queued);
     }
 
     @Override
     public boolean release(LockKey key, String token) {
         return delegate.release(key, token);
+    }
+
+    @Override
+    public long stopWaiting(LockKey key, String token) {
+        return delegate.stopWaiting(key, token);
     }
 
     @Override

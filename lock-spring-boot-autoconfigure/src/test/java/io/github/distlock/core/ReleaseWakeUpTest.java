@@ -26,8 +26,8 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Waiting: a release wakes the waiter through pub/sub, releases nobody publishes are still picked
- * up within the holder's lease, and waiting leaves nothing behind.
+ * Waiting: a release hands the lock to the waiter and tells it through pub/sub, releases nobody
+ * publishes are still picked up within the holder's lease, and waiting leaves nothing behind.
  */
 class ReleaseWakeUpTest {
 
@@ -58,22 +58,26 @@ class ReleaseWakeUpTest {
     }
 
     @Test
-    void aReleaseWakesTheWaiterWithoutWaitingForAPoll() throws Exception {
+    void aReleaseHandsTheLockToTheWaiterWithoutAnotherAttempt() throws Exception {
         LockHandle held = holder.service.lock("order:1", Duration.ofSeconds(30), Duration.ZERO);
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
                 .supplyAsync(() -> waiter.service.tryLock("order:1", null, Duration.ofSeconds(20)));
-        await().atMost(Duration.ofSeconds(5)).until(() -> waiter.waiters.waitingKeys() == 1);
+        await().atMost(Duration.ofSeconds(5)).until(() -> queueLength("order:1") == 1);
         long attemptsBeforeRelease = waiterBackend.acquireAttempts.get();
 
         held.release();
 
         Optional<LockHandle> acquired = waiting.get(10, TimeUnit.SECONDS);
         assertThat(acquired).isPresent();
-        // The attempt right after the wake-up succeeded: no poll in between (the holder's lease
-        // was 30 s and the fallback poll is 1 s away).
-        assertThat(waiterBackend.acquireAttempts.get() - attemptsBeforeRelease).isEqualTo(1);
-        assertThat(waiter.waiters.waitingKeys()).isZero();
+        // The release made the waiter the owner and told it so: no further attempt, and no poll
+        // (the holder's lease was 30 s and the fallback poll is 1 s away).
+        assertThat(waiterBackend.acquireAttempts.get() - attemptsBeforeRelease).isZero();
+        assertThat(acquired.get().fencingToken()).isGreaterThan(held.fencingToken());
+        assertThat(acquired.get().isHeld()).isTrue();
+        assertThat(waiter.waiters.waiting()).isZero();
+        assertThat(queueLength("order:1")).isZero();
         acquired.get().release();
+        assertThat(redis.dbSize()).as("only the fencing counter is left").isEqualTo(1);
     }
 
     @Test
@@ -89,7 +93,7 @@ class ReleaseWakeUpTest {
                 return at;
             });
             await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(1))
-                    .until(() -> waiter.waiters.waitingKeys() == 1);
+                    .until(() -> queueLength("handoff") == 1);
             long releasedAt = System.nanoTime();
             held.release();
             latencies[i] = acquiredAt.get(10, TimeUnit.SECONDS) - releasedAt;
@@ -98,12 +102,9 @@ class ReleaseWakeUpTest {
         System.out.printf("release-to-acquire handoff over %d runs: median %.2f ms, p99 %.2f ms, max %.2f ms%n",
                 handoffs, latencies[handoffs / 2] / 1e6, latencies[handoffs * 99 / 100] / 1e6,
                 latencies[handoffs - 1] / 1e6);
-        // Each handoff takes one failed attempt, one re-check after registering, and one success
-        // after the wake-up (just two when the release beats the re-check). A waiter's marker
-        // outlives its wait, so the waiter's own release in the previous round can also publish
-        // and cause a spurious wake-up: one extra attempt, now and then. Waiting for polls instead
-        // (one a second, the holder's lease being 30 s) would take about one extra per handoff.
-        assertThat(waiterBackend.acquireAttempts.get()).isBetween(2L * handoffs, 3L * handoffs + handoffs / 10);
+        // One failed attempt queues the waiter; the release hands it the lock. Waiting for polls
+        // instead (one a second, the holder's lease being 30 s) would add at least one more.
+        assertThat(waiterBackend.acquireAttempts.get()).isEqualTo(handoffs);
     }
 
     @Test
@@ -112,7 +113,7 @@ class ReleaseWakeUpTest {
         long started = System.nanoTime();
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
                 .supplyAsync(() -> waiter.service.tryLock("order:2", null, Duration.ofSeconds(20)));
-        await().atMost(Duration.ofSeconds(5)).until(() -> waiter.waiters.waitingKeys() == 1);
+        await().atMost(Duration.ofSeconds(5)).until(() -> queueLength("order:2") == 1);
 
         redis.del("lock:{order:2}");
 
@@ -121,6 +122,10 @@ class ReleaseWakeUpTest {
         // Picked up before the foreign holder's lease would have ended on its own.
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMillis(5000));
         acquired.get().release();
+    }
+
+    private long queueLength(String key) {
+        return (Long) redis.command("ZCARD", "lock:{" + key + "}" + RedisLockBackend.QUEUE_SUFFIX);
     }
 
     @Test
@@ -164,7 +169,10 @@ class ReleaseWakeUpTest {
             pool.shutdownNow();
         }
 
-        assertThat(waiter.waiters.waitingKeys()).isZero();
+        assertThat(waiter.waiters.waiting()).isZero();
+        // Every waiter that timed out left the queue: no queue or waiter entry of any key is left.
+        assertThat((List<Object>) redis.command("KEYS", "*:queue")).isEmpty();
+        assertThat((List<Object>) redis.command("KEYS", "*:waiting")).isEmpty();
         assertThat(redis.subscriberCount(CHANNEL)).isEqualTo(1);
         assertThat(redis.command("PUBSUB", "NUMPAT")).isEqualTo(0L);
         assertThat((List<Object>) redis.command("PUBSUB", "CHANNELS")).containsExactly((Object) CHANNEL);
