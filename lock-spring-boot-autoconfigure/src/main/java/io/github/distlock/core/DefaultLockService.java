@@ -103,6 +103,9 @@ public class DefaultLockService implements LockService {
         long backoff = MIN_BACKOFF_NANOS;
         try {
             while (true) {
+                // Wake-ups can be trusted only if the subscription was up before this attempt: a
+                // hand-over published before it started is lost and must be found by polling.
+                boolean notifiedBefore = waiter != null && waiters.notificationsActive();
                 long sentAt = System.nanoTime();
                 long waitLeft = deadline - sentAt;
                 long queueMillis = waitLeft > 0
@@ -117,7 +120,7 @@ public class DefaultLockService implements LockService {
                     return stopWaiting(key, token, queued, ttlMillis, sentAt, renew);
                 }
                 long pause;
-                if (waiters.notificationsActive()) {
+                if (notifiedBefore && waiters.notificationsActive()) {
                     pause = Math.min(remaining, FALLBACK_POLL_NANOS);
                 }
                 else {

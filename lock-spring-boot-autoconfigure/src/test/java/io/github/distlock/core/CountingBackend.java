@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * Passes every call to the real backend and counts acquire attempts, so a test can tell a wake-up
  * from a poll.
  */
-final class CountingBackend implements LockBackend {
+class CountingBackend implements LockBackend {
 
     final AtomicLong acquireAttempts = new AtomicLong();
     private final LockBackend delegate;

@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.AfterEach;
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.distlock.LockAcquisitionException;
 import io.github.distlock.LockHandle;
+import io.github.distlock.core.LockBackend.AcquireAttempt;
 import io.github.distlock.redis.RedisLockBackend;
 import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
@@ -207,6 +209,40 @@ class WaitQueueTest {
         Optional<LockHandle> acquired = waiting.get(10, TimeUnit.SECONDS);
         assertThat(acquired).isPresent();
         assertThat(acquired.get().fencingToken()).isGreaterThan(held.fencingToken());
+        acquired.get().release();
+    }
+
+    @Test
+    void aHandOverPublishedBeforeTheSubscriptionStartedIsFoundWithoutWaitingForTheOnceASecondPoll()
+            throws Exception {
+        LockServiceConnection holder = instance();
+        LockHandle held = holder.service.lock("queue", null, Duration.ZERO);
+        // The waiter's subscription "comes up" right after its first attempt, too late for the
+        // hand-over, which is published while nobody listens (nothing is subscribed at all here).
+        AtomicBoolean subscribed = new AtomicBoolean();
+        LockServiceConnection waiter = new LockServiceConnection(redis, Duration.ofSeconds(2), true,
+                backend -> new CountingBackend(backend) {
+                    @Override
+                    public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis,
+                            boolean queued) {
+                        AcquireAttempt attempt = super.tryAcquire(key, token, ttlMillis, queueMillis, queued);
+                        if (!attempt.acquired()) {
+                            held.release();
+                            subscribed.set(true);
+                        }
+                        return attempt;
+                    }
+                });
+        connections.add(waiter);
+        waiter.subscriber.stop();
+        waiter.waiters.notificationsFrom(subscribed::get);
+
+        long started = System.nanoTime();
+        Optional<LockHandle> acquired = waiter.service.tryLock("queue", null, Duration.ofSeconds(20));
+
+        assertThat(acquired).isPresent();
+        // Trusting the new subscription would have slept until the fallback poll, a second later.
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMillis(750));
         acquired.get().release();
     }
 
