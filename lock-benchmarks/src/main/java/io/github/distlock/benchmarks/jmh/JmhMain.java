@@ -24,7 +24,8 @@ import io.github.distlock.benchmarks.harness.Arguments;
  * <p>Options ({@code --name=value}): {@code forks}, {@code warmup-iterations}, {@code warmup-time},
  * {@code iterations}, {@code iteration-time}, {@code implementations} (comma-separated
  * {@link Implementation} names, default all), {@code methods} (a regex over the benchmark method
- * names, default all four), {@code output} (the JSON file).
+ * names, default all four), {@code output} (the JSON file), {@code profiler} (a JMH profiler with its
+ * options, for example {@code jfr:dir=target/jfr} to record every fork with Java Flight Recorder).
  */
 public final class JmhMain {
 
@@ -74,6 +75,16 @@ public final class JmhMain {
                 .shouldFailOnError(true)
                 .resultFormat(ResultFormatType.JSON)
                 .result(output.toString());
+        String profiler = arguments.string("profiler", "");
+        if (!profiler.isEmpty()) {
+            int colon = profiler.indexOf(':');
+            if (colon < 0) {
+                options.addProfiler(profiler);
+            }
+            else {
+                options.addProfiler(profiler.substring(0, colon), profiler.substring(colon + 1));
+            }
+        }
         return new Runner(options.build()).run();
     }
 }
