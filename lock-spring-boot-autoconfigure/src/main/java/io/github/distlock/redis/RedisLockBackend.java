@@ -46,10 +46,10 @@ import io.lettuce.core.codec.ByteArrayCodec;
  * falling back to {@code EVAL} once per node.
  *
  * <p>Why hand over instead of waking the waiters to race for the key: with 8 contenders on one key,
- * every release woke 7 clients, 6 of which lost, and the releaser, one round trip away from the
- * key, usually re-took it before any of them (profile in docs/benchmarks.md). A hand-over wakes one
- * client, which owns the lock when the message arrives, and the queue makes waits first come,
- * first served.
+ * every release woke 7 clients, at most one of which could win, and the releaser, one round trip
+ * away from the key, often re-took it before any of them (profile in docs/benchmarks-analysis.md).
+ * A hand-over wakes one client, which owns the lock when the message arrives, and the queue makes
+ * waits first come, first served.
  *
  * <p>Commands go through one dedicated Lettuce connection, opened from the Lettuce client that
  * Spring Boot's {@link LettuceConnectionFactory} built (so host, Sentinel or Cluster topology,

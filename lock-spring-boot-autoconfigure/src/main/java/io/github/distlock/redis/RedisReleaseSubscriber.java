@@ -26,8 +26,8 @@ import io.github.distlock.core.LockWaiters;
  * uncontended locks publish nothing, and a receiver that has no waiter with that token drops the
  * message after one map lookup.
  *
- * <p>Measured on loopback (ReleaseWakeUpTest, 2 cores): release-to-acquire handoff median about
- * 0.5 ms, against a 1 s fallback poll; after waits on 100,000 distinct keys the server still
+ * <p>Measured on loopback (ReleaseWakeUpTest, 2 cores, 200 hand-overs): release-to-acquire
+ * median 0.77 ms, p99 3.6 ms, against a 1 s fallback poll; after waits on 100,000 distinct keys the server still
  * counts exactly one subscriber, no pattern subscription and no extra client, and the local
  * registry is empty. A per-key design would add a SUBSCRIBE and an UNSUBSCRIBE round trip (about
  * 0.1 ms each here) to every one of those waits.
