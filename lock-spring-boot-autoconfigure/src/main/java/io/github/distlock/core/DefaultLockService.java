@@ -105,7 +105,8 @@ public class DefaultLockService implements LockService {
             while (true) {
                 // Wake-ups can be trusted only if the subscription was up before this attempt: a
                 // hand-over published before it started is lost and must be found by polling.
-                boolean notifiedBefore = waiter != null && waiters.notificationsActive();
+                // (Asked without starting it: only a failed attempt starts the subscription.)
+                boolean notifiedBefore = waiter != null && waiters.notificationsDelivered();
                 long sentAt = System.nanoTime();
                 long waitLeft = deadline - sentAt;
                 long queueMillis = waitLeft > 0

@@ -20,18 +20,30 @@ public final class LockWaiters {
 
     private final ConcurrentHashMap<String, Waiter> byToken = new ConcurrentHashMap<>();
     private volatile BooleanSupplier notificationsActive = () -> false;
+    private volatile BooleanSupplier notificationsDelivered = () -> false;
 
     /**
      * Tells the registry how to know whether hand-over messages are currently being delivered.
      * While they are not, waiters poll with a short backoff instead of trusting the wake-up.
+     *
+     * @param active asked when a thread is about to wait; may start the delivery (a subscription)
+     *        and answer {@code false} until it runs
+     * @param delivered asked before every attempt of a waiting thread; must not start anything, so
+     *        that locks nobody waits for never open a subscription
      */
-    public void notificationsFrom(BooleanSupplier active) {
+    public void notificationsFrom(BooleanSupplier active, BooleanSupplier delivered) {
         this.notificationsActive = active;
+        this.notificationsDelivered = delivered;
     }
 
-    /** Whether hand-over messages are being delivered now. */
+    /** Whether hand-over messages are being delivered now; may start their delivery. */
     public boolean notificationsActive() {
         return notificationsActive.getAsBoolean();
+    }
+
+    /** Whether hand-over messages are being delivered now, without starting anything. */
+    public boolean notificationsDelivered() {
+        return notificationsDelivered.getAsBoolean();
     }
 
     /**

@@ -61,7 +61,7 @@ public final class RedisReleaseSubscriber implements MessageListener, SmartLifec
         container.setTaskExecutor(Runnable::run);
         container.setBeanName("distributed-lock-release-subscriber");
         container.addMessageListener(this, new ChannelTopic(channel));
-        waiters.notificationsFrom(this::listening);
+        waiters.notificationsFrom(this::listening, container::isListening);
     }
 
     /**

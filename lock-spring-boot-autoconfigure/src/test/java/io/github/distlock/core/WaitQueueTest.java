@@ -235,7 +235,7 @@ class WaitQueueTest {
                 });
         connections.add(waiter);
         waiter.subscriber.stop();
-        waiter.waiters.notificationsFrom(subscribed::get);
+        waiter.waiters.notificationsFrom(subscribed::get, subscribed::get);
 
         long started = System.nanoTime();
         Optional<LockHandle> acquired = waiter.service.tryLock("queue", null, Duration.ofSeconds(20));
@@ -244,6 +244,20 @@ class WaitQueueTest {
         // Trusting the new subscription would have slept until the fallback poll, a second later.
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMillis(750));
         acquired.get().release();
+    }
+
+    @Test
+    void locksNobodyWaitsForNeverStartTheSubscription() {
+        LockServiceConnection connection = new LockServiceConnection(redis);
+        connections.add(connection);
+
+        for (int i = 0; i < 20; i++) {
+            connection.service.lock("free:" + i, null, Duration.ofSeconds(5)).release();
+        }
+
+        // A subscription starts in the background; give it the time it would need to show.
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
+                .until(() -> redis.subscriberCount(RedisLockBackend.releaseChannel("lock:")) == 0);
     }
 
     @Test
