@@ -19,14 +19,25 @@ import org.springframework.data.redis.core.script.DigestUtils;
  */
 record LuaScript(String name, String source, String sha1) {
 
-    /** Loads {@code name} from next to {@link RedisLockBackend}. */
-    static LuaScript load(String name) {
+    /**
+     * Loads {@code name} from next to {@link RedisLockBackend}, behind the given preludes: files of
+     * shared {@code local function}s, since scripts cannot call each other.
+     */
+    static LuaScript load(String name, String... preludes) {
+        StringBuilder source = new StringBuilder();
+        for (String prelude : preludes) {
+            source.append(read(prelude));
+        }
+        source.append(read(name));
+        return new LuaScript(name, source.toString(), DigestUtils.sha1DigestAsHex(source.toString()));
+    }
+
+    private static String read(String name) {
         try (InputStream in = RedisLockBackend.class.getResourceAsStream(name)) {
             if (in == null) {
                 throw new IllegalStateException("Lua script " + name + " is missing from the classpath");
             }
-            String source = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            return new LuaScript(name, source, DigestUtils.sha1DigestAsHex(source));
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
         catch (IOException ex) {
             throw new UncheckedIOException("Cannot read Lua script " + name, ex);

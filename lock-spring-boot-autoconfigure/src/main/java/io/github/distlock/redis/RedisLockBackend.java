@@ -42,8 +42,9 @@ import io.lettuce.core.codec.ByteArrayCodec;
  * longest-waiting live waiter (it sets the key to that waiter's token) and publishes
  * {@code <token>:<fencing token>} on the release channel; with nobody queued it just deletes the
  * key and publishes nothing. The scripts ({@code acquire.lua}, {@code release.lua},
- * {@code renew.lua}, {@code cancel.lua}) sit next to this class and run with {@code EVALSHA},
- * falling back to {@code EVAL} once per node.
+ * {@code renew.lua}, {@code cancel.lua}, the fencing-token functions of the first three in
+ * {@code fencing.lua}) sit next to this class and run with {@code EVALSHA}, falling back to
+ * {@code EVAL} once per node.
  *
  * <p>Why hand over instead of waking the waiters to race for the key: with 8 contenders on one key,
  * every release woke 7 clients, at most one of which could win, and the releaser, one round trip
@@ -81,10 +82,11 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
     /** Most keys renewed by one script call, so one call never blocks Redis for long. */
     private static final int MAX_RENEWALS_PER_CALL = 1000;
 
-    private static final LuaScript ACQUIRE = LuaScript.load("acquire.lua");
-    private static final LuaScript RELEASE = LuaScript.load("release.lua");
+    private static final String FENCING = "fencing.lua";
+    private static final LuaScript ACQUIRE = LuaScript.load("acquire.lua", FENCING);
+    private static final LuaScript RELEASE = LuaScript.load("release.lua", FENCING);
     private static final LuaScript RENEW = LuaScript.load("renew.lua");
-    private static final LuaScript CANCEL = LuaScript.load("cancel.lua");
+    private static final LuaScript CANCEL = LuaScript.load("cancel.lua", FENCING);
     private static final byte[] QUEUED = bytes("1");
     private static final byte[] NOT_QUEUED = bytes("0");
 

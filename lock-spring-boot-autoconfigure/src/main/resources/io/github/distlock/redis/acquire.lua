@@ -13,26 +13,11 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
     redis.call('ZREM', KEYS[3], ARGV[1])
     redis.call('HDEL', KEYS[4], ARGV[1])
   end
-  -- token = max(counter + 1, server time in microseconds): INCR keeps it strictly increasing while
-  -- the counter lives; TIME keeps it increasing across an evicted or expired counter.
-  local fence = redis.call('INCR', KEYS[2])
-  local now = redis.call('TIME')
-  local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
-  if fence < micros then
-    fence = micros
-    redis.call('SET', KEYS[2], string.format('%.0f', micros), 'PX', ARGV[3])
-  else
-    redis.call('PEXPIRE', KEYS[2], ARGV[3])
-  end
-  return fence
+  return next_fence(KEYS[2], ARGV[3])
 end
 if ARGV[5] == '1' and redis.call('GET', KEYS[1]) == ARGV[1] then
-  -- A release handed the lock to us (release.lua) and its message has not reached us yet. Its
-  -- fencing token is the counter's value; should the counter be gone, server time is still larger.
-  local fence = redis.call('GET', KEYS[2])
-  if fence then return tonumber(fence) end
-  local now = redis.call('TIME')
-  return tonumber(now[1]) * 1000000 + tonumber(now[2])
+  -- A release handed the lock to us (release.lua) and its message has not reached us yet.
+  return handed_over_fence(KEYS[2])
 end
 local alive = tonumber(ARGV[4])
 if alive > 0 then

@@ -6,10 +6,6 @@
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  -- Its fencing token is the counter's value; should the counter be gone, server time is larger.
-  local fence = redis.call('GET', KEYS[2])
-  if fence then return tonumber(fence) end
-  local now = redis.call('TIME')
-  return tonumber(now[1]) * 1000000 + tonumber(now[2])
+  return handed_over_fence(KEYS[2])
 end
 return 0

@@ -9,7 +9,7 @@
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
-local now, millis
+local millis
 while true do
   local head = redis.call('ZPOPMIN', KEYS[3])
   if #head == 0 then
@@ -19,8 +19,8 @@ while true do
   local entry = redis.call('HGET', KEYS[4], waiter)
   redis.call('HDEL', KEYS[4], waiter)
   if entry then
-    if not now then
-      now = redis.call('TIME')
+    if not millis then
+      local now = redis.call('TIME')
       millis = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
     end
     local separator = string.find(entry, ':', 1, true)
@@ -29,15 +29,7 @@ while true do
       local lease = string.sub(entry, separator + 1)
       redis.call('SET', KEYS[1], waiter, 'PX', lease)
       -- The fencing token exactly as acquire.lua makes it, the counter outliving the new lease.
-      local counterLifetime = math.max(tonumber(ARGV[3]), tonumber(lease))
-      local fence = redis.call('INCR', KEYS[2])
-      local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
-      if fence < micros then
-        fence = micros
-        redis.call('SET', KEYS[2], string.format('%.0f', micros), 'PX', counterLifetime)
-      else
-        redis.call('PEXPIRE', KEYS[2], counterLifetime)
-      end
+      local fence = next_fence(KEYS[2], math.max(tonumber(ARGV[3]), tonumber(lease)))
       redis.call('PUBLISH', ARGV[2], waiter .. ':' .. string.format('%.0f', fence))
       return 1
     end
