@@ -42,8 +42,8 @@ import io.lettuce.core.codec.ByteArrayCodec;
  * longest-waiting live waiter (it sets the key to that waiter's token) and publishes
  * {@code <token>:<fencing token>} on the release channel; with nobody queued it just deletes the
  * key and publishes nothing. The scripts ({@code acquire.lua}, {@code release.lua},
- * {@code renew.lua}, {@code cancel.lua}, the fencing-token functions of the first three in
- * {@code fencing.lua}) sit next to this class and run with {@code EVALSHA}, falling back to
+ * {@code renew.lua}, {@code cancel.lua}, and {@code fencing.lua} with the fencing-token functions
+ * that acquire, release and cancel share) sit next to this class and run with {@code EVALSHA}, falling back to
  * {@code EVAL} once per node.
  *
  * <p>Why hand over instead of waking the waiters to race for the key: with 8 contenders on one key,
