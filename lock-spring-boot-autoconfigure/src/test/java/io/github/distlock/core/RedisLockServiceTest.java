@@ -89,6 +89,8 @@ class RedisLockServiceTest {
             assertThat(redis.command("TYPE", "lock:{order:42}")).isEqualTo("string");
             assertThat(redis.pttl("lock:{order:42}")).isBetween(1L, 10_000L);
             assertThat(redis.get("lock:{order:42}:fence")).isEqualTo(Long.toString(handle.fencingToken()));
+            assertThat(redis.pttl("lock:{order:42}:fence")).as("the counter expires, a day after its last use")
+                    .isBetween(Duration.ofHours(23).toMillis(), Duration.ofDays(1).toMillis());
             assertThat(handle.key()).isEqualTo("order:42");
         }
         assertThat(redis.get("lock:{order:42}")).isNull();
@@ -263,6 +265,24 @@ class RedisLockServiceTest {
         long after = instanceB.service.lock("evicted", null, Duration.ZERO).fencingToken();
 
         assertThat(after).isGreaterThan(before);
+    }
+
+    @Test
+    void fencingTokensKeepIncreasingWhenTheServerClockIsBehindTheCounter() {
+        // As after the server clock stepped back an hour: the counter is ahead of the clock.
+        List<?> time = (List<?>) redis.command("TIME");
+        long hourAhead = Long.parseLong((String) time.get(0)) * 1_000_000 + Long.parseLong((String) time.get(1))
+                + Duration.ofHours(1).toNanos() / 1000;
+        redis.set("lock:{clock}:fence", Long.toString(hourAhead));
+
+        LockHandle firstHandle = instanceA.service.lock("clock", null, Duration.ZERO);
+        long first = firstHandle.fencingToken();
+        firstHandle.release();
+        long second = instanceB.service.lock("clock", null, Duration.ZERO).fencingToken();
+
+        assertThat(first).isEqualTo(hourAhead + 1);
+        assertThat(second).isEqualTo(hourAhead + 2);
+        assertThat(redis.get("lock:{clock}:fence")).isEqualTo(Long.toString(second));
     }
 
     @Test
