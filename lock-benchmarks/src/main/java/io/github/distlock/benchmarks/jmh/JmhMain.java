@@ -67,7 +67,7 @@ public final class JmhMain {
                 .include(UncontendedBenchmark.class.getName() + "\\.(" + methods + ")$")
                 .param("implementation", implementations)
                 .forks(arguments.integer("forks", 3))
-                .warmupIterations(arguments.integer("warmup-iterations", 3))
+                .warmupIterations(arguments.integer("warmup-iterations", 5))
                 .warmupTime(TimeValue.fromString(arguments.string("warmup-time", "2s")))
                 .measurementIterations(arguments.integer("iterations", 5))
                 .measurementTime(TimeValue.fromString(arguments.string("iteration-time", "2s")))
