@@ -120,8 +120,11 @@ public class DefaultLockService implements LockService {
                 if (remaining <= 0) {
                     return stopWaiting(key, token, queued, ttlMillis, sentAt, renew);
                 }
+                // Asked after every failed attempt, as this is what starts the subscription on the
+                // first wait; it must not sit behind notifiedBefore, which is false until then.
+                boolean notifying = waiters.notificationsActive();
                 long pause;
-                if (notifiedBefore && waiters.notificationsActive()) {
+                if (notifiedBefore && notifying) {
                     pause = Math.min(remaining, FALLBACK_POLL_NANOS);
                 }
                 else {

@@ -261,6 +261,27 @@ class WaitQueueTest {
     }
 
     @Test
+    void theFirstFailedAttemptOfAWaitStartsTheSubscriptionThatLaterHandOversArriveOn() throws Exception {
+        LockServiceConnection holder = instance();
+        LockServiceConnection waiter = new LockServiceConnection(redis);
+        connections.add(waiter);
+        String channel = RedisLockBackend.releaseChannel("lock:");
+        await().atMost(Duration.ofSeconds(10)).until(() -> redis.subscriberCount(channel) == 1);
+        LockHandle held = holder.service.lock("queue", null, Duration.ZERO);
+
+        CompletableFuture<LockHandle> waiting = CompletableFuture
+                .supplyAsync(() -> waiter.service.lock("queue", null, Duration.ofSeconds(30)));
+
+        // Only the holder's instance was subscribed; the waiter's first failed attempt subscribes it.
+        await().atMost(Duration.ofSeconds(10)).until(() -> redis.subscriberCount(channel) == 2);
+        assertThat(waiter.waiters.notificationsDelivered()).isTrue();
+        assertThat(waiting).isNotDone();
+        held.release();
+        assertThat(waiting.get(10, TimeUnit.SECONDS).isHeld()).isTrue();
+        waiting.get().release();
+    }
+
+    @Test
     void theReleaseOfALockThatIsNoLongerOursHandsNothingOver() {
         LockServiceConnection connection = instance();
         RedisLockBackend backend = connection.backend;
