@@ -1,6 +1,12 @@
 -- Fencing-token functions shared by acquire.lua, release.lua and cancel.lua: LuaScript puts this
 -- file in front of each of them (Redis 6.2 has no shared script libraries).
 
+-- Server time in microseconds (exact: below 2^53 until the year 2255).
+local function server_micros()
+  local now = redis.call('TIME')
+  return tonumber(now[1]) * 1000000 + tonumber(now[2])
+end
+
 -- The next fencing token of the counter at key `counter`: max(counter + 1, server time in
 -- microseconds). Server time keeps tokens increasing across an evicted or expired counter, and
 -- across a failover to a replica whose counter lags; the counter keeps them increasing should the
@@ -12,8 +18,7 @@
 -- least `lifetime` minus one hour.
 local HOUR_MICROS = 3600000000
 local function next_fence(counter, lifetime)
-  local now = redis.call('TIME')
-  local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
+  local micros = server_micros()
   local previous = tonumber(redis.call('GET', counter) or '')
   if not previous or previous % 1 ~= 0 then
     -- No counter yet (or not one of ours): start it at server time.
@@ -36,7 +41,6 @@ end
 local function handed_over_fence(counter)
   local fence = redis.call('GET', counter)
   if fence then return tonumber(fence) end
-  local now = redis.call('TIME')
-  return tonumber(now[1]) * 1000000 + tonumber(now[2])
+  return server_micros()
 end
 
