@@ -73,9 +73,9 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
     public static final String WAITING_SUFFIX = ":waiting";
 
     /**
-     * The fencing counter outlives the lock so tokens keep increasing across acquisitions. Its expiry
-     * is renewed once an hour while the key is in use, so after 23 hours to a day without an
-     * acquisition the counter may go and the server clock takes over (see fencing.lua).
+     * The fencing counter outlives the lock so tokens keep increasing across acquisitions. Every
+     * acquisition writes it with this expiry (or the lease, if longer), so it goes a day after the
+     * key's last use and the server clock takes over (see fencing.lua).
      */
     private static final long FENCE_COUNTER_TTL_MILLIS = TimeUnit.DAYS.toMillis(1);
     private static final byte[] FENCE_COUNTER_TTL_BYTES = bytes(Long.toString(FENCE_COUNTER_TTL_MILLIS));

@@ -1,39 +1,33 @@
 -- Fencing-token functions shared by acquire.lua, release.lua and cancel.lua: LuaScript puts this
 -- file in front of each of them (Redis 6.2 has no shared script libraries).
-
--- Server time in microseconds (exact: below 2^53 until the year 2255).
-local function server_micros()
-  local now = redis.call('TIME')
-  return tonumber(now[1]) * 1000000 + tonumber(now[2])
-end
+--
+-- This runs on every acquisition, so it is written for the server's cost, measured in instructions
+-- with callgrind (docs/benchmarks-analysis.md): each redis.call costs about as much as the Lua
+-- around it, every function defined here is a closure built on every script call, and formatting a
+-- number (string.format) costs more than a redis.call.
 
 -- The next fencing token of the counter at key `counter`: max(counter + 1, server time in
--- microseconds). Server time keeps tokens increasing across an evicted or expired counter, and
--- across a failover to a replica whose counter lags; the counter keeps them increasing should the
--- server clock step back.
--- This runs on every acquisition, so it is written for cost (each redis.call is ~0.3-0.8 µs of
--- the server's single thread): INCRBY updates the stored integer in place and keeps its TTL, where
--- SET ... PX would build a new value and a new expiry each time. The TTL (`lifetime` ms) is
--- refreshed when the token enters a new hour, so the counter outlives the last acquisition by at
--- least `lifetime` minus one hour.
-local HOUR_MICROS = 3600000000
+-- microseconds), stored back with expiry `lifetime` ms. Server time keeps tokens increasing across
+-- an evicted or expired counter, and across a failover to a replica whose counter lags; the counter
+-- keeps them increasing should the server clock step back.
 local function next_fence(counter, lifetime)
-  local micros = server_micros()
-  local previous = tonumber(redis.call('GET', counter) or '')
-  if not previous or previous % 1 ~= 0 then
-    -- No counter yet (or not one of ours): start it at server time.
-    redis.call('SET', counter, string.format('%.0f', micros), 'PX', lifetime)
-    return micros
+  local now = redis.call('TIME')
+  -- Seconds and zero-padded microseconds, concatenated: the time in microseconds, as text.
+  local micros = now[1] .. string.sub('00000' .. now[2], -6)
+  -- Usually the clock is ahead of the counter: one write, which also returns the counter's value.
+  local previous = redis.call('SET', counter, micros, 'PX', lifetime, 'GET')
+  -- Equal-length digit strings compare as their numbers do, which spares converting both.
+  if previous and (#previous ~= #micros or previous >= micros) then
+    local last = tonumber(previous)
+    if last and last % 1 == 0 and last >= tonumber(micros) then
+      -- The clock is not ahead of the counter (it stepped back, or this is the same microsecond).
+      last = last + 1
+      redis.call('SET', counter, string.format('%d', last), 'PX', lifetime)
+      return last
+    end
+    -- Otherwise the value was not one of our counters: server time replaces it.
   end
-  local fence = micros
-  if previous >= micros then
-    fence = previous + 1
-  end
-  redis.call('INCRBY', counter, string.format('%.0f', fence - previous))
-  if math.floor(previous / HOUR_MICROS) ~= math.floor(fence / HOUR_MICROS) then
-    redis.call('PEXPIRE', counter, lifetime)
-  end
-  return fence
+  return tonumber(micros)
 end
 
 -- The fencing token a release handed over with the lock: the counter's value, as nothing has
@@ -41,6 +35,6 @@ end
 local function handed_over_fence(counter)
   local fence = redis.call('GET', counter)
   if fence then return tonumber(fence) end
-  return server_micros()
+  local now = redis.call('TIME')
+  return tonumber(now[1]) * 1000000 + tonumber(now[2])
 end
-

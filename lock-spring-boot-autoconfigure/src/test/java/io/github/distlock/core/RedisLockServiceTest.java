@@ -16,6 +16,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
@@ -90,7 +92,7 @@ class RedisLockServiceTest {
             assertThat(redis.pttl("lock:{order:42}")).isBetween(1L, 10_000L);
             assertThat(redis.get("lock:{order:42}:fence")).isEqualTo(Long.toString(handle.fencingToken()));
             assertThat(redis.pttl("lock:{order:42}:fence")).as("the counter expires, a day after its last use")
-                    .isBetween(Duration.ofHours(23).toMillis(), Duration.ofDays(1).toMillis());
+                    .isBetween(Duration.ofDays(1).minusMinutes(1).toMillis(), Duration.ofDays(1).toMillis());
             assertThat(handle.key()).isEqualTo("order:42");
         }
         assertThat(redis.get("lock:{order:42}")).isNull();
@@ -283,6 +285,31 @@ class RedisLockServiceTest {
         assertThat(first).isEqualTo(hourAhead + 1);
         assertThat(second).isEqualTo(hourAhead + 2);
         assertThat(redis.get("lock:{clock}:fence")).isEqualTo(Long.toString(second));
+    }
+
+    @ParameterizedTest(name = "counter holding \"{0}\"")
+    @ValueSource(strings = { "41", "not-a-counter", "1700000000000000.5", "zzzzzzzzzzzzzzzz" })
+    void aCounterKeyThatIsNotOneOfOursIsReplacedByServerTime(String foreignValue) {
+        redis.set("lock:{foreign}:fence", foreignValue);
+        List<?> time = (List<?>) redis.command("TIME");
+        long serverMicros = Long.parseLong((String) time.get(0)) * 1_000_000 + Long.parseLong((String) time.get(1));
+
+        LockHandle handle = instanceA.service.lock("foreign", null, Duration.ZERO);
+
+        assertThat(handle.fencingToken()).isBetween(serverMicros, serverMicros + Duration.ofMinutes(1).toNanos() / 1000);
+        assertThat(redis.get("lock:{foreign}:fence")).isEqualTo(Long.toString(handle.fencingToken()));
+        handle.release();
+    }
+
+    @Test
+    void everyAcquisitionRenewsTheCountersExpiry() {
+        instanceA.service.lock("renewed", null, Duration.ZERO).release();
+        redis.command("PEXPIRE", "lock:{renewed}:fence", "5000");
+
+        instanceB.service.lock("renewed", null, Duration.ZERO).release();
+
+        assertThat(redis.pttl("lock:{renewed}:fence"))
+                .isBetween(Duration.ofDays(1).minusMinutes(1).toMillis(), Duration.ofDays(1).toMillis());
     }
 
     @Test
