@@ -66,6 +66,26 @@ public final class CommandStats {
     }
 
     /**
+     * The server process's CPU time so far, user plus system ({@code INFO cpu}).
+     *
+     * @param server the server
+     * @return seconds
+     */
+    public static double cpuSeconds(RedisTestServer server) {
+        String cpu = server.info("cpu");
+        return field(cpu, "used_cpu_user") + field(cpu, "used_cpu_sys");
+    }
+
+    private static double field(String info, String name) {
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith(name + ":")) {
+                return Double.parseDouble(line.substring(name.length() + 1).trim());
+            }
+        }
+        throw new IllegalStateException("INFO has no " + name + ": " + info);
+    }
+
+    /**
      * @param calls per command
      * @return the sum
      */

@@ -61,6 +61,9 @@ public record HarnessResults(HarnessSettings settings, List<ContendedResult> con
             if (result.clientCommandsPerCycle() <= 0) {
                 problems.add(result.implementation() + " (round trips): MONITOR saw no command");
             }
+            if (result.serverCpuMicrosPerCycle() <= 0) {
+                problems.add(result.implementation() + " (round trips): the server's CPU time did not move");
+            }
         }
         return problems;
     }

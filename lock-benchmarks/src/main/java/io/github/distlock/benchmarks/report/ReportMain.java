@@ -389,14 +389,17 @@ public final class ReportMain {
         }
         line("*Client round trips* are the commands clients sent, counted with `MONITOR` (commands a Lua script "
                 + "runs appear there as `[lua]` and are not round trips). *Server commands* are `INFO commandstats` "
-                + "deltas, which in Redis 7 include the commands scripts run.");
+                + "deltas, which in Redis 7 include the commands scripts run. *Server CPU* is redis-server's user + "
+                + "system time over the same cycles (`INFO cpu`), socket I/O included; one thread runs them, so the "
+                + "server idles between commands and each one meets cold caches.");
         line();
-        line("| implementation | client round trips / cycle | server commands / cycle | server commands per cycle, "
-                + "by command |");
-        line("|---|---:|---:|---|");
+        line("| implementation | client round trips / cycle | server commands / cycle | server CPU µs / cycle "
+                + "| server commands per cycle, by command |");
+        line("|---|---:|---:|---:|---|");
         for (RoundTripResult result : ordered(harness.roundTrips(), RoundTripResult::implementation)) {
             line("| " + label(result.implementation()) + " | " + format(result.clientCommandsPerCycle(), 2) + " | "
-                    + format(result.serverCommandsPerCycle(), 2) + " | " + breakdown(result.serverCommandsBreakdown())
+                    + format(result.serverCommandsPerCycle(), 2) + " | " + format(result.serverCpuMicrosPerCycle(), 1)
+                    + " | " + breakdown(result.serverCommandsBreakdown())
                     + " |");
         }
         line();
