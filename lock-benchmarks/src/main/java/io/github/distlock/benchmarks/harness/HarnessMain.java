@@ -84,7 +84,8 @@ public final class HarnessMain {
                 for (Implementation implementation : settings.implementations()) {
                     log("roundtrips", implementation, 0, 1);
                     try {
-                        roundTrips.add(RoundTripScenario.run(server, implementation, settings.roundTripCycles()));
+                        roundTrips.add(RoundTripScenario.run(server, implementation, settings.roundTripCycles(),
+                                settings.roundTripCpuWarmup(), settings.roundTripCpuMeasure()));
                     }
                     catch (RuntimeException ex) {
                         failures.add(failure("roundtrips", implementation, ex));

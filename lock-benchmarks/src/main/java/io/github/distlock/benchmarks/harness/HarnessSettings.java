@@ -20,6 +20,8 @@ import io.github.distlock.benchmarks.adapter.Implementation;
  * @param contendedWarmup warm-up before the scenario 2 window
  * @param contendedMeasure the scenario 2 window
  * @param roundTripCycles cycles counted per implementation in scenario 3
+ * @param roundTripCpuWarmup scenario 3: warm-up before the server's CPU time is measured under load
+ * @param roundTripCpuMeasure scenario 3: the window the server's CPU time is measured over
  * @param watchdogLocks locks held at once in scenario 4
  * @param watchdogTtl their lease
  * @param watchdogHold how long CPU and server commands are measured while they are held
@@ -32,7 +34,7 @@ import io.github.distlock.benchmarks.adapter.Implementation;
  */
 public record HarnessSettings(String profile, int forks, List<Implementation> implementations, List<String> scenarios,
         Duration waitTime, int contendedThreads, Duration contendedWarmup, Duration contendedMeasure,
-        int roundTripCycles, int watchdogLocks, Duration watchdogTtl, Duration watchdogHold, Duration watchdogMonitor,
+        int roundTripCycles, Duration roundTripCpuWarmup, Duration roundTripCpuMeasure, int watchdogLocks, Duration watchdogTtl, Duration watchdogHold, Duration watchdogMonitor,
         Duration watchdogIdle, int processCount, int processThreads, Duration processWarmup,
         Duration processMeasure) {
 
@@ -66,6 +68,8 @@ public record HarnessSettings(String profile, int forks, List<Implementation> im
                 arguments.duration("contended-warmup", smoke ? Duration.ofMillis(200) : Duration.ofSeconds(5)),
                 arguments.duration("contended-measure", smoke ? Duration.ofMillis(700) : Duration.ofSeconds(15)),
                 arguments.integer("roundtrip-cycles", smoke ? 50 : 1000),
+                arguments.duration("roundtrip-cpu-warmup", smoke ? Duration.ofMillis(200) : Duration.ofSeconds(3)),
+                arguments.duration("roundtrip-cpu-measure", smoke ? Duration.ofMillis(300) : Duration.ofSeconds(5)),
                 arguments.integer("watchdog-locks", smoke ? 300 : 10_000),
                 // Smoke: a shorter lease, and hold + monitor together outlast it, so a lease that is not
                 // renewed is still caught (as lost) in little time.

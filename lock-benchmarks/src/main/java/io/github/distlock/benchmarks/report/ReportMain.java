@@ -25,6 +25,7 @@ import io.github.distlock.benchmarks.harness.ContendedResult;
 import io.github.distlock.benchmarks.harness.HarnessResults;
 import io.github.distlock.benchmarks.harness.HarnessSettings;
 import io.github.distlock.benchmarks.harness.Json;
+import io.github.distlock.benchmarks.harness.RoundTripScenario;
 import io.github.distlock.benchmarks.harness.RoundTripScenario.RoundTripResult;
 import io.github.distlock.benchmarks.harness.WatchdogScenario.WatchdogResult;
 
@@ -262,7 +263,9 @@ public final class ReportMain {
                     + seconds(s.waitTime()) + ". The critical section reads a plain `long`, writes it +1 and records "
                     + "the previous owner; wait = from calling the lock to entering the section (HdrHistogram).");
             line("- **Scenario 3:** " + s.roundTripCycles() + " cycles for `INFO commandstats`, another "
-                    + s.roundTripCycles() + " under `MONITOR`, one more as transcript.");
+                    + s.roundTripCycles() + " under `MONITOR`, one more as transcript; server CPU over a "
+                    + seconds(s.roundTripCpuMeasure()) + " window of " + RoundTripScenario.LOADED_THREADS
+                    + " threads on their own keys, after " + seconds(s.roundTripCpuWarmup()) + " of warm-up.");
             line("- **Scenario 4:** " + s.watchdogLocks() + " locks, ttl " + seconds(s.watchdogTtl()) + ", held "
                     + seconds(s.watchdogHold()) + " (CPU, commandstats) then " + seconds(s.watchdogMonitor())
                     + " more under `MONITOR`; idle CPU baseline " + seconds(s.watchdogIdle()) + ".");
@@ -390,10 +393,13 @@ public final class ReportMain {
         line("*Client round trips* are the commands clients sent, counted with `MONITOR` (commands a Lua script "
                 + "runs appear there as `[lua]` and are not round trips). *Server commands* are `INFO commandstats` "
                 + "deltas, which in Redis 7 include the commands scripts run. *Server CPU* is redis-server's user + "
-                + "system time over the same cycles (`INFO cpu`), socket I/O included; one thread runs them, so the "
-                + "server idles between commands and each one meets cold caches.");
+                + "system time (`INFO cpu`, socket I/O included) per cycle while " + RoundTripScenario.LOADED_THREADS
+                + " threads, each on its own key, run cycles through one client: a busy server, as in scenario 1's "
+                + "8-thread run. Timed over one thread's cycles instead, the server sleeps between commands and "
+                + "wakes to cold caches, and the figure moved by 2× between runs.");
         line();
-        line("| implementation | client round trips / cycle | server commands / cycle | server CPU µs / cycle "
+        line("| implementation | client round trips / cycle | server commands / cycle | server CPU µs / cycle, "
+                + RoundTripScenario.LOADED_THREADS + " threads "
                 + "| server commands per cycle, by command |");
         line("|---|---:|---:|---:|---|");
         for (RoundTripResult result : ordered(harness.roundTrips(), RoundTripResult::implementation)) {
