@@ -34,9 +34,9 @@ import io.github.distlock.benchmarks.adapter.Implementation;
  */
 public record HarnessSettings(String profile, int forks, List<Implementation> implementations, List<String> scenarios,
         Duration waitTime, int contendedThreads, Duration contendedWarmup, Duration contendedMeasure,
-        int roundTripCycles, Duration roundTripCpuWarmup, Duration roundTripCpuMeasure, int watchdogLocks, Duration watchdogTtl, Duration watchdogHold, Duration watchdogMonitor,
-        Duration watchdogIdle, int processCount, int processThreads, Duration processWarmup,
-        Duration processMeasure) {
+        int roundTripCycles, Duration roundTripCpuWarmup, Duration roundTripCpuMeasure, int watchdogLocks,
+        Duration watchdogTtl, Duration watchdogHold, Duration watchdogMonitor, Duration watchdogIdle,
+        int processCount, int processThreads, Duration processWarmup, Duration processMeasure) {
 
     /** All scenarios of the harness, in the order they run. */
     public static final List<String> ALL_SCENARIOS = List.of("contended", "roundtrips", "watchdog", "processes");
