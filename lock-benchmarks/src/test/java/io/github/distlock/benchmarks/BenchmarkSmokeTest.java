@@ -99,6 +99,30 @@ class BenchmarkSmokeTest {
         assertThat(publishedAfter).as("docs/benchmarks.md must not be touched by the smoke").isEqualTo(publishedBefore);
     }
 
+    @Test
+    @Order(4)
+    void jmhForksRunInRoundsAndMergeIntoOneResultPerBenchmark() throws Exception {
+        // Two rounds of two implementations, each fork a real JMH fork: four short JVMs.
+        Path rounds = OUTPUT.resolve("rounds");
+        Path json = rounds.resolve("jmh.json");
+        Collection<RunResult> results = JmhMain.run(Arguments.parse("--forks=2", "--warmup-iterations=0",
+                "--iterations=1", "--iteration-time=200ms", "--methods=throughput1",
+                "--implementations=FLOOR,SI_SPIN", "--output=" + json));
+
+        assertThat(results).extracting(result -> result.getParams().getParam("implementation"))
+                .containsExactlyInAnyOrder("FLOOR", "SI_SPIN");
+        assertThat(results).allSatisfy(result ->
+                assertThat(result.getBenchmarkResults()).as("forks of " + result.getParams().getParam("implementation"))
+                        .hasSize(2));
+        for (var entry : Json.MAPPER.readTree(Files.readString(json))) {
+            assertThat(entry.path("primaryMetric").path("rawData")).as("rawData rows, one per round").hasSize(2);
+        }
+
+        Path page = rounds.resolve("benchmarks.md");
+        assertThat(ReportMain.write(json, HARNESS_JSON, page, "(smoke test)")).isEmpty();
+        assertThat(Files.readString(page)).contains("2 forks in rounds");
+    }
+
     /** Checks shared by the contended scenarios. */
     private static final class ContendedResultCheck {
 

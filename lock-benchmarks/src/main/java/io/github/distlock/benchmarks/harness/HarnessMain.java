@@ -53,9 +53,12 @@ public final class HarnessMain {
         List<ContendedResult> processes = new ArrayList<>();
         int repetitions = Math.max(1, settings.forks());
 
+        // Forks are the outer loop in every scenario: one fork of each implementation, then the next
+        // round. The machine drifts over minutes (other VMs on the host), and an implementation whose
+        // forks all ran in one bad stretch would carry that stretch into the ratios.
         if (settings.runs("contended")) {
-            for (Implementation implementation : settings.implementations()) {
-                for (int fork = 0; fork < repetitions; fork++) {
+            for (int fork = 0; fork < repetitions; fork++) {
+                for (Implementation implementation : settings.implementations()) {
                     log("contended", implementation, fork, repetitions);
                     try {
                         if (settings.forks() > 0) {
@@ -95,11 +98,11 @@ public final class HarnessMain {
         }
 
         if (settings.runs("watchdog")) {
-            for (Implementation implementation : settings.implementations()) {
-                if (!implementation.renewsLeases()) {
-                    continue;
-                }
-                for (int fork = 0; fork < repetitions; fork++) {
+            for (int fork = 0; fork < repetitions; fork++) {
+                for (Implementation implementation : settings.implementations()) {
+                    if (!implementation.renewsLeases()) {
+                        continue;
+                    }
                     log("watchdog", implementation, fork, repetitions);
                     try {
                         if (settings.forks() > 0) {

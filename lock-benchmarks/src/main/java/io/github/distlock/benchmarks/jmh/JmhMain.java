@@ -4,10 +4,17 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
+import org.openjdk.jmh.infra.BenchmarkParams;
+import org.openjdk.jmh.results.BenchmarkResult;
 import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.results.format.ResultFormatFactory;
 import org.openjdk.jmh.results.format.ResultFormatType;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
@@ -26,6 +33,11 @@ import io.github.distlock.benchmarks.harness.Arguments;
  * {@link Implementation} names, default all), {@code methods} (a regex over the benchmark method
  * names, default all four), {@code output} (the JSON file), {@code profiler} (a JMH profiler with its
  * options, for example {@code jfr:dir=target/jfr} to record every fork with Java Flight Recorder).
+ *
+ * <p>With more than one fork the forks run in rounds: one fork of every method and implementation per
+ * round, so that each implementation is measured at every stretch of the run. The JSON then holds one
+ * entry per benchmark whose {@code rawData} has a row per round (its {@code forks} field says 1, as
+ * each round ran one); {@code JmhResults} counts the rows.
  */
 public final class JmhMain {
 
@@ -59,22 +71,77 @@ public final class JmhMain {
         catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }
-        String methods = arguments.string("methods", "throughput1|throughput8|latency1|latency8");
-        String[] implementations = Implementation.parseList(arguments.string("implementations", "all")).stream()
+        List<String> methods = List.of(arguments.string("methods", "throughput1|throughput8|latency1|latency8")
+                .split("\\|"));
+        List<String> implementations = Implementation.parseList(arguments.string("implementations", "all")).stream()
                 .map(Enum::name)
-                .toArray(String[]::new);
+                .toList();
+        int forks = arguments.integer("forks", 3);
+        if (forks <= 1) {
+            Collection<RunResult> results = new Runner(options(arguments, methods, implementations, forks).build())
+                    .run();
+            write(output, results);
+            return results;
+        }
+        return writeMerged(output, runInterleaved(arguments, methods, implementations, forks));
+    }
+
+    /**
+     * Runs {@code forks} rounds, each with one fork of every method and implementation, the
+     * implementations in a rotated order per round; JMH on its own would run all forks of one
+     * benchmark back to back. The machine drifts over minutes (other VMs share the host): back to back,
+     * one implementation's forks can all fall into a slow stretch, and the ratios carry it.
+     */
+    private static List<RunResult> runInterleaved(Arguments arguments, List<String> methods,
+            List<String> implementations, int forks) throws RunnerException {
+        List<RunResult> forkResults = new ArrayList<>();
+        for (int round = 0; round < forks; round++) {
+            List<String> order = new ArrayList<>(implementations);
+            Collections.rotate(order, -round);
+            for (String method : methods) {
+                for (String implementation : order) {
+                    System.out.println("jmh: round " + (round + 1) + "/" + forks + ", " + method + ", "
+                            + implementation);
+                    forkResults.addAll(new Runner(options(arguments, List.of(method), List.of(implementation), 1)
+                            .build()).run());
+                }
+            }
+        }
+        return forkResults;
+    }
+
+    /** One result per benchmark and implementation, holding the forks of every round. */
+    private static Collection<RunResult> writeMerged(Path output, List<RunResult> forkResults) {
+        Map<String, List<RunResult>> byBenchmark = new LinkedHashMap<>();
+        for (RunResult result : forkResults) {
+            BenchmarkParams params = result.getParams();
+            String key = params.getBenchmark() + " " + params.getMode() + " " + params.getParam("implementation");
+            byBenchmark.computeIfAbsent(key, ignored -> new ArrayList<>()).add(result);
+        }
+        List<RunResult> merged = new ArrayList<>();
+        for (List<RunResult> rounds : byBenchmark.values()) {
+            List<BenchmarkResult> allForks = new ArrayList<>();
+            rounds.forEach(round -> allForks.addAll(round.getBenchmarkResults()));
+            // Each round's parameters say forks = 1; the JSON keeps that, and one rawData row per round.
+            merged.add(new RunResult(rounds.get(0).getParams(), allForks));
+        }
+        merged.sort(RunResult.DEFAULT_SORT_COMPARATOR);
+        write(output, merged);
+        return merged;
+    }
+
+    private static ChainedOptionsBuilder options(Arguments arguments, List<String> methods,
+            List<String> implementations, int forks) {
         ChainedOptionsBuilder options = new OptionsBuilder()
-                .include(UncontendedBenchmark.class.getName() + "\\.(" + methods + ")$")
-                .param("implementation", implementations)
-                .forks(arguments.integer("forks", 3))
+                .include(UncontendedBenchmark.class.getName() + "\\.(" + String.join("|", methods) + ")$")
+                .param("implementation", implementations.toArray(String[]::new))
+                .forks(forks)
                 .warmupIterations(arguments.integer("warmup-iterations", 5))
                 .warmupTime(TimeValue.fromString(arguments.string("warmup-time", "2s")))
                 .measurementIterations(arguments.integer("iterations", 5))
                 .measurementTime(TimeValue.fromString(arguments.string("iteration-time", "2s")))
                 .jvmArgsAppend(FORK_JVM_ARGS.toArray(String[]::new))
-                .shouldFailOnError(true)
-                .resultFormat(ResultFormatType.JSON)
-                .result(output.toString());
+                .shouldFailOnError(true);
         String profiler = arguments.string("profiler", "");
         if (!profiler.isEmpty()) {
             int colon = profiler.indexOf(':');
@@ -85,6 +152,10 @@ public final class JmhMain {
                 options.addProfiler(profiler.substring(0, colon), profiler.substring(colon + 1));
             }
         }
-        return new Runner(options.build()).run();
+        return options;
+    }
+
+    private static void write(Path output, Collection<RunResult> results) {
+        ResultFormatFactory.getInstance(ResultFormatType.JSON, output.toString()).writeOut(results);
     }
 }

@@ -26,7 +26,10 @@ final class JmhResults {
     final Map<String, Map<Integer, Cell>> cells = new LinkedHashMap<>();
     String jmhVersion = "?";
     String jvmArgs = "";
+    /** Forks per benchmark: JMH's {@code forks}, or the rounds of an interleaved run. */
     int forks;
+    /** The forks ran in rounds across implementations ({@code JmhMain}), not back to back. */
+    boolean interleaved;
     int warmupIterations;
     String warmupTime = "";
     int measurementIterations;
@@ -53,7 +56,7 @@ final class JmhResults {
         for (JsonNode entry : root) {
             results.jmhVersion = entry.path("jmhVersion").asText("?");
             results.jvmArgs = String.join(" ", toStrings(entry.path("jvmArgs")));
-            results.forks = entry.path("forks").asInt();
+            results.forks = Math.max(results.forks, entry.path("forks").asInt());
             results.warmupIterations = entry.path("warmupIterations").asInt();
             results.warmupTime = entry.path("warmupTime").asText();
             results.measurementIterations = entry.path("measurementIterations").asInt();
@@ -80,6 +83,11 @@ final class JmhResults {
                 cell.throughput = perFork.isEmpty() ? metric.path("score").asDouble() : Stats.median(perFork);
                 cell.throughputError = metric.path("scoreError").asDouble(Double.NaN);
                 cell.forks = perFork.size();
+                // An interleaved run writes one entry per benchmark with forks = 1 and a rawData row per round.
+                if (perFork.size() > entry.path("forks").asInt()) {
+                    results.interleaved = true;
+                }
+                results.forks = Math.max(results.forks, perFork.size());
             }
             else if (mode.equals("sample")) {
                 double toMicros = unitToMicros(metric.path("scoreUnit").asText("us/op"));

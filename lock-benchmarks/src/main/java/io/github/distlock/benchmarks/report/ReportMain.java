@@ -248,6 +248,8 @@ public final class ReportMain {
         line();
         if (jmh != null) {
             line("- **Scenario 1 (JMH):** " + (jmh.forks == 0 ? "no fork (in the calling JVM)" : jmh.forks + " forks")
+                    + (jmh.interleaved ? " in rounds (each round runs one fork of every implementation, in a "
+                            + "rotated order, so that none has all its forks in one slow stretch of the machine)" : "")
                     + " × (" + jmh.warmupIterations + " × " + jmh.warmupTime
                     + " warm-up + " + jmh.measurementIterations + " × " + jmh.measurementTime
                     + " measurement), fork JVM args `" + jmh.jvmArgs + "`. Throughput is the median over forks of "
@@ -256,7 +258,8 @@ public final class ReportMain {
         if (harness != null) {
             HarnessSettings s = harness.settings();
             line("- **Harness profile `" + s.profile() + "`**, " + Math.max(1, s.forks()) + " fork(s) per measurement"
-                    + (s.forks() == 0 ? " (in one JVM)" : " (a fresh JVM each, -Xmx1g)") + "; medians over forks; "
+                    + (s.forks() == 0 ? " (in one JVM)" : " (a fresh JVM each, -Xmx1g), in rounds of one fork per "
+                            + "implementation") + "; medians over forks; "
                     + "ran " + Math.round(harness.seconds()) + " s.");
             line("- **Scenario 2:** " + s.contendedThreads() + " threads on one key, " + seconds(s.contendedWarmup())
                     + " warm-up then a " + seconds(s.contendedMeasure()) + " window, wait limit "
