@@ -30,7 +30,7 @@ import io.github.distlock.benchmarks.harness.Arguments;
  *
  * <p>Options ({@code --name=value}): {@code forks}, {@code warmup-iterations}, {@code warmup-time},
  * {@code iterations}, {@code iteration-time}, {@code implementations} (comma-separated
- * {@link Implementation} names, default all), {@code methods} (a regex over the benchmark method
+ * {@link Implementation} names, default all), {@code methods} (&#124;-separated regexes over the benchmark method
  * names, default all four), {@code output} (the JSON file), {@code profiler} (a JMH profiler with its
  * options, for example {@code jfr:dir=target/jfr} to record every fork with Java Flight Recorder).
  *
