@@ -1,6 +1,7 @@
 package io.github.distlock.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.commons.logging.Log;
@@ -35,10 +36,21 @@ import io.github.distlock.core.LockWaiters;
  * <p>The subscription starts on the first wait, not at startup, so an application that never
  * waits holds no extra connection; until it is confirmed, waiters poll with a short backoff.
  * Spring Data's {@link RedisMessageListenerContainer} re-subscribes after a reconnect.
+ *
+ * <p>Stopping never waits more than {@link #STOP_TIMEOUT} for Redis: a subscription that is still
+ * connecting to an unresponsive server holds the container's lock until the client's command
+ * timeout (a minute by default), and the container's stop waits for that lock.
  */
 public final class RedisReleaseSubscriber implements MessageListener, SmartLifecycle, AutoCloseable {
 
     private static final Log logger = LogFactory.getLog(RedisReleaseSubscriber.class);
+
+    /**
+     * How long stopping or closing waits for the container. Unsubscribing from a healthy Redis takes
+     * milliseconds; past this, shutdown goes on, and the subscription's connection goes with the
+     * connection factory, which stops after us.
+     */
+    static final Duration STOP_TIMEOUT = Duration.ofSeconds(2);
 
     private final RedisMessageListenerContainer container = new RedisMessageListenerContainer();
     private final LockWaiters waiters;
@@ -111,7 +123,7 @@ public final class RedisReleaseSubscriber implements MessageListener, SmartLifec
     public void stop() {
         closed = true;
         if (started.compareAndSet(true, false)) {
-            container.stop();
+            bounded("unsubscribe", container::stop);
         }
     }
 
@@ -146,7 +158,40 @@ public final class RedisReleaseSubscriber implements MessageListener, SmartLifec
     public void close() throws Exception {
         stop();
         if (initialized) {
-            container.destroy();
+            bounded("close the subscription", container::destroy);
         }
+    }
+
+    /**
+     * Runs {@code action} on a daemon thread and waits at most {@link #STOP_TIMEOUT} for it: a
+     * closing application must not hang on an unresponsive Redis.
+     */
+    private void bounded(String what, ContainerAction action) {
+        Thread worker = new Thread(() -> {
+            try {
+                action.run();
+            }
+            catch (Exception ex) {
+                logger.warn("Could not " + what + " on lock release channel '" + channel + "'", ex);
+            }
+        }, "distributed-lock-unsubscribe");
+        worker.setDaemon(true);
+        worker.start();
+        try {
+            worker.join(STOP_TIMEOUT.toMillis());
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+        if (worker.isAlive()) {
+            logger.warn("Could not " + what + " on lock release channel '" + channel + "' within " + STOP_TIMEOUT
+                    + ": Redis does not answer. Going on; the subscription's connection closes with the "
+                    + "connection factory.");
+        }
+    }
+
+    @FunctionalInterface
+    private interface ContainerAction {
+        void run() throws Exception;
     }
 }

@@ -65,6 +65,31 @@ class RedisOutageTest {
     }
 
     @Test
+    void shutdownDoesNotWaitForASubscriptionStuckConnectingToAHungRedis() throws Exception {
+        redis.pause();
+        // The first wait's question starts the release subscription in the background.
+        assertThat(instance.subscriber.listening()).isFalse();
+        // Its connection handshake now hangs for the client's 60 s command timeout, holding the
+        // listener container's lock that the container's stop waits for.
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> threadIsIn("distributed-lock-subscribe", "io.lettuce.core.RedisClient", "connect"));
+
+        long started = System.nanoTime();
+        instance.subscriber.close();
+
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
+        assertThat(redis.isPaused()).as("Redis still hangs: close did not wait for it").isTrue();
+        redis.resume();
+    }
+
+    private static boolean threadIsIn(String threadName, String className, String methodName) {
+        return Thread.getAllStackTraces().entrySet().stream()
+                .filter(thread -> thread.getKey().getName().equals(threadName))
+                .flatMap(thread -> java.util.Arrays.stream(thread.getValue()))
+                .anyMatch(frame -> frame.getClassName().equals(className) && frame.getMethodName().equals(methodName));
+    }
+
+    @Test
     void anAcquireThatTimedOutIsUndoneSoTheKeyDoesNotBlockOthersForAWholeTtl() {
         redis.pause();
         assertThatThrownBy(() -> instance.service.tryLock("order:3", Duration.ofMinutes(5), Duration.ZERO))
