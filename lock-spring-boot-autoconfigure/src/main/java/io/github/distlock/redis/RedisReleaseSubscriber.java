@@ -156,9 +156,14 @@ public final class RedisReleaseSubscriber implements MessageListener, SmartLifec
 
     @Override
     public void close() throws Exception {
-        stop();
         if (initialized) {
+            closed = true;
+            started.set(false);
+            // The container's destroy stops it first: one bounded wait, not one for stop and one more here.
             bounded("close the subscription", container::destroy);
+        }
+        else {
+            stop();
         }
     }
 
