@@ -1,5 +1,6 @@
 package io.github.distlock;
 
+import java.util.OptionalLong;
 import java.util.function.Consumer;
 
 /**
@@ -19,12 +20,39 @@ public interface LockHandle extends AutoCloseable {
     String key();
 
     /**
-     * A number greater than zero that strictly increases for this key across successive
-     * acquisitions, including after the previous holder's lease expired. Pass it to the protected
-     * resource and let it reject writes that carry an older token: that is what keeps a holder
-     * that was paused longer than its TTL from doing damage.
+     * A number greater than zero that strictly increases for this key across successive holders,
+     * including after the previous holder's lease expired. Pass it to the protected resource and
+     * let it reject writes that carry an older token: that is what keeps a holder that was paused
+     * longer than its TTL from doing damage.
+     *
+     * <p>Issued once per acquisition and then returned as is. A lock that was free when asked for
+     * gets its token on this method's first call, one round trip that draws it only if the lock
+     * still holds this handle's token (request it with the lock, at no extra round trip, through
+     * {@link LockRequest#withFencingToken()}); a lock that was handed over after a wait already has
+     * one. Either way the token orders this holder after every earlier holder of the key and before
+     * every later one.
+     *
+     * <pre>{@code
+     * try (LockHandle lock = lockService.lock("account:" + id, null, null)) {
+     *     long fence = lock.fencingToken();   // before the first write
+     *     accounts.update(id, balance, fence); // ... WHERE id = ? AND fence < ?
+     * }
+     * }</pre>
+     *
+     * @throws LockLostException if the token was not issued yet and the lock no longer holds this
+     *         handle's token (its lease ran out, or another owner took it): no token can be drawn
+     *         for it, and another owner may be running the guarded work
+     * @throws IllegalStateException if the token was not issued yet and the handle was released
+     * @throws LockBackendException if the token was not issued yet and Redis could not be reached
      */
     long fencingToken();
+
+    /**
+     * The fencing token if this acquisition has one already, without asking Redis: for logs and
+     * reports about a lock that may be gone. Empty while no token has been issued; see
+     * {@link #fencingToken()}.
+     */
+    OptionalLong issuedFencingToken();
 
     /**
      * Whether this handle still holds the lock as far as this JVM knows: false once it was

@@ -1,5 +1,7 @@
 package io.github.distlock;
 
+import java.util.OptionalLong;
+
 import org.springframework.context.ApplicationEvent;
 
 /**
@@ -37,9 +39,12 @@ public class LockLostEvent extends ApplicationEvent {
         return getHandle().key();
     }
 
-    /** The fencing token of the lost acquisition; a newer holder has a larger one. */
-    public long getFencingToken() {
-        return getHandle().fencingToken();
+    /**
+     * The fencing token of the lost acquisition, if one was issued before the loss; a newer holder
+     * has a larger one. Empty if the holder never asked for one: then it wrote nothing fenced.
+     */
+    public OptionalLong getFencingToken() {
+        return getHandle().issuedFencingToken();
     }
 
     /** Why the lease was lost. */

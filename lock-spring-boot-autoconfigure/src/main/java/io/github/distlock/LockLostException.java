@@ -1,9 +1,10 @@
 package io.github.distlock;
 
 /**
- * The guarded work finished, but its lock was lost before it did: for part of the time another
- * instance may have run the same work. Thrown after the method returns, so the caller can check or
- * compensate (for example with the fencing token).
+ * A lock this instance believed it held was lost: for part of the time another instance may have
+ * run the same work. Thrown after a guarded method whose lease was lost, so the caller can check or
+ * compensate (for example with the fencing token), and by {@link LockHandle#fencingToken()} when no
+ * token can be drawn because the lock is no longer ours.
  */
 public class LockLostException extends RuntimeException {
 

@@ -19,26 +19,56 @@ import java.time.Duration;
  *        {@code distributed-lock.default-wait-time}
  * @param watchdog whether to renew the lease until release, or {@code null} for
  *        {@code distributed-lock.watchdog.enabled}
+ * @param fencingToken whether to issue the fencing token together with the lock; otherwise it is
+ *        issued on the first {@link LockHandle#fencingToken()} call
  */
-public record LockRequest(String key, Duration ttl, Duration waitTime, Boolean watchdog) {
+public record LockRequest(String key, Duration ttl, Duration waitTime, Boolean watchdog, boolean fencingToken) {
+
+    /**
+     * A request without the fencing token up front, the usual case.
+     *
+     * @param key the lock name
+     * @param ttl the lease length, or {@code null} for the default
+     * @param waitTime the wait, or {@code null} for the default
+     * @param watchdog whether to renew the lease, or {@code null} for the default
+     */
+    public LockRequest(String key, Duration ttl, Duration waitTime, Boolean watchdog) {
+        this(key, ttl, waitTime, watchdog, false);
+    }
 
     /** A request for {@code key} with every option at its configured default. */
     public static LockRequest of(String key) {
-        return new LockRequest(key, null, null, null);
+        return new LockRequest(key, null, null, null, false);
     }
 
     /** A copy with the given lease length ({@code null}: the default). */
     public LockRequest withTtl(Duration ttl) {
-        return new LockRequest(key, ttl, waitTime, watchdog);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken);
     }
 
     /** A copy with the given wait time ({@code null}: the default; zero: try once). */
     public LockRequest withWaitTime(Duration waitTime) {
-        return new LockRequest(key, ttl, waitTime, watchdog);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken);
     }
 
     /** A copy that renews the lease until release ({@code true}) or keeps it fixed ({@code false}). */
     public LockRequest withWatchdog(Boolean watchdog) {
-        return new LockRequest(key, ttl, waitTime, watchdog);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken);
+    }
+
+    /**
+     * A copy whose acquisition also issues the fencing token, in the same round trip, for callers
+     * that always pass it on. Without it the token is issued on the first
+     * {@link LockHandle#fencingToken()} call, one round trip more, which callers that never read
+     * it never pay.
+     *
+     * <pre>{@code
+     * try (LockHandle lock = lockService.lock(LockRequest.of("ledger:" + id).withFencingToken())) {
+     *     ledger.post(entry, lock.fencingToken());   // already there: no round trip
+     * }
+     * }</pre>
+     */
+    public LockRequest withFencingToken() {
+        return new LockRequest(key, ttl, waitTime, watchdog, true);
     }
 }

@@ -3,6 +3,7 @@ package io.github.distlock.aop;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -425,7 +426,13 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         return new LockLostException(handle.key(), "The lock '" + handle.key() + "' of "
                 + frame.operation().describeMethod() + " was lost while its work ran (the key was deleted or taken "
                 + "over, or Redis was unreachable until the lease ran out), so onLeaseLost = INTERRUPT cancelled the "
-                + "work. Another instance may run the guarded work now; fencing token " + handle.fencingToken() + ".");
+                + "work. Another instance may run the guarded work now" + fencingTokenClause(handle) + ".");
+    }
+
+    /** ", fencing token N" if the lost acquisition had one issued, else nothing: never asks Redis. */
+    private static String fencingTokenClause(LockHandle handle) {
+        OptionalLong fence = handle.issuedFencingToken();
+        return fence.isPresent() ? "; fencing token " + fence.getAsLong() : "";
     }
 
     /**
@@ -483,7 +490,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
                         + "that the lease is renewed while the method runs)");
         return new LockLostException(key, "The lock " + keys + " of " + operation.describeMethod() + " was lost "
                 + "before the method finished: " + why + ". Another instance may have run the guarded work at the "
-                + "same time; check or compensate, for example with the fencing token " + handle.fencingToken()
+                + "same time; check or compensate" + fencingTokenClause(handle)
                 + ". Set distributed-lock.throw-on-lease-lost=false to only log it and publish a LockLostEvent.");
     }
 

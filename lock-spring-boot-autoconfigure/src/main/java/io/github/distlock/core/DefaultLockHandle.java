@@ -2,27 +2,37 @@ package io.github.distlock.core;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.function.Consumer;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import io.github.distlock.LockHandle;
+import io.github.distlock.LockLostException;
 
 /**
  * A held lock. State lives here, not in a thread-local, so any thread may release it.
  *
  * <p>The local lease deadline is counted from the moment the acquire (or renew) command was
  * <em>sent</em>, so this JVM never believes it holds the lock longer than Redis does.
+ *
+ * <p>A lock taken by a bare {@code SET NX PX} has no fencing token until {@link #fencingToken()}
+ * is first called, which draws one from Redis if the lock is still ours.
  */
 final class DefaultLockHandle implements LockHandle {
 
     private static final Log logger = LogFactory.getLog(DefaultLockHandle.class);
 
+    private static final AtomicLongFieldUpdater<DefaultLockHandle> FENCING_TOKEN =
+            AtomicLongFieldUpdater.newUpdater(DefaultLockHandle.class, "fencingToken");
+
     private final LockKey key;
     private final String token;
-    private final long fencingToken;
+    /** 0 until issued; set once. */
+    private volatile long fencingToken;
     private final long ttlMillis;
     private final LockBackend backend;
     private final LeaseWatchdog watchdog;
@@ -53,7 +63,38 @@ final class DefaultLockHandle implements LockHandle {
 
     @Override
     public long fencingToken() {
+        long issued = fencingToken;
+        if (issued > 0) {
+            return issued;
+        }
+        if (released.get()) {
+            throw releasedBeforeFencing();
+        }
+        long drawn = backend.issueFencingToken(key, token, ttlMillis);
+        if (drawn == 0) {
+            if (released.get()) {
+                throw releasedBeforeFencing();
+            }
+            throw new LockLostException(key.name(), "Lock '" + key.name() + "' (" + key.redisKey() + ") no longer holds "
+                    + "this handle's token: its lease ran out or another owner took it, so no fencing token can be "
+                    + "issued for it. Another owner may be running the guarded work; do not write to the protected "
+                    + "resource. Ask for the token early in the work, or with LockRequest.withFencingToken().");
+        }
+        // Threads asking at the same time may each draw a token; every one of them was drawn while
+        // the lock was ours, so the first one stored serves them all and the others go unused.
+        FENCING_TOKEN.compareAndSet(this, 0, drawn);
         return fencingToken;
+    }
+
+    @Override
+    public OptionalLong issuedFencingToken() {
+        long issued = fencingToken;
+        return issued > 0 ? OptionalLong.of(issued) : OptionalLong.empty();
+    }
+
+    private IllegalStateException releasedBeforeFencing() {
+        return new IllegalStateException("Lock '" + key.name() + "' was released before its fencing token was asked "
+                + "for; a token is issued only while the lock is held. Ask for it before release().");
     }
 
     @Override
@@ -153,6 +194,8 @@ final class DefaultLockHandle implements LockHandle {
 
     @Override
     public String toString() {
-        return "LockHandle[key=" + key.name() + ", fencingToken=" + fencingToken + ", held=" + isHeld() + "]";
+        long issued = fencingToken;
+        return "LockHandle[key=" + key.name() + ", fencingToken=" + (issued > 0 ? issued : "not issued") + ", held="
+                + isHeld() + "]";
     }
 }

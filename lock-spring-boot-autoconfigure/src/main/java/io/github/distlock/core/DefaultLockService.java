@@ -96,7 +96,19 @@ public class DefaultLockService implements LockService {
         LockKey key = LockKey.of(defaults.keyPrefix(), name);
         String token = newToken();
         long deadline = System.nanoTime() + waitTime.toNanos();
-        // Registered before the first attempt: that attempt queues us in Redis, and a release may
+        if (!request.fencingToken()) {
+            // Most locks are free when asked for, and most holders never read the fencing token:
+            // try the bare SET NX PX first, the cheapest acquisition there is, and issue the token
+            // on demand. Only a caller that finds the lock taken goes on to queue.
+            long sentAt = System.nanoTime();
+            if (backend.tryAcquireWithoutFencingToken(key, token, ttlMillis)) {
+                return Optional.of(acquired(key, token, 0, ttlMillis, sentAt, renew));
+            }
+            if (deadline - System.nanoTime() <= 0) {
+                return Optional.empty();
+            }
+        }
+        // Registered before the next attempt: that attempt queues us in Redis, and a release may
         // hand the lock over before it even returns.
         LockWaiters.Waiter waiter = waitTime.isZero() ? null : waiters.enter(token);
         boolean queued = false;

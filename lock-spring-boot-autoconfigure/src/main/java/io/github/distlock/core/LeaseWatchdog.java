@@ -3,6 +3,7 @@ package io.github.distlock.core;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
@@ -188,8 +189,10 @@ public final class LeaseWatchdog implements AutoCloseable {
 
     private void lose(DefaultLockHandle handle, String why) {
         leases.remove(handle);
-        logger.warn("Lost distributed lock '" + handle.key() + "' (" + handle.lockKey().redisKey() + ", fencing token "
-                + handle.fencingToken() + "): " + why + ". Another owner may now run the guarded work.");
+        OptionalLong fence = handle.issuedFencingToken();
+        logger.warn("Lost distributed lock '" + handle.key() + "' (" + handle.lockKey().redisKey()
+                + (fence.isPresent() ? ", fencing token " + fence.getAsLong() : "") + "): " + why
+                + ". Another owner may now run the guarded work.");
         handle.markLost();
         try {
             lossListener.leaseLost(handle, why);

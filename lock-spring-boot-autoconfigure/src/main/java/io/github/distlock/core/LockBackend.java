@@ -34,6 +34,31 @@ public interface LockBackend {
     AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued);
 
     /**
+     * Sets the lock if it is free, and does nothing else: no fencing token, no queue entry, no
+     * holder's lease on failure. The cheapest acquisition there is (for Redis, one
+     * {@code SET NX PX}); the caller asks for the fencing token later, with
+     * {@link #issueFencingToken}, if it needs one.
+     *
+     * @param key the lock
+     * @param token this acquisition's unique value
+     * @param ttlMillis the lease in milliseconds
+     * @return whether the lock was set
+     */
+    boolean tryAcquireWithoutFencingToken(LockKey key, String token, long ttlMillis);
+
+    /**
+     * Issues the next fencing token of the lock, but only if it still holds {@code token}: a token
+     * drawn while the lock is ours is larger than every token of earlier holders and smaller than
+     * every token of later ones, exactly like a token drawn with the acquisition.
+     *
+     * @param key the lock
+     * @param token the value the lock must still hold
+     * @param ttlMillis the lock's lease in milliseconds; the fencing counter outlives it
+     * @return the fencing token ({@code > 0}), or 0 if the lock no longer holds {@code token}
+     */
+    long issueFencingToken(LockKey key, String token, long ttlMillis);
+
+    /**
      * Deletes the lock only if it still holds {@code token}. A backend that queues waiters hands
      * the lock to the next live one instead of deleting it.
      *

@@ -10,6 +10,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -22,6 +23,7 @@ import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -42,9 +44,14 @@ import io.lettuce.core.codec.ByteArrayCodec;
  * longest-waiting live waiter (it sets the key to that waiter's token) and publishes
  * {@code <token>:<fencing token>} on the release channel; with nobody queued it just deletes the
  * key and publishes nothing. The scripts ({@code acquire.lua}, {@code release.lua},
- * {@code renew.lua}, {@code cancel.lua}, and {@code fencing.lua} with the fencing-token functions
- * that acquire, release and cancel share) sit next to this class and run with {@code EVALSHA}, falling back to
- * {@code EVAL} once per node.
+ * {@code renew.lua}, {@code cancel.lua}, {@code fence.lua}, and {@code fencing.lua} with the
+ * fencing-token functions that the others share) sit next to this class and run with
+ * {@code EVALSHA}, falling back to {@code EVAL} once per node.
+ *
+ * <p>The usual acquisition runs no script at all: a first attempt that needs no fencing token is a
+ * bare {@code SET NX PX} ({@link #tryAcquireWithoutFencingToken}), and {@code fence.lua} issues the
+ * token later if the holder asks for it. Drawing a token costs Redis more than the {@code SET}
+ * itself (docs/benchmarks-analysis.md), and most holders never read it.
  *
  * <p>Why hand over instead of waking the waiters to race for the key: with 8 contenders on one key,
  * every release woke 7 clients, at most one of which could win, and the releaser, one round trip
@@ -88,6 +95,7 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
     private static final LuaScript RELEASE = LuaScript.load("release.lua", FENCING);
     private static final LuaScript RENEW = LuaScript.load("renew.lua");
     private static final LuaScript CANCEL = LuaScript.load("cancel.lua", FENCING);
+    private static final LuaScript FENCE = LuaScript.load("fence.lua", FENCING);
     private static final byte[] QUEUED = bytes("1");
     private static final byte[] NOT_QUEUED = bytes("0");
 
@@ -170,12 +178,25 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
 
     @Override
     public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued) {
-        byte[][] args = { bytes(token), bytes(Long.toString(ttlMillis)),
-                bytes(Long.toString(Math.max(FENCE_COUNTER_TTL_MILLIS, ttlMillis))), bytes(Long.toString(queueMillis)),
-                queued ? QUEUED : NOT_QUEUED };
+        byte[][] args = { bytes(token), bytes(Long.toString(ttlMillis)), counterLifetime(ttlMillis),
+                bytes(Long.toString(queueMillis)), queued ? QUEUED : NOT_QUEUED };
         Long result = call(key, "acquire", ACQUIRE, args, token);
         long value = result;
         return value > 0 ? new AcquireAttempt(value, 0) : new AcquireAttempt(0, -value);
+    }
+
+    /** A bare {@code SET NX PX}, sent as a command of its own: no script runs on the server. */
+    @Override
+    public boolean tryAcquireWithoutFencingToken(LockKey key, String token, long ttlMillis) {
+        byte[] lock = bytes(key.redisKey());
+        byte[] value = bytes(token);
+        SetArgs nxPx = SetArgs.Builder.nx().px(ttlMillis);
+        return run(key, "acquire", commands -> get(key, "acquire", commands.set(lock, value, nxPx)), token) != null;
+    }
+
+    @Override
+    public long issueFencingToken(LockKey key, String token, long ttlMillis) {
+        return call(key, "fencing token", FENCE, new byte[][] { bytes(token), counterLifetime(ttlMillis) }, null);
     }
 
     @Override
@@ -188,23 +209,31 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
         return call(key, "cancel", CANCEL, new byte[][] { bytes(token) }, token);
     }
 
+    /** Runs one of the per-key scripts, which all take the same four keys (see {@link #run}). */
+    private Long call(LockKey key, String operation, LuaScript script, byte[][] args, String undoToken) {
+        byte[][] keys = keys(key);
+        return run(key, operation,
+                commands -> await(key, operation, commands, script, ScriptOutputType.INTEGER, keys, args), undoToken);
+    }
+
     /**
-     * Runs one of the per-key scripts, which all take the same four keys.
+     * Runs one command on our connection and turns every failure into a {@link LockBackendException}.
      *
-     * @param undoToken if the call fails, the token whose effects to undo: the command may have
+     * @param undoToken if the command fails, the token whose effects to undo: the command may have
      *        run even though its reply did not arrive in time, leaving us holding the lock or
      *        queued. Leaving the queue and releasing, without waiting, keeps the key from blocking
      *        everyone for a whole lease, and a release from handing the lock to a caller that left.
      */
-    private Long call(LockKey key, String operation, LuaScript script, byte[][] args, String undoToken) {
-        byte[][] keys = keys(key);
+    private <T> T run(LockKey key, String operation, Function<RedisClusterAsyncCommands<byte[], byte[]>, T> command,
+            String undoToken) {
         try {
             RedisClusterAsyncCommands<byte[], byte[]> commands = connection().commands();
             try {
-                return await(key, operation, commands, script, ScriptOutputType.INTEGER, keys, args);
+                return command.apply(commands);
             }
             catch (LockBackendException ex) {
                 if (undoToken != null) {
+                    byte[][] keys = keys(key);
                     // One connection runs commands in order: the cancel before the release.
                     commands.eval(CANCEL.source(), ScriptOutputType.INTEGER, keys, bytes(undoToken));
                     commands.eval(RELEASE.source(), ScriptOutputType.INTEGER, keys, releaseArgs(undoToken));
@@ -259,6 +288,11 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
         String lock = key.redisKey();
         return new byte[][] { bytes(lock), bytes(lock + FENCE_SUFFIX), bytes(lock + QUEUE_SUFFIX),
                 bytes(lock + WAITING_SUFFIX) };
+    }
+
+    /** The fencing counter's expiry: a day, or the lease if that is longer. */
+    private static byte[] counterLifetime(long ttlMillis) {
+        return ttlMillis > FENCE_COUNTER_TTL_MILLIS ? bytes(Long.toString(ttlMillis)) : FENCE_COUNTER_TTL_BYTES;
     }
 
     private byte[][] releaseArgs(String token) {

@@ -1,10 +1,10 @@
--- Fencing-token functions shared by acquire.lua, release.lua and cancel.lua: LuaScript puts this
--- file in front of each of them (Redis 6.2 has no shared script libraries).
+-- Fencing-token functions shared by acquire.lua, release.lua, cancel.lua and fence.lua: LuaScript
+-- puts this file in front of each of them (Redis 6.2 has no shared script libraries).
 --
--- This runs on every acquisition, so it is written for the server's cost, measured in instructions
--- with callgrind (docs/benchmarks-analysis.md): each redis.call costs about as much as the Lua
--- around it, every function defined here is a closure built on every script call, and formatting a
--- number (string.format) costs more than a redis.call.
+-- This runs for every fencing token issued, so it is written for the server's cost, measured in
+-- instructions with callgrind (docs/benchmarks-analysis.md): each redis.call costs about as much as
+-- the Lua around it, every function defined here is a closure built on every script call, and
+-- formatting a number (string.format) costs more than a redis.call.
 
 -- The next fencing token of the counter at key `counter`: max(counter + 1, server time in
 -- microseconds), stored back with expiry `lifetime` ms. Server time keeps tokens increasing across

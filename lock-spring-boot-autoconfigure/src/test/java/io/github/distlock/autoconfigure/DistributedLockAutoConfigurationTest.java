@@ -205,6 +205,17 @@ class DistributedLockAutoConfigurationTest {
             }
 
             @Override
+            public boolean tryAcquireWithoutFencingToken(io.github.distlock.core.LockKey key, String token,
+                    long ttlMillis) {
+                return true;
+            }
+
+            @Override
+            public long issueFencingToken(io.github.distlock.core.LockKey key, String token, long ttlMillis) {
+                return 1;
+            }
+
+            @Override
             public long stopWaiting(io.github.distlock.core.LockKey key, String token) {
                 return 0;
             }

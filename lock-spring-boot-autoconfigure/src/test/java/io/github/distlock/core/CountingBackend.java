@@ -4,8 +4,8 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Passes every call to the real backend and counts acquire attempts, so a test can tell a wake-up
- * from a poll.
+ * Passes every call to the real backend and counts acquire attempts (bare and queueing alike), so a
+ * test can tell a wake-up from a poll.
  */
 class CountingBackend implements LockBackend {
 
@@ -20,6 +20,17 @@ class CountingBackend implements LockBackend {
     public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued) {
         acquireAttempts.incrementAndGet();
         return delegate.tryAcquire(key, token, ttlMillis, queueMillis, queued);
+    }
+
+    @Override
+    public boolean tryAcquireWithoutFencingToken(LockKey key, String token, long ttlMillis) {
+        acquireAttempts.incrementAndGet();
+        return delegate.tryAcquireWithoutFencingToken(key, token, ttlMillis);
+    }
+
+    @Override
+    public long issueFencingToken(LockKey key, String token, long ttlMillis) {
+        return delegate.issueFencingToken(key, token, ttlMillis);
     }
 
     @Override

@@ -21,6 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
+import io.github.distlock.LockLostException;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockTimeoutException;
 import io.github.distlock.testsupport.RedisServerExtension;
@@ -71,7 +72,8 @@ class RedisLockServiceTest {
 
     @Test
     void lockIsFreeAgainAfterTheTtlExpiresWhenNothingRenewsIt() {
-        LockHandle first = instanceA.service.lock(LockRequest.of("order:2").withTtl(SHORT_TTL).withWatchdog(false));
+        LockHandle first = instanceA.service.lock(LockRequest.of("order:2").withTtl(SHORT_TTL).withWatchdog(false)
+                .withFencingToken());
         assertThat(instanceB.service.tryLock("order:2", null, Duration.ZERO)).isEmpty();
 
         // The waiter is woken no later than the holder's remaining lease.
@@ -90,7 +92,8 @@ class RedisLockServiceTest {
             assertThat(value).matches("[0-9a-f]{32}");
             assertThat(redis.command("TYPE", "lock:{order:42}")).isEqualTo("string");
             assertThat(redis.pttl("lock:{order:42}")).isBetween(1L, 10_000L);
-            assertThat(redis.get("lock:{order:42}:fence")).isEqualTo(Long.toString(handle.fencingToken()));
+            long fence = handle.fencingToken();
+            assertThat(redis.get("lock:{order:42}:fence")).isEqualTo(Long.toString(fence));
             assertThat(redis.pttl("lock:{order:42}:fence")).as("the counter expires, a day after its last use")
                     .isBetween(Duration.ofDays(1).minusMinutes(1).toMillis(), Duration.ofDays(1).toMillis());
             assertThat(handle.key()).isEqualTo("order:42");
@@ -249,8 +252,16 @@ class RedisLockServiceTest {
         for (int i = 0; i < 1000; i++) {
             DefaultLockService service = (i % 2 == 0 ? instanceA : instanceB).service;
             boolean letItExpire = i % 50 == 0;
-            LockHandle handle = service.lock(LockRequest.of("fenced").withWaitTime(Duration.ofSeconds(3))
-                    .withTtl(letItExpire ? Duration.ofMillis(20) : Duration.ofSeconds(10)).withWatchdog(false));
+            LockRequest request = LockRequest.of("fenced").withWaitTime(Duration.ofSeconds(3))
+                    .withTtl(letItExpire ? Duration.ofMillis(20) : Duration.ofSeconds(10)).withWatchdog(false);
+            // Tokens issued with the lock and tokens issued on demand share one sequence. A lease
+            // this short may run out before a token is asked for, so those take theirs with the lock.
+            // (A lock that had to be waited for comes with its token either way.)
+            boolean upFront = letItExpire || i % 3 == 0;
+            LockHandle handle = service.lock(upFront ? request.withFencingToken() : request);
+            if (upFront) {
+                assertThat(handle.issuedFencingToken()).as("acquisition %d", i).isPresent();
+            }
             assertThat(handle.fencingToken()).as("acquisition %d", i).isGreaterThan(previous);
             previous = handle.fencingToken();
             if (!letItExpire) {
@@ -302,15 +313,111 @@ class RedisLockServiceTest {
     }
 
     @Test
-    void everyAcquisitionRenewsTheCountersExpiry() {
-        instanceA.service.lock("renewed", null, Duration.ZERO).release();
+    void everyIssuedTokenRenewsTheCountersExpiry() {
+        try (LockHandle handle = instanceA.service.lock("renewed", null, Duration.ZERO)) {
+            handle.fencingToken();
+        }
         redis.command("PEXPIRE", "lock:{renewed}:fence", "5000");
 
-        instanceB.service.lock("renewed", null, Duration.ZERO).release();
+        try (LockHandle handle = instanceB.service.lock("renewed", null, Duration.ZERO)) {
+            handle.fencingToken();
+        }
 
         assertThat(redis.pttl("lock:{renewed}:fence"))
                 .isBetween(Duration.ofDays(1).minusMinutes(1).toMillis(), Duration.ofDays(1).toMillis());
     }
+
+    @Test
+    void aFreeLockIsTakenWithOneBareSetAndReleasedWithOneScript() {
+        redis.resetStats();
+
+        LockHandle handle = instanceA.service.lock("bare", null, Duration.ofSeconds(3));
+
+        assertThat(redis.commandCalls("set")).isEqualTo(1);
+        assertThat(redis.commandCalls("evalsha") + redis.commandCalls("eval")).as("no script on acquisition").isZero();
+        assertThat(redis.commandCalls("time")).as("no fencing token drawn").isZero();
+        assertThat(redis.get("lock:{bare}:fence")).isNull();
+        assertThat(handle.issuedFencingToken()).isEmpty();
+        assertThat(instanceA.waiters.waiting()).as("nobody registered to wait").isZero();
+
+        assertThat(handle.release()).isTrue();
+        assertThat(redis.commandCalls("evalsha") + redis.commandCalls("eval")).isEqualTo(1);
+        assertThat(redis.dbSize()).isZero();
+    }
+
+    @Test
+    void theFencingTokenOfALockTakenWhileFreeIsDrawnOnItsFirstRequestOnly() {
+        try (LockHandle handle = instanceA.service.lock("on-demand", null, Duration.ZERO)) {
+            redis.resetStats();
+
+            long fence = handle.fencingToken();
+
+            assertThat(redis.get("lock:{on-demand}:fence")).isEqualTo(Long.toString(fence));
+            assertThat(handle.issuedFencingToken()).hasValue(fence);
+            assertThat(handle.fencingToken()).isEqualTo(fence);
+            assertThat(redis.commandCalls("time")).as("drawn once, then kept in the handle").isEqualTo(1);
+            assertThat(handle.toString()).contains("fencingToken=" + fence);
+        }
+    }
+
+    @Test
+    void aFencingTokenRequestedWithTheLockComesInTheAcquisitionsRoundTrip() {
+        redis.resetStats();
+
+        try (LockHandle handle = instanceA.service.lock(LockRequest.of("up-front").withWaitTime(Duration.ZERO)
+                .withFencingToken())) {
+
+            assertThat(handle.issuedFencingToken()).isPresent();
+            assertThat(redis.commandCalls("evalsha") + redis.commandCalls("eval")).isEqualTo(1);
+            assertThat(redis.get("lock:{up-front}:fence")).isEqualTo(Long.toString(handle.fencingToken()));
+            assertThat(redis.commandCalls("evalsha") + redis.commandCalls("eval")).as("no second round trip")
+                    .isEqualTo(1);
+        }
+    }
+
+    @Test
+    void concurrentFirstRequestsForTheFencingTokenAllGetTheSameOne() throws Exception {
+        try (LockHandle handle = instanceA.service.lock("racing", null, Duration.ZERO)) {
+            List<CompletableFuture<Long>> requests = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                requests.add(CompletableFuture.supplyAsync(handle::fencingToken));
+            }
+            List<Long> tokens = new ArrayList<>();
+            for (CompletableFuture<Long> request : requests) {
+                tokens.add(request.get());
+            }
+
+            assertThat(tokens).containsOnly(handle.fencingToken());
+        }
+    }
+
+    @Test
+    void aHolderWhoseLeaseRanOutGetsNoFencingTokenAndTheNextHolderIsNotDisturbed() {
+        LockHandle expired = instanceA.service.lock(LockRequest.of("late").withTtl(SHORT_TTL).withWatchdog(false)
+                .withWaitTime(Duration.ZERO));
+        await().atMost(Duration.ofSeconds(5)).until(() -> redis.get("lock:{late}") == null);
+        LockHandle next = instanceB.service.lock("late", null, Duration.ZERO);
+        long nextFence = next.fencingToken();
+
+        assertThatThrownBy(expired::fencingToken).isInstanceOf(LockLostException.class)
+                .hasMessageContaining("'late'").hasMessageContaining("lock:{late}")
+                .hasMessageContaining("no fencing token can be issued").hasMessageContaining("withFencingToken()");
+        assertThat(expired.issuedFencingToken()).isEmpty();
+        assertThat(redis.get("lock:{late}:fence")).as("the counter did not move").isEqualTo(Long.toString(nextFence));
+        assertThat(next.isHeld()).isTrue();
+        next.release();
+    }
+
+    @Test
+    void aReleasedHandleGetsNoFencingToken() {
+        LockHandle handle = instanceA.service.lock("gone", null, Duration.ZERO);
+        handle.release();
+
+        assertThatThrownBy(handle::fencingToken).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'gone' was released").hasMessageContaining("before release()");
+        assertThat(redis.get("lock:{gone}:fence")).isNull();
+    }
+
 
     @Test
     void lockThrowsLockTimeoutExceptionNamingTheKeyWhenTheWaitRunsOut() {

@@ -9,6 +9,8 @@ import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
@@ -89,10 +91,13 @@ class RedisOutageTest {
                 .anyMatch(frame -> frame.getClassName().equals(className) && frame.getMethodName().equals(methodName));
     }
 
-    @Test
-    void anAcquireThatTimedOutIsUndoneSoTheKeyDoesNotBlockOthersForAWholeTtl() {
+    @ParameterizedTest(name = "fencing token up front: {0}")
+    @ValueSource(booleans = { false, true })
+    void anAcquireThatTimedOutIsUndoneSoTheKeyDoesNotBlockOthersForAWholeTtl(boolean fencingTokenUpFront) {
+        // Without the token up front the attempt is a bare SET; with it, the acquire script.
+        LockRequest request = LockRequest.of("order:3").withTtl(Duration.ofMinutes(5)).withWaitTime(Duration.ZERO);
         redis.pause();
-        assertThatThrownBy(() -> instance.service.tryLock("order:3", Duration.ofMinutes(5), Duration.ZERO))
+        assertThatThrownBy(() -> instance.service.tryLock(fencingTokenUpFront ? request.withFencingToken() : request))
                 .isInstanceOf(LockBackendException.class);
 
         redis.resume();
@@ -132,8 +137,23 @@ class RedisOutageTest {
         redis.kill();
         redis.restart();
 
-        await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
-                .until(() -> instance.service.tryLock("order:6", null, Duration.ZERO).isPresent());
+        // The acquire, fence and release scripts each meet a server that has never seen them.
+        await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> instance.service
+                .tryLock(LockRequest.of("order:6").withWaitTime(Duration.ZERO).withFencingToken()).isPresent());
         assertThat(redis.get("lock:{order:6}")).matches("[0-9a-f]{32}");
+        LockHandle bare = instance.service.lock("order:7", null, Duration.ZERO);
+        assertThat(bare.fencingToken()).isPositive();
+        assertThat(bare.release()).isTrue();
+        assertThat(redis.get("lock:{order:7}")).isNull();
+    }
+
+    @Test
+    void aFencingTokenRequestFailsWithLockBackendExceptionWhileRedisIsDown() {
+        LockHandle handle = instance.service.lock("order:8", null, Duration.ZERO);
+        redis.stop();
+
+        assertThatThrownBy(handle::fencingToken).isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("fencing token of lock 'order:8'");
+        assertThat(handle.issuedFencingToken()).isEmpty();
     }
 }

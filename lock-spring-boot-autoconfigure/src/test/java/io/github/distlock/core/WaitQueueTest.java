@@ -203,12 +203,13 @@ class WaitQueueTest {
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
                 .supplyAsync(() -> waiter.service.tryLock("queue", null, Duration.ofSeconds(20)));
         await().atMost(Duration.ofSeconds(5)).until(() -> queueLength() == 1);
+        long heldFence = held.fencingToken();
 
         held.release();
 
         Optional<LockHandle> acquired = waiting.get(10, TimeUnit.SECONDS);
         assertThat(acquired).isPresent();
-        assertThat(acquired.get().fencingToken()).isGreaterThan(held.fencingToken());
+        assertThat(acquired.get().fencingToken()).isGreaterThan(heldFence);
         acquired.get().release();
     }
 
