@@ -418,7 +418,6 @@ class RedisLockServiceTest {
         assertThat(redis.get("lock:{gone}:fence")).isNull();
     }
 
-
     @Test
     void lockThrowsLockTimeoutExceptionNamingTheKeyWhenTheWaitRunsOut() {
         LockHandle holder = instanceA.service.lock("busy", null, Duration.ZERO);
