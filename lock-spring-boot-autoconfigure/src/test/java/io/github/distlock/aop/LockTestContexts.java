@@ -40,7 +40,7 @@ final class LockTestContexts {
      * {@code SET} of its own, which Redis 7 would count too: a contended acquisition or a hand-over.
      */
     static long lockRoundTrips(RedisTestServer server) {
-        return server.commandCalls("set") + server.commandCalls("evalsha") + server.commandCalls("eval");
+        return server.commandCalls("set") + server.scriptCalls();
     }
 
     /**

@@ -467,6 +467,14 @@ public final class RedisTestServer implements AutoCloseable {
     }
 
     /**
+     * How many scripts clients sent since start or {@link #resetStats()}: {@code EVALSHA} plus {@code EVAL} calls
+     * (a client falls back to {@code EVAL} when the server lacks the script), one round trip each.
+     */
+    public long scriptCalls() {
+        return commandCalls("evalsha") + commandCalls("eval");
+    }
+
+    /**
      * {@code PUBSUB NUMSUB channel}: how many clients subscribe to a channel, e.g. waiters for a lock release.
      *
      * @param channel the channel name

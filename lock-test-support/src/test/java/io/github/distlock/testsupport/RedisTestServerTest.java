@@ -105,6 +105,16 @@ class RedisTestServerTest {
     }
 
     @Test
+    void scriptCallsCountEvalAndEvalshaAlike() {
+        redis.resetStats();
+        redis.command("EVAL", "return 1", "0");
+        redis.command("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0");
+        redis.get("a");
+
+        assertThat(redis.scriptCalls()).isEqualTo(2);
+    }
+
+    @Test
     void subscriberCountAndClientListSeeALongLivedConnection() throws Exception {
         long clientsBefore = redis.connectedClients();
         try (RespConnection subscriber = redis.openConnection()) {
