@@ -14,7 +14,7 @@ public class LockTimeoutException extends LockAcquisitionException {
      * @param waitTime how long the caller waited
      */
     public LockTimeoutException(String key, Duration waitTime) {
-        super(key, "Lock '" + key + "' is held by another owner; not acquired within wait time " + waitTime
+        super(key, "Lock " + LockKeys.printable(key) + " is held by another owner; not acquired within wait time " + waitTime
                 + ". Retry later, or raise the wait time (waitTime / distributed-lock.default-wait-time).", null);
         this.waitTime = waitTime;
     }

@@ -3,6 +3,9 @@ package io.github.distlock.core;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.function.Consumer;
@@ -10,6 +13,7 @@ import java.util.function.Consumer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockLostException;
 
@@ -17,7 +21,8 @@ import io.github.distlock.LockLostException;
  * A held lock. State lives here, not in a thread-local, so any thread may release it.
  *
  * <p>The local lease deadline is counted from the moment the acquire (or renew) command was
- * <em>sent</em>, so this JVM never believes it holds the lock longer than Redis does.
+ * <em>sent</em>, with the lease Redis reported, so this JVM never believes it holds the lock longer
+ * than Redis does.
  *
  * <p>A lock taken by a bare {@code SET NX PX} has no fencing token until {@link #fencingToken()}
  * is first called, which draws one from Redis if the lock is still ours.
@@ -36,6 +41,7 @@ final class DefaultLockHandle implements LockHandle {
     private final long ttlMillis;
     private final LockBackend backend;
     private final LeaseWatchdog watchdog;
+    private final PendingReleases pendingReleases;
     private final AtomicBoolean released = new AtomicBoolean();
     private volatile boolean lost;
     /** Guarded by itself; emptied once the listeners have run. */
@@ -45,15 +51,16 @@ final class DefaultLockHandle implements LockHandle {
     /** Written and read only by the watchdog's thread. */
     private long nextRenewalNanos;
 
-    DefaultLockHandle(LockKey key, String token, long fencingToken, long ttlMillis, long sentAtNanos,
-            LockBackend backend, LeaseWatchdog watchdog) {
+    DefaultLockHandle(LockKey key, String token, long fencingToken, long ttlMillis, long leaseDeadlineNanos,
+            LockBackend backend, LeaseWatchdog watchdog, PendingReleases pendingReleases) {
         this.key = key;
         this.token = token;
         this.fencingToken = fencingToken;
         this.ttlMillis = ttlMillis;
         this.backend = backend;
         this.watchdog = watchdog;
-        this.leaseDeadlineNanos = sentAtNanos + ttlMillis * 1_000_000L;
+        this.pendingReleases = pendingReleases;
+        this.leaseDeadlineNanos = leaseDeadlineNanos;
     }
 
     @Override
@@ -75,7 +82,8 @@ final class DefaultLockHandle implements LockHandle {
             if (released.get()) {
                 throw releasedBeforeFencing();
             }
-            throw new LockLostException(key.name(), "Lock '" + key.name() + "' (" + key.redisKey() + ") no longer holds "
+            throw new LockLostException(key.name(), "Lock " + key.printableName() + " (" + key.printableRedisKey()
+                    + ") no longer holds "
                     + "this handle's token: its lease ran out or another owner took it, so no fencing token can be "
                     + "issued for it. Another owner may be running the guarded work; do not write to the protected "
                     + "resource. Ask for the token early in the work, or with LockRequest.withFencingToken().");
@@ -93,7 +101,7 @@ final class DefaultLockHandle implements LockHandle {
     }
 
     private IllegalStateException releasedBeforeFencing() {
-        return new IllegalStateException("Lock '" + key.name() + "' was released before its fencing token was asked "
+        return new IllegalStateException("Lock " + key.printableName() + " was released before its fencing token was asked "
                 + "for; a token is issued only while the lock is held. Ask for it before release().");
     }
 
@@ -129,7 +137,15 @@ final class DefaultLockHandle implements LockHandle {
         if (watchdog != null) {
             watchdog.unwatch(this);
         }
-        return backend.release(key, token);
+        try {
+            return backend.release(key, token);
+        }
+        catch (LockBackendException ex) {
+            // The release may not have run: retry it in the background, so the key does not block
+            // the others for the rest of its lease.
+            pendingReleases.releaseLater(key, token, ttlMillis, leaseDeadlineNanos);
+            throw ex;
+        }
     }
 
     @Override
@@ -158,21 +174,34 @@ final class DefaultLockHandle implements LockHandle {
     }
 
     void leaseExtended(long sentAtNanos) {
-        leaseDeadlineNanos = sentAtNanos + ttlMillis * 1_000_000L;
+        leaseDeadlineNanos = sentAtNanos + TimeUnit.MILLISECONDS.toNanos(ttlMillis);
     }
 
-    /** Marks the lease lost and runs the listeners, once. */
-    void markLost() {
+    /**
+     * Marks the lease lost at once ({@link #isHeld()} turns false), and runs the listeners, once, on
+     * {@code listenerExecutor}: a slow listener must not hold up whoever found the loss.
+     *
+     * @return whether this call marked it (false if it was lost already)
+     */
+    boolean markLost(Executor listenerExecutor) {
         List<Consumer<? super LockHandle>> listeners;
         synchronized (lostListeners) {
             if (lost) {
-                return;
+                return false;
             }
             lost = true;
             listeners = List.copyOf(lostListeners);
             lostListeners.clear();
         }
-        listeners.forEach(this::notify);
+        if (!listeners.isEmpty()) {
+            try {
+                listenerExecutor.execute(() -> listeners.forEach(this::notify));
+            }
+            catch (RejectedExecutionException ex) {
+                // The watchdog is closing: nobody is left to tell.
+            }
+        }
+        return true;
     }
 
     private void notify(Consumer<? super LockHandle> listener) {
@@ -180,7 +209,7 @@ final class DefaultLockHandle implements LockHandle {
             listener.accept(this);
         }
         catch (RuntimeException ex) {
-            logger.warn("A lost-lease listener of lock '" + key.name() + "' failed", ex);
+            logger.warn("A lost-lease listener of lock " + key.printableName() + " failed", ex);
         }
     }
 
@@ -195,7 +224,7 @@ final class DefaultLockHandle implements LockHandle {
     @Override
     public String toString() {
         long issued = fencingToken;
-        return "LockHandle[key=" + key.name() + ", fencingToken=" + (issued > 0 ? issued : "not issued") + ", held="
+        return "LockHandle[key=" + key.printableName() + ", fencingToken=" + (issued > 0 ? issued : "not issued") + ", held="
                 + isHeld() + "]";
     }
 }

@@ -16,6 +16,7 @@ import org.apache.commons.logging.LogFactory;
 import io.github.distlock.LockAcquisitionException;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
+import io.github.distlock.LockKeys;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
@@ -25,7 +26,7 @@ import io.github.distlock.core.LockBackend.AcquireAttempt;
  * The one implementation of acquire, wait and release behind {@link LockService}, the annotation
  * and every backend.
  */
-public class DefaultLockService implements LockService {
+public class DefaultLockService implements LockService, AutoCloseable {
 
     private static final Log logger = LogFactory.getLog(DefaultLockService.class);
 
@@ -53,6 +54,7 @@ public class DefaultLockService implements LockService {
     private final LeaseWatchdog watchdog;
     private final LockDefaults defaults;
     private final LockWaiters waiters;
+    private final PendingReleases pendingReleases;
     /**
      * Token sources, picked by thread id. One shared SecureRandom (NativePRNG on Linux) serialises
      * every acquisition on a global lock; a few independent generators don't, and unlike a
@@ -72,6 +74,13 @@ public class DefaultLockService implements LockService {
         this.watchdog = Objects.requireNonNull(watchdog, "watchdog");
         this.defaults = Objects.requireNonNull(defaults, "defaults");
         this.waiters = Objects.requireNonNull(waiters, "waiters");
+        this.pendingReleases = new PendingReleases(backend);
+    }
+
+    /** Stops retrying unconfirmed releases; their leases expire on their own. */
+    @Override
+    public void close() {
+        pendingReleases.close();
     }
 
     @Override
@@ -79,41 +88,97 @@ public class DefaultLockService implements LockService {
         Objects.requireNonNull(request, "request");
         String name = request.key();
         if (name == null || name.isBlank()) {
-            throw new IllegalArgumentException("The lock key must not be null or blank, was '" + name + "'.");
+            throw new IllegalArgumentException("The lock key must not be null or blank, was "
+                    + LockKeys.printable(name) + ".");
         }
         Duration ttl = request.ttl() != null ? request.ttl() : defaults.ttl();
         Duration waitTime = request.waitTime() != null ? request.waitTime() : defaults.waitTime();
         boolean renew = request.watchdog() != null ? request.watchdog() : defaults.watchdog();
         long ttlMillis = ttl.toMillis();
         if (ttlMillis <= 0) {
-            throw new IllegalArgumentException("The ttl of lock '" + name + "' must be at least 1ms, was " + ttl + ".");
+            throw new IllegalArgumentException("The ttl of lock " + LockKeys.printable(name)
+                    + " must be at least 1ms, was " + ttl + ".");
         }
         if (waitTime.isNegative()) {
-            throw new IllegalArgumentException("The wait time of lock '" + name + "' must not be negative, was "
-                    + waitTime + ". Use Duration.ZERO to try once.");
+            throw new IllegalArgumentException("The wait time of lock " + LockKeys.printable(name)
+                    + " must not be negative, was " + waitTime + ". Use Duration.ZERO to try once.");
+        }
+        LockKey key = LockKey.of(defaults.keyPrefix(), name);
+        if (Thread.currentThread().isInterrupted()) {
+            // Like Lock.lockInterruptibly: an interrupted caller does not start; nothing was sent.
+            throw interrupted(key, "before acquiring");
+        }
+        Acquisition acquisition = new Acquisition(key, newToken(), ttlMillis, renew,
+                System.nanoTime() + waitTime.toNanos());
+        try {
+            return acquisition.run(request.fencingToken(), waitTime.isZero());
+        }
+        catch (RuntimeException | Error ex) {
+            // The outcome is unknown (the backend failed) or unwanted (interrupted): nothing of ours
+            // may stay in Redis. After a backend failure, undo in the background rather than
+            // holding the caller up for a Redis that just failed it.
+            if (acquisition.sent) {
+                boolean backendFailed = ex instanceof LockBackendException;
+                pendingReleases.undo(key, acquisition.token, acquisition.queued, ttlMillis, !backendFailed);
+            }
+            throw ex;
+        }
+    }
+
+    /** One call of {@link #tryLock}: its attempts, its place in the queue and its wait. */
+    private final class Acquisition {
+
+        private final LockKey key;
+        private final String token;
+        private final long ttlMillis;
+        private final boolean renew;
+        private final long deadline;
+        /** Whether any command went out: from then on a failure leaves something to undo. */
+        boolean sent;
+        /** Whether an attempt may have queued us. */
+        boolean queued;
+
+        Acquisition(LockKey key, String token, long ttlMillis, boolean renew, long deadline) {
+            this.key = key;
+            this.token = token;
+            this.ttlMillis = ttlMillis;
+            this.renew = renew;
+            this.deadline = deadline;
         }
 
-        LockKey key = LockKey.of(defaults.keyPrefix(), name);
-        String token = newToken();
-        long deadline = System.nanoTime() + waitTime.toNanos();
-        if (!request.fencingToken()) {
-            // Most locks are free when asked for, and most holders never read the fencing token:
-            // try the bare SET NX PX first, the cheapest acquisition there is, and issue the token
-            // on demand. Only a caller that finds the lock taken goes on to queue.
-            long sentAt = System.nanoTime();
-            if (backend.tryAcquireWithoutFencingToken(key, token, ttlMillis)) {
-                return Optional.of(acquired(key, token, 0, ttlMillis, sentAt, renew));
+        Optional<LockHandle> run(boolean fencingToken, boolean once) {
+            if (!fencingToken) {
+                // Most locks are free when asked for, and most holders never read the fencing
+                // token: try the bare SET NX PX first, the cheapest acquisition there is, and issue
+                // the token on demand. Only a caller that finds the lock taken goes on to queue.
+                long sentAt = System.nanoTime();
+                sent = true;
+                AcquireAttempt attempt = backend.tryAcquireWithoutFencingToken(key, token, ttlMillis);
+                if (attempt.acquired()) {
+                    Optional<LockHandle> handle = held(attempt.fencingToken(), attempt.leaseMillis(), sentAt);
+                    if (handle.isPresent()) {
+                        return handle;
+                    }
+                }
+                if (deadline - System.nanoTime() <= 0) {
+                    return Optional.empty();
+                }
             }
-            if (deadline - System.nanoTime() <= 0) {
-                return Optional.empty();
+            // Registered before the next attempt: that attempt queues us in Redis, and a release
+            // may hand the lock over before it even returns.
+            LockWaiters.Waiter waiter = once ? null : waiters.enter(token);
+            try {
+                return attemptAndWait(waiter);
+            }
+            finally {
+                if (waiter != null) {
+                    waiters.leave(waiter);
+                }
             }
         }
-        // Registered before the next attempt: that attempt queues us in Redis, and a release may
-        // hand the lock over before it even returns.
-        LockWaiters.Waiter waiter = waitTime.isZero() ? null : waiters.enter(token);
-        boolean queued = false;
-        long backoff = MIN_BACKOFF_NANOS;
-        try {
+
+        private Optional<LockHandle> attemptAndWait(LockWaiters.Waiter waiter) {
+            long backoff = MIN_BACKOFF_NANOS;
             while (true) {
                 // Wake-ups can be trusted only if the subscription was up before this attempt: a
                 // hand-over published before it started is lost and must be found by polling.
@@ -123,18 +188,27 @@ public class DefaultLockService implements LockService {
                 long waitLeft = deadline - sentAt;
                 long queueMillis = waitLeft > 0
                         ? Math.min(TimeUnit.NANOSECONDS.toMillis(waitLeft) + 1, QUEUE_ENTRY_MILLIS) : 0;
-                AcquireAttempt attempt = backend.tryAcquire(key, token, ttlMillis, queueMillis, queued);
-                if (attempt.acquired()) {
-                    return Optional.of(acquired(key, token, attempt.fencingToken(), ttlMillis, sentAt, renew));
-                }
+                boolean queuedBefore = queued;
+                sent = true;
                 queued |= queueMillis > 0;
+                AcquireAttempt attempt = backend.tryAcquire(key, token, ttlMillis, queueMillis, queuedBefore);
+                if (attempt.acquired()) {
+                    Optional<LockHandle> handle = held(attempt.fencingToken(), attempt.leaseMillis(), sentAt);
+                    if (handle.isPresent()) {
+                        return handle;
+                    }
+                    continue;
+                }
+                if (waiter != null) {
+                    waiter.seen(attempt.fencingCounter());
+                }
                 long remaining = deadline - System.nanoTime();
-                if (remaining <= 0) {
-                    return stopWaiting(key, token, queued, ttlMillis, sentAt, renew);
+                if (remaining <= 0 || waiter == null) {
+                    return stopWaiting();
                 }
                 // Asked after every failed attempt, as this is what starts the subscription on the
                 // first wait; it must not sit behind notifiedBefore, which is false until then.
-                boolean notifying = waiters.notificationsActive();
+                boolean notifying = waiters.startNotifications();
                 long pause;
                 if (notifiedBefore && notifying) {
                     pause = Math.min(remaining, FALLBACK_POLL_NANOS);
@@ -152,60 +226,66 @@ public class DefaultLockService implements LockService {
                 pause = Math.min(pause, TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 4);
                 long handedOver = waiter.await(pause);
                 if (handedOver > 0) {
-                    return Optional.of(acquired(key, token, handedOver, ttlMillis, sentAt, renew));
+                    // Proven, and drawn after this attempt ran (LockWaiters): the lease started
+                    // after sentAt, so counting from sentAt never outlasts Redis's count.
+                    Optional<LockHandle> handle = held(handedOver, ttlMillis, sentAt);
+                    if (handle.isPresent()) {
+                        return handle;
+                    }
                 }
-                if (Thread.interrupted()) {
-                    throw interrupted(key, token, queued);
+                if (Thread.currentThread().isInterrupted()) {
+                    throw interrupted(key, "while waiting");
                 }
             }
         }
-        finally {
-            if (waiter != null) {
-                waiters.leave(waiter);
-            }
-        }
-    }
 
-    private DefaultLockHandle acquired(LockKey key, String token, long fencingToken, long ttlMillis, long sentAt,
-            boolean renew) {
-        DefaultLockHandle handle = new DefaultLockHandle(key, token, fencingToken, ttlMillis, sentAt, backend,
-                renew ? watchdog : null);
-        if (renew) {
-            watchdog.watch(handle);
+        /**
+         * The wait is over: leaves the queue. A release may have handed us the lock in the last
+         * moment, in which case we own it and return it, as if that last attempt had succeeded.
+         */
+        private Optional<LockHandle> stopWaiting() {
+            if (!queued) {
+                return Optional.empty();
+            }
+            long sentAt = System.nanoTime();
+            AcquireAttempt last = backend.stopWaiting(key, token, ttlMillis);
+            queued = false;
+            return last.acquired() ? held(last.fencingToken(), last.leaseMillis(), sentAt) : Optional.empty();
         }
-        return handle;
+
+        /**
+         * The lock holds our token, with {@code leaseMillis} left as of some moment after
+         * {@code sentAt}. Returns the handle, unless the caller was interrupted meanwhile (then
+         * this throws, and the caller undoes the acquisition) or the lease has already run out
+         * (a stall between the reply and now): a handle must never report a lock that Redis may
+         * already have given to someone else.
+         */
+        private Optional<LockHandle> held(long fencingToken, long leaseMillis, long sentAt) {
+            if (Thread.currentThread().isInterrupted()) {
+                throw interrupted(key, "while acquiring");
+            }
+            long leaseDeadline = sentAt + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+            if (System.nanoTime() - leaseDeadline >= 0) {
+                pendingReleases.undo(key, token, queued, ttlMillis, true);
+                queued = false;
+                return Optional.empty();
+            }
+            DefaultLockHandle handle = new DefaultLockHandle(key, token, fencingToken, ttlMillis, leaseDeadline,
+                    backend, renew ? watchdog : null, pendingReleases);
+            if (renew) {
+                watchdog.watch(handle);
+            }
+            return Optional.of(handle);
+        }
     }
 
     /**
-     * The wait is over: leaves the queue. A release may have handed us the lock in the last moment,
-     * in which case we own it and return it, as if that last attempt had succeeded.
+     * The interrupt flag stays set: the caller's code decides what the interrupt means, and the
+     * undo does not need it cleared (backend calls ignore it).
      */
-    private Optional<LockHandle> stopWaiting(LockKey key, String token, boolean queued, long ttlMillis,
-            long sentAt, boolean renew) {
-        long handedOver = queued ? backend.stopWaiting(key, token) : 0;
-        return handedOver > 0 ? Optional.of(acquired(key, token, handedOver, ttlMillis, sentAt, renew))
-                : Optional.empty();
-    }
-
-    /**
-     * Interrupted while waiting: leaves the queue and passes on a lock handed to us meanwhile. The
-     * interrupt flag is cleared during those calls (they would fail at once) and then restored.
-     */
-    private LockAcquisitionException interrupted(LockKey key, String token, boolean queued) {
-        LockAcquisitionException failure = new LockAcquisitionException(key.name(),
-                "Interrupted while waiting for lock '" + key.name() + "'.", new InterruptedException());
-        try {
-            if (queued && backend.stopWaiting(key, token) > 0) {
-                backend.release(key, token);
-            }
-        }
-        catch (RuntimeException ex) {
-            failure.addSuppressed(ex);
-        }
-        finally {
-            Thread.currentThread().interrupt();
-        }
-        return failure;
+    private static LockAcquisitionException interrupted(LockKey key, String when) {
+        return new LockAcquisitionException(key.name(), "Interrupted " + when + " lock " + key.printableName()
+                + "; it is not held, and nothing of this attempt is left in Redis.", new InterruptedException());
     }
 
     @Override
@@ -233,12 +313,13 @@ public class DefaultLockService implements LockService {
     private static void releaseQuietly(LockHandle handle) {
         try {
             if (!handle.release()) {
-                logger.warn("Lock '" + handle.key() + "' had already expired when the work finished; another owner may "
-                        + "have run concurrently. Raise the ttl or keep the watchdog on.");
+                logger.warn("Lock " + LockKeys.printable(handle.key()) + " had already expired when the work finished; "
+                        + "another owner may have run concurrently. Raise the ttl or keep the watchdog on.");
             }
         }
         catch (LockBackendException ex) {
-            logger.warn("Could not release lock '" + handle.key() + "'; it expires after its ttl", ex);
+            logger.warn("Could not release lock " + LockKeys.printable(handle.key())
+                    + " now; retrying in the background until Redis answers or the lease runs out", ex);
         }
     }
 

@@ -7,7 +7,10 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.commons.logging.Log;
@@ -24,6 +27,12 @@ import io.github.distlock.core.LockBackend.RenewalOutcome;
  * <p>Leases that fall due close together are renewed in one batch, so the backend can extend
  * many of them in one round trip. A renewal that finds the key gone or owned by someone else, or
  * that keeps failing until the lease would have run out, marks the handle lost and logs a WARN.
+ * The backend bounds one renewal call, however many leases and Cluster nodes it spans, by one
+ * operation timeout, so a hung node cannot starve the leases of healthy ones.
+ *
+ * <p>Lost-lease listeners (the handle's {@code onLost} listeners and the {@link LeaseLossListener},
+ * which publishes the application event) run on a thread of their own, in the order the losses
+ * were found: a slow {@code @EventListener} must not delay the renewal of every other lease.
  */
 public final class LeaseWatchdog implements AutoCloseable {
 
@@ -36,6 +45,8 @@ public final class LeaseWatchdog implements AutoCloseable {
     private final double renewalRatio;
     private final LeaseLossListener lossListener;
     private final ScheduledThreadPoolExecutor scheduler;
+    /** Runs the lost-lease listeners; its one thread exists only while there is work. */
+    private final ThreadPoolExecutor listenerExecutor;
     private final Set<DefaultLockHandle> leases = ConcurrentHashMap.newKeySet();
     private final Object scheduleMonitor = new Object();
     /** Written under {@code scheduleMonitor}; volatile for the lock-free fast path of {@code watch}. */
@@ -69,6 +80,12 @@ public final class LeaseWatchdog implements AutoCloseable {
             return thread;
         });
         this.scheduler.setRemoveOnCancelPolicy(true);
+        this.listenerExecutor = new ThreadPoolExecutor(0, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                runnable -> {
+                    Thread thread = new Thread(runnable, "distributed-lock-lost-listeners");
+                    thread.setDaemon(true);
+                    return thread;
+                });
     }
 
     /** The number of leases being renewed now. */
@@ -190,19 +207,28 @@ public final class LeaseWatchdog implements AutoCloseable {
     private void lose(DefaultLockHandle handle, String why) {
         leases.remove(handle);
         OptionalLong fence = handle.issuedFencingToken();
-        logger.warn("Lost distributed lock '" + handle.key() + "' (" + handle.lockKey().redisKey()
-                + (fence.isPresent() ? ", fencing token " + fence.getAsLong() : "") + "): " + why
-                + ". Another owner may now run the guarded work.");
-        handle.markLost();
-        try {
-            lossListener.leaseLost(handle, why);
+        logger.warn("Lost distributed lock " + handle.lockKey().printableName() + " ("
+                + handle.lockKey().printableRedisKey() + (fence.isPresent() ? ", fencing token " + fence.getAsLong() : "")
+                + "): " + why + ". Another owner may now run the guarded work.");
+        if (!handle.markLost(listenerExecutor)) {
+            return;
         }
-        catch (RuntimeException ex) {
-            logger.warn("The lease-loss listener failed for lock '" + handle.key() + "'", ex);
+        try {
+            listenerExecutor.execute(() -> {
+                try {
+                    lossListener.leaseLost(handle, why);
+                }
+                catch (RuntimeException ex) {
+                    logger.warn("The lease-loss listener failed for lock " + handle.lockKey().printableName(), ex);
+                }
+            });
+        }
+        catch (RejectedExecutionException ex) {
+            // Closing: nobody is left to tell.
         }
     }
 
-    /** Told when the watchdog finds a lease lost; runs on the watchdog's thread. */
+    /** Told when the watchdog finds a lease lost; runs on the watchdog's listener thread. */
     @FunctionalInterface
     public interface LeaseLossListener {
 
@@ -219,6 +245,7 @@ public final class LeaseWatchdog implements AutoCloseable {
         synchronized (scheduleMonitor) {
             scheduler.shutdownNow();
         }
+        listenerExecutor.shutdown();
         leases.clear();
     }
 }

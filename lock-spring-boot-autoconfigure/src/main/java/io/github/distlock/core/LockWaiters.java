@@ -1,24 +1,43 @@
 package io.github.distlock.core;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
 
 /**
- * The threads of this JVM that wait for a lock, by the token they asked for it with, and the
- * hand-over each one waits for.
+ * The threads of this JVM that wait for a lock, and the hand-overs announced to them.
  *
  * <p>A release hands the lock to the longest-waiting live waiter in Redis and announces it on the
- * one subscription of this JVM ({@link #handedOver(String, long)}); only that waiter wakes up, and
- * it already owns the lock. Entries exist only while someone waits, so the registry is empty again
- * once the waits are over, however many distinct keys were waited on.
+ * one subscription of this JVM ({@link #handedOver}); only that waiter wakes up, and it already
+ * owns the lock. Entries exist only while someone waits, so the registry is empty again once the
+ * waits are over, however many distinct keys were waited on.
+ *
+ * <p>An announcement is a claim, and two checks stand between it and a handle that reports the
+ * lock held:
+ * <ul>
+ * <li><b>Proven.</b> Waiters are addressed by {@link #waiterId(String) the SHA-1 of their token},
+ * never by the token (a capability: whoever knows it can release the lock), and the message must
+ * carry a proof that only someone who knew the token could make. A forged message is ignored.</li>
+ * <li><b>Newer than what we saw.</b> A proven message may still arrive late: the hand-over it
+ * announces may have expired, and the lock gone to someone else, while the message was on its way.
+ * So each attempt of the waiter reports the key's fencing counter ({@link Waiter#seen}), and an
+ * announced token not above it is from before that attempt and is dropped. A newer one was drawn
+ * after our last attempt ran, so the lease it grants is counted from that attempt's sending, which
+ * is never later than Redis's own count.</li>
+ * </ul>
  *
  * <p>Waiters park with {@link LockSupport} rather than {@code Object.wait}, so a waiting virtual
  * thread does not pin its carrier.
  */
 public final class LockWaiters {
 
-    private final ConcurrentHashMap<String, Waiter> byToken = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Waiter> byId = new ConcurrentHashMap<>();
     private volatile BooleanSupplier notificationsActive = () -> false;
     private volatile BooleanSupplier notificationsDelivered = () -> false;
 
@@ -36,8 +55,8 @@ public final class LockWaiters {
         this.notificationsDelivered = delivered;
     }
 
-    /** Whether hand-over messages are being delivered now; may start their delivery. */
-    public boolean notificationsActive() {
+    /** Starts the delivery of hand-over messages if it is not running, and says whether it runs now. */
+    public boolean startNotifications() {
         return notificationsActive.getAsBoolean();
     }
 
@@ -47,64 +66,107 @@ public final class LockWaiters {
     }
 
     /**
-     * A release handed a lock to the waiter that asked with {@code token}: wakes it, if it is one of
-     * ours and still waiting. Hand-overs to waiters of other JVMs are ignored.
-     *
-     * @param token the waiter's token, now the lock's value in Redis
-     * @param fencingToken the fencing token of the handed-over lock
+     * The id a waiter is announced by: the SHA-1 of its token, in lower-case hex (as Redis's
+     * {@code redis.sha1hex} writes it).
      */
-    public void handedOver(String token, long fencingToken) {
-        Waiter waiter = byToken.get(token);
-        if (waiter != null) {
+    public static String waiterId(String token) {
+        return sha1Hex(token);
+    }
+
+    /** SHA-1 of the UTF-8 bytes of {@code text}, in lower-case hex. */
+    public static String sha1Hex(String text) {
+        try {
+            return HexFormat.of().formatHex(
+                    MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
+        }
+        catch (NoSuchAlgorithmException ex) {
+            throw new IllegalStateException("Every Java platform has SHA-1", ex);
+        }
+    }
+
+    /**
+     * A release announced that it handed a lock to the waiter {@code waiterId}: wakes it, if it is
+     * one of ours, still waiting, and the proof holds. Hand-overs to waiters of other JVMs are
+     * ignored.
+     *
+     * @param waiterId the waiter's {@link #waiterId(String) id}
+     * @param fencingToken the fencing token drawn with the hand-over
+     * @param proof whether the message was made by someone who knew the given waiter token
+     */
+    public void handedOver(String waiterId, long fencingToken, Predicate<String> proof) {
+        Waiter waiter = byId.get(waiterId);
+        if (waiter != null && fencingToken > 0 && proof.test(waiter.token)) {
             waiter.handOver(fencingToken);
         }
     }
 
     /** The number of threads of this JVM waiting for a lock right now. */
     public int waiting() {
-        return byToken.size();
+        return byId.size();
     }
 
     Waiter enter(String token) {
-        Waiter waiter = new Waiter(token, Thread.currentThread());
-        byToken.put(token, waiter);
+        Waiter waiter = new Waiter(token, waiterId(token), Thread.currentThread());
+        byId.put(waiter.id, waiter);
         return waiter;
     }
 
     void leave(Waiter waiter) {
-        byToken.remove(waiter.token, waiter);
+        byId.remove(waiter.id, waiter);
     }
 
     /** One waiting thread. */
     static final class Waiter {
 
-        private final String token;
-        private final Thread thread;
-        private volatile long fencingToken;
+        private static final AtomicLongFieldUpdater<Waiter> ANNOUNCED =
+                AtomicLongFieldUpdater.newUpdater(Waiter.class, "announced");
 
-        Waiter(String token, Thread thread) {
+        private final String token;
+        private final String id;
+        private final Thread thread;
+        /** The highest proven fencing token announced to us. */
+        private volatile long announced;
+        /** The highest fencing counter our attempts saw; only the waiting thread uses it. */
+        private long seen;
+
+        Waiter(String token, String id, Thread thread) {
             this.token = token;
+            this.id = id;
             this.thread = thread;
         }
 
         /**
-         * Parks until the lock is handed over, {@code nanos} pass or the thread is interrupted. A
-         * hand-over that arrived before this call returns at once, so none is missed.
+         * An attempt found the lock taken, with the key's fencing counter at {@code fencingCounter}:
+         * announcements up to it are older than that attempt.
+         */
+        void seen(long fencingCounter) {
+            seen = Math.max(seen, fencingCounter);
+        }
+
+        /**
+         * Parks until a hand-over newer than every attempt so far is announced, {@code nanos} pass
+         * or the thread is interrupted. One announced before this call returns at once, so none is
+         * missed.
          *
-         * @return the fencing token if the lock was handed over to us, otherwise 0
+         * @return the announced fencing token, or 0 if there is none newer than our attempts
          */
         long await(long nanos) {
             long deadline = System.nanoTime() + nanos;
             long remaining = nanos;
-            while (fencingToken == 0 && remaining > 0 && !thread.isInterrupted()) {
+            while (announced <= seen && remaining > 0 && !thread.isInterrupted()) {
                 LockSupport.parkNanos(this, remaining);
                 remaining = deadline - System.nanoTime();
             }
-            return fencingToken;
+            long token = announced;
+            return token > seen ? token : 0;
         }
 
         private void handOver(long fencingToken) {
-            this.fencingToken = fencingToken;
+            long current;
+            do {
+                current = announced;
+            }
+            while (fencingToken > current && !ANNOUNCED.compareAndSet(this, current, fencingToken));
             LockSupport.unpark(thread);
         }
     }

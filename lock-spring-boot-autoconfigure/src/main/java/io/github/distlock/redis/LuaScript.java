@@ -11,13 +11,24 @@ import org.springframework.data.redis.core.script.DigestUtils;
  * A Lua script loaded once from the classpath, with its SHA-1 for {@code EVALSHA}.
  *
  * <p>Spring Data's {@code DefaultRedisScript} re-checks a resource's modification time under a
- * lock on every {@code getSha1()}; on the acquire/release hot path we want neither.
- *
- * @param name the resource name, for messages
- * @param source the script text, sent with {@code EVAL} when a node does not have it cached
- * @param sha1 the digest sent with {@code EVALSHA}
+ * lock on every {@code getSha1()}; on the acquire/release hot path we want neither, nor encoding
+ * the text to bytes on every call.
  */
-record LuaScript(String name, String source, String sha1) {
+final class LuaScript {
+
+    private final String name;
+    private final String source;
+    private final String sha1;
+    private final byte[] sourceBytes;
+    private final byte[] sha1Bytes;
+
+    private LuaScript(String name, String source) {
+        this.name = name;
+        this.source = source;
+        this.sha1 = DigestUtils.sha1DigestAsHex(source);
+        this.sourceBytes = source.getBytes(StandardCharsets.UTF_8);
+        this.sha1Bytes = sha1.getBytes(StandardCharsets.US_ASCII);
+    }
 
     /**
      * Loads {@code name} from next to {@link RedisLockBackend}, behind the given preludes: files of
@@ -29,7 +40,7 @@ record LuaScript(String name, String source, String sha1) {
             source.append(read(prelude));
         }
         source.append(read(name));
-        return new LuaScript(name, source.toString(), DigestUtils.sha1DigestAsHex(source.toString()));
+        return new LuaScript(name, source.toString());
     }
 
     private static String read(String name) {
@@ -42,5 +53,28 @@ record LuaScript(String name, String source, String sha1) {
         catch (IOException ex) {
             throw new UncheckedIOException("Cannot read Lua script " + name, ex);
         }
+    }
+
+    /** The resource name, for messages. */
+    String name() {
+        return name;
+    }
+
+    /** The script text, sent with {@code EVAL} when a node does not have it cached. */
+    String source() {
+        return source;
+    }
+
+    /** The digest sent with {@code EVALSHA}, as hex. */
+    String sha1() {
+        return sha1;
+    }
+
+    byte[] sourceBytes() {
+        return sourceBytes;
+    }
+
+    byte[] sha1Bytes() {
+        return sha1Bytes;
     }
 }

@@ -3,34 +3,27 @@ package io.github.distlock.redis;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.function.Function;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
-import io.github.distlock.LockAcquisitionException;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockKey;
-import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisNoScriptException;
-import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.SetArgs;
-import io.lettuce.core.api.StatefulConnection;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.cluster.RedisClusterClient;
+import io.github.distlock.redis.LockConnection.Reply;
+import io.github.distlock.redis.LockConnection.ScriptCall;
 import io.lettuce.core.cluster.SlotHash;
-import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.output.ArrayOutput;
+import io.lettuce.core.output.IntegerOutput;
+import io.lettuce.core.output.ValueOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
 
 /**
  * Locks in one Redis deployment (standalone, Sentinel or Cluster), reached through Spring Data
@@ -42,15 +35,18 @@ import io.lettuce.core.codec.ByteArrayCodec;
  * queue in {@code <prefix>{<key>}:queue} (a sorted set of tokens by arrival) with their entries in
  * {@code <prefix>{<key>}:waiting}, all in the lock's Cluster slot. A release hands the lock to the
  * longest-waiting live waiter (it sets the key to that waiter's token) and publishes
- * {@code <token>:<fencing token>} on the release channel; with nobody queued it just deletes the
- * key and publishes nothing. The scripts ({@code acquire.lua}, {@code release.lua},
+ * {@code <SHA-1 of the token>:<fencing token>:<proof>} on the release channel (release.lua says why
+ * the token itself is never published); with nobody queued it just deletes the key and publishes
+ * nothing. The scripts ({@code acquire.lua}, {@code release.lua},
  * {@code renew.lua}, {@code cancel.lua}, {@code fence.lua}, and {@code fencing.lua} with the
  * fencing-token functions that the others share) sit next to this class and run with
  * {@code EVALSHA}, falling back to {@code EVAL} once per node.
  *
  * <p>The usual acquisition runs no script at all: a first attempt that needs no fencing token is a
- * bare {@code SET NX PX} ({@link #tryAcquireWithoutFencingToken}), and {@code fence.lua} issues the
- * token later if the holder asks for it. Drawing a token costs Redis more than the {@code SET}
+ * bare {@code SET NX PX GET} ({@link #tryAcquireWithoutFencingToken}), and {@code fence.lua} issues
+ * the token later if the holder asks for it. {@code GET} makes it idempotent: re-sent after its
+ * reply was lost, it answers with our own token, which means "ours". Redis 6.2 refuses
+ * {@code NX} with {@code GET}; there the first attempt runs {@code acquire.lua} instead. Drawing a token costs Redis more than the {@code SET}
  * itself (docs/benchmarks-analysis.md), and most holders never read it.
  *
  * <p>Why hand over instead of waking the waiters to race for the key: with 8 contenders on one key,
@@ -59,14 +55,14 @@ import io.lettuce.core.codec.ByteArrayCodec;
  * A hand-over wakes one client, which owns the lock when the message arrives, and the queue makes
  * waits first come, first served.
  *
- * <p>Commands go through one dedicated Lettuce connection, opened from the Lettuce client that
- * Spring Boot's {@link LettuceConnectionFactory} built (so host, Sentinel or Cluster topology,
- * credentials, TLS and database all come from {@code spring.data.redis.*}). Lettuce connections
- * are thread-safe and pipeline concurrent commands, so one is enough; being our own, lock commands
- * never queue behind the application's slow commands. We use its asynchronous API so that each
- * command is bounded by the operation timeout here, whatever the client's own (often 60 s)
- * command timeout is: a hung Redis must fail guarded calls fast, not block them. Fetching a
- * Spring Data connection wrapper per command instead cost half the throughput at 8 threads.
+ * <p>Commands go through one dedicated Lettuce connection ({@link LockConnection}), opened from the
+ * Lettuce client that Spring Boot's {@link LettuceConnectionFactory} built (so host, Sentinel or
+ * Cluster topology, credentials, TLS and database all come from {@code spring.data.redis.*}).
+ * Lettuce connections are thread-safe and pipeline concurrent commands, so one is enough; being our
+ * own, lock commands never queue behind the application's slow commands. Each command is bounded
+ * by the operation timeout, whatever the client's own (often 60 s) command timeout is: a hung Redis
+ * must fail guarded calls fast, not block them. Fetching a Spring Data connection wrapper per
+ * command instead cost half the throughput at 8 threads.
  */
 public final class RedisLockBackend implements LockBackend, AutoCloseable {
 
@@ -96,15 +92,17 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
     private static final LuaScript RENEW = LuaScript.load("renew.lua");
     private static final LuaScript CANCEL = LuaScript.load("cancel.lua", FENCING);
     private static final LuaScript FENCE = LuaScript.load("fence.lua", FENCING);
-    private static final byte[] QUEUED = bytes("1");
-    private static final byte[] NOT_QUEUED = bytes("0");
+    private static final byte[] YES = bytes("1");
+    private static final byte[] NO = bytes("0");
+    private static final byte[] ZERO = bytes("0");
+    private static final byte[] NX = bytes("NX");
+    private static final byte[] PX = bytes("PX");
+    private static final byte[] GET = bytes("GET");
 
-    private final LettuceConnectionFactory connectionFactory;
-    private final long timeoutNanos;
-    private final Duration operationTimeout;
+    private final LockConnection connection;
     private final byte[] releaseChannel;
-    private final Object connectMonitor = new Object();
-    private volatile Connection connection;
+    /** Set once a server refuses {@code SET NX GET} (Redis before 7.0): scripts take over. */
+    private volatile boolean setNxGetRefused;
 
     /**
      * @param connectionFactory Spring Data Redis's connection factory; must be Lettuce
@@ -119,56 +117,14 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
                     + "RedisConnectionFactory is a " + connectionFactory.getClass().getName() + ". Use Lettuce (the "
                     + "default of spring-boot-starter-data-redis) or set distributed-lock.enabled=false.");
         }
-        this.connectionFactory = lettuce;
-        this.operationTimeout = operationTimeout;
-        this.timeoutNanos = operationTimeout.toNanos();
+        this.connection = new LockConnection(lettuce::getRequiredNativeClient, operationTimeout);
         this.releaseChannel = bytes(releaseChannel);
-    }
-
-    /** Our connection and the client that opened it. */
-    private record Connection(AbstractRedisClient client, StatefulConnection<byte[], byte[]> stateful,
-            RedisClusterAsyncCommands<byte[], byte[]> commands, boolean cluster) {
-    }
-
-    /**
-     * The connection, opened on first use. Reopened if the factory has replaced its client (it
-     * builds a new one when restarted), since the old client's connections are closed.
-     */
-    private Connection connection() {
-        Connection current = connection;
-        AbstractRedisClient client = connectionFactory.getRequiredNativeClient();
-        if (current != null && current.client() == client) {
-            return current;
-        }
-        synchronized (connectMonitor) {
-            current = connection;
-            if (current == null || current.client() != client) {
-                current = open(client);
-                connection = current;
-            }
-            return current;
-        }
-    }
-
-    private static Connection open(AbstractRedisClient client) {
-        if (client instanceof RedisClusterClient clusterClient) {
-            StatefulRedisClusterConnection<byte[], byte[]> cluster = clusterClient.connect(ByteArrayCodec.INSTANCE);
-            return new Connection(client, cluster, cluster.async(), true);
-        }
-        StatefulRedisConnection<byte[], byte[]> standalone = ((RedisClient) client).connect(ByteArrayCodec.INSTANCE);
-        return new Connection(client, standalone, standalone.async(), false);
     }
 
     /** Closes our connection; the client belongs to the connection factory. */
     @Override
     public void close() {
-        synchronized (connectMonitor) {
-            Connection current = connection;
-            connection = null;
-            if (current != null) {
-                current.stateful().closeAsync();
-            }
-        }
+        connection.close();
     }
 
     /** The release channel of locks stored under {@code keyPrefix}, for example {@code lock:released}. */
@@ -178,106 +134,105 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
 
     @Override
     public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued) {
-        byte[][] args = { bytes(token), bytes(Long.toString(ttlMillis)), counterLifetime(ttlMillis),
-                bytes(Long.toString(queueMillis)), queued ? QUEUED : NOT_QUEUED };
-        Long result = call(key, "acquire", ACQUIRE, args, token);
-        long value = result;
-        return value > 0 ? new AcquireAttempt(value, 0) : new AcquireAttempt(0, -value);
+        return acquireScript(key, token, ttlMillis, queueMillis, queued, true);
     }
 
-    /** A bare {@code SET NX PX}, sent as a command of its own: no script runs on the server. */
+    /**
+     * A bare {@code SET NX PX GET}, sent as a command of its own: no script runs on the server.
+     * Answered with our own token, it was re-sent after a reconnect and its first delivery took the
+     * lock: ours all the same, the lease counted from before the first delivery.
+     */
     @Override
-    public boolean tryAcquireWithoutFencingToken(LockKey key, String token, long ttlMillis) {
-        byte[] lock = bytes(key.redisKey());
-        byte[] value = bytes(token);
-        SetArgs nxPx = SetArgs.Builder.nx().px(ttlMillis);
-        return run(key, "acquire", commands -> get(key, "acquire", commands.set(lock, value, nxPx)), token) != null;
+    public AcquireAttempt tryAcquireWithoutFencingToken(LockKey key, String token, long ttlMillis) {
+        if (!setNxGetRefused) {
+            byte[] value = bytes(token);
+            CommandArgs<byte[], byte[]> args = new CommandArgs<>(ByteArrayCodec.INSTANCE).addKey(bytes(key.redisKey()))
+                    .add(value).add(NX).add(PX).add(ttlMillis).add(GET);
+            try {
+                byte[] previous = connection.run(key, "acquire", CommandType.SET,
+                        new ValueOutput<>(ByteArrayCodec.INSTANCE), args, connection.deadline()).value();
+                return previous == null || Arrays.equals(previous, value) ? AcquireAttempt.acquired(0, ttlMillis)
+                        : AcquireAttempt.notAcquired(0, 0);
+            }
+            catch (LockBackendException ex) {
+                if (!isSyntaxError(ex)) {
+                    throw ex;
+                }
+                // Redis 6.2: NX and GET together are a syntax error, so nothing ran.
+                setNxGetRefused = true;
+            }
+        }
+        return acquireScript(key, token, ttlMillis, 0, false, false);
+    }
+
+    private static boolean isSyntaxError(LockBackendException ex) {
+        return ex.getCause() != null && ex.getCause().getMessage() != null
+                && ex.getCause().getMessage().contains("syntax error");
+    }
+
+    private AcquireAttempt acquireScript(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
+            boolean fencingToken) {
+        byte[][] args = { bytes(token), bytes(Long.toString(ttlMillis)), counterLifetime(ttlMillis),
+                bytes(Long.toString(queueMillis)), queued ? YES : NO, fencingToken ? YES : NO };
+        List<Object> reply = script(key, "acquire", ACQUIRE, args).value();
+        if ((Long) reply.get(0) == 1L) {
+            return AcquireAttempt.acquired((Long) reply.get(1), (Long) reply.get(2));
+        }
+        return AcquireAttempt.notAcquired((Long) reply.get(1), (Long) reply.get(2));
     }
 
     @Override
     public long issueFencingToken(LockKey key, String token, long ttlMillis) {
-        return call(key, "fencing token", FENCE, new byte[][] { bytes(token), counterLifetime(ttlMillis) }, null);
-    }
-
-    @Override
-    public boolean release(LockKey key, String token) {
-        return call(key, "release", RELEASE, releaseArgs(token), null) == 1L;
-    }
-
-    @Override
-    public long stopWaiting(LockKey key, String token) {
-        return call(key, "cancel", CANCEL, new byte[][] { bytes(token) }, token);
-    }
-
-    /** Runs one of the per-key scripts, which all take the same four keys (see {@link #run}). */
-    private Long call(LockKey key, String operation, LuaScript script, byte[][] args, String undoToken) {
-        byte[][] keys = keys(key);
-        return run(key, operation,
-                commands -> await(key, operation, commands, script, ScriptOutputType.INTEGER, keys, args), undoToken);
+        return connection.script(key, "fencing token", FENCE, () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE),
+                keys(key), new byte[][] { bytes(token), counterLifetime(ttlMillis) }, connection.deadline()).value();
     }
 
     /**
-     * Runs one command on our connection and turns every failure into a {@link LockBackendException}.
-     *
-     * @param undoToken if the command fails, the token whose effects to undo: the command may have
-     *        run even though its reply did not arrive in time, leaving us holding the lock or
-     *        queued. Leaving the queue and releasing, without waiting, keeps the key from blocking
-     *        everyone for a whole lease, and a release from handing the lock to a caller that left.
+     * Compare-and-delete (or hand over). "Not ours" from a release that Lettuce re-sent after a
+     * reconnect means its first delivery most likely ran and released the lock; there is no way to
+     * tell it from a lock lost in that very moment, and calling a successful release a loss would
+     * fail work that ran under the lock, so it counts as released.
      */
-    private <T> T run(LockKey key, String operation, Function<RedisClusterAsyncCommands<byte[], byte[]>, T> command,
-            String undoToken) {
-        try {
-            RedisClusterAsyncCommands<byte[], byte[]> commands = connection().commands();
-            try {
-                return command.apply(commands);
-            }
-            catch (LockBackendException ex) {
-                if (undoToken != null) {
-                    byte[][] keys = keys(key);
-                    // One connection runs commands in order: the cancel before the release.
-                    commands.eval(CANCEL.source(), ScriptOutputType.INTEGER, keys, bytes(undoToken));
-                    commands.eval(RELEASE.source(), ScriptOutputType.INTEGER, keys, releaseArgs(undoToken));
-                }
-                throw ex;
-            }
+    @Override
+    public boolean release(LockKey key, String token) {
+        Reply<Long> reply = connection.script(key, "release", RELEASE,
+                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), keys(key),
+                new byte[][] { bytes(token), releaseChannel, FENCE_COUNTER_TTL_BYTES }, connection.deadline());
+        return reply.value() == 1L || reply.resent();
+    }
+
+    @Override
+    public AcquireAttempt stopWaiting(LockKey key, String token, long ttlMillis) {
+        List<Object> reply = script(key, "cancel", CANCEL, new byte[][] { bytes(token), counterLifetime(ttlMillis) })
+                .value();
+        if ((Long) reply.get(0) == 1L) {
+            return AcquireAttempt.acquired((Long) reply.get(1), (Long) reply.get(2));
         }
-        catch (RuntimeException ex) {
-            throw translate(key, operation, ex);
-        }
+        return AcquireAttempt.notAcquired(0, 0);
+    }
+
+    /** Runs one of the per-key scripts that answer with an array; they all take the same four keys. */
+    private Reply<List<Object>> script(LockKey key, String operation, LuaScript script, byte[][] args) {
+        return connection.script(key, operation, script, () -> new ArrayOutput<>(ByteArrayCodec.INSTANCE), keys(key),
+                args, connection.deadline());
     }
 
     @Override
     public List<RenewalOutcome> renew(List<LeaseRenewal> renewals) {
         RenewalOutcome[] outcomes = new RenewalOutcome[renewals.size()];
-        try {
-            Connection connection = connection();
-            RedisClusterAsyncCommands<byte[], byte[]> commands = connection.commands();
-            List<List<Integer>> batches = batches(renewals, connection.cluster());
-            // Send every batch before waiting for any, so they share the connection's pipeline.
-            List<Future<List<Object>>> replies = new ArrayList<>(batches.size());
-            for (List<Integer> batch : batches) {
-                replies.add(sendRenewal(commands, renewals, batch, false));
-            }
-            for (int b = 0; b < batches.size(); b++) {
-                List<Integer> batch = batches.get(b);
-                List<Object> result;
-                try {
-                    result = awaitRenewal(commands, renewals, batch, replies.get(b));
-                }
-                catch (RuntimeException ex) {
-                    result = null;
-                }
-                for (int i = 0; i < batch.size(); i++) {
-                    outcomes[batch.get(i)] = result == null ? RenewalOutcome.FAILED
-                            : ((Long) result.get(i) == 1L ? RenewalOutcome.RENEWED : RenewalOutcome.LOST);
-                }
-            }
+        List<List<Integer>> batches = batches(renewals, connection.isCluster());
+        List<ScriptCall> calls = new ArrayList<>(batches.size());
+        for (List<Integer> batch : batches) {
+            calls.add(renewalCall(renewals, batch));
         }
-        catch (RuntimeException ex) {
-            for (int i = 0; i < outcomes.length; i++) {
-                if (outcomes[i] == null) {
-                    outcomes[i] = RenewalOutcome.FAILED;
-                }
+        List<List<Object>> replies = connection.scripts("renew", RENEW, () -> new ArrayOutput<>(ByteArrayCodec.INSTANCE),
+                calls, connection.deadline());
+        for (int b = 0; b < batches.size(); b++) {
+            List<Integer> batch = batches.get(b);
+            List<Object> result = replies.get(b);
+            for (int i = 0; i < batch.size(); i++) {
+                outcomes[batch.get(i)] = result == null ? RenewalOutcome.FAILED
+                        : ((Long) result.get(i) == 1L ? RenewalOutcome.RENEWED : RenewalOutcome.LOST);
             }
         }
         return List.of(outcomes);
@@ -295,13 +250,9 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
         return ttlMillis > FENCE_COUNTER_TTL_MILLIS ? bytes(Long.toString(ttlMillis)) : FENCE_COUNTER_TTL_BYTES;
     }
 
-    private byte[][] releaseArgs(String token) {
-        return new byte[][] { bytes(token), releaseChannel, FENCE_COUNTER_TTL_BYTES };
-    }
-
     /**
-     * Groups renewals into script calls. In a Cluster one script may only touch keys of one slot,
-     * so the groups follow slots; elsewhere any keys go together.
+     * Groups renewals into script calls of up to 1,000 keys. In a Cluster one script may only touch
+     * keys of one slot, so there the groups follow slots; elsewhere any keys go together.
      */
     private static List<List<Integer>> batches(List<LeaseRenewal> renewals, boolean cluster) {
         Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
@@ -318,8 +269,7 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
         return batches;
     }
 
-    private static Future<List<Object>> sendRenewal(RedisClusterAsyncCommands<byte[], byte[]> commands,
-            List<LeaseRenewal> renewals, List<Integer> batch, boolean eval) {
+    private static ScriptCall renewalCall(List<LeaseRenewal> renewals, List<Integer> batch) {
         byte[][] keys = new byte[batch.size()][];
         byte[][] args = new byte[batch.size() * 2][];
         for (int i = 0; i < batch.size(); i++) {
@@ -328,72 +278,10 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
             args[2 * i] = bytes(renewal.token());
             args[2 * i + 1] = bytes(Long.toString(renewal.ttlMillis()));
         }
-        return eval ? commands.eval(RENEW.source(), ScriptOutputType.MULTI, keys, args)
-                : commands.evalsha(RENEW.sha1(), ScriptOutputType.MULTI, keys, args);
-    }
-
-    private List<Object> awaitRenewal(RedisClusterAsyncCommands<byte[], byte[]> commands,
-            List<LeaseRenewal> renewals, List<Integer> batch, Future<List<Object>> reply) {
-        LockKey first = renewals.get(batch.get(0)).key();
-        try {
-            return get(first, "renew", reply);
-        }
-        catch (NoScriptException ex) {
-            return get(first, "renew", sendRenewal(commands, renewals, batch, true));
-        }
-    }
-
-    private <T> T await(LockKey key, String operation, RedisClusterAsyncCommands<byte[], byte[]> commands,
-            LuaScript script, ScriptOutputType type, byte[][] keys, byte[]... args) {
-        try {
-            return get(key, operation, commands.evalsha(script.sha1(), type, keys, args));
-        }
-        catch (NoScriptException ex) {
-            // First use on this node (or after SCRIPT FLUSH / a restart): EVAL also caches it.
-            return get(key, operation, commands.eval(script.source(), type, keys, args));
-        }
-    }
-
-    private <T> T get(LockKey key, String operation, Future<T> future) {
-        try {
-            return future.get(timeoutNanos, TimeUnit.NANOSECONDS);
-        }
-        catch (TimeoutException ex) {
-            future.cancel(false);
-            throw new LockBackendException(key.name(), "Redis did not answer the " + operation + " of lock '"
-                    + key.name() + "' (" + key.redisKey() + ") within distributed-lock.operation-timeout="
-                    + operationTimeout + ". Is Redis reachable?", ex);
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            future.cancel(false);
-            throw new LockAcquisitionException(key.name(), "Interrupted during the " + operation + " of lock '"
-                    + key.name() + "'.", ex);
-        }
-        catch (ExecutionException ex) {
-            if (ex.getCause() instanceof RedisNoScriptException) {
-                throw new NoScriptException();
-            }
-            throw translate(key, operation, ex.getCause());
-        }
-    }
-
-    private RuntimeException translate(LockKey key, String operation, Throwable ex) {
-        if (ex instanceof LockAcquisitionException lockException) {
-            return lockException;
-        }
-        return new LockBackendException(key.name(), "Redis failed the " + operation + " of lock '" + key.name() + "' ("
-                + key.redisKey() + "): " + ex.getMessage(), ex);
+        return new ScriptCall(renewals.get(batch.get(0)).key(), keys, args);
     }
 
     private static byte[] bytes(String value) {
         return value.getBytes(StandardCharsets.UTF_8);
-    }
-
-    /** Signals NOSCRIPT internally so the caller can fall back to EVAL. */
-    private static final class NoScriptException extends RuntimeException {
-        NoScriptException() {
-            super(null, null, false, false);
-        }
     }
 }

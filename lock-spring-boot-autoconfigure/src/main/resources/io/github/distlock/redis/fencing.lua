@@ -1,4 +1,4 @@
--- Fencing-token functions shared by acquire.lua, release.lua, cancel.lua and fence.lua: LuaScript
+-- Fencing-token function shared by acquire.lua, release.lua, cancel.lua and fence.lua: LuaScript
 -- puts this file in front of each of them (Redis 6.2 has no shared script libraries).
 --
 -- This runs for every fencing token issued, so it is written for the server's cost, measured in
@@ -28,13 +28,4 @@ local function next_fence(counter, lifetime)
     -- Otherwise the value was not one of our counters: server time replaces it.
   end
   return tonumber(micros)
-end
-
--- The fencing token a release handed over with the lock: the counter's value, as nothing has
--- acquired since. Should the counter be gone, server time is larger than any token issued.
-local function handed_over_fence(counter)
-  local fence = redis.call('GET', counter)
-  if fence then return tonumber(fence) end
-  local now = redis.call('TIME')
-  return tonumber(now[1]) * 1000000 + tonumber(now[2])
 end

@@ -4,8 +4,13 @@
 -- Returns 1 if our lock was deleted or handed over, 0 if it was no longer ours (expired, and maybe
 -- taken by another owner, which is left alone).
 -- A hand-over sets the lock to the waiter's token with the waiter's lease and a fresh fencing
--- token, then publishes "<waiter token>:<fencing token>": the waiter owns the lock before the
+-- token, then publishes "<waiter id>:<fencing token>:<proof>": the waiter owns the lock before the
 -- message arrives, so it needs no further round trip. Nobody waiting: nothing is published.
+-- The message never carries the token itself, which is a capability (whoever knows it can release
+-- the lock), and every subscriber reads the channel: the waiter id is SHA-1(token), and the proof
+-- SHA-1(token .. ':' .. fencing token) shows the message came from a script that knew the token,
+-- so no other publisher can forge a hand-over. A proven message may still be late; the waiter
+-- believes it only if its token is above every counter value its own attempts have seen.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
@@ -30,7 +35,8 @@ while true do
       redis.call('SET', KEYS[1], waiter, 'PX', lease)
       -- The fencing token exactly as acquire.lua makes it, the counter outliving the new lease.
       local fence = next_fence(KEYS[2], math.max(tonumber(ARGV[3]), tonumber(lease)))
-      redis.call('PUBLISH', ARGV[2], waiter .. ':' .. string.format('%.0f', fence))
+      local text = string.format('%.0f', fence)
+      redis.call('PUBLISH', ARGV[2], redis.sha1hex(waiter) .. ':' .. text .. ':' .. redis.sha1hex(waiter .. ':' .. text))
       return 1
     end
   end

@@ -201,13 +201,13 @@ class DistributedLockAutoConfigurationTest {
             @Override
             public AcquireAttempt tryAcquire(io.github.distlock.core.LockKey key, String token, long ttlMillis,
                     long queueMillis, boolean queued) {
-                return new AcquireAttempt(1, 0);
+                return AcquireAttempt.acquired(1, ttlMillis);
             }
 
             @Override
-            public boolean tryAcquireWithoutFencingToken(io.github.distlock.core.LockKey key, String token,
+            public AcquireAttempt tryAcquireWithoutFencingToken(io.github.distlock.core.LockKey key, String token,
                     long ttlMillis) {
-                return true;
+                return AcquireAttempt.acquired(0, ttlMillis);
             }
 
             @Override
@@ -216,8 +216,8 @@ class DistributedLockAutoConfigurationTest {
             }
 
             @Override
-            public long stopWaiting(io.github.distlock.core.LockKey key, String token) {
-                return 0;
+            public AcquireAttempt stopWaiting(io.github.distlock.core.LockKey key, String token, long ttlMillis) {
+                return AcquireAttempt.notAcquired(0, 0);
             }
 
             @Override

@@ -23,7 +23,7 @@ class CountingBackend implements LockBackend {
     }
 
     @Override
-    public boolean tryAcquireWithoutFencingToken(LockKey key, String token, long ttlMillis) {
+    public AcquireAttempt tryAcquireWithoutFencingToken(LockKey key, String token, long ttlMillis) {
         acquireAttempts.incrementAndGet();
         return delegate.tryAcquireWithoutFencingToken(key, token, ttlMillis);
     }
@@ -39,8 +39,8 @@ class CountingBackend implements LockBackend {
     }
 
     @Override
-    public long stopWaiting(LockKey key, String token) {
-        return delegate.stopWaiting(key, token);
+    public AcquireAttempt stopWaiting(LockKey key, String token, long ttlMillis) {
+        return delegate.stopWaiting(key, token, ttlMillis);
     }
 
     @Override

@@ -57,6 +57,7 @@ final class LockServiceConnection implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
+        service.close();
         watchdog.close();
         subscriber.close();
         backend.close();

@@ -70,7 +70,7 @@ class RedisOutageTest {
     void shutdownDoesNotWaitForASubscriptionStuckConnectingToAHungRedis() throws Exception {
         redis.pause();
         // The first wait's question starts the release subscription in the background.
-        assertThat(instance.subscriber.listening()).isFalse();
+        assertThat(instance.subscriber.startListening()).isFalse();
         // Its connection handshake now hangs for the client's 60 s command timeout, holding the
         // listener container's lock that the container's stop waits for.
         await().atMost(Duration.ofSeconds(10))

@@ -48,7 +48,7 @@ class ReleaseWakeUpTest {
         waiter = new LockServiceConnection(redis, Duration.ofSeconds(2), true,
                 backend -> waiterBackend = new CountingBackend(backend));
         // Start the waiter's subscription, as its first contended wait would.
-        await().atMost(Duration.ofSeconds(10)).until(waiter.subscriber::listening);
+        await().atMost(Duration.ofSeconds(10)).until(waiter.subscriber::startListening);
     }
 
     @AfterEach

@@ -58,7 +58,7 @@ class WaitQueueTest {
     private LockServiceConnection instance() {
         LockServiceConnection connection = new LockServiceConnection(redis);
         connections.add(connection);
-        await().atMost(Duration.ofSeconds(10)).until(connection.subscriber::listening);
+        await().atMost(Duration.ofSeconds(10)).until(connection.subscriber::startListening);
         return connection;
     }
 
@@ -139,7 +139,7 @@ class WaitQueueTest {
 
         // The release lands between the waiter's last attempt and its giving up.
         assertThat(backend.release(key, "holder")).isTrue();
-        long handedOver = backend.stopWaiting(key, "waiter");
+        long handedOver = backend.stopWaiting(key, "waiter", 30_000).fencingToken();
 
         assertThat(handedOver).isGreaterThan(holderFence);
         assertThat(redis.get(LOCK)).isEqualTo("waiter");

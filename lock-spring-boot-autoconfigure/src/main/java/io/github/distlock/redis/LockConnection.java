@@ -1,0 +1,393 @@
+package io.github.distlock.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+import io.github.distlock.LockBackendException;
+import io.github.distlock.core.LockKey;
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.output.CommandOutput;
+import io.lettuce.core.protocol.AsyncCommand;
+import io.lettuce.core.protocol.Command;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
+import io.lettuce.core.protocol.CommandWrapper;
+import io.netty.buffer.ByteBuf;
+
+/**
+ * Our own connection to one Redis deployment (a node, a Sentinel-managed master or a Cluster), and
+ * the one way lock commands are run on it.
+ *
+ * <p>What it guarantees to the backend:
+ * <ul>
+ * <li><b>Bounded.</b> Every call, connecting included, returns within the operation timeout
+ * (or the deadline given), whatever the client's own timeouts are. Connecting runs in the
+ * background: every caller waits for the same attempt, each only as long as its own bound, and a
+ * failed attempt fails the callers of the next second at once instead of queueing them behind a
+ * new one.</li>
+ * <li><b>Not interruptible.</b> A call waits for its reply even if the calling thread is
+ * interrupted, and restores the flag afterwards. A lock command whose reply is dropped halfway
+ * leaves a key nobody knows about; the interrupt is the caller's to honour once the outcome is
+ * known.</li>
+ * <li><b>Re-sends are reported.</b> Lettuce re-sends a command whose reply was lost to a
+ * reconnect (at-least-once). {@link Reply#resent()} says whether that happened, so the caller
+ * can read an answer like "the lock is no longer ours" as "our first delivery released it".</li>
+ * <li><b>Scripts by digest.</b> {@code EVALSHA}, and {@code EVAL} once on a node that does not
+ * have the script yet.</li>
+ * </ul>
+ */
+final class LockConnection implements AutoCloseable {
+
+    /** How long a failed connect fails the callers that follow at once, rather than retrying. */
+    private static final long FAIL_FAST_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final Supplier<AbstractRedisClient> clients;
+    private final Duration operationTimeout;
+    private final long timeoutNanos;
+    private final Object monitor = new Object();
+    /** The latest connect attempt; guarded by {@code monitor}, read without it on the fast path. */
+    private volatile Attempt attempt;
+    private volatile boolean closed;
+
+    /**
+     * @param clients the client to open the connection from, asked on every call: a connection
+     *        factory that restarts builds a new client, whose connection then replaces ours
+     * @param operationTimeout the bound of every call
+     */
+    LockConnection(Supplier<AbstractRedisClient> clients, Duration operationTimeout) {
+        this.clients = clients;
+        this.operationTimeout = operationTimeout;
+        this.timeoutNanos = operationTimeout.toNanos();
+    }
+
+    /** An open connection and the client that opened it. */
+    record Open(AbstractRedisClient client, StatefulConnection<byte[], byte[]> stateful, boolean cluster) {
+    }
+
+    /** One connect, shared by every caller that arrives while it runs. */
+    private record Attempt(AbstractRedisClient client, CompletableFuture<Open> future, AtomicLong failedAt) {
+    }
+
+    /**
+     * A command's reply.
+     *
+     * @param value the reply, {@code null} for a nil reply
+     * @param resent whether Lettuce sent the command more than once (a reconnect came between the
+     *        command and its reply): the first delivery may have run
+     */
+    record Reply<T>(T value, boolean resent) {
+    }
+
+    /** The bound of one call, from now. */
+    long deadline() {
+        return System.nanoTime() + timeoutNanos;
+    }
+
+    /** Whether the connection goes to a Redis Cluster, where one script may touch one slot only. */
+    boolean isCluster() {
+        return clients.get() instanceof RedisClusterClient;
+    }
+
+    /** Whether the connection is open now, without opening it. */
+    boolean isOpen() {
+        Attempt current = attempt;
+        if (current == null || !current.future().isDone() || current.future().isCompletedExceptionally()) {
+            return false;
+        }
+        return current.future().join().stateful().isOpen();
+    }
+
+    /**
+     * The open connection, waiting at most until {@code deadline} for it to open.
+     *
+     * @throws LockBackendException if it does not open in time, or failed to less than a second ago
+     */
+    Open open(LockKey key, String operation, long deadline) {
+        AbstractRedisClient client = clients.get();
+        Attempt current = attempt;
+        if (current == null || current.client() != client || hasExpiredFailure(current)) {
+            current = newAttemptIfNeeded(client);
+        }
+        CompletableFuture<Open> future = current.future();
+        try {
+            return awaitUninterruptibly(future, deadline);
+        }
+        catch (TimeoutException ex) {
+            throw new LockBackendException(key.name(), "Could not connect to Redis for the " + operation + " of lock "
+                    + key.printableName() + " within distributed-lock.operation-timeout=" + operationTimeout
+                    + ". Is Redis reachable?", ex);
+        }
+        catch (ExecutionException ex) {
+            throw new LockBackendException(key.name(), "Could not connect to Redis for the " + operation + " of lock "
+                    + key.printableName() + ": " + ex.getCause().getMessage(), ex.getCause());
+        }
+    }
+
+    private static boolean hasExpiredFailure(Attempt current) {
+        long failedAt = current.failedAt().get();
+        return failedAt != 0 && System.nanoTime() - failedAt > FAIL_FAST_NANOS;
+    }
+
+    private Attempt newAttemptIfNeeded(AbstractRedisClient client) {
+        synchronized (monitor) {
+            Attempt current = attempt;
+            if (current != null && current.client() == client && !hasExpiredFailure(current)) {
+                return current;
+            }
+            if (closed) {
+                return new Attempt(client, CompletableFuture.failedFuture(
+                        new IllegalStateException("The lock backend is closed")), new AtomicLong(System.nanoTime()));
+            }
+            if (current != null && current.client() != client) {
+                // The factory was restarted: the old client's connections are closed with it.
+                current.future().thenAccept(old -> old.stateful().closeAsync());
+            }
+            Attempt next = new Attempt(client, new CompletableFuture<>(), new AtomicLong());
+            attempt = next;
+            Thread connector = new Thread(() -> connect(next), "distributed-lock-connect");
+            connector.setDaemon(true);
+            connector.start();
+            return next;
+        }
+    }
+
+    /**
+     * Connects on a thread of its own: Lettuce's connect blocks for the client's connect and command
+     * timeouts (a minute by default against a hung server), which no caller may have to wait for.
+     */
+    private void connect(Attempt next) {
+        try {
+            Open open;
+            if (next.client() instanceof RedisClusterClient cluster) {
+                open = new Open(next.client(), cluster.connect(ByteArrayCodec.INSTANCE), true);
+            }
+            else {
+                open = new Open(next.client(), ((RedisClient) next.client()).connect(ByteArrayCodec.INSTANCE), false);
+            }
+            if (closed) {
+                open.stateful().closeAsync();
+            }
+            next.future().complete(open);
+        }
+        catch (RuntimeException ex) {
+            next.failedAt().set(System.nanoTime());
+            next.future().completeExceptionally(ex);
+        }
+    }
+
+    /**
+     * Runs one command and waits for its reply until {@code deadline}.
+     *
+     * @param key the lock, for messages and for routing in a Cluster (the first key of {@code args})
+     * @param operation what it does, for messages: "acquire", "release", ...
+     * @throws LockBackendException if Redis does not answer in time or answers with an error; the
+     *         command may have run all the same
+     */
+    <T> Reply<T> run(LockKey key, String operation, CommandType type, CommandOutput<byte[], byte[], T> output,
+            CommandArgs<byte[], byte[]> args, long deadline) {
+        Open open = open(key, operation, deadline);
+        Sent<T> sent = send(open, type, output, args);
+        try {
+            return new Reply<>(await(key, operation, sent.command(), deadline), sent.sends().get() > 1);
+        }
+        catch (NoScriptException ex) {
+            throw new LockBackendException(key.name(), "Redis answered NOSCRIPT to the " + operation + " of lock "
+                    + key.printableName(), ex);
+        }
+    }
+
+    /**
+     * Runs a script by its digest, and by its source on a node that does not have it cached (first
+     * use, or after a restart or {@code SCRIPT FLUSH}).
+     */
+    <T> Reply<T> script(LockKey key, String operation, LuaScript script, Supplier<CommandOutput<byte[], byte[], T>> output,
+            byte[][] keys, byte[][] args, long deadline) {
+        Open open = open(key, operation, deadline);
+        Sent<T> sent = send(open, CommandType.EVALSHA, output.get(), scriptArgs(script.sha1Bytes(), keys, args));
+        try {
+            return new Reply<>(await(key, operation, sent.command(), deadline), sent.sends().get() > 1);
+        }
+        catch (NoScriptException ex) {
+            Sent<T> again = send(open, CommandType.EVAL, output.get(), scriptArgs(script.sourceBytes(), keys, args));
+            return new Reply<>(await(key, operation, again.command(), deadline), again.sends().get() > 1);
+        }
+    }
+
+    /** One script call of a batch ({@link #scripts}). */
+    record ScriptCall(LockKey key, byte[][] keys, byte[][] args) {
+    }
+
+    /**
+     * Sends every call before waiting for any, so they share the pipeline and, in a Cluster, run on
+     * their nodes side by side, then waits for all of them under one deadline: a hung node costs
+     * the batch one operation timeout, not one per call.
+     *
+     * @return one reply per call, in order; {@code null} where that call failed or did not answer
+     */
+    <T> List<T> scripts(String operation, LuaScript script, Supplier<CommandOutput<byte[], byte[], T>> output,
+            List<ScriptCall> calls, long deadline) {
+        List<T> replies = new ArrayList<>(calls.size());
+        if (calls.isEmpty()) {
+            return replies;
+        }
+        Open open;
+        try {
+            open = open(calls.get(0).key(), operation, deadline);
+        }
+        catch (LockBackendException ex) {
+            calls.forEach(call -> replies.add(null));
+            return replies;
+        }
+        List<AsyncCommand<byte[], byte[], T>> sent = new ArrayList<>(calls.size());
+        for (ScriptCall call : calls) {
+            sent.add(send(open, CommandType.EVALSHA, output.get(),
+                    scriptArgs(script.sha1Bytes(), call.keys(), call.args())).command());
+        }
+        for (int i = 0; i < calls.size(); i++) {
+            ScriptCall call = calls.get(i);
+            T reply;
+            try {
+                reply = await(call.key(), operation, sent.get(i), deadline);
+            }
+            catch (NoScriptException ex) {
+                reply = retryWithSource(open, operation, script, output, call, deadline);
+            }
+            catch (LockBackendException ex) {
+                reply = null;
+            }
+            replies.add(reply);
+        }
+        return replies;
+    }
+
+    private <T> T retryWithSource(Open open, String operation, LuaScript script,
+            Supplier<CommandOutput<byte[], byte[], T>> output, ScriptCall call, long deadline) {
+        try {
+            return await(call.key(), operation, send(open, CommandType.EVAL, output.get(),
+                    scriptArgs(script.sourceBytes(), call.keys(), call.args())).command(), deadline);
+        }
+        catch (RuntimeException ex) {
+            return null;
+        }
+    }
+
+    private static CommandArgs<byte[], byte[]> scriptArgs(byte[] scriptOrDigest, byte[][] keys, byte[][] args) {
+        CommandArgs<byte[], byte[]> commandArgs = new CommandArgs<>(ByteArrayCodec.INSTANCE);
+        // addKeys marks the first key, by which a Cluster connection routes the command.
+        commandArgs.add(scriptOrDigest).add(keys.length).addKeys(keys).addValues(args);
+        return commandArgs;
+    }
+
+    private record Sent<T>(AsyncCommand<byte[], byte[], T> command, AtomicInteger sends) {
+    }
+
+    private static <T> Sent<T> send(Open open, CommandType type, CommandOutput<byte[], byte[], T> output,
+            CommandArgs<byte[], byte[]> args) {
+        CountingSends<T> counting = new CountingSends<>(new Command<>(type, output, args));
+        AsyncCommand<byte[], byte[], T> command = new AsyncCommand<>(counting);
+        open.stateful().dispatch(command);
+        return new Sent<>(command, counting.sends);
+    }
+
+    private <T> T await(LockKey key, String operation, AsyncCommand<byte[], byte[], T> command, long deadline) {
+        try {
+            return awaitUninterruptibly(command, deadline);
+        }
+        catch (TimeoutException ex) {
+            // Cancelled, it is not re-sent after a reconnect; if it already ran, the caller undoes it.
+            command.cancel(false);
+            throw new LockBackendException(key.name(), "Redis did not answer the " + operation + " of lock "
+                    + key.printableName() + " (" + key.printableRedisKey() + ") within distributed-lock.operation-timeout="
+                    + operationTimeout + ". Is Redis reachable?", ex);
+        }
+        catch (ExecutionException ex) {
+            if (ex.getCause() instanceof RedisNoScriptException) {
+                throw new NoScriptException();
+            }
+            throw new LockBackendException(key.name(), "Redis failed the " + operation + " of lock "
+                    + key.printableName() + " (" + key.printableRedisKey() + "): " + ex.getCause().getMessage(),
+                    ex.getCause());
+        }
+    }
+
+    /**
+     * Waits for {@code future} until {@code deadline}, through interrupts; the interrupt flag is
+     * restored before returning.
+     */
+    private static <T> T awaitUninterruptibly(CompletableFuture<T> future, long deadline)
+            throws TimeoutException, ExecutionException {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0 && !future.isDone()) {
+                    throw new TimeoutException();
+                }
+                try {
+                    return future.get(Math.max(left, 0), TimeUnit.NANOSECONDS);
+                }
+                catch (InterruptedException ex) {
+                    interrupted = true;
+                }
+            }
+        }
+        finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Closes our connection; the client belongs to the connection factory. */
+    @Override
+    public void close() {
+        synchronized (monitor) {
+            closed = true;
+            Attempt current = attempt;
+            attempt = null;
+            if (current != null) {
+                current.future().thenAccept(open -> open.stateful().closeAsync());
+            }
+        }
+    }
+
+    /**
+     * Counts how often Lettuce writes the command to a socket: more than once means it was re-sent
+     * after a reconnect. Lettuce encodes a command on every write, and never re-sends one that was
+     * cancelled or completed.
+     */
+    private static final class CountingSends<T> extends CommandWrapper<byte[], byte[], T> {
+
+        private final AtomicInteger sends = new AtomicInteger();
+
+        CountingSends(Command<byte[], byte[], T> command) {
+            super(command);
+        }
+
+        @Override
+        public void encode(ByteBuf buf) {
+            sends.incrementAndGet();
+            super.encode(buf);
+        }
+    }
+
+    /** Signals NOSCRIPT internally so the caller can fall back to EVAL. */
+    static final class NoScriptException extends RuntimeException {
+        NoScriptException() {
+            super(null, null, false, false);
+        }
+    }
+}
