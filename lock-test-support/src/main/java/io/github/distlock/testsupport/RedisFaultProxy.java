@@ -261,7 +261,8 @@ public final class RedisFaultProxy implements AutoCloseable {
      * @return a snapshot
      */
     public List<ProxiedConnection> connections() {
-        return List.copyOf(liveConnections);
+        // Filtered because Netty completes a close before it runs the handler that unlists the connection.
+        return liveConnections.stream().filter(ProxiedConnection::isOpen).toList();
     }
 
     /** Closes every connection, stops listening and stops the event loop thread. Safe to call twice. */
