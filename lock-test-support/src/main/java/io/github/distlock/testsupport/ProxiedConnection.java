@@ -34,7 +34,9 @@ import io.netty.util.concurrent.ScheduledFuture;
  * <p>It pairs each reply with its command in order, since Redis answers in order. RESP3 push messages ({@code >})
  * are forwarded without taking a command's place. A RESP2 connection whose {@code SUBSCRIBE},
  * {@code PSUBSCRIBE} or {@code SSUBSCRIBE} got its reply turns into a plain pipe for the rest of its life: in
- * that mode replies cannot be told apart from messages, so reply faults no longer apply to it.
+ * that mode replies cannot be told apart from messages, so reply faults no longer apply to it. Not tracked, as
+ * the lock library never sends them: {@code CLIENT REPLY OFF|SKIP}, and {@code RESET} or a RESP2
+ * {@code UNSUBSCRIBE} of several channels outside pub/sub mode; they would put later pairings out of step.
  *
  * <p>All relay state lives on the connection's Netty event loop; the public methods hand their work over to it.
  */

@@ -46,8 +46,10 @@ import io.netty.util.concurrent.DefaultThreadFactory;
  * (auto-reconnect on, the default): after {@link FaultRule.Builder#dropReplyAndClose()} on
  * {@code SET k v NX PX 30000}, Lettuce reconnects and sends the unanswered {@code SET} again, so Redis runs it
  * twice; the second run finds the key already set, and the caller gets "not set" (null) although its own value
- * is in Redis. A lock acquire that trusts that reply wrongly reports the lock as taken by someone else.
- * {@code RedisFaultProxyLettuceTest} shows it.
+ * is in Redis. A lock acquire that trusts that reply wrongly reports the lock as taken by someone else. After
+ * {@link FaultRule.Builder#dropReplyAndHang()} the command times out; once {@link #heal()} closed the hung
+ * connection, Lettuce reconnects and does not re-send commands that already timed out. {@code
+ * RedisFaultProxyLettuceTest} shows both.
  *
  * <p>Everything runs on one Netty event loop thread owned by the proxy; {@link #close()} stops it. All methods
  * are thread-safe.
