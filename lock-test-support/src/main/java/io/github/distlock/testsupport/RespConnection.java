@@ -7,17 +7,23 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.math.BigInteger;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
- * A minimal RESP2 connection to one Redis server: sends commands as arrays of bulk strings and parses the five
- * reply types.
+ * A minimal RESP connection to one Redis server: sends commands as arrays of bulk strings and parses the five
+ * RESP2 reply types, and the RESP3 ones once a test switched the connection with {@code HELLO 3}.
  *
  * <p>It exists so that tests can run admin and inspection commands ({@code INFO}, {@code CONFIG RESETSTAT},
  * {@code PUBSUB NUMSUB}, {@code CLIENT LIST}, ...) against the server under test without a second Redis client
@@ -26,6 +32,9 @@ import java.util.Objects;
  * <p>Replies are mapped as follows: simple string &rarr; {@link String}; integer &rarr; {@link Long}; bulk string
  * &rarr; {@link String} (UTF-8) or {@code null}; array &rarr; {@link List} of these or {@code null}. A top-level
  * error reply is thrown as {@link RedisErrorReplyException}; an error nested in an array is returned as one.
+ * RESP3: null &rarr; {@code null}; double &rarr; {@link Double}; boolean &rarr; {@link Boolean}; big number &rarr;
+ * {@link java.math.BigInteger}; verbatim string &rarr; its text without the format prefix; blob error as an error;
+ * map &rarr; {@link Map}; set &rarr; {@link Set}; push &rarr; {@link List}; attributes are skipped.
  *
  * <p>Every read has a timeout, so a paused or hung server makes a test fail instead of hanging the build.
  * Not thread-safe: one connection per thread.
@@ -143,31 +152,74 @@ public final class RespConnection implements AutoCloseable {
             case ':':
                 return Long.parseLong(line);
             case '$': {
-                int length = Integer.parseInt(line);
-                if (length < 0) {
-                    return null;
-                }
-                byte[] data = in.readNBytes(length);
-                if (data.length < length) {
-                    throw new EOFException("connection closed in the middle of a bulk string");
-                }
-                expectCrlf();
-                return new String(data, StandardCharsets.UTF_8);
+                byte[] data = readBulk(line);
+                return data == null ? null : new String(data, StandardCharsets.UTF_8);
             }
-            case '*': {
+            case '*':
+            case '>': {
                 int count = Integer.parseInt(line);
-                if (count < 0) {
-                    return null;
-                }
-                List<Object> items = new ArrayList<>(count);
-                for (int i = 0; i < count; i++) {
-                    items.add(readValue());
-                }
-                return items;
+                return count < 0 ? null : readValues(count, new ArrayList<>(count));
             }
+            case '_':
+                return null;
+            case ',':
+                return parseDouble(line);
+            case '#':
+                return line.equals("t");
+            case '(':
+                return new BigInteger(line);
+            case '!':
+                return new RedisErrorReplyException(new String(readBulk(line), StandardCharsets.UTF_8));
+            case '=':
+                // A verbatim string starts with its format, e.g. "txt:"; callers want the text.
+                return new String(readBulk(line), StandardCharsets.UTF_8).substring(4);
+            case '~':
+                return readValues(Integer.parseInt(line), new LinkedHashSet<>());
+            case '%': {
+                Map<Object, Object> map = new LinkedHashMap<>();
+                for (int i = Integer.parseInt(line); i > 0; i--) {
+                    map.put(readValue(), readValue());
+                }
+                return map;
+            }
+            case '|':
+                // Attributes are metadata about the value that follows (e.g. key popularity); tests want the value.
+                for (int i = 2 * Integer.parseInt(line); i > 0; i--) {
+                    readValue();
+                }
+                return readValue();
             default:
-                throw new IOException("not a RESP2 reply, type byte '" + (char) type + "' followed by: " + line);
+                throw new IOException("not a RESP reply, type byte '" + (char) type + "' followed by: " + line);
         }
+    }
+
+    private byte[] readBulk(String lengthLine) throws IOException {
+        int length = Integer.parseInt(lengthLine);
+        if (length < 0) {
+            return null;
+        }
+        byte[] data = in.readNBytes(length);
+        if (data.length < length) {
+            throw new EOFException("connection closed in the middle of a bulk string");
+        }
+        expectCrlf();
+        return data;
+    }
+
+    private <C extends Collection<Object>> C readValues(int count, C values) throws IOException {
+        for (int i = 0; i < count; i++) {
+            values.add(readValue());
+        }
+        return values;
+    }
+
+    private static Double parseDouble(String line) {
+        return switch (line) {
+            case "inf" -> Double.POSITIVE_INFINITY;
+            case "-inf" -> Double.NEGATIVE_INFINITY;
+            case "nan" -> Double.NaN;
+            default -> Double.parseDouble(line);
+        };
     }
 
     private String readLine() throws IOException {
