@@ -37,12 +37,20 @@ import io.lettuce.core.RedisClient;
 @EnableConfigurationProperties(DistributedLockProperties.class)
 public class DistributedLockAutoConfiguration {
 
-    /** The single-Redis backend, using Boot's connection factory. */
-    @Bean(destroyMethod = "close")
+    /** The single-Redis backend, using Boot's connection factory; {@link RedisLockBackendShutdown} closes it. */
+    @Bean(destroyMethod = "")
     @ConditionalOnMissingBean
     public LockBackend lockBackend(RedisConnectionFactory connectionFactory, DistributedLockProperties properties) {
         return new RedisLockBackend(connectionFactory, properties.getOperationTimeout(),
                 RedisLockBackend.releaseChannel(properties.getKeyPrefix()));
+    }
+
+    /** Closes the backend's connection on shutdown, unless the connection factory's client closed it already. */
+    @Bean
+    @ConditionalOnMissingBean
+    public RedisLockBackendShutdown redisLockBackendShutdown(LockBackend lockBackend,
+            RedisConnectionFactory connectionFactory) {
+        return new RedisLockBackendShutdown(lockBackend, connectionFactory);
     }
 
     /** The threads waiting for a lock in this JVM, woken by release messages. */

@@ -22,9 +22,9 @@ import org.springframework.web.server.ResponseStatusException;
  * POST /stock/{sku}/deduct-unguarded   sells one unit without it (oversells under load)
  * </pre>
  *
- * <p>A sale answers 200 with the {@link Deduction}; an empty stock answers 422, a lock that stays
- * busy 409 and an unreachable Redis 503, each with a {@link ProblemDetail} body (see
- * {@link LockProblemHandler}).
+ * <p>A sale answers 200 with the {@link Deduction}; an empty stock answers 422, each with a
+ * {@link ProblemDetail} body. Lock failures need no code here: the starter answers a lock that stays
+ * busy with 409 and an unreachable Redis with 503, also as problem details.
  */
 @RestController
 @RequestMapping("/stock/{sku}")

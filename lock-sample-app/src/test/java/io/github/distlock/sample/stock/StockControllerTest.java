@@ -108,6 +108,7 @@ class StockControllerTest {
             assertThat(response.getHeaders().getFirst(HttpHeaders.RETRY_AFTER)).isEqualTo("1");
             assertThat(response.getBody())
                     .containsEntry("status", 409)
+                    .containsEntry("type", "https://distlock.github.io/problems/lock-busy")
                     .containsEntry("title", "Resource busy")
                     .containsEntry("lockKey", "stock:busy")
                     .containsKey("detail");
