@@ -3,12 +3,12 @@ package io.github.distlock.autoconfigure;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.github.distlock.LockLostEvent;
@@ -32,8 +32,7 @@ import io.lettuce.core.RedisClient;
 @AutoConfiguration(after = RedisAutoConfiguration.class)
 @ConditionalOnClass({ RedisConnectionFactory.class, RedisClient.class })
 @ConditionalOnSingleCandidate(RedisConnectionFactory.class)
-@ConditionalOnProperty(prefix = DistributedLockProperties.PREFIX, name = "enabled", havingValue = "true",
-        matchIfMissing = true)
+@Conditional(OnDistributedLockEnabledCondition.class)
 @EnableConfigurationProperties(DistributedLockProperties.class)
 public class DistributedLockAutoConfiguration {
 
