@@ -35,9 +35,13 @@ import io.github.distlock.LockFailureHandler;
  * method), validates it and caches the result per method and target class, like Spring's
  * {@code AnnotationCacheOperationSource}. Durations are parsed with {@link DurationStyle#detectAndParse(String)}
  * ({@code "30s"}, {@code "500ms"}, {@code "PT1M"}) after resolving {@code ${...}} placeholders with the bean
- * factory's embedded value resolver; the key, or each of the keys, goes to {@link LockKeyResolver#parse}. A
- * {@code failureHandler} must name a {@link LockFailureHandler} bean, and contradicting attributes ({@code key} with
- * {@code keys}, {@code failureHandler} with {@code onFailure = SKIP}) are rejected.
+ * factory's embedded value resolver, and checked against {@link LockDurations}, the rules every call applies; a bare
+ * number is rejected rather than read as milliseconds. The key, or each of the keys, goes to
+ * {@link LockKeyResolver#parse}. A {@code failureHandler} must name a {@link LockFailureHandler} bean, and
+ * contradicting attributes ({@code key} with {@code keys}, {@code failureHandler} with {@code onFailure = SKIP}) are
+ * rejected. A private or static method, which no proxy can intercept, fails too, or only logs a WARN when
+ * {@link #setFailOnUnguardedMethods} is off ({@link FinalMethodDetector} handles final methods, which only the proxy
+ * can tell about).
  *
  * <p>{@link #isCandidateClass} validates every locked method of a class when the first bean of that class is
  * proxied, so an invalid declaration fails the startup with an {@link InvalidLockDefinitionException}.
