@@ -20,7 +20,11 @@ import java.lang.annotation.Target;
  * An exception thrown by the method propagates unchanged, and the lock is released either way.
  *
  * <p>Expressions and durations are checked when the application context starts: a bad
- * expression or duration fails the startup with a message naming the method and the fix.
+ * expression or duration fails the startup with a message naming the method and the fix. So does
+ * the annotation on a method no Spring proxy can intercept (private, static, or final on a
+ * class-based proxy). A call from inside the bean ({@code this.method()}) bypasses the proxy and
+ * runs without the lock: call through the bean instead (for example a {@code @Lazy} reference to
+ * itself).
  * By default the lock is taken outside {@code @Transactional}, so it is released only after the
  * transaction commits ({@code distributed-lock.aspect-order}).
  *
@@ -44,16 +48,18 @@ public @interface DistributedLock {
     String key() default "";
 
     /**
-     * The lease length, as a duration such as {@code "30s"}, {@code "500ms"}, {@code "PT1M"} or a
-     * {@code ${placeholder}}. Empty means {@code distributed-lock.default-ttl}. With the watchdog on
-     * (the default) the lease is renewed until the method returns, so the ttl only bounds how long
-     * a crashed holder blocks others.
+     * The lease length, as a duration with a unit such as {@code "30s"}, {@code "500ms"},
+     * {@code "PT1M"} or a {@code ${placeholder}}; a bare number such as {@code "5000"} is rejected,
+     * because its unit would be a guess. From 1 ms to 36500 days ({@link LockDurations}). Empty means
+     * {@code distributed-lock.default-ttl}. With the watchdog on (the default) the lease is renewed
+     * until the method returns, so the ttl only bounds how long a crashed holder blocks others.
      */
     String ttl() default "";
 
     /**
-     * How long to wait for the current holder, in the same format as {@link #ttl()}. {@code "0s"}
-     * tries once. Empty means {@code distributed-lock.default-wait-time}.
+     * How long to wait for the current holder, in the same format as {@link #ttl()} (with a unit),
+     * at most 36500 days. {@code "0s"} tries once. Empty means
+     * {@code distributed-lock.default-wait-time}.
      */
     String waitTime() default "";
 

@@ -37,7 +37,8 @@ public interface LockService {
      * @param waitTime how long to wait for another owner to let go, or {@code null} for the default
      * @return the handle, or empty if another owner still held the lock when the wait ran out
      * @throws LockBackendException if Redis is unreachable or answers with an error
-     * @throws IllegalArgumentException if the key is blank, the ttl not positive or the wait negative
+     * @throws IllegalArgumentException if the key is blank, the ttl not from 1 ms to 36500 days or the wait
+     *         negative or longer than 36500 days ({@link LockDurations})
      */
     default Optional<LockHandle> tryLock(String key, Duration ttl, Duration waitTime) {
         return tryLock(LockRequest.of(key).withTtl(ttl).withWaitTime(waitTime));

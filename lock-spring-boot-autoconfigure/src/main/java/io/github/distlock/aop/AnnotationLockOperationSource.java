@@ -8,6 +8,7 @@ import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -26,6 +27,7 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 import io.github.distlock.DistributedLock;
+import io.github.distlock.LockDurations;
 import io.github.distlock.LockFailureHandler;
 
 /**
@@ -33,9 +35,13 @@ import io.github.distlock.LockFailureHandler;
  * method), validates it and caches the result per method and target class, like Spring's
  * {@code AnnotationCacheOperationSource}. Durations are parsed with {@link DurationStyle#detectAndParse(String)}
  * ({@code "30s"}, {@code "500ms"}, {@code "PT1M"}) after resolving {@code ${...}} placeholders with the bean
- * factory's embedded value resolver; the key, or each of the keys, goes to {@link LockKeyResolver#parse}. A
- * {@code failureHandler} must name a {@link LockFailureHandler} bean, and contradicting attributes ({@code key} with
- * {@code keys}, {@code failureHandler} with {@code onFailure = SKIP}) are rejected.
+ * factory's embedded value resolver, and checked against {@link LockDurations}, the rules every call applies; a bare
+ * number is rejected rather than read as milliseconds. The key, or each of the keys, goes to
+ * {@link LockKeyResolver#parse}. A {@code failureHandler} must name a {@link LockFailureHandler} bean, and
+ * contradicting attributes ({@code key} with {@code keys}, {@code failureHandler} with {@code onFailure = SKIP}) are
+ * rejected. A private or static method, which no proxy can intercept, fails too, or only logs a WARN when
+ * {@link #setFailOnUnguardedMethods} is off ({@link FinalMethodDetector} handles final methods, which only the proxy
+ * can tell about).
  *
  * <p>{@link #isCandidateClass} validates every locked method of a class when the first bean of that class is
  * proxied, so an invalid declaration fails the startup with an {@link InvalidLockDefinitionException}.
@@ -47,7 +53,16 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     /** Cached for methods without the annotation, because a ConcurrentHashMap holds no nulls. */
     private static final Object NOT_LOCKED = new Object();
 
+    /** Durations the annotation refuses to guess a unit for: {@code "5000"} could be 5000 ms or 5000 s. */
+    private static final Pattern BARE_NUMBER = Pattern.compile("[+-]?\\d+");
+
+    /** How to turn the startup failure into a WARN, appended to the message. */
+    static final String WARN_ONLY_HINT = "To only log a warning instead of failing the startup, set "
+            + "distributed-lock.unguarded-methods=warn.";
+
     private final LockKeyResolver keyResolver;
+
+    private boolean failOnUnguardedMethods = true;
 
     private final Map<MethodClassKey, Object> operations = new ConcurrentHashMap<>(256);
 
@@ -62,6 +77,21 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
      */
     public AnnotationLockOperationSource(LockKeyResolver keyResolver) {
         this.keyResolver = keyResolver;
+    }
+
+    /**
+     * Whether a {@code @DistributedLock} on a method that no proxy can intercept (private or static) fails the
+     * startup, the default, or only logs a WARN ({@code distributed-lock.unguarded-methods}).
+     *
+     * @param failOnUnguardedMethods {@code true} to fail, {@code false} to warn
+     */
+    public void setFailOnUnguardedMethods(boolean failOnUnguardedMethods) {
+        this.failOnUnguardedMethods = failOnUnguardedMethods;
+    }
+
+    /** Whether an unguarded method fails the startup rather than only logging a WARN. */
+    public boolean isFailOnUnguardedMethods() {
+        return failOnUnguardedMethods;
     }
 
     /** Supplies the embedded value resolver that resolves {@code ${...}} in durations. */
@@ -153,26 +183,25 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
             return null;
         }
         if (Modifier.isStatic(specificMethod.getModifiers()) || Modifier.isPrivate(specificMethod.getModifiers())) {
-            logger.warn("@DistributedLock on " + InvalidLockDefinitionException.describe(specificMethod, targetClass)
-                    + " has no effect: Spring proxies intercept only non-private instance methods called through the "
-                    + "bean. Make the method public, or lock with LockService directly.");
+            unguarded(specificMethod, targetClass, unproxiableProblem(specificMethod));
             return null;
         }
         Class<?> owner = ClassUtils.getUserClass(targetClass != null ? targetClass : specificMethod.getDeclaringClass());
         LockKeyExpression[] keys = parseKeys(specificMethod, owner, annotation);
         LockKeyExpression key = (keys != null ? keys[0] : keyResolver.parse(specificMethod, owner, annotation.key()));
         Duration ttl = parseDuration(specificMethod, owner, "ttl", annotation.ttl());
-        if (ttl != null && (ttl.isZero() || ttl.isNegative())) {
+        String ttlProblem = (ttl != null ? LockDurations.ttlProblem(ttl) : null);
+        if (ttlProblem != null) {
             throw new InvalidLockDefinitionException(specificMethod, owner, "ttl", annotation.ttl(),
-                    resolvedNote(annotation.ttl(), ttl) + "is not positive, but a lease needs a length. Use a positive "
-                            + "duration such as ttl = \"30s\", or leave it empty for distributed-lock.default-ttl.",
-                    null);
+                    resolvedNote(annotation.ttl(), ttl) + ttlProblem + " Use a duration from 1ms to 36500d such as "
+                            + "ttl = \"30s\", or leave it empty for distributed-lock.default-ttl.", null);
         }
         Duration waitTime = parseDuration(specificMethod, owner, "waitTime", annotation.waitTime());
-        if (waitTime != null && waitTime.isNegative()) {
+        String waitTimeProblem = (waitTime != null ? LockDurations.waitTimeProblem(waitTime) : null);
+        if (waitTimeProblem != null) {
             throw new InvalidLockDefinitionException(specificMethod, owner, "waitTime", annotation.waitTime(),
-                    resolvedNote(annotation.waitTime(), waitTime) + "is negative. Use waitTime = \"0s\" to try once, "
-                            + "a duration such as waitTime = \"2s\", or leave it empty for "
+                    resolvedNote(annotation.waitTime(), waitTime) + waitTimeProblem + " Use waitTime = \"0s\" to try "
+                            + "once, a duration such as waitTime = \"2s\" (at most 36500d), or leave it empty for "
                             + "distributed-lock.default-wait-time.", null);
         }
         Boolean watchdog = switch (annotation.watchdog()) {
@@ -282,8 +311,14 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         if (resolved.isBlank()) {
             return null; // a placeholder with an empty default, ${order.ttl:}, asks for the configured default
         }
+        String text = resolved.trim();
+        if (BARE_NUMBER.matcher(text).matches()) {
+            throw new InvalidLockDefinitionException(method, owner, attribute, value, (resolved.equals(value) ? ""
+                    : "(resolved to \"" + resolved + "\") ") + "is a number without a unit, and the annotation does "
+                    + "not guess one. Write " + withUnits(attribute, value, text) + ".", null);
+        }
         try {
-            return DurationStyle.detectAndParse(resolved.trim());
+            return DurationStyle.detectAndParse(text);
         } catch (IllegalArgumentException ex) {
             String example = attribute.equals("ttl") ? "30s" : "2s";
             throw new InvalidLockDefinitionException(method, owner, attribute, value,
@@ -331,6 +366,51 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     }
 
     private static String resolvedNote(String value, Duration parsed) {
-        return value.contains("${") ? "(resolved to " + parsed + ") " : "";
+        return value.contains("${") ? "(resolved to " + LockDurations.describe(parsed) + ") " : "";
+    }
+
+    /** {@code 5000} becomes {@code ttl = "5000ms" or ttl = "5s"}; in a placeholder's property, {@code 5000ms or 5s}. */
+    private static String withUnits(String attribute, String value, String number) {
+        long amount;
+        try {
+            amount = Long.parseLong(number.startsWith("+") ? number.substring(1) : number);
+        } catch (NumberFormatException ex) {
+            amount = 0; // too long for a long: the plain suggestion below still applies
+        }
+        String inSeconds = (amount != 0 && amount % 1000 == 0 ? (amount / 1000) + "s" : number + "s");
+        if (value.contains("${")) {
+            return "the property's value with a unit, such as " + number + "ms or " + inSeconds;
+        }
+        return attribute + " = \"" + number + "ms\" or " + attribute + " = \"" + inSeconds + "\"";
+    }
+
+    /**
+     * Why a private or static method cannot be locked, and the fix. Spring's proxies (class-based or interface-based)
+     * override or implement instance methods; a private method is never called through the proxy, and a static one
+     * belongs to no bean.
+     */
+    private static String unproxiableProblem(Method method) {
+        if (Modifier.isStatic(method.getModifiers())) {
+            return "the method is static, and a static method cannot be proxied: Spring intercepts only calls of "
+                    + "instance methods made through the bean, so every call would run without the lock. Make it "
+                    + "an instance method of the bean and call it through the bean (an injected reference), or lock "
+                    + "with LockService directly.";
+        }
+        return "the method is private, and a private method cannot be proxied: Spring intercepts only calls made "
+                + "through the bean, and a private method is only ever called from inside its class, so every call "
+                + "would run without the lock. Make it public (or protected) and call it through the bean (an "
+                + "injected reference, not this), or lock with LockService directly.";
+    }
+
+    /**
+     * A locked method that no call can reach through the proxy: fails the startup, or only logs a WARN with
+     * {@code distributed-lock.unguarded-methods=warn}.
+     */
+    private void unguarded(Method method, Class<?> targetClass, String problem) {
+        if (failOnUnguardedMethods) {
+            throw new InvalidLockDefinitionException(method, targetClass, problem + " " + WARN_ONLY_HINT);
+        }
+        logger.warn("@DistributedLock on " + InvalidLockDefinitionException.describe(method, targetClass)
+                + " has no effect: " + problem);
     }
 }

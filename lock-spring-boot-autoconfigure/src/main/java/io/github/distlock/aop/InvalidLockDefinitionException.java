@@ -4,8 +4,9 @@ import java.lang.reflect.Method;
 
 /**
  * A {@link io.github.distlock.DistributedLock @DistributedLock} declaration is invalid: its key expression does not
- * parse or refers to something that does not exist, a duration does not parse or is out of range, or attributes
- * contradict each other or name a bean that does not exist. Thrown while
+ * parse or refers to something that does not exist, a duration does not parse, has no unit or is out of range,
+ * attributes contradict each other or name a bean that does not exist, or the method is one that no proxy can
+ * intercept (private, static, or final on a class-based proxy), so every call would run without the lock. Thrown while
  * the application context starts (when the bean's proxy is created), so a typo fails the startup instead of every
  * call. The message names the class, the method, the attribute, the bad value and the fix.
  */
@@ -39,17 +40,36 @@ public class InvalidLockDefinitionException extends IllegalStateException {
         this.problem = problem;
     }
 
+    /**
+     * For a declaration whose attributes are fine but that cannot take effect, such as one on a final method of a
+     * class-based proxy: no attribute is at fault.
+     *
+     * @param method the annotated method
+     * @param targetClass the class whose bean declares it
+     * @param problem why the declaration cannot work and how to fix it
+     */
+    public InvalidLockDefinitionException(Method method, Class<?> targetClass, String problem) {
+        super("Invalid @DistributedLock on " + describe(method, targetClass) + ": " + problem);
+        this.method = method;
+        this.attribute = null;
+        this.value = null;
+        this.problem = problem;
+    }
+
     /** The annotated method. */
     public Method getMethod() {
         return method;
     }
 
-    /** The annotation attribute at fault, such as {@code key}, {@code keys}, {@code ttl} or {@code failureHandler}. */
+    /**
+     * The annotation attribute at fault, such as {@code key}, {@code keys}, {@code ttl} or {@code failureHandler};
+     * {@code null} when the declaration as a whole cannot take effect (an unguarded method).
+     */
     public String getAttribute() {
         return attribute;
     }
 
-    /** The attribute's value as written in the annotation. */
+    /** The attribute's value as written in the annotation; {@code null} when no attribute is at fault. */
     public String getValue() {
         return value;
     }

@@ -11,9 +11,9 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
@@ -24,8 +24,10 @@ import io.github.distlock.LockService;
 import io.github.distlock.aop.AnnotationLockOperationSource;
 import io.github.distlock.aop.DistributedLockAdvisor;
 import io.github.distlock.aop.DistributedLockInterceptor;
+import io.github.distlock.aop.FinalMethodDetector;
 import io.github.distlock.aop.LockKeyResolver;
 import io.github.distlock.aop.LockOperationSource;
+import io.github.distlock.autoconfigure.DistributedLockProperties.UnguardedMethods;
 
 /**
  * Auto-configures the {@link io.github.distlock.DistributedLock @DistributedLock} interceptor once there is a
@@ -40,8 +42,7 @@ import io.github.distlock.aop.LockOperationSource;
 @AutoConfiguration(after = DistributedLockAutoConfiguration.class)
 @ConditionalOnClass({ MethodInterceptor.class, AopConfigUtils.class })
 @ConditionalOnBean(LockService.class)
-@ConditionalOnProperty(prefix = DistributedLockProperties.PREFIX, name = "enabled", havingValue = "true",
-        matchIfMissing = true)
+@Conditional(OnDistributedLockEnabledCondition.class)
 @Import(DistributedLockAnnotationAutoConfiguration.AutoProxyCreatorRegistrar.class)
 @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 public class DistributedLockAnnotationAutoConfiguration {
@@ -50,13 +51,41 @@ public class DistributedLockAnnotationAutoConfiguration {
      * Parses and validates {@code @DistributedLock} once per method.
      *
      * @param lockKeyResolver parses the key expressions
+     * @param environment where {@code unguarded-methods} is read from
      * @return the operation source
      */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean
-    public static LockOperationSource distributedLockOperationSource(LockKeyResolver lockKeyResolver) {
-        return new AnnotationLockOperationSource(lockKeyResolver);
+    public static LockOperationSource distributedLockOperationSource(LockKeyResolver lockKeyResolver,
+            Environment environment) {
+        AnnotationLockOperationSource source = new AnnotationLockOperationSource(lockKeyResolver);
+        source.setFailOnUnguardedMethods(failOnUnguardedMethods(environment));
+        return source;
+    }
+
+    /**
+     * Fails the startup on (or warns about) a {@code @DistributedLock} method that is final on a class-based proxy,
+     * which would run without the lock. A bean post-processor: it must see each bean after it was proxied.
+     *
+     * @param distributedLockOperationSource decides which methods are locked
+     * @param environment where {@code unguarded-methods} is read from
+     * @return the detector
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    @ConditionalOnMissingBean
+    public static FinalMethodDetector distributedLockFinalMethodDetector(
+            LockOperationSource distributedLockOperationSource, Environment environment) {
+        return new FinalMethodDetector(distributedLockOperationSource, failOnUnguardedMethods(environment));
+    }
+
+    /** Bound from the Environment, like the aspect order below, so the properties bean is not created early. */
+    private static boolean failOnUnguardedMethods(Environment environment) {
+        UnguardedMethods action = Binder.get(environment)
+                .bind(DistributedLockProperties.PREFIX + ".unguarded-methods", UnguardedMethods.class)
+                .orElse(UnguardedMethods.FAIL);
+        return action == UnguardedMethods.FAIL;
     }
 
     /**

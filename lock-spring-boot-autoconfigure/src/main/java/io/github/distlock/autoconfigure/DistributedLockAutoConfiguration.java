@@ -3,12 +3,12 @@ package io.github.distlock.autoconfigure;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.github.distlock.LockLostEvent;
@@ -32,25 +32,16 @@ import io.lettuce.core.RedisClient;
 @AutoConfiguration(after = RedisAutoConfiguration.class)
 @ConditionalOnClass({ RedisConnectionFactory.class, RedisClient.class })
 @ConditionalOnSingleCandidate(RedisConnectionFactory.class)
-@ConditionalOnProperty(prefix = DistributedLockProperties.PREFIX, name = "enabled", havingValue = "true",
-        matchIfMissing = true)
+@Conditional(OnDistributedLockEnabledCondition.class)
 @EnableConfigurationProperties(DistributedLockProperties.class)
 public class DistributedLockAutoConfiguration {
 
-    /** The single-Redis backend, using Boot's connection factory; {@link RedisLockBackendShutdown} closes it. */
-    @Bean(destroyMethod = "")
+    /** The single-Redis backend, using Boot's connection factory. */
+    @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     public LockBackend lockBackend(RedisConnectionFactory connectionFactory, DistributedLockProperties properties) {
         return new RedisLockBackend(connectionFactory, properties.getOperationTimeout(),
                 RedisLockBackend.releaseChannel(properties.getKeyPrefix()));
-    }
-
-    /** Closes the backend's connection on shutdown, unless the connection factory's client closed it already. */
-    @Bean
-    @ConditionalOnMissingBean
-    public RedisLockBackendShutdown redisLockBackendShutdown(LockBackend lockBackend,
-            RedisConnectionFactory connectionFactory) {
-        return new RedisLockBackendShutdown(lockBackend, connectionFactory);
     }
 
     /** The threads waiting for a lock in this JVM, woken by release messages. */

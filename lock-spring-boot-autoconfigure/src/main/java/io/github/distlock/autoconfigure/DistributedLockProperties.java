@@ -7,6 +7,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.core.Ordered;
 
+import io.github.distlock.LockDurations;
+
 /**
  * Settings of the distributed lock starter, under {@code distributed-lock.*}. Every value is
  * checked at startup by {@link #validate()}; a bad one fails the startup with a message naming the
@@ -24,45 +26,62 @@ public class DistributedLockProperties implements InitializingBean {
      */
     public static final int DEFAULT_ASPECT_ORDER = Ordered.LOWEST_PRECEDENCE - 100;
 
-    /** Whether to auto-configure the lock service and the {@code @DistributedLock} interceptor. */
+    /**
+     * Whether to auto-configure the lock service and the @DistributedLock interceptor: true or false; any other
+     * value fails the startup.
+     */
     private boolean enabled = true;
 
     /**
-     * Prefix of every lock key in Redis. The key {@code order:42} is stored as
-     * {@code <prefix>{order:42}}; the braces are a Redis Cluster hash tag, so they may not appear in
-     * the prefix.
+     * Prefix of every lock key in Redis: with the default, the key order:42 is stored as lock:{order:42}. Not empty
+     * (release messages go to the channel named prefix + "released", and ACL key patterns such as ~lock:* need a
+     * prefix to match), and without braces, which are the Redis Cluster hash tag around the key.
      */
     private String keyPrefix = "lock:";
 
     /**
-     * Lease length when a lock does not name one. With the watchdog on, the lease is renewed until
-     * release, so this only bounds how long a crashed holder blocks the others.
+     * Lease length when a lock does not name one, from 1ms to 36500d; a bare number means milliseconds. With the
+     * watchdog on, the lease is renewed until release, so this only bounds how long a crashed holder blocks the
+     * others.
      */
     private Duration defaultTtl = Duration.ofSeconds(30);
 
-    /** How long to wait for the current holder when a lock does not say. Zero tries once. */
+    /**
+     * How long to wait for the current holder when a lock does not say, at most 36500d; 0s tries once. A bare
+     * number means milliseconds.
+     */
     private Duration defaultWaitTime = Duration.ofSeconds(3);
 
     /**
-     * Upper bound on every single lock command (acquire, renew, release), independent of the
-     * Redis client's own command timeout (60 s by default in Lettuce), so that a hung Redis fails
-     * guarded calls quickly instead of blocking them.
+     * Upper bound on every single lock command (acquire, renew, release), independent of the Redis client's own
+     * command timeout (60 s by default in Lettuce), so that a hung Redis fails guarded calls quickly instead of
+     * blocking them. A bare number means milliseconds.
      */
     private Duration operationTimeout = Duration.ofSeconds(2);
 
     /**
-     * Order of the {@code @DistributedLock} interceptor. Lower runs further outside. The default
-     * runs just outside {@code @Transactional}, so the lock outlives the commit.
+     * Order of the @DistributedLock interceptor; lower runs further outside. The default, Ordered.LOWEST_PRECEDENCE
+     * - 100, runs just outside @Transactional (whose order is Ordered.LOWEST_PRECEDENCE), so the lock outlives the
+     * commit.
      */
     private int aspectOrder = DEFAULT_ASPECT_ORDER;
 
     /**
-     * Whether a {@code @DistributedLock} method whose lease was lost while it ran throws
-     * {@code LockLostException} after it returns. Off, only the event and the log line tell.
+     * Whether a @DistributedLock method whose lease was lost while it ran throws LockLostException after it returns.
+     * Off, only the event and the log line tell.
      */
     private boolean throwOnLeaseLost = true;
 
+    /**
+     * What to do with a @DistributedLock method that no Spring proxy can intercept, so that every call would run
+     * without the lock: a private or static method, or a final one on a class-based (CGLIB) proxy. fail stops the
+     * startup with a message naming the method and the fix; warn only logs it.
+     */
+    private UnguardedMethods unguardedMethods = UnguardedMethods.FAIL;
+
     private final Watchdog watchdog = new Watchdog();
+
+    private final Web web = new Web();
 
     public boolean isEnabled() {
         return enabled;
@@ -120,6 +139,18 @@ public class DistributedLockProperties implements InitializingBean {
         this.throwOnLeaseLost = throwOnLeaseLost;
     }
 
+    public UnguardedMethods getUnguardedMethods() {
+        return unguardedMethods;
+    }
+
+    public void setUnguardedMethods(UnguardedMethods unguardedMethods) {
+        this.unguardedMethods = unguardedMethods;
+    }
+
+    public Web getWeb() {
+        return web;
+    }
+
     public Watchdog getWatchdog() {
         return watchdog;
     }
@@ -136,15 +167,27 @@ public class DistributedLockProperties implements InitializingBean {
      * @throws InvalidConfigurationPropertyValueException naming the property, the value and the fix
      */
     public void validate() {
-        if (keyPrefix == null || keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
+        if (keyPrefix == null || keyPrefix.isBlank()) {
             throw new InvalidConfigurationPropertyValueException(PREFIX + ".key-prefix", keyPrefix,
-                    "The prefix may not be null or contain '{' or '}': the lock key is <prefix>{<key>} and the braces "
+                    "The prefix may not be empty: release messages go to the channel <prefix>released, which would "
+                            + "be the bare 'released', and ACL key patterns such as ~lock:* need a prefix to match. "
+                            + "Remove the property for the default 'lock:', or use something like 'myapp:lock:'.");
+        }
+        if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".key-prefix", keyPrefix,
+                    "The prefix may not contain '{' or '}': the lock key is <prefix>{<key>} and the braces "
                             + "are the Redis Cluster hash tag. Use something like 'lock:' or 'myapp:lock:'.");
         }
-        requirePositive("default-ttl", defaultTtl, "Use a positive duration such as 30s.");
-        if (defaultWaitTime == null || defaultWaitTime.isNegative()) {
-            throw new InvalidConfigurationPropertyValueException(PREFIX + ".default-wait-time", defaultWaitTime,
-                    "The wait time may not be negative. Use 0s to try once, or a duration such as 3s.");
+        String ttlProblem = LockDurations.ttlProblem(defaultTtl);
+        if (ttlProblem != null) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".default-ttl", describe(defaultTtl),
+                    "The ttl " + ttlProblem + " Use a duration from 1ms to 36500d, such as 30s.");
+        }
+        String waitProblem = LockDurations.waitTimeProblem(defaultWaitTime);
+        if (waitProblem != null) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".default-wait-time",
+                    describe(defaultWaitTime), "The wait time " + waitProblem + " Use 0s to try once, or a duration "
+                            + "such as 3s (at most 36500d).");
         }
         requirePositive("operation-timeout", operationTimeout, "Use a positive duration such as 2s.");
         double ratio = watchdog.renewalRatio;
@@ -152,6 +195,17 @@ public class DistributedLockProperties implements InitializingBean {
             throw new InvalidConfigurationPropertyValueException(PREFIX + ".watchdog.renewal-ratio", ratio,
                     "The ratio must be between 0 and 1 (exclusive); 0.333 renews every third of the ttl.");
         }
+        requireNotNegative("web.problem-details.busy-retry-after", web.problemDetails.busyRetryAfter);
+        requireNotNegative("web.problem-details.unavailable-retry-after", web.problemDetails.unavailableRetryAfter);
+        if (unguardedMethods == null) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".unguarded-methods", null,
+                    "Use fail (the default) or warn.");
+        }
+    }
+
+    /** A duration as written in a property ({@code 1ns}, {@code 30s}), followed by its ISO form. */
+    private static String describe(Duration value) {
+        return (value == null ? null : LockDurations.describe(value) + " (" + value + ")");
     }
 
     private static void requirePositive(String name, Duration value, String fix) {
@@ -161,18 +215,28 @@ public class DistributedLockProperties implements InitializingBean {
         }
     }
 
+    /** What to do with a @DistributedLock method that no proxy can intercept. */
+    public enum UnguardedMethods {
+
+        /** Fail the startup, naming the method and the fix. */
+        FAIL,
+
+        /** Log a WARN and start; calls of the method run without the lock. */
+        WARN
+    }
+
     /** Lease renewal settings. */
     public static class Watchdog {
 
         /**
-         * Whether held locks are renewed until release. Off means every lease is fixed and expires
-         * after its ttl even while the work goes on. Can be overridden per lock.
+         * Whether held locks are renewed until release. Off means every lease is fixed and expires after its ttl
+         * even while the work goes on. Can be overridden per lock.
          */
         private boolean enabled = true;
 
         /**
-         * Fraction of the ttl after which a lease is renewed; 1/3 leaves two renewal attempts
-         * before the lease would run out.
+         * Fraction of the ttl after which a lease is renewed, between 0 and 1 (exclusive). The default, 1/3, leaves
+         * two renewal attempts before the lease would run out.
          */
         private double renewalRatio = 1.0 / 3;
 
@@ -190,6 +254,69 @@ public class DistributedLockProperties implements InitializingBean {
 
         public void setRenewalRatio(double renewalRatio) {
             this.renewalRatio = renewalRatio;
+        }
+    }
+
+    private static void requireNotNegative(String name, Duration value) {
+        if (value == null || value.isNegative()) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + "." + name, value,
+                    "The duration may not be negative. Use a duration such as 1s, or 0s to send no Retry-After.");
+        }
+    }
+
+    /** How lock failures look in Spring MVC and WebFlux applications. */
+    public static class Web {
+
+        private final ProblemDetails problemDetails = new ProblemDetails();
+
+        public ProblemDetails getProblemDetails() {
+            return problemDetails;
+        }
+
+        /** Lock failures in web requests as RFC 9457 problem-detail responses. */
+        public static class ProblemDetails {
+
+            /**
+             * Whether a lock failure in a Spring MVC or WebFlux request is answered with a problem detail (409 when the
+             * lock is busy, 503 when the lock store is unavailable, 500 when the lease was lost) instead of an error.
+             */
+            private boolean enabled = true;
+
+            /**
+             * Retry-After of a 409 (another request held the lock for the whole wait time), rounded up to whole seconds.
+             * Zero sends no Retry-After.
+             */
+            private Duration busyRetryAfter = Duration.ofSeconds(1);
+
+            /**
+             * Retry-After of a 503 (the lock store could not be reached), rounded up to whole seconds. Zero sends no
+             * Retry-After.
+             */
+            private Duration unavailableRetryAfter = Duration.ofSeconds(5);
+
+            public boolean isEnabled() {
+                return enabled;
+            }
+
+            public void setEnabled(boolean enabled) {
+                this.enabled = enabled;
+            }
+
+            public Duration getBusyRetryAfter() {
+                return busyRetryAfter;
+            }
+
+            public void setBusyRetryAfter(Duration busyRetryAfter) {
+                this.busyRetryAfter = busyRetryAfter;
+            }
+
+            public Duration getUnavailableRetryAfter() {
+                return unavailableRetryAfter;
+            }
+
+            public void setUnavailableRetryAfter(Duration unavailableRetryAfter) {
+                this.unavailableRetryAfter = unavailableRetryAfter;
+            }
         }
     }
 }

@@ -15,6 +15,7 @@ import org.apache.commons.logging.LogFactory;
 
 import io.github.distlock.LockAcquisitionException;
 import io.github.distlock.LockBackendException;
+import io.github.distlock.LockDurations;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockKeys;
 import io.github.distlock.LockRequest;
@@ -94,15 +95,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
         Duration ttl = request.ttl() != null ? request.ttl() : defaults.ttl();
         Duration waitTime = request.waitTime() != null ? request.waitTime() : defaults.waitTime();
         boolean renew = request.watchdog() != null ? request.watchdog() : defaults.watchdog();
-        long ttlMillis = ttl.toMillis();
-        if (ttlMillis <= 0) {
-            throw new IllegalArgumentException("The ttl of lock " + LockKeys.printable(name)
-                    + " must be at least 1ms, was " + ttl + ".");
-        }
-        if (waitTime.isNegative()) {
-            throw new IllegalArgumentException("The wait time of lock " + LockKeys.printable(name)
-                    + " must not be negative, was " + waitTime + ". Use Duration.ZERO to try once.");
-        }
+        long ttlMillis = LockDurations.requireValidTtl(name, ttl);
+        LockDurations.requireValidWaitTime(name, waitTime);
         LockKey key = LockKey.of(defaults.keyPrefix(), name);
         if (Thread.currentThread().isInterrupted()) {
             // Like Lock.lockInterruptibly: an interrupted caller does not start; nothing was sent.

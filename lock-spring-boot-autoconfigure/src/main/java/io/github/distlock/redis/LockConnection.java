@@ -14,6 +14,7 @@ import java.util.function.Supplier;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.core.LockKey;
 import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.api.StatefulConnection;
@@ -89,6 +90,20 @@ final class LockConnection implements AutoCloseable {
      *        command and its reply): the first delivery may have run
      */
     record Reply<T>(T value, boolean resent) {
+    }
+
+    /**
+     * Starts connecting in the background, so the first lock call does not pay for it (a cold
+     * client's first connect can take longer than a short operation timeout). A failure here costs
+     * nothing: the first call connects again.
+     */
+    void connectInBackground() {
+        try {
+            newAttemptIfNeeded(clients.get());
+        }
+        catch (RuntimeException ex) {
+            // The client is not there yet (a factory that is not started): the first call connects.
+        }
     }
 
     /** The bound of one call, from now. */
@@ -351,16 +366,36 @@ final class LockConnection implements AutoCloseable {
         }
     }
 
-    /** Closes our connection; the client belongs to the connection factory. */
+    /**
+     * Closes our connection; the client belongs to the connection factory. In a closing context the
+     * factory, a lifecycle bean, has usually shut its client down before beans are destroyed, and
+     * with it our connection: closing that again would only log Lettuce's "already closed" WARN.
+     */
     @Override
     public void close() {
+        Attempt current;
         synchronized (monitor) {
             closed = true;
-            Attempt current = attempt;
+            current = attempt;
             attempt = null;
-            if (current != null) {
-                current.future().thenAccept(open -> open.stateful().closeAsync());
-            }
+        }
+        if (current == null || !current.future().isDone() || current.future().isCompletedExceptionally()) {
+            // A connect still under way closes what it opens, as closed is set.
+            return;
+        }
+        StatefulConnection<byte[], byte[]> stateful = current.future().join().stateful();
+        if (stateful instanceof RedisChannelHandler<?, ?> handler && handler.isClosed()) {
+            return;
+        }
+        try {
+            // Waited for, so a client shutdown right after cannot race it (and warn).
+            stateful.closeAsync().get(timeoutNanos, TimeUnit.NANOSECONDS);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+        catch (ExecutionException | TimeoutException ex) {
+            // Closing is best effort: the client's shutdown closes it at the latest.
         }
     }
 

@@ -119,6 +119,7 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
         }
         this.connection = new LockConnection(lettuce::getRequiredNativeClient, operationTimeout);
         this.releaseChannel = bytes(releaseChannel);
+        connection.connectInBackground();
     }
 
     /** Closes our connection; the client belongs to the connection factory. */

@@ -68,7 +68,7 @@ class DistributedLockAnnotationAutoConfigurationTests {
     void infrastructureBeansHaveTheInfrastructureRole() {
         runner().run(context -> {
             for (String name : List.of("distributedLockOperationSource", "lockKeyResolver",
-                    "distributedLockInterceptor", "distributedLockAdvisor")) {
+                    "distributedLockInterceptor", "distributedLockAdvisor", "distributedLockFinalMethodDetector")) {
                 assertThat(context.getBeanFactory().getBeanDefinition(name).getRole()).as(name)
                         .isEqualTo(BeanDefinition.ROLE_INFRASTRUCTURE);
             }

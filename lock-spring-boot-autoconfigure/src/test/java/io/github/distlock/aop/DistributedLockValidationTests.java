@@ -91,6 +91,59 @@ class DistributedLockValidationTests {
     }
 
     @Test
+    void subMillisecondTtlFailsTheStartupNamingTheOneMillisecondMinimum() {
+        assertStartupFailure(NanosecondTtlService.class, "NanosecondTtlService", "report(", "ttl = \"1ns\"",
+                "shorter than 1ms", "whole milliseconds", "ttl = \"30s\"");
+        assertStartupFailure(MicrosecondTtlService.class, "MicrosecondTtlService", "report(", "ttl = \"500us\"",
+                "shorter than 1ms");
+    }
+
+    @Test
+    void ttlLongerThanTheLeaseClockCanTimeFailsTheStartupNamingTheMaximum() {
+        assertStartupFailure(CenturiesTtlService.class, "CenturiesTtlService", "report(", "ttl = \"300000d\"",
+                "longer than 36500d", "nanoseconds", "ttl = \"30s\"");
+    }
+
+    @Test
+    void waitTimeLongerThanTheDeadlineClockCanTimeFailsTheStartup() {
+        assertStartupFailure(CenturiesWaitService.class, "CenturiesWaitService", "report(",
+                "waitTime = \"300000d\"", "longer than 36500d", "waitTime = \"2s\"");
+    }
+
+    @Test
+    void ttlsAtTheLimitsStartAndTheShortestIsAOneMillisecondLease() {
+        runner().withBean(LimitTtlService.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            LockOperationSource source = context.getBean(LockOperationSource.class);
+            assertThat(source.getLockOperation(LimitTtlService.class.getMethod("shortest"), LimitTtlService.class)
+                    .getTtl()).isEqualTo(Duration.ofMillis(1));
+            assertThat(source.getLockOperation(LimitTtlService.class.getMethod("longest"), LimitTtlService.class)
+                    .getTtl()).isEqualTo(Duration.ofDays(36_500));
+        });
+    }
+
+    @Test
+    void bareNumberTtlFailsTheStartupAndSuggestsAUnit() {
+        assertStartupFailure(BareNumberTtlService.class, "BareNumberTtlService", "report(", "ttl = \"5000\"",
+                "a number without a unit", "ttl = \"5000ms\" or ttl = \"5s\"");
+    }
+
+    @Test
+    void bareNumberWaitTimeFailsTheStartupAndSuggestsAUnit() {
+        assertStartupFailure(BareNumberWaitService.class, "BareNumberWaitService", "report(", "waitTime = \"250\"",
+                "a number without a unit", "waitTime = \"250ms\" or waitTime = \"250s\"");
+    }
+
+    @Test
+    void placeholderThatResolvesToABareNumberFailsTheStartupAndSuggestsAUnit() {
+        runner().withBean(PlaceholderService.class)
+                .withPropertyValues("order.lock-ttl=5000")
+                .run(context -> assertFailure(context.getStartupFailure(), "PlaceholderService", "export(",
+                        "ttl = \"${order.lock-ttl}\"", "resolved to \"5000\"", "a number without a unit",
+                        "5000ms or 5s"));
+    }
+
+    @Test
     void unresolvablePlaceholderFailsTheStartupWithBootsStrictPlaceholderConfigurer() {
         runner().withConfiguration(AutoConfigurations.of(PropertyPlaceholderAutoConfiguration.class))
                 .withBean(PlaceholderService.class)
@@ -329,6 +382,59 @@ class DistributedLockValidationTests {
     static class NegativeWaitService {
 
         @DistributedLock(waitTime = "-1s")
+        public void report() {
+        }
+    }
+
+    static class NanosecondTtlService {
+
+        @DistributedLock(ttl = "1ns")
+        public void report() {
+        }
+    }
+
+    static class MicrosecondTtlService {
+
+        @DistributedLock(ttl = "500us")
+        public void report() {
+        }
+    }
+
+    static class CenturiesTtlService {
+
+        @DistributedLock(ttl = "300000d")
+        public void report() {
+        }
+    }
+
+    static class CenturiesWaitService {
+
+        @DistributedLock(waitTime = "300000d")
+        public void report() {
+        }
+    }
+
+    static class LimitTtlService {
+
+        @DistributedLock(ttl = "1ms")
+        public void shortest() {
+        }
+
+        @DistributedLock(ttl = "36500d")
+        public void longest() {
+        }
+    }
+
+    static class BareNumberTtlService {
+
+        @DistributedLock(ttl = "5000")
+        public void report() {
+        }
+    }
+
+    static class BareNumberWaitService {
+
+        @DistributedLock(waitTime = "250")
         public void report() {
         }
     }

@@ -2,18 +2,31 @@ package io.github.distlock.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
+import org.springframework.boot.env.YamlPropertySourceLoader;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationContextInitializer;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
+import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+import com.jayway.jsonpath.JsonPath;
 
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
@@ -148,6 +161,120 @@ class DistributedLockAutoConfigurationTest {
     }
 
     @Test
+    void aSubMillisecondDefaultTtlFailsTheStartupNamingTheOneMillisecondMinimum() {
+        assertStartupFails("distributed-lock.default-ttl=1ns", "distributed-lock.default-ttl", "1ns",
+                "shorter than 1ms");
+        assertStartupFails("distributed-lock.default-ttl=500us", "distributed-lock.default-ttl", "500us",
+                "shorter than 1ms");
+    }
+
+    @Test
+    void aDefaultTtlLongerThanTheLeaseClockCanTimeFailsTheStartupNamingTheMaximum() {
+        assertStartupFails("distributed-lock.default-ttl=300000d", "distributed-lock.default-ttl", "300000d",
+                "longer than 36500d");
+    }
+
+    @Test
+    void aDefaultWaitTimeLongerThanTheDeadlineClockCanTimeFailsTheStartup() {
+        assertStartupFails("distributed-lock.default-wait-time=300000d", "distributed-lock.default-wait-time",
+                "300000d", "longer than 36500d");
+    }
+
+    @Test
+    void aBareNumberInAPropertyIsMilliseconds() {
+        runner.withPropertyValues("distributed-lock.default-ttl=5000").run(context -> assertThat(
+                context.getBean(DistributedLockProperties.class).getDefaultTtl()).isEqualTo(Duration.ofMillis(5000)));
+    }
+
+    @Test
+    void anEmptyKeyPrefixFailsTheStartupNamingTheReleaseChannelAndTheFix() {
+        assertStartupFails("distributed-lock.key-prefix=", "distributed-lock.key-prefix", "may not be empty",
+                "<prefix>released");
+        assertStartupFails("distributed-lock.key-prefix=", "distributed-lock.key-prefix", "~lock:*", "'myapp:lock:'");
+    }
+
+    @Test
+    void anEnabledValueThatIsNotABooleanFailsTheStartupInsteadOfTurningTheStarterOff() {
+        assertStartupFails("distributed-lock.enabled=nope", "distributed-lock.enabled", "nope", "true or false");
+        assertStartupFails("distributed-lock.enabled=", "distributed-lock.enabled", "''", "true or false");
+    }
+
+    @Test
+    void anEnabledValueSpringReadsAsTrueTurnsTheStarterOn() {
+        runner.withPropertyValues("distributed-lock.enabled=on")
+                .run(context -> assertThat(context).hasSingleBean(LockService.class));
+    }
+
+    @Test
+    void anUnknownPropertyFailsTheStartupNamingItAndTheCloseValidName() {
+        assertStartupFails("distributed-lock.default-tll=5s", "distributed-lock.default-tll",
+                "Did you mean distributed-lock.default-ttl?", "distributed-lock.watchdog.renewal-ratio");
+    }
+
+    @Test
+    void anUnknownNestedPropertyFailsTheStartup() {
+        assertStartupFails("distributed-lock.watchdog.renewal-ration=0.5", "distributed-lock.watchdog.renewal-ration",
+                "Did you mean distributed-lock.watchdog.renewal-ratio?", "Correct the name");
+    }
+
+    @Test
+    void anUnknownPropertyFailsTheStartupEvenWhenTheStarterIsTurnedOff() {
+        runner.withPropertyValues("distributed-lock.enabled=false", "distributed-lock.key-prefx=app:")
+                .run(context -> assertThat(context.getStartupFailure()).rootCause()
+                        .hasMessageContaining("distributed-lock.key-prefx")
+                        .hasMessageContaining("distributed-lock.key-prefix"));
+    }
+
+    @Test
+    void anUnknownSystemPropertyFailsTheStartup() {
+        runner.withSystemProperties("distributed-lock.operation-timout=1s").run(context -> assertThat(
+                context.getStartupFailure()).rootCause().hasMessageContaining("distributed-lock.operation-timout")
+                .hasMessageContaining("Did you mean distributed-lock.operation-timeout?"));
+    }
+
+    @Test
+    void anUnknownEnvironmentVariableFailsTheStartupAndKnownOnesBind() {
+        runner.withInitializer(environmentVariables(Map.of("DISTRIBUTED_LOCK_DEFAULT_TLL", "5s")))
+                .run(context -> assertThat(context.getStartupFailure()).rootCause()
+                        .hasMessageContaining("DISTRIBUTED_LOCK_DEFAULT_TLL")
+                        .hasMessageContaining("DISTRIBUTED_LOCK_DEFAULT_TTL (distributed-lock.default-ttl)"));
+        runner.withInitializer(environmentVariables(Map.of("DISTRIBUTED_LOCK_DEFAULT_TTL", "5s",
+                "DISTRIBUTEDLOCK_WATCHDOG_RENEWALRATIO", "0.5", "DISTRIBUTED_LOCK_UNGUARDED_METHODS", "warn")))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
+                    assertThat(properties.getDefaultTtl()).hasSeconds(5);
+                    assertThat(properties.getWatchdog().getRenewalRatio()).isEqualTo(0.5);
+                    assertThat(properties.getUnguardedMethods())
+                            .isEqualTo(DistributedLockProperties.UnguardedMethods.WARN);
+                });
+    }
+
+    @Test
+    void anUnknownPropertyInAYamlFileFailsTheStartupAndRelaxedNamesBind() {
+        runner.withInitializer(yaml("distlock/typo.yml"))
+                .run(context -> assertThat(context.getStartupFailure()).rootCause()
+                        .hasMessageContaining("distributed-lock.watchdog.renewal-ration")
+                        .hasMessageContaining("distlock/typo.yml"));
+        runner.withInitializer(yaml("distlock/valid.yml")).run(context -> {
+            assertThat(context).hasNotFailed();
+            DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
+            assertThat(properties.getDefaultTtl()).hasSeconds(10);
+            assertThat(properties.getWatchdog().getRenewalRatio()).isEqualTo(0.5);
+        });
+    }
+
+    @Test
+    void everyPropertyOfThePropertiesClassIsAKnownName() {
+        runner.withPropertyValues("distributed-lock.enabled=true", "distributed-lock.key-prefix=app:",
+                "distributed-lock.default-ttl=10s", "distributed-lock.default-wait-time=1s",
+                "distributed-lock.operation-timeout=1s", "distributed-lock.aspect-order=1",
+                "distributed-lock.throw-on-lease-lost=false", "distributed-lock.unguarded-methods=warn",
+                "distributed-lock.watchdog.enabled=false", "distributed-lock.watchdog.renewal-ratio=0.5")
+                .run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
     void configurationMetadataIsGeneratedForEveryProperty() throws Exception {
         try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
             assertThat(in).isNotNull();
@@ -158,6 +285,52 @@ class DistributedLockAutoConfigurationTest {
                     "\"distributed-lock.watchdog.enabled\"", "\"distributed-lock.watchdog.renewal-ratio\"");
             assertThat(metadata).contains("Upper bound on every single lock command");
         }
+    }
+
+    @Test
+    void configurationMetadataDescribesEveryPropertyInPlainTextWithItsDefault() throws Exception {
+        List<Map<String, Object>> all;
+        try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+            all = JsonPath.read(new String(in.readAllBytes(), StandardCharsets.UTF_8), "$.properties");
+        }
+        List<Map<String, Object>> properties = all.stream()
+                .filter(property -> ((String) property.get("name")).startsWith("distributed-lock."))
+                .toList();
+        assertThat(properties).extracting(property -> property.get("name"))
+                .containsExactlyInAnyOrderElementsOf(DistributedLockPropertyNames.all());
+        DistributedLockProperties defaults = new DistributedLockProperties();
+        for (Map<String, Object> property : properties) {
+            String name = (String) property.get("name");
+            assertThat((String) property.get("description")).as(name + " description").isNotBlank()
+                    .doesNotContain("{@").doesNotContain("<code>");
+            // Every property has a default: each field of the properties class is initialised.
+            assertThat(property.get("defaultValue")).as(name + " defaultValue").isNotNull();
+        }
+        assertThat(properties).filteredOn(property -> property.get("name").equals("distributed-lock.aspect-order"))
+                .singleElement().extracting(property -> ((Number) property.get("defaultValue")).intValue())
+                .isEqualTo(defaults.getAspectOrder());
+        assertThat(properties)
+                .filteredOn(property -> property.get("name").equals("distributed-lock.watchdog.renewal-ratio"))
+                .singleElement().extracting(property -> ((Number) property.get("defaultValue")).doubleValue())
+                .isEqualTo(defaults.getWatchdog().getRenewalRatio());
+    }
+
+    private static ApplicationContextInitializer<ConfigurableApplicationContext> environmentVariables(
+            Map<String, Object> variables) {
+        return context -> context.getEnvironment().getPropertySources().replace(
+                StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, new SystemEnvironmentPropertySource(
+                        StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, variables));
+    }
+
+    private static ApplicationContextInitializer<ConfigurableApplicationContext> yaml(String path) {
+        return context -> {
+            try {
+                new YamlPropertySourceLoader().load(path, new ClassPathResource(path))
+                        .forEach(context.getEnvironment().getPropertySources()::addLast);
+            } catch (IOException ex) {
+                throw new UncheckedIOException(ex);
+            }
+        };
     }
 
     private void assertStartupFails(String property, String name, String value, String fix) {

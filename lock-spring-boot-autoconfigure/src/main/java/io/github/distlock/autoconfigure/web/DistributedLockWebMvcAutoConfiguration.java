@@ -14,6 +14,7 @@ import org.springframework.web.servlet.DispatcherServlet;
 
 import io.github.distlock.LockService;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
+import io.github.distlock.autoconfigure.DistributedLockProperties;
 import io.github.distlock.web.LockProblemDetailsExceptionHandler;
 
 /**
@@ -26,9 +27,9 @@ import io.github.distlock.web.LockProblemDetailsExceptionHandler;
 @ConditionalOnWebApplication(type = Type.SERVLET)
 @ConditionalOnClass({ DispatcherServlet.class, ProblemDetail.class })
 @ConditionalOnBean(LockService.class)
-@ConditionalOnProperty(prefix = DistributedLockWebProperties.PREFIX + ".problem-details", name = "enabled",
+@ConditionalOnProperty(prefix = DistributedLockProperties.PREFIX + ".web.problem-details", name = "enabled",
         havingValue = "true", matchIfMissing = true)
-@EnableConfigurationProperties(DistributedLockWebProperties.class)
+@EnableConfigurationProperties(DistributedLockProperties.class)
 public class DistributedLockWebMvcAutoConfiguration {
 
     /**
@@ -40,8 +41,8 @@ public class DistributedLockWebMvcAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     public LockProblemDetailsExceptionHandler lockProblemDetailsExceptionHandler(
-            DistributedLockWebProperties properties) {
-        DistributedLockWebProperties.ProblemDetails problemDetails = properties.getProblemDetails();
+            DistributedLockProperties properties) {
+        DistributedLockProperties.Web.ProblemDetails problemDetails = properties.getWeb().getProblemDetails();
         return new LockProblemDetailsExceptionHandler(problemDetails.getBusyRetryAfter(),
                 problemDetails.getUnavailableRetryAfter());
     }

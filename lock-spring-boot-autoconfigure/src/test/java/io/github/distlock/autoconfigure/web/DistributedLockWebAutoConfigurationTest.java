@@ -1,5 +1,7 @@
 package io.github.distlock.autoconfigure.web;
 
+import io.github.distlock.autoconfigure.DistributedLockProperties;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -40,7 +42,7 @@ class DistributedLockWebAutoConfigurationTest {
     void servletApplicationGetsTheProblemDetailsHandlerByDefault() {
         servlet.run(context -> {
             assertThat(context).hasSingleBean(LockProblemDetailsExceptionHandler.class);
-            DistributedLockWebProperties.ProblemDetails properties = context.getBean(DistributedLockWebProperties.class)
+            DistributedLockProperties.Web.ProblemDetails properties = context.getBean(DistributedLockProperties.class).getWeb()
                     .getProblemDetails();
             assertThat(properties.isEnabled()).isTrue();
             assertThat(properties.getBusyRetryAfter()).hasSeconds(1);
