@@ -149,10 +149,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 sent = true;
                 AcquireAttempt attempt = backend.tryAcquireWithoutFencingToken(key, token, ttlMillis);
                 if (attempt.acquired()) {
-                    Optional<LockHandle> handle = held(attempt.fencingToken(), attempt.leaseMillis(), sentAt);
-                    if (handle.isPresent()) {
-                        return handle;
-                    }
+                    return held(attempt.fencingToken(), attempt.leaseMillis(), sentAt);
                 }
                 if (deadline - System.nanoTime() <= 0) {
                     return Optional.empty();
@@ -187,11 +184,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 queued |= queueMillis > 0;
                 AcquireAttempt attempt = backend.tryAcquire(key, token, ttlMillis, queueMillis, queuedBefore);
                 if (attempt.acquired()) {
-                    Optional<LockHandle> handle = held(attempt.fencingToken(), attempt.leaseMillis(), sentAt);
-                    if (handle.isPresent()) {
-                        return handle;
-                    }
-                    continue;
+                    return held(attempt.fencingToken(), attempt.leaseMillis(), sentAt);
                 }
                 if (waiter != null) {
                     waiter.seen(attempt.fencingCounter());
@@ -222,10 +215,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 if (handedOver > 0) {
                     // Proven, and drawn after this attempt ran (LockWaiters): the lease started
                     // after sentAt, so counting from sentAt never outlasts Redis's count.
-                    Optional<LockHandle> handle = held(handedOver, ttlMillis, sentAt);
-                    if (handle.isPresent()) {
-                        return handle;
-                    }
+                    return held(handedOver, ttlMillis, sentAt);
                 }
                 if (Thread.currentThread().isInterrupted()) {
                     throw interrupted(key, "while waiting");
@@ -252,7 +242,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
          * {@code sentAt}. Returns the handle, unless the caller was interrupted meanwhile (then
          * this throws, and the caller undoes the acquisition) or the lease has already run out
          * (a stall between the reply and now): a handle must never report a lock that Redis may
-         * already have given to someone else.
+         * already have given to someone else. Then the acquisition is undone and this call ends
+         * without the lock, even with wait time left: the undo may still be retrying in the
+         * background, and would release whatever a further attempt with the same token took.
          */
         private Optional<LockHandle> held(long fencingToken, long leaseMillis, long sentAt) {
             if (Thread.currentThread().isInterrupted()) {
