@@ -10,9 +10,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -432,6 +436,31 @@ public final class RedisTestServer implements AutoCloseable {
     }
 
     /**
+     * All keys matching a glob pattern, found with {@code SCAN ... MATCH} (which, unlike {@code KEYS}, does not block
+     * the server on a large keyspace). A key that exists during the whole scan is returned exactly once.
+     *
+     * @param pattern a {@code MATCH} pattern such as {@code "lock:*"}; escape glob characters of a literal part
+     *                with a backslash
+     * @return the keys, in scan order
+     */
+    public List<String> scan(String pattern) {
+        List<String> keys = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        String cursor = "0";
+        do {
+            List<?> reply = (List<?>) command("SCAN", cursor, "MATCH", pattern, "COUNT", "1000");
+            cursor = (String) reply.get(0);
+            for (Object key : (List<?>) reply.get(1)) {
+                // SCAN may return a key more than once (e.g. while the table is rehashed).
+                if (seen.add((String) key)) {
+                    keys.add((String) key);
+                }
+            }
+        } while (!"0".equals(cursor));
+        return keys;
+    }
+
+    /**
      * {@code PTTL key}: remaining time to live, to check what lease a lock was written with.
      *
      * @param key the key
@@ -439,6 +468,30 @@ public final class RedisTestServer implements AutoCloseable {
      */
     public long pttl(String key) {
         return (Long) command("PTTL", key);
+    }
+
+    /**
+     * {@code PTTL} of many keys, pipelined on one connection: one round trip's worth of latency instead of one per
+     * key, so that a test can watch a thousand leases at once.
+     *
+     * @param keys the keys
+     * @return key to milliseconds left ({@code -1} no expiry, {@code -2} no such key), in the order given
+     * @throws UncheckedIOException when the server does not answer in time
+     */
+    public Map<String, Long> pttls(Collection<String> keys) {
+        Map<String, Long> result = new LinkedHashMap<>();
+        try (RespConnection connection = openConnection()) {
+            for (String key : keys) {
+                connection.send("PTTL", key);
+            }
+            for (String key : keys) {
+                result.put(key, (Long) connection.readReply());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("redis-server at " + HOST + ":" + port() + " did not answer PTTL of "
+                    + keys.size() + " keys: " + e, e);
+        }
+        return result;
     }
 
     /** {@code CONFIG RESETSTAT}, so that {@link #commandCalls(String)} counts only what a test did. */
@@ -472,6 +525,21 @@ public final class RedisTestServer implements AutoCloseable {
      */
     public long scriptCalls() {
         return commandCalls("evalsha") + commandCalls("eval");
+    }
+
+    /**
+     * How many error replies of one kind the server sent since start or {@link #resetStats()}, from
+     * {@code INFO errorstats}; lets a test see that a client met, say, {@code TRYAGAIN} or {@code NOPERM}.
+     *
+     * @param errorCode the first word of the error, e.g. {@code "TRYAGAIN"} or {@code "NOPERM"}
+     * @return the number of such replies, 0 if none
+     */
+    public long errorReplies(String errorCode) {
+        String stats = parseInfoField(info("errorstats"), "errorstat_" + errorCode.toUpperCase(Locale.ROOT));
+        if (stats == null || !stats.startsWith("count=")) {
+            return 0;
+        }
+        return Long.parseLong(stats.substring("count=".length()));
     }
 
     /**
