@@ -2,17 +2,11 @@ package io.github.distlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.BeforeEach;
@@ -22,9 +16,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import io.github.distlock.LockBackendException;
-import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
-import io.github.distlock.LockService;
 import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
@@ -43,7 +35,6 @@ class RedisAclTest {
             + "+time +del +zadd +zpopmin +zrem +hset +hget +hdel";
 
     private static final String PASSWORD = "acl-test-password";
-    private static final Duration TTL = Duration.ofMillis(300);
 
     @RegisterExtension
     static final RedisServerExtension redisExtension = new RedisServerExtension();
@@ -65,7 +56,7 @@ class RedisAclTest {
 
         try (LockApplication first = LockApplication.start(properties("locker"));
                 LockApplication second = LockApplication.start(properties("locker"))) {
-            lifecycle(first.lockService(), second.lockService());
+            LockLifecycle.run("acl", first.lockService(), second.lockService(), redis);
 
             assertThat((List<?>) redis.command("PUBSUB", "CHANNELS", "lock:*"))
                     .as("the waiting instance subscribed to the release channel").isNotEmpty();
@@ -101,7 +92,7 @@ class RedisAclTest {
         createUser("without", rules);
         Throwable failure = null;
         try (LockApplication app = LockApplication.start(properties("without"))) {
-            lifecycle(app.lockService(), app.lockService());
+            LockLifecycle.run("acl", app.lockService(), app.lockService(), redis);
         }
         catch (Throwable ex) {
             failure = ex;
@@ -110,47 +101,6 @@ class RedisAclTest {
         List<?> denials = aclLog();
         assertThat(failure != null || !denials.isEmpty())
                 .as("without %s the lifecycle fails or Redis denies a command", permission).isTrue();
-    }
-
-    /**
-     * Everything an application does with a lock: an uncontended acquisition, its fencing token, a
-     * waiter that gives up, watchdog renewals, a contended wait that ends with a hand-over, release.
-     */
-    private void lifecycle(LockService holder, LockService waiter) throws Exception {
-        LockHandle held = holder.tryLock(LockRequest.of("acl").withTtl(TTL).withWaitTime(Duration.ZERO)
-                .withWatchdog(true)).orElseThrow();
-        assertThat(held.fencingToken()).isPositive();
-        assertThat(waiter.tryLock(LockRequest.of("acl").withWaitTime(Duration.ofMillis(100)))).isEmpty();
-
-        long heldSince = System.nanoTime();
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).until(() -> {
-            assertThat(held.isHeld()).as("held, the watchdog renewing it").isTrue();
-            assertThat(leaseKeys()).as("lease keys").hasSize(1);
-            return System.nanoTime() - heldSince > TTL.multipliedBy(2).toNanos();
-        });
-
-        ExecutorService pool = Executors.newSingleThreadExecutor();
-        try {
-            Future<LockHandle> next = pool.submit(() -> waiter.lock(LockRequest.of("acl").withTtl(TTL)
-                    .withWaitTime(Duration.ofSeconds(10))));
-            // Give the waiter time to queue; the lock must reach it whether or not it had.
-            await().pollDelay(Duration.ofMillis(100)).until(() -> true);
-            assertThat(held.release()).isTrue();
-            LockHandle handedOver = next.get(15, TimeUnit.SECONDS);
-            assertThat(handedOver.fencingToken()).isGreaterThan(held.fencingToken());
-            assertThat(handedOver.release()).isTrue();
-        }
-        finally {
-            pool.shutdownNow();
-        }
-        assertThat(leaseKeys()).as("nothing held").isEmpty();
-    }
-
-    /** Keys under the prefix with a lease of at most {@link #TTL}: the held lock's key. */
-    private List<String> leaseKeys() {
-        List<String> keys = redis.scan("lock:*");
-        Map<String, Long> pttls = redis.pttls(keys);
-        return keys.stream().filter(key -> pttls.get(key) > 0 && pttls.get(key) <= TTL.toMillis()).toList();
     }
 
     private static List<String> rules(String acl) {

@@ -21,6 +21,8 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
+import javax.net.ssl.SSLSocketFactory;
+
 /**
  * One real {@code redis-server} process for a test, on a free loopback port, with persistence off and its own
  * temporary directory, plus fault injection ({@link #kill()}, {@link #pause()}, {@link #restart()}) and a small
@@ -52,8 +54,9 @@ public final class RedisTestServer implements AutoCloseable {
     static final int CLUSTER_BUS_PORT_OFFSET = 10_000;
 
     private static final int PORT_ATTEMPTS = 5;
-    private static final Set<String> FIXTURE_OWNED_OPTIONS =
-            Set.of("--port", "--bind", "--dir", "--logfile", "--daemonize", "--cluster-config-file");
+    private static final Set<String> FIXTURE_OWNED_OPTIONS = Set.of("--port", "--bind", "--dir", "--logfile",
+            "--daemonize", "--cluster-config-file", "--tls-port", "--tls-cert-file", "--tls-key-file",
+            "--tls-ca-cert-file");
 
     private final Path binary;
     private final List<String> extraArgs;
@@ -61,6 +64,8 @@ public final class RedisTestServer implements AutoCloseable {
     private final boolean clusterEnabled;
     private final Duration startupTimeout;
     private final Duration commandTimeout;
+    private final TlsCertificates tls;
+    private final SSLSocketFactory tlsSockets;
     private final Path directory;
 
     private int port;
@@ -76,6 +81,8 @@ public final class RedisTestServer implements AutoCloseable {
         this.clusterEnabled = builder.clusterEnabled;
         this.startupTimeout = builder.startupTimeout;
         this.commandTimeout = builder.commandTimeout;
+        this.tls = builder.tls;
+        this.tlsSockets = tls != null ? tls.socketFactory() : null;
         try {
             this.directory = Files.createTempDirectory("redis-test-");
         } catch (IOException e) {
@@ -149,10 +156,20 @@ public final class RedisTestServer implements AutoCloseable {
     /**
      * The URI to hand to a client or to {@code spring.data.redis.url}.
      *
-     * @return {@code redis://127.0.0.1:PORT}
+     * @return {@code redis://127.0.0.1:PORT}, or {@code rediss://127.0.0.1:PORT} for a TLS server
      */
     public String redisUri() {
-        return "redis://" + HOST + ":" + port();
+        return (usesTls() ? "rediss://" : "redis://") + HOST + ":" + port();
+    }
+
+    /**
+     * Whether the server speaks TLS only ({@link Builder#tls(TlsCertificates)}); {@link #port()} is then its TLS
+     * port, and it has no plain-text port.
+     *
+     * @return {@code true} for a TLS server
+     */
+    public boolean usesTls() {
+        return tls != null;
     }
 
     /**
@@ -222,7 +239,7 @@ public final class RedisTestServer implements AutoCloseable {
             return;
         }
         resume();
-        try (RespConnection connection = RespConnection.open(HOST, port, commandTimeout)) {
+        try (RespConnection connection = connect(port, commandTimeout)) {
             connection.send("SHUTDOWN", "NOSAVE");
             connection.readReply(); // normally EOF: the server closes the connection as it exits
         } catch (IOException | RedisErrorReplyException expected) {
@@ -335,7 +352,7 @@ public final class RedisTestServer implements AutoCloseable {
      * @throws RedisErrorReplyException when Redis answers with an error
      */
     public Object command(Duration timeout, String... args) {
-        try (RespConnection connection = RespConnection.open(HOST, port(), timeout)) {
+        try (RespConnection connection = connect(port(), timeout)) {
             return connection.command(args);
         } catch (IOException e) {
             throw new UncheckedIOException("redis-server at " + HOST + ":" + port() + " did not answer "
@@ -352,7 +369,7 @@ public final class RedisTestServer implements AutoCloseable {
      */
     public RespConnection openConnection() {
         try {
-            return RespConnection.open(HOST, port(), commandTimeout);
+            return connect(port(), commandTimeout);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot connect to redis-server at " + HOST + ":" + port(), e);
         }
@@ -615,6 +632,12 @@ public final class RedisTestServer implements AutoCloseable {
 
     // ------------------------------------------------------------------------------------------------ internals
 
+    /** The fixture's own connections: over TLS to a TLS server, trusting only its CA. */
+    private RespConnection connect(int targetPort, Duration timeout) throws IOException {
+        return tlsSockets != null ? RespConnection.open(HOST, targetPort, timeout, tlsSockets)
+                : RespConnection.open(HOST, targetPort, timeout);
+    }
+
     private void startOnFreePort() {
         RedisStartupException lastPortClash = null;
         for (int attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
@@ -687,7 +710,7 @@ public final class RedisTestServer implements AutoCloseable {
                 }
                 throw new RedisStartupException(message, null);
             }
-            try (RespConnection connection = RespConnection.open(HOST, port, Duration.ofMillis(500))) {
+            try (RespConnection connection = connect(port, Duration.ofMillis(500))) {
                 Object pong = connection.command("PING");
                 String info = (String) connection.command("INFO", "server");
                 String processId = parseInfoField(info, "process_id");
@@ -718,7 +741,7 @@ public final class RedisTestServer implements AutoCloseable {
     private Path writeConfigFile(int targetPort) {
         StringBuilder config = new StringBuilder()
                 .append("# written by lock-test-support RedisTestServer; persistence is off on purpose\n")
-                .append("port ").append(targetPort).append('\n')
+                .append("port ").append(tls != null ? 0 : targetPort).append('\n')
                 .append("bind ").append(HOST).append('\n')
                 .append("daemonize no\n")
                 .append("save \"\"\n")
@@ -728,6 +751,13 @@ public final class RedisTestServer implements AutoCloseable {
                 .append("loglevel notice\n")
                 // A replica's full sync would otherwise wait 5 s (Redis 7 default) for more replicas to join.
                 .append("repl-diskless-sync-delay 0\n");
+        if (tls != null) {
+            config.append("tls-port ").append(targetPort).append('\n')
+                    .append("tls-cert-file ").append(quote(tls.serverCertificate().toString())).append('\n')
+                    .append("tls-key-file ").append(quote(tls.serverKey().toString())).append('\n')
+                    .append("tls-ca-cert-file ").append(quote(tls.caCertificate().toString())).append('\n')
+                    .append("tls-auth-clients no\n");
+        }
         if (clusterEnabled) {
             config.append("cluster-enabled yes\n")
                     .append("cluster-config-file ").append(quote(directory.resolve("nodes.conf").toString()))
@@ -874,6 +904,7 @@ public final class RedisTestServer implements AutoCloseable {
         private final List<String> args = new ArrayList<>();
         private RedisTestServer master;
         private boolean clusterEnabled;
+        private TlsCertificates tls;
         private Duration startupTimeout = Duration.ofSeconds(10);
         private Duration commandTimeout = Duration.ofSeconds(5);
 
@@ -937,6 +968,24 @@ public final class RedisTestServer implements AutoCloseable {
         }
 
         /**
+         * Makes the servers speak TLS only: {@code port 0} (no plain-text port), {@code tls-port} on the free port
+         * that {@link RedisTestServer#port()} reports, the given certificate and key, and
+         * {@code tls-auth-clients no}, so clients need to trust the CA but bring no certificate of their own. The
+         * fixture's own connections ({@link RedisTestServer#command(String...)} and the like) use TLS too and
+         * verify the host name. Needs a {@code redis-server} built with TLS (Debian's and most distributions' are;
+         * the bundled fallback binaries may not be: the server then fails to start with an error naming TLS).
+         *
+         * @param certificates e.g. {@link TlsCertificates#generate()}
+         * @return this builder
+         * @throws IllegalStateException when combined with {@link #clusterEnabled()} or {@link #replicaOf}, which the
+         *                               fixture does not support over TLS
+         */
+        public Builder tls(TlsCertificates certificates) {
+            this.tls = Objects.requireNonNull(certificates, "certificates");
+            return this;
+        }
+
+        /**
          * How long to wait for a new process to answer PING (and a replica's link to come up); 10 s by default.
          *
          * @param timeout the startup timeout
@@ -967,6 +1016,10 @@ public final class RedisTestServer implements AutoCloseable {
          * @throws RedisStartupException when it does not start; the message includes the log tail
          */
         public RedisTestServer start() {
+            if (tls != null && (clusterEnabled || master != null)) {
+                throw new IllegalStateException("TLS is supported for standalone masters only, not with "
+                        + (clusterEnabled ? "clusterEnabled()" : "replicaOf()"));
+            }
             RedisTestServer server = new RedisTestServer(this);
             try {
                 server.startOnFreePort();
