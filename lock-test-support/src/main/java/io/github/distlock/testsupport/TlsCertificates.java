@@ -77,13 +77,13 @@ public final class TlsCertificates implements AutoCloseable {
         String csr = directory.resolve("server.csr").toString();
         keytool("-genkeypair", "-alias", "ca", "-keyalg", "EC", "-groupname", "secp256r1", "-validity", "2",
                 "-dname", "CN=lock-test-support CA", "-ext", "bc:c", "-keystore", ca);
-        keytool("-exportcert", "-rfc", "-alias", "ca", "-keystore", ca, "-file", caCertificate().toString());
         keytool("-genkeypair", "-alias", "server", "-keyalg", "EC", "-groupname", "secp256r1", "-validity", "2",
                 "-dname", "CN=localhost", "-keystore", server);
         keytool("-certreq", "-alias", "server", "-keystore", server, "-file", csr);
         keytool("-gencert", "-rfc", "-alias", "ca", "-keystore", ca, "-infile", csr, "-validity", "2",
                 "-outfile", serverCertificate().toString(), "-ext", "san=ip:127.0.0.1,dns:localhost",
                 "-ext", "ku:c=digitalSignature,keyAgreement", "-ext", "eku=serverAuth");
+        writeCaCertificate(Path.of(ca), caCertificate());
         writePrivateKey(Path.of(server), "server", serverKey());
     }
 
@@ -144,25 +144,49 @@ public final class TlsCertificates implements AutoCloseable {
         LiveRedisProcesses.deleteRecursively(directory);
     }
 
+    /** Exported here rather than with one more keytool run: each one starts a JVM. */
+    private static void writeCaCertificate(Path keyStore, Path pem) {
+        try {
+            writePem(pem, "CERTIFICATE", load(keyStore).getCertificate("ca").getEncoded());
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("could not export the CA certificate of " + keyStore, e);
+        }
+    }
+
     private static void writePrivateKey(Path keyStore, String alias, Path pem) {
+        try {
+            Key key = load(keyStore).getKey(alias, STORE_PASSWORD.toCharArray());
+            writePem(pem, "PRIVATE KEY", key.getEncoded()); // PKCS#8, which OpenSSL reads as "PRIVATE KEY"
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("could not export the key of " + keyStore, e);
+        }
+    }
+
+    private static KeyStore load(Path keyStore) throws GeneralSecurityException {
         try (InputStream in = Files.newInputStream(keyStore)) {
             KeyStore store = KeyStore.getInstance("PKCS12");
             store.load(in, STORE_PASSWORD.toCharArray());
-            Key key = store.getKey(alias, STORE_PASSWORD.toCharArray());
-            String body = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
-                    .encodeToString(key.getEncoded()); // PKCS#8, which OpenSSL reads as "PRIVATE KEY"
-            Files.writeString(pem, "-----BEGIN PRIVATE KEY-----\n" + body + "\n-----END PRIVATE KEY-----\n",
+            return store;
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not read " + keyStore, e);
+        }
+    }
+
+    private static void writePem(Path file, String type, byte[] der) {
+        String body = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(der);
+        try {
+            Files.writeString(file, "-----BEGIN " + type + "-----\n" + body + "\n-----END " + type + "-----\n",
                     StandardCharsets.US_ASCII);
         } catch (IOException e) {
-            throw new UncheckedIOException("could not export the key of " + keyStore, e);
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("could not export the key of " + keyStore, e);
+            throw new UncheckedIOException("could not write " + file, e);
         }
     }
 
     private void keytool(String... args) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
+        // A short-lived JVM each: skip the optimizing compiler, which only costs start-up time here.
+        command.addAll(List.of("-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC"));
         command.addAll(List.of(args));
         command.addAll(List.of("-storetype", "PKCS12", "-storepass", STORE_PASSWORD, "-keypass", STORE_PASSWORD,
                 "-noprompt"));
