@@ -98,6 +98,11 @@ class ClusterLockTest {
                 .map(name -> Named.of(name.replace("\n", "\\n"), name));
     }
 
+    /**
+     * A lock name is application data. Redis Cluster hashes only the first {@code {...}} of a key,
+     * so braces in a name must not split the lock from its companion keys (a script on both then
+     * fails with {@code CROSSSLOT}), and every name needs a key of its own.
+     */
     @ParameterizedTest(name = "[{index}] {0}")
     @MethodSource("awkwardNames")
     void lockNamesWithBracesStayInOneSlotAndAreReleased(String name) {
@@ -163,10 +168,18 @@ class ClusterLockTest {
 
     // ------------------------------------------------------------------------------------------ a paused master
 
+    /**
+     * The watchdog renews a thousand short leases spread over every master, one script per slot.
+     * A master that stops answering (SIGSTOP: its connections stay open, nothing comes back) may
+     * cost the leases on it, but not those on the healthy masters: their renewals must not wait
+     * behind the paused master's timeouts.
+     */
     @Test
     void leasesOnHealthyMastersSurviveWhileAnotherMasterIsPaused() {
         Duration ttl = Duration.ofSeconds(3);
         int locks = 1000;
+        // With the default distributed-lock.operation-timeout (2s): a renewal round that waits that
+        // long for the paused master before it counts the other masters' replies is too late for some.
         try (LockApplication app = LockApplication.start(clusterNodes(cluster.hostAndPorts()))) {
             LockService service = app.lockService();
             List<LockHandle> handles = new ArrayList<>(locks);
@@ -196,8 +209,9 @@ class ClusterLockTest {
                         long sincePause = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - pausedAt);
                         Map<String, Long> expired = new LinkedHashMap<>(node.pttls(nodeKeys));
                         expired.values().removeIf(pttl -> pttl > 0);
-                        assertThat(expired).as("leases on healthy %s that ran out %d ms after the pause (of %d)",
-                                node, sincePause, nodeKeys.size()).isEmpty();
+                        assertThat(expired.size()).as("leases on healthy %s that ran out %d ms after the pause, "
+                                + "of %d (PTTL of some: %s)", node, sincePause, nodeKeys.size(),
+                                expired.entrySet().stream().limit(3).toList()).isZero();
                     });
                     return System.nanoTime() - pausedAt > ttl.multipliedBy(3).dividedBy(2).toNanos();
                 });
@@ -296,7 +310,6 @@ class ClusterLockTest {
                         latencies.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey,
                                 e -> e.getValue().stream().map(TimeUnit.NANOSECONDS::toMillis).toList())))
                 .isGreaterThanOrEqualTo(2L * all.size() / 3);
-        System.out.println("hand-over latencies (ms): " + all.stream().map(TimeUnit.NANOSECONDS::toMillis).toList());
         assertThat(leaseKeys()).isEmpty();
     }
 
