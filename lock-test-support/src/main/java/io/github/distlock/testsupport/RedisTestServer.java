@@ -10,12 +10,18 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+
+import javax.net.ssl.SSLSocketFactory;
 
 /**
  * One real {@code redis-server} process for a test, on a free loopback port, with persistence off and its own
@@ -48,8 +54,9 @@ public final class RedisTestServer implements AutoCloseable {
     static final int CLUSTER_BUS_PORT_OFFSET = 10_000;
 
     private static final int PORT_ATTEMPTS = 5;
-    private static final Set<String> FIXTURE_OWNED_OPTIONS =
-            Set.of("--port", "--bind", "--dir", "--logfile", "--daemonize", "--cluster-config-file");
+    private static final Set<String> FIXTURE_OWNED_OPTIONS = Set.of("--port", "--bind", "--dir", "--logfile",
+            "--daemonize", "--cluster-config-file", "--tls-port", "--tls-cert-file", "--tls-key-file",
+            "--tls-ca-cert-file");
 
     private final Path binary;
     private final List<String> extraArgs;
@@ -57,6 +64,8 @@ public final class RedisTestServer implements AutoCloseable {
     private final boolean clusterEnabled;
     private final Duration startupTimeout;
     private final Duration commandTimeout;
+    private final TlsCertificates tls;
+    private final SSLSocketFactory tlsSockets;
     private final Path directory;
 
     private int port;
@@ -72,6 +81,8 @@ public final class RedisTestServer implements AutoCloseable {
         this.clusterEnabled = builder.clusterEnabled;
         this.startupTimeout = builder.startupTimeout;
         this.commandTimeout = builder.commandTimeout;
+        this.tls = builder.tls;
+        this.tlsSockets = tls != null ? tls.socketFactory() : null;
         try {
             this.directory = Files.createTempDirectory("redis-test-");
         } catch (IOException e) {
@@ -145,10 +156,20 @@ public final class RedisTestServer implements AutoCloseable {
     /**
      * The URI to hand to a client or to {@code spring.data.redis.url}.
      *
-     * @return {@code redis://127.0.0.1:PORT}
+     * @return {@code redis://127.0.0.1:PORT}, or {@code rediss://127.0.0.1:PORT} for a TLS server
      */
     public String redisUri() {
-        return "redis://" + HOST + ":" + port();
+        return (usesTls() ? "rediss://" : "redis://") + HOST + ":" + port();
+    }
+
+    /**
+     * Whether the server speaks TLS only ({@link Builder#tls(TlsCertificates)}); {@link #port()} is then its TLS
+     * port, and it has no plain-text port.
+     *
+     * @return {@code true} for a TLS server
+     */
+    public boolean usesTls() {
+        return tls != null;
     }
 
     /**
@@ -218,7 +239,7 @@ public final class RedisTestServer implements AutoCloseable {
             return;
         }
         resume();
-        try (RespConnection connection = RespConnection.open(HOST, port, commandTimeout)) {
+        try (RespConnection connection = connect(port, commandTimeout)) {
             connection.send("SHUTDOWN", "NOSAVE");
             connection.readReply(); // normally EOF: the server closes the connection as it exits
         } catch (IOException | RedisErrorReplyException expected) {
@@ -331,7 +352,7 @@ public final class RedisTestServer implements AutoCloseable {
      * @throws RedisErrorReplyException when Redis answers with an error
      */
     public Object command(Duration timeout, String... args) {
-        try (RespConnection connection = RespConnection.open(HOST, port(), timeout)) {
+        try (RespConnection connection = connect(port(), timeout)) {
             return connection.command(args);
         } catch (IOException e) {
             throw new UncheckedIOException("redis-server at " + HOST + ":" + port() + " did not answer "
@@ -348,7 +369,7 @@ public final class RedisTestServer implements AutoCloseable {
      */
     public RespConnection openConnection() {
         try {
-            return RespConnection.open(HOST, port(), commandTimeout);
+            return connect(port(), commandTimeout);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot connect to redis-server at " + HOST + ":" + port(), e);
         }
@@ -432,6 +453,31 @@ public final class RedisTestServer implements AutoCloseable {
     }
 
     /**
+     * All keys matching a glob pattern, found with {@code SCAN ... MATCH} (which, unlike {@code KEYS}, does not block
+     * the server on a large keyspace). A key that exists during the whole scan is returned exactly once.
+     *
+     * @param pattern a {@code MATCH} pattern such as {@code "lock:*"}; escape glob characters of a literal part
+     *                with a backslash
+     * @return the keys, in scan order
+     */
+    public List<String> scan(String pattern) {
+        List<String> keys = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        String cursor = "0";
+        do {
+            List<?> reply = (List<?>) command("SCAN", cursor, "MATCH", pattern, "COUNT", "1000");
+            cursor = (String) reply.get(0);
+            for (Object key : (List<?>) reply.get(1)) {
+                // SCAN may return a key more than once (e.g. while the table is rehashed).
+                if (seen.add((String) key)) {
+                    keys.add((String) key);
+                }
+            }
+        } while (!"0".equals(cursor));
+        return keys;
+    }
+
+    /**
      * {@code PTTL key}: remaining time to live, to check what lease a lock was written with.
      *
      * @param key the key
@@ -439,6 +485,30 @@ public final class RedisTestServer implements AutoCloseable {
      */
     public long pttl(String key) {
         return (Long) command("PTTL", key);
+    }
+
+    /**
+     * {@code PTTL} of many keys, pipelined on one connection: one round trip's worth of latency instead of one per
+     * key, so that a test can watch a thousand leases at once.
+     *
+     * @param keys the keys
+     * @return key to milliseconds left ({@code -1} no expiry, {@code -2} no such key), in the order given
+     * @throws UncheckedIOException when the server does not answer in time
+     */
+    public Map<String, Long> pttls(Collection<String> keys) {
+        Map<String, Long> result = new LinkedHashMap<>();
+        try (RespConnection connection = openConnection()) {
+            for (String key : keys) {
+                connection.send("PTTL", key);
+            }
+            for (String key : keys) {
+                result.put(key, (Long) connection.readReply());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("redis-server at " + HOST + ":" + port() + " did not answer PTTL of "
+                    + keys.size() + " keys: " + e, e);
+        }
+        return result;
     }
 
     /** {@code CONFIG RESETSTAT}, so that {@link #commandCalls(String)} counts only what a test did. */
@@ -472,6 +542,21 @@ public final class RedisTestServer implements AutoCloseable {
      */
     public long scriptCalls() {
         return commandCalls("evalsha") + commandCalls("eval");
+    }
+
+    /**
+     * How many error replies of one kind the server sent since start or {@link #resetStats()}, from
+     * {@code INFO errorstats}; lets a test see that a client met, say, {@code TRYAGAIN} or {@code NOPERM}.
+     *
+     * @param errorCode the first word of the error, e.g. {@code "TRYAGAIN"} or {@code "NOPERM"}
+     * @return the number of such replies, 0 if none
+     */
+    public long errorReplies(String errorCode) {
+        String stats = parseInfoField(info("errorstats"), "errorstat_" + errorCode.toUpperCase(Locale.ROOT));
+        if (stats == null || !stats.startsWith("count=")) {
+            return 0;
+        }
+        return Long.parseLong(stats.substring("count=".length()));
     }
 
     /**
@@ -547,6 +632,12 @@ public final class RedisTestServer implements AutoCloseable {
 
     // ------------------------------------------------------------------------------------------------ internals
 
+    /** The fixture's own connections: over TLS to a TLS server, trusting only its CA. */
+    private RespConnection connect(int targetPort, Duration timeout) throws IOException {
+        return tlsSockets != null ? RespConnection.open(HOST, targetPort, timeout, tlsSockets)
+                : RespConnection.open(HOST, targetPort, timeout);
+    }
+
     private void startOnFreePort() {
         RedisStartupException lastPortClash = null;
         for (int attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
@@ -619,7 +710,7 @@ public final class RedisTestServer implements AutoCloseable {
                 }
                 throw new RedisStartupException(message, null);
             }
-            try (RespConnection connection = RespConnection.open(HOST, port, Duration.ofMillis(500))) {
+            try (RespConnection connection = connect(port, Duration.ofMillis(500))) {
                 Object pong = connection.command("PING");
                 String info = (String) connection.command("INFO", "server");
                 String processId = parseInfoField(info, "process_id");
@@ -650,7 +741,7 @@ public final class RedisTestServer implements AutoCloseable {
     private Path writeConfigFile(int targetPort) {
         StringBuilder config = new StringBuilder()
                 .append("# written by lock-test-support RedisTestServer; persistence is off on purpose\n")
-                .append("port ").append(targetPort).append('\n')
+                .append("port ").append(tls != null ? 0 : targetPort).append('\n')
                 .append("bind ").append(HOST).append('\n')
                 .append("daemonize no\n")
                 .append("save \"\"\n")
@@ -660,6 +751,13 @@ public final class RedisTestServer implements AutoCloseable {
                 .append("loglevel notice\n")
                 // A replica's full sync would otherwise wait 5 s (Redis 7 default) for more replicas to join.
                 .append("repl-diskless-sync-delay 0\n");
+        if (tls != null) {
+            config.append("tls-port ").append(targetPort).append('\n')
+                    .append("tls-cert-file ").append(quote(tls.serverCertificate().toString())).append('\n')
+                    .append("tls-key-file ").append(quote(tls.serverKey().toString())).append('\n')
+                    .append("tls-ca-cert-file ").append(quote(tls.caCertificate().toString())).append('\n')
+                    .append("tls-auth-clients no\n");
+        }
         if (clusterEnabled) {
             config.append("cluster-enabled yes\n")
                     .append("cluster-config-file ").append(quote(directory.resolve("nodes.conf").toString()))
@@ -806,6 +904,7 @@ public final class RedisTestServer implements AutoCloseable {
         private final List<String> args = new ArrayList<>();
         private RedisTestServer master;
         private boolean clusterEnabled;
+        private TlsCertificates tls;
         private Duration startupTimeout = Duration.ofSeconds(10);
         private Duration commandTimeout = Duration.ofSeconds(5);
 
@@ -869,6 +968,24 @@ public final class RedisTestServer implements AutoCloseable {
         }
 
         /**
+         * Makes the servers speak TLS only: {@code port 0} (no plain-text port), {@code tls-port} on the free port
+         * that {@link RedisTestServer#port()} reports, the given certificate and key, and
+         * {@code tls-auth-clients no}, so clients need to trust the CA but bring no certificate of their own. The
+         * fixture's own connections ({@link RedisTestServer#command(String...)} and the like) use TLS too and
+         * verify the host name. Needs a {@code redis-server} built with TLS (Debian's and most distributions' are;
+         * the bundled fallback binaries may not be: the server then fails to start with an error naming TLS).
+         *
+         * @param certificates e.g. {@link TlsCertificates#generate()}
+         * @return this builder
+         * @throws IllegalStateException when combined with {@link #clusterEnabled()} or {@link #replicaOf}, which the
+         *                               fixture does not support over TLS
+         */
+        public Builder tls(TlsCertificates certificates) {
+            this.tls = Objects.requireNonNull(certificates, "certificates");
+            return this;
+        }
+
+        /**
          * How long to wait for a new process to answer PING (and a replica's link to come up); 10 s by default.
          *
          * @param timeout the startup timeout
@@ -899,6 +1016,10 @@ public final class RedisTestServer implements AutoCloseable {
          * @throws RedisStartupException when it does not start; the message includes the log tail
          */
         public RedisTestServer start() {
+            if (tls != null && (clusterEnabled || master != null)) {
+                throw new IllegalStateException("TLS is supported for standalone masters only, not with "
+                        + (clusterEnabled ? "clusterEnabled()" : "replicaOf()"));
+            }
             RedisTestServer server = new RedisTestServer(this);
             try {
                 server.startOnFreePort();

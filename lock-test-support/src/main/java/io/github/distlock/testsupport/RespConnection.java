@@ -21,6 +21,10 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLSocketFactory;
+
 /**
  * A minimal RESP connection to one Redis server: sends commands as arrays of bulk strings and parses the five
  * RESP2 reply types, and the RESP3 ones once a test switched the connection with {@code HELLO 3}.
@@ -71,6 +75,37 @@ public final class RespConnection implements AutoCloseable {
             return new RespConnection(socket);
         } catch (IOException | RuntimeException e) {
             socket.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Opens a TLS connection, checking that the server's certificate is valid for {@code host} as an HTTPS client
+     * would, so that a test also notices a certificate a real client would refuse.
+     *
+     * @param host        the server host
+     * @param port        the server's TLS port
+     * @param readTimeout read timeout, also used as the connect and handshake timeout
+     * @param tls         creates the TLS socket, e.g. {@link TlsCertificates#socketFactory()}
+     * @return the open connection, handshake done; close it when done
+     * @throws IOException when the server cannot be reached or the handshake fails
+     */
+    public static RespConnection open(String host, int port, Duration readTimeout, SSLSocketFactory tls)
+            throws IOException {
+        int timeoutMillis = (int) Math.max(1, readTimeout.toMillis());
+        Socket plain = new Socket();
+        try {
+            plain.setTcpNoDelay(true);
+            plain.connect(new InetSocketAddress(host, port), timeoutMillis);
+            plain.setSoTimeout(timeoutMillis);
+            SSLSocket socket = (SSLSocket) tls.createSocket(plain, host, port, true);
+            SSLParameters parameters = socket.getSSLParameters();
+            parameters.setEndpointIdentificationAlgorithm("HTTPS");
+            socket.setSSLParameters(parameters);
+            socket.startHandshake();
+            return new RespConnection(socket);
+        } catch (IOException | RuntimeException e) {
+            plain.close();
             throw e;
         }
     }
