@@ -1,7 +1,6 @@
 package io.github.distlock.core;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -171,34 +170,45 @@ public final class LeaseWatchdog implements AutoCloseable {
             renewals.add(new LeaseRenewal(handle.lockKey(), handle.token(), handle.ttlMillis()));
         }
         long sentAt = System.nanoTime();
-        List<RenewalOutcome> outcomes;
+        boolean[] reported = new boolean[due.size()];
         try {
-            outcomes = backend.renew(renewals);
+            // Outcomes are applied as each node answers: a hung node must not keep the leases on
+            // healthy ones from being counted as renewed until its own timeout.
+            backend.renew(renewals, (index, outcome) -> {
+                if (!reported[index]) {
+                    reported[index] = true;
+                    apply(due.get(index), outcome, sentAt);
+                }
+            });
         }
         catch (RuntimeException ex) {
             logger.debug("Lease renewal failed for " + due.size() + " lock(s)", ex);
-            outcomes = Collections.nCopies(due.size(), RenewalOutcome.FAILED);
         }
-        long after = System.nanoTime();
         for (int i = 0; i < due.size(); i++) {
-            DefaultLockHandle handle = due.get(i);
-            if (handle.isReleased()) {
-                continue; // released while the renewal was in flight: nothing to report
+            if (!reported[i]) {
+                apply(due.get(i), RenewalOutcome.FAILED, sentAt);
             }
-            switch (outcomes.get(i)) {
-                case RENEWED -> {
-                    handle.leaseExtended(sentAt);
-                    handle.nextRenewalNanos(sentAt + renewalPeriodNanos(handle));
+        }
+    }
+
+    private void apply(DefaultLockHandle handle, RenewalOutcome outcome, long sentAt) {
+        if (handle.isReleased()) {
+            return; // released while the renewal was in flight: nothing to report
+        }
+        switch (outcome) {
+            case RENEWED -> {
+                handle.leaseExtended(sentAt);
+                handle.nextRenewalNanos(sentAt + renewalPeriodNanos(handle));
+            }
+            case LOST -> lose(handle, "the key is gone or now holds another owner's token");
+            case FAILED -> {
+                long now = System.nanoTime();
+                if (now - handle.leaseDeadlineNanos() >= 0) {
+                    lose(handle, "Redis could not be reached until the lease ran out");
                 }
-                case LOST -> lose(handle, "the key is gone or now holds another owner's token");
-                case FAILED -> {
-                    if (after - handle.leaseDeadlineNanos() >= 0) {
-                        lose(handle, "Redis could not be reached until the lease ran out");
-                    }
-                    else {
-                        long retry = after + renewalPeriodNanos(handle) / RETRIES_PER_PERIOD;
-                        handle.nextRenewalNanos(Math.min(retry, handle.leaseDeadlineNanos()));
-                    }
+                else {
+                    long retry = now + renewalPeriodNanos(handle) / RETRIES_PER_PERIOD;
+                    handle.nextRenewalNanos(Math.min(retry, handle.leaseDeadlineNanos()));
                 }
             }
         }

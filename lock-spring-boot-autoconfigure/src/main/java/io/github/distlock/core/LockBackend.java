@@ -88,12 +88,26 @@ public interface LockBackend {
     AcquireAttempt stopWaiting(LockKey key, String token, long ttlMillis);
 
     /**
-     * Extends each lease that still holds its token, in as few round trips as the store allows,
-     * and within one operation timeout for the whole list.
+     * Extends each lease that still holds its token, in as few round trips as the store allows.
+     * Tells {@code outcomes} about each lease as soon as its answer is in, on the calling thread,
+     * so that one slow node does not hold up the leases on the others; returns once every lease
+     * has its outcome, within one operation timeout for the whole list.
      *
-     * @return one outcome per renewal, in the same order
+     * @param renewals the leases to extend
+     * @param outcomes told once per renewal, with its index in {@code renewals}
      */
-    List<RenewalOutcome> renew(List<LeaseRenewal> renewals);
+    void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes);
+
+    /** Receives the outcome of each renewal of a {@link #renew} call, as it comes in. */
+    @FunctionalInterface
+    interface RenewalOutcomes {
+
+        /**
+         * @param index the renewal's position in the list given to {@link #renew}
+         * @param outcome what happened to it
+         */
+        void outcome(int index, RenewalOutcome outcome);
+    }
 
     /**
      * The result of one acquire attempt.

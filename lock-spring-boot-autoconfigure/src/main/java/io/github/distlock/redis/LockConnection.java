@@ -3,12 +3,16 @@ package io.github.distlock.redis;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
 import io.github.distlock.LockBackendException;
@@ -211,33 +215,73 @@ final class LockConnection implements AutoCloseable {
      * @throws LockBackendException if Redis does not answer in time or answers with an error; the
      *         command may have run all the same
      */
-    <T> Reply<T> run(LockKey key, String operation, CommandType type, CommandOutput<byte[], byte[], T> output,
-            CommandArgs<byte[], byte[]> args, long deadline) {
-        Open open = open(key, operation, deadline);
-        Sent<T> sent = send(open, type, output, args);
-        try {
-            return new Reply<>(await(key, operation, sent.command(), deadline), sent.sends().get() > 1);
-        }
-        catch (NoScriptException ex) {
-            throw new LockBackendException(key.name(), "Redis answered NOSCRIPT to the " + operation + " of lock "
-                    + key.printableName(), ex);
-        }
+    <T> Reply<T> run(LockKey key, String operation, CommandType type,
+            Supplier<CommandOutput<byte[], byte[], T>> output, CommandArgs<byte[], byte[]> args, long deadline) {
+        return retryingClusterRefusals(deadline, () -> {
+            Open open = open(key, operation, deadline);
+            Sent<T> sent = send(open, type, output.get(), args);
+            try {
+                return new Reply<>(await(key, operation, sent.command(), deadline), sent.sends().get() > 1);
+            }
+            catch (NoScriptException ex) {
+                throw new LockBackendException(key.name(), "Redis answered NOSCRIPT to the " + operation + " of lock "
+                        + key.printableName(), ex);
+            }
+        });
     }
 
     /**
      * Runs a script by its digest, and by its source on a node that does not have it cached (first
-     * use, or after a restart or {@code SCRIPT FLUSH}).
+     * use, or after a restart or {@code SCRIPT FLUSH}). The output is made anew for each send.
      */
     <T> Reply<T> script(LockKey key, String operation, LuaScript script, Supplier<CommandOutput<byte[], byte[], T>> output,
             byte[][] keys, byte[][] args, long deadline) {
-        Open open = open(key, operation, deadline);
-        Sent<T> sent = send(open, CommandType.EVALSHA, output.get(), scriptArgs(script.sha1Bytes(), keys, args));
-        try {
-            return new Reply<>(await(key, operation, sent.command(), deadline), sent.sends().get() > 1);
+        return retryingClusterRefusals(deadline, () -> {
+            Open open = open(key, operation, deadline);
+            Sent<T> sent = send(open, CommandType.EVALSHA, output.get(), scriptArgs(script.sha1Bytes(), keys, args));
+            try {
+                return new Reply<>(await(key, operation, sent.command(), deadline), sent.sends().get() > 1);
+            }
+            catch (NoScriptException ex) {
+                Sent<T> again = send(open, CommandType.EVAL, output.get(), scriptArgs(script.sourceBytes(), keys, args));
+                return new Reply<>(await(key, operation, again.command(), deadline), again.sends().get() > 1);
+            }
+        });
+    }
+
+    /**
+     * Sends again, until the deadline, what a Cluster refused for the moment: {@code TRYAGAIN} (a
+     * multi-key command while its slot is half-way through a migration) and {@code CLUSTERDOWN}
+     * (during a failover). Lettuce retries neither. Every lock command is idempotent for its token,
+     * so a retry is always safe.
+     */
+    private static <T> Reply<T> retryingClusterRefusals(long deadline, Supplier<Reply<T>> call) {
+        long pauseNanos = TimeUnit.MILLISECONDS.toNanos(5);
+        while (true) {
+            try {
+                return call.get();
+            }
+            catch (LockBackendException ex) {
+                if (!isClusterRefusal(ex) || deadline - System.nanoTime() < pauseNanos) {
+                    throw ex;
+                }
+                parkUninterruptibly(pauseNanos);
+                pauseNanos = Math.min(pauseNanos * 2, TimeUnit.MILLISECONDS.toNanos(100));
+            }
         }
-        catch (NoScriptException ex) {
-            Sent<T> again = send(open, CommandType.EVAL, output.get(), scriptArgs(script.sourceBytes(), keys, args));
-            return new Reply<>(await(key, operation, again.command(), deadline), again.sends().get() > 1);
+    }
+
+    private static boolean isClusterRefusal(LockBackendException ex) {
+        String message = ex.getCause() != null ? ex.getCause().getMessage() : null;
+        return message != null && (message.startsWith("TRYAGAIN") || message.startsWith("CLUSTERDOWN"));
+    }
+
+    private static void parkUninterruptibly(long nanos) {
+        long deadline = System.nanoTime() + nanos;
+        long left = nanos;
+        while (left > 0) {
+            LockSupport.parkNanos(left);
+            left = deadline - System.nanoTime();
         }
     }
 
@@ -247,55 +291,81 @@ final class LockConnection implements AutoCloseable {
 
     /**
      * Sends every call before waiting for any, so they share the pipeline and, in a Cluster, run on
-     * their nodes side by side, then waits for all of them under one deadline: a hung node costs
-     * the batch one operation timeout, not one per call.
+     * their nodes side by side, then hands each reply to {@code replies} as it arrives, on the
+     * calling thread, until all are in or {@code deadline} passes: a hung node costs the batch one
+     * operation timeout, not one per call, and does not delay the others' replies.
      *
-     * @return one reply per call, in order; {@code null} where that call failed or did not answer
+     * @param replies told once per call, with its index and its reply ({@code null} where that
+     *        call failed or did not answer in time)
      */
-    <T> List<T> scripts(String operation, LuaScript script, Supplier<CommandOutput<byte[], byte[], T>> output,
-            List<ScriptCall> calls, long deadline) {
-        List<T> replies = new ArrayList<>(calls.size());
+    <T> void scripts(String operation, LuaScript script, Supplier<CommandOutput<byte[], byte[], T>> output,
+            List<ScriptCall> calls, long deadline, BiConsumer<Integer, T> replies) {
         if (calls.isEmpty()) {
-            return replies;
+            return;
         }
         Open open;
         try {
             open = open(calls.get(0).key(), operation, deadline);
         }
         catch (LockBackendException ex) {
-            calls.forEach(call -> replies.add(null));
-            return replies;
+            for (int i = 0; i < calls.size(); i++) {
+                replies.accept(i, null);
+            }
+            return;
         }
+        BlockingQueue<Integer> completed = new LinkedBlockingQueue<>();
         List<AsyncCommand<byte[], byte[], T>> sent = new ArrayList<>(calls.size());
-        for (ScriptCall call : calls) {
-            sent.add(send(open, CommandType.EVALSHA, output.get(),
-                    scriptArgs(script.sha1Bytes(), call.keys(), call.args())).command());
-        }
         for (int i = 0; i < calls.size(); i++) {
             ScriptCall call = calls.get(i);
-            T reply;
+            AsyncCommand<byte[], byte[], T> command = send(open, CommandType.EVALSHA, output.get(),
+                    scriptArgs(script.sha1Bytes(), call.keys(), call.args())).command();
+            sent.add(command);
+            int index = i;
+            command.whenComplete((reply, failure) -> completed.add(index));
+        }
+        boolean[] answered = new boolean[calls.size()];
+        int pending = calls.size();
+        boolean interrupted = false;
+        while (pending > 0) {
+            long left = deadline - System.nanoTime();
+            Integer index;
             try {
-                reply = await(call.key(), operation, sent.get(i), deadline);
+                index = left > 0 ? completed.poll(left, TimeUnit.NANOSECONDS) : null;
             }
-            catch (NoScriptException ex) {
-                reply = retryWithSource(open, operation, script, output, call, deadline);
+            catch (InterruptedException ex) {
+                interrupted = true;
+                continue;
             }
-            catch (LockBackendException ex) {
-                reply = null;
+            if (index == null) {
+                break;
             }
-            replies.add(reply);
+            AsyncCommand<byte[], byte[], T> command = sent.get(index);
+            T reply = null;
+            try {
+                reply = command.join();
+            }
+            catch (RuntimeException ex) {
+                if (ex.getCause() instanceof RedisNoScriptException) {
+                    // First use on this node: send the source, and count this call as pending again.
+                    AsyncCommand<byte[], byte[], T> again = send(open, CommandType.EVAL, output.get(),
+                            scriptArgs(script.sourceBytes(), calls.get(index).keys(), calls.get(index).args())).command();
+                    sent.set(index, again);
+                    again.whenComplete((r, f) -> completed.add(index));
+                    continue;
+                }
+            }
+            answered[index] = true;
+            pending--;
+            replies.accept(index, reply);
         }
-        return replies;
-    }
-
-    private <T> T retryWithSource(Open open, String operation, LuaScript script,
-            Supplier<CommandOutput<byte[], byte[], T>> output, ScriptCall call, long deadline) {
-        try {
-            return await(call.key(), operation, send(open, CommandType.EVAL, output.get(),
-                    scriptArgs(script.sourceBytes(), call.keys(), call.args())).command(), deadline);
+        for (int i = 0; i < calls.size(); i++) {
+            if (!answered[i]) {
+                sent.get(i).cancel(false);
+                replies.accept(i, null);
+            }
         }
-        catch (RuntimeException ex) {
-            return null;
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -151,7 +151,7 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
                     .add(value).add(NX).add(PX).add(ttlMillis).add(GET);
             try {
                 byte[] previous = connection.run(key, "acquire", CommandType.SET,
-                        new ValueOutput<>(ByteArrayCodec.INSTANCE), args, connection.deadline()).value();
+                        () -> new ValueOutput<>(ByteArrayCodec.INSTANCE), args, connection.deadline()).value();
                 return previous == null || Arrays.equals(previous, value) ? AcquireAttempt.acquired(0, ttlMillis)
                         : AcquireAttempt.notAcquired(0, 0);
             }
@@ -219,24 +219,20 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
     }
 
     @Override
-    public List<RenewalOutcome> renew(List<LeaseRenewal> renewals) {
-        RenewalOutcome[] outcomes = new RenewalOutcome[renewals.size()];
+    public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
         List<List<Integer>> batches = batches(renewals, connection.isCluster());
         List<ScriptCall> calls = new ArrayList<>(batches.size());
         for (List<Integer> batch : batches) {
             calls.add(renewalCall(renewals, batch));
         }
-        List<List<Object>> replies = connection.scripts("renew", RENEW, () -> new ArrayOutput<>(ByteArrayCodec.INSTANCE),
-                calls, connection.deadline());
-        for (int b = 0; b < batches.size(); b++) {
-            List<Integer> batch = batches.get(b);
-            List<Object> result = replies.get(b);
-            for (int i = 0; i < batch.size(); i++) {
-                outcomes[batch.get(i)] = result == null ? RenewalOutcome.FAILED
-                        : ((Long) result.get(i) == 1L ? RenewalOutcome.RENEWED : RenewalOutcome.LOST);
-            }
-        }
-        return List.of(outcomes);
+        connection.scripts("renew", RENEW, () -> new ArrayOutput<>(ByteArrayCodec.INSTANCE), calls,
+                connection.deadline(), (b, result) -> {
+                    List<Integer> batch = batches.get(b);
+                    for (int i = 0; i < batch.size(); i++) {
+                        outcomes.outcome(batch.get(i), result == null ? RenewalOutcome.FAILED
+                                : ((Long) result.get(i) == 1L ? RenewalOutcome.RENEWED : RenewalOutcome.LOST));
+                    }
+                });
     }
 
     /** The lock, its fencing counter, its wait queue and its waiters' entries: one Cluster slot. */

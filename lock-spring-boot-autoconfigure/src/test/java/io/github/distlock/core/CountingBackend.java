@@ -44,7 +44,7 @@ class CountingBackend implements LockBackend {
     }
 
     @Override
-    public List<RenewalOutcome> renew(List<LeaseRenewal> renewals) {
-        return delegate.renew(renewals);
+    public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
+        delegate.renew(renewals, outcomes);
     }
 }
