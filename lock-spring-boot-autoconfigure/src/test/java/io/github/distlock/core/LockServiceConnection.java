@@ -39,7 +39,17 @@ final class LockServiceConnection implements AutoCloseable {
      */
     LockServiceConnection(RedisTestServer server, Duration operationTimeout, boolean watchdogByDefault,
             UnaryOperator<LockBackend> decorator) {
-        connectionFactory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(server.host(), server.port()),
+        this(server.host(), server.port(), operationTimeout, watchdogByDefault, decorator);
+    }
+
+    /**
+     * Connects to any address, for example a fault proxy in front of the test Redis.
+     *
+     * @param decorator wraps the real backend, for tests that count what reaches Redis
+     */
+    LockServiceConnection(String host, int port, Duration operationTimeout, boolean watchdogByDefault,
+            UnaryOperator<LockBackend> decorator) {
+        connectionFactory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port),
                 LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(60)).build());
         connectionFactory.afterPropertiesSet();
         connectionFactory.start();
