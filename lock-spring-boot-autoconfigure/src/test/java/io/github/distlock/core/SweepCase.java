@@ -16,6 +16,7 @@ import java.util.concurrent.RunnableScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
@@ -86,7 +87,6 @@ final class SweepCase {
     List<String> run() {
         log("case " + operation.name() + " x " + fault.name() + " on " + redisKey + ", " + timing);
         watchCommands();
-        fault.arm(this);
         operation.run(this);
         long settled = endFault();
         verify(settled);
@@ -103,13 +103,22 @@ final class SweepCase {
         return services.direct.service;
     }
 
-    /** A call that prepares the operation, before any fault: it must succeed. */
+    /**
+     * A call that prepares the operation, before its fault: retried until it succeeds, since a reply the previous
+     * case delayed may still hold up the proxied connection for a moment.
+     */
     LockHandle setUp(String what, Callable<LockHandle> call) {
-        LockHandle handle = call(what, call);
-        if (handle == null) {
-            throw new IllegalStateException("The set-up call '" + what + "' of " + this + " failed:\n" + report());
+        AtomicReference<LockHandle> handle = new AtomicReference<>();
+        try {
+            await().atMost(Duration.ofSeconds(10)).pollInterval(POLL).until(() -> {
+                handle.set(call(what, call));
+                return handle.get() != null;
+            });
         }
-        return track(handle);
+        catch (ConditionTimeoutException ex) {
+            throw new IllegalStateException("The set-up call '" + what + "' of " + this + " failed:\n" + report(), ex);
+        }
+        return track(handle.get());
     }
 
     /** Runs the call on a thread of its own and waits for it, within the call bound. */
@@ -179,9 +188,13 @@ final class SweepCase {
         highestFencingTokenSource = source;
     }
 
-    /** The operation is about to send its target command: outages start now (or after their offset). */
+    /**
+     * The operation is about to send its target command: the fault's rules are armed (not earlier, so the set-up's
+     * commands cannot use them up) and outages start now, or after their offset.
+     */
     void beforeTarget() {
         log("target command " + operation.target + " about to go out");
+        fault.arm(this);
         fault.beforeTarget(this);
     }
 

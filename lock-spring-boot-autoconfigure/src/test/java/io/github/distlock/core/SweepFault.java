@@ -1,9 +1,9 @@
 package io.github.distlock.core;
 
 /**
- * The faults of the sweep, each aimed at one operation's command ({@link SweepCase#onTarget()}). Per-command faults
- * are armed before the operation starts and hit the next matching command; outages start at the moment just before
- * the operation sends it ({@link SweepCase#beforeTarget()}).
+ * The faults of the sweep, each aimed at one operation's command ({@link SweepCase#onTarget()}). Both kinds start
+ * just before the operation sends that command ({@link SweepCase#beforeTarget()}): per-command faults are armed
+ * then and hit the next matching command; outages begin then (or after the timing's offset).
  */
 enum SweepFault {
 
@@ -68,7 +68,7 @@ enum SweepFault {
         this.description = description;
     }
 
-    /** Registers the fault's proxy rules before the operation starts. */
+    /** Registers the fault's proxy rules, just before the target command goes out. */
     void arm(SweepCase sweepCase) {
     }
 
