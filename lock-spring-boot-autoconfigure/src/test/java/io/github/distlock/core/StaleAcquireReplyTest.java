@@ -10,15 +10,15 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.testsupport.FaultRule;
 import io.github.distlock.testsupport.RedisFaultProxy;
 import io.github.distlock.testsupport.RedisServerExtension;
-import io.github.distlock.testsupport.RedisTestServer;
 
 /**
  * An acquire whose reply arrives after the lease it granted has run out: the acquisition undoes it and, with wait
@@ -35,43 +35,38 @@ class StaleAcquireReplyTest {
     @RegisterExtension
     static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
 
-    private RedisTestServer redis;
+    private ProxiedLockServices services;
     private RedisFaultProxy proxy;
-    private LockServiceConnection proxied;
-    private LockServiceConnection direct;
 
     @BeforeEach
     void connect() {
-        redis = redisExtension.server();
-        proxy = RedisFaultProxy.start(redis);
-        proxied = new LockServiceConnection(proxy.host(), proxy.port(), OPERATION_TIMEOUT, false, backend -> backend);
-        direct = new LockServiceConnection(redis, OPERATION_TIMEOUT, false);
-        // Connected, and every script cached in Redis: no EVALSHA falls back to EVAL, which would reorder commands.
-        proxied.service.lock(LockRequest.of("warm-up").withWaitTime(Duration.ZERO).withFencingToken()).release();
-        direct.service.lock("warm-up", Duration.ofSeconds(5), Duration.ZERO).release();
+        services = ProxiedLockServices.start(redisExtension.server(), OPERATION_TIMEOUT);
+        proxy = services.proxy;
     }
 
     @AfterEach
     void disconnect() throws Exception {
-        proxy.heal();
-        proxied.close();
-        direct.close();
-        proxy.close();
+        services.close();
     }
 
     /**
-     * The bare SET's reply comes after the 800 ms lease it granted, so the acquisition undoes it; that release's
-     * reply is lost (the connection hangs), so PendingReleases retries it 50 ms later in the background. Meanwhile
-     * the acquisition goes on waiting with the same token, and its next attempt, re-sent on the reconnected
-     * connection, takes the lock. The background retry then releases it: the handle reports the lock held while
-     * Redis has deleted it, and a second instance acquires it too.
+     * The acquire's reply comes after the 800 ms lease it granted, so the acquisition undoes it (DefaultLockService,
+     * Acquisition.held); that release's reply is lost (the connection hangs), so PendingReleases retries it 50 ms
+     * later in the background. Meanwhile the acquisition goes on with the same token: after the bare SET it falls
+     * through to waiting (Acquisition.run), after acquire.lua it loops (Acquisition.attemptAndWait, "continue"). Its
+     * next attempt, re-sent on the reconnected connection, takes the lock. The background retry then releases it:
+     * the handle reports the lock held while Redis has deleted it, and a second instance acquires it too.
      */
-    @Test
-    void aPendingUndoOfAnExpiredAcquisitionDoesNotReleaseTheLockTheSameCallTakesNext() throws Exception {
-        proxy.onNext(LockCommand.BARE_ACQUIRE.on(LOCK)).delayReply(TTL.plusMillis(200));
+    @ParameterizedTest(name = "first attempt: {0}")
+    @EnumSource(value = LockCommand.class, names = { "BARE_ACQUIRE", "ACQUIRE_SCRIPT" })
+    void aPendingUndoOfAnExpiredAcquisitionDoesNotReleaseTheLockTheSameCallTakesNext(LockCommand firstAttempt)
+            throws Exception {
+        proxy.onNext(firstAttempt.on(LOCK)).delayReply(TTL.plusMillis(200));
         FaultRule lostRelease = proxy.onNext(LockCommand.RELEASE_SCRIPT.on(LOCK)).dropReplyAndHang();
-        CompletableFuture<Optional<LockHandle>> call = CompletableFuture.supplyAsync(() -> proxied.service
-                .tryLock(LockRequest.of(KEY).withTtl(TTL).withWaitTime(Duration.ofSeconds(10)).withWatchdog(false)));
+        LockRequest request = LockRequest.of(KEY).withTtl(TTL).withWaitTime(Duration.ofSeconds(10)).withWatchdog(false);
+        LockRequest asked = firstAttempt == LockCommand.ACQUIRE_SCRIPT ? request.withFencingToken() : request;
+        CompletableFuture<Optional<LockHandle>> call = CompletableFuture
+                .supplyAsync(() -> services.proxied.service.tryLock(asked));
 
         // The undo's release timed out, and the next attempt now sits on the hung connection.
         await().atMost(Duration.ofSeconds(5)).until(lostRelease::isUsedUp);
@@ -81,11 +76,11 @@ class StaleAcquireReplyTest {
 
         LockHandle handle = call.get(10, TimeUnit.SECONDS).orElseThrow();
         // A second instance that waits a little must not get the lock while the first handle reports it held.
-        Optional<LockHandle> second = direct.service.tryLock(KEY, TTL, TTL.dividedBy(2));
+        Optional<LockHandle> second = services.direct.service.tryLock(KEY, TTL, TTL.dividedBy(2));
         boolean firstStillHeld = handle.isHeld();
         assertThat(second.isPresent() && firstStillHeld)
                 .as("both handles report %s held; Redis holds %s, the first handle's token is %s", LOCK,
-                        redis.get(LOCK), ((DefaultLockHandle) handle).token())
+                        services.lockValue(LOCK), ((DefaultLockHandle) handle).token())
                 .isFalse();
     }
 }

@@ -22,6 +22,14 @@ enum SweepOperation {
             c.track(c.call("proxied tryLock, no wait", () -> c.proxied().tryLock(c.name, c.timing.ttl(), Duration.ZERO)));
         }
     },
+    WAITING_TRY_LOCK("a tryLock with a wait, the lock free", LockCommand.BARE_ACQUIRE) {
+        @Override
+        void run(SweepCase c) {
+            c.beforeTarget();
+            c.track(c.call("proxied tryLock, waiting",
+                    () -> c.proxied().tryLock(c.name, c.timing.ttl(), c.timing.waitTime())));
+        }
+    },
     QUEUED_TRY_LOCK("a queued tryLock with a fencing token, the holder releasing during the wait",
             LockCommand.ACQUIRE_SCRIPT) {
         @Override

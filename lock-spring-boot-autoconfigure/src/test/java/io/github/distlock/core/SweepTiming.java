@@ -43,7 +43,7 @@ record SweepTiming(Duration operationTimeout, Duration ttl, Duration renewedTtl,
     static SweepTiming random(Duration operationTimeout, Random random) {
         long timeout = operationTimeout.toMillis();
         return new SweepTiming(operationTimeout,
-                millis(random.nextInt(10) == 0 ? between(random, 100, 600) : between(random, 600, 4000)),
+                millis(random.nextInt(4) == 0 ? between(random, 50, 400) : between(random, 600, 4000)),
                 millis(between(random, 300, 1500)),
                 millis(between(random, 200, 2500)),
                 millis(between(random, 50, 900)),
