@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
@@ -31,6 +32,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import io.github.distlock.LockHandle;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
@@ -106,6 +108,26 @@ class FaultSweepTest {
         figures.add(String.format(Locale.ROOT, "  %-15s x %-32s %5d ms  %s", operation.name(), fault.name(),
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), String.join("; ", sweepCase.outcomes())));
         assertThat(violations).as(sweepCase::report).isEmpty();
+    }
+
+    /** The checks must be able to fail: a key deleted behind a holder's back, and fencing tokens out of order. */
+    @Test
+    void theInvariantChecksReportAHeldHandleWhoseKeyIsGoneAndAFencingTokenOutOfOrder() {
+        SweepCase sweepCase = newCase(SweepOperation.RELEASE, SweepFault.DELAY_WITHIN_THE_TIMEOUT,
+                SweepTiming.fixed(OPERATION_TIMEOUT));
+        LockHandle handle = sweepCase.track(services.proxied.service.lock(sweepCase.name, Duration.ofSeconds(30),
+                Duration.ZERO));
+
+        sweepCase.checkHeldHandles(services::lockValue);
+        services.redis.del(sweepCase.redisKey);
+        sweepCase.checkHeldHandles(services::lockValue);
+        sweepCase.recordFencingToken("the first call", 2);
+        sweepCase.recordFencingToken("the second call", 1);
+
+        assertThat(sweepCase.violations()).hasSize(2).satisfiesExactly(
+                held -> assertThat(held).contains("reports the lock held while Redis holds nothing"),
+                fencing -> assertThat(fencing).contains("fencing token 1 from the second call is not above 2"));
+        handle.release();
     }
 
     @Test
@@ -193,7 +215,7 @@ class FaultSweepTest {
                 .collect(Collectors.toCollection(() -> EnumSet.noneOf(type)));
     }
 
-    private static java.util.concurrent.ThreadFactory daemon(String name) {
+    private static ThreadFactory daemon(String name) {
         AtomicInteger count = new AtomicInteger();
         return runnable -> {
             Thread thread = new Thread(runnable, name + "-" + count.incrementAndGet());

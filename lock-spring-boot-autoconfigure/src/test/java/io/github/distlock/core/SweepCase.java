@@ -441,6 +441,10 @@ final class SweepCase {
         return outcomes;
     }
 
+    List<String> violations() {
+        return violations;
+    }
+
     /** The case's violations and timeline, for a failure message. */
     String report() {
         return this + ": " + violations.size() + " violation(s)\n  " + String.join("\n  ", violations) + "\n timeline:\n  "
