@@ -608,10 +608,11 @@ class InterruptInjectionTest {
         LockServiceConnection instance = new LockServiceConnection(services.proxy.host(), services.proxy.port(),
                 OPERATION_TIMEOUT, true, backend -> new CountingBackend(backend) {
                     @Override
-                    public List<RenewalOutcome> renew(List<LockBackend.LeaseRenewal> leases) {
-                        List<RenewalOutcome> outcomes = super.renew(leases);
-                        renewals.addAll(outcomes);
-                        return outcomes;
+                    public void renew(List<LockBackend.LeaseRenewal> leases, RenewalOutcomes outcomes) {
+                        super.renew(leases, (index, outcome) -> {
+                            renewals.add(outcome);
+                            outcomes.outcome(index, outcome);
+                        });
                     }
                 });
         await().atMost(Duration.ofSeconds(10)).ignoreException(LockBackendException.class)

@@ -65,7 +65,8 @@ final class ProxiedLockServices implements AutoCloseable {
         if (none.isPresent()) {
             throw new IllegalStateException("warm-up: the lock was taken twice");
         }
-        proxied.backend.renew(List.of(new LeaseRenewal(LockKey.of(PREFIX, "warm-up"), "not-the-token", 1_000)));
+        proxied.backend.renew(List.of(new LeaseRenewal(LockKey.of(PREFIX, "warm-up"), "not-the-token", 1_000)),
+                (index, outcome) -> { });
         held.release();
         for (LockServiceConnection instance : List.of(proxied, direct)) {
             await().atMost(Duration.ofSeconds(10)).until(instance.subscriber::startListening);
