@@ -120,15 +120,6 @@ final class LockConnection implements AutoCloseable {
         return clients.get() instanceof RedisClusterClient;
     }
 
-    /** Whether the connection is open now, without opening it. */
-    boolean isOpen() {
-        Attempt current = attempt;
-        if (current == null || !current.future().isDone() || current.future().isCompletedExceptionally()) {
-            return false;
-        }
-        return current.future().join().stateful().isOpen();
-    }
-
     /**
      * The open connection, waiting at most until {@code deadline} for it to open.
      *

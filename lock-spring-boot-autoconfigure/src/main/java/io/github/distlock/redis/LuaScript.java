@@ -17,17 +17,13 @@ import org.springframework.data.redis.core.script.DigestUtils;
 final class LuaScript {
 
     private final String name;
-    private final String source;
-    private final String sha1;
     private final byte[] sourceBytes;
     private final byte[] sha1Bytes;
 
     private LuaScript(String name, String source) {
         this.name = name;
-        this.source = source;
-        this.sha1 = DigestUtils.sha1DigestAsHex(source);
         this.sourceBytes = source.getBytes(StandardCharsets.UTF_8);
-        this.sha1Bytes = sha1.getBytes(StandardCharsets.US_ASCII);
+        this.sha1Bytes = DigestUtils.sha1DigestAsHex(source).getBytes(StandardCharsets.US_ASCII);
     }
 
     /**
@@ -55,25 +51,18 @@ final class LuaScript {
         }
     }
 
-    /** The resource name, for messages. */
-    String name() {
+    /** The resource name. */
+    @Override
+    public String toString() {
         return name;
     }
 
     /** The script text, sent with {@code EVAL} when a node does not have it cached. */
-    String source() {
-        return source;
-    }
-
-    /** The digest sent with {@code EVALSHA}, as hex. */
-    String sha1() {
-        return sha1;
-    }
-
     byte[] sourceBytes() {
         return sourceBytes;
     }
 
+    /** The digest sent with {@code EVALSHA}, as hex. */
     byte[] sha1Bytes() {
         return sha1Bytes;
     }
