@@ -33,7 +33,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  */
 public class RedisSentinelExtension implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback {
 
-    private static final Duration RESET_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration RESET_TIMEOUT = Duration.ofSeconds(40);
 
     private final RedisTestSentinelGroup.Builder builder;
     private boolean resetBeforeEach;
@@ -59,6 +59,11 @@ public class RedisSentinelExtension implements BeforeAllCallback, AfterAllCallba
      * Before each test: resumes paused processes, restarts killed or stopped ones, waits until the group is settled
      * ({@link RedisTestSentinelGroup#awaitSettled}) and runs {@code FLUSHALL} on the master. The master stays
      * wherever earlier failovers moved it. Lets fault-injection tests share one group without leaking state.
+     *
+     * <pre>{@code
+     * @RegisterExtension
+     * static RedisSentinelExtension sentinel = new RedisSentinelExtension().resetBeforeEach();
+     * }</pre>
      *
      * @return this extension
      */
@@ -121,7 +126,11 @@ public class RedisSentinelExtension implements BeforeAllCallback, AfterAllCallba
     // ------------------------------------------------------------------------------------------------ accessors
 
     /**
-     * The running group.
+     * The running group, for everything beyond the shortcuts below.
+     *
+     * <pre>{@code
+     * RedisTestServer promoted = sentinel.group().failover();
+     * }</pre>
      *
      * @return the group
      * @throws IllegalStateException outside beforeAll/afterAll, e.g. when registered in an instance field
@@ -137,6 +146,10 @@ public class RedisSentinelExtension implements BeforeAllCallback, AfterAllCallba
     /**
      * The name the Sentinels monitor the master under, for {@code spring.data.redis.sentinel.master}.
      *
+     * <pre>{@code
+     * registry.add("spring.data.redis.sentinel.master", sentinel::masterName);
+     * }</pre>
+     *
      * @return e.g. {@value RedisTestSentinelGroup#DEFAULT_MASTER_NAME}
      */
     public String masterName() {
@@ -146,6 +159,10 @@ public class RedisSentinelExtension implements BeforeAllCallback, AfterAllCallba
     /**
      * {@code host:port} of every Sentinel, for {@code spring.data.redis.sentinel.nodes}.
      *
+     * <pre>{@code
+     * registry.add("spring.data.redis.sentinel.nodes", () -> String.join(",", sentinel.sentinelHostAndPorts()));
+     * }</pre>
+     *
      * @return one {@code 127.0.0.1:PORT} per Sentinel
      */
     public List<String> sentinelHostAndPorts() {
@@ -154,6 +171,10 @@ public class RedisSentinelExtension implements BeforeAllCallback, AfterAllCallba
 
     /**
      * The current master, as the Sentinels report it.
+     *
+     * <pre>{@code
+     * assertThat(sentinel.master().get("lock:{order-42}")).isNotNull();
+     * }</pre>
      *
      * @return the master
      */

@@ -19,7 +19,8 @@ import java.util.stream.Collectors;
  *
  * <pre>{@code
  * try (RedisTestSentinelGroup group = RedisTestSentinelGroup.start()) {
- *     // spring.data.redis.sentinel.master=group.masterName(), spring.data.redis.sentinel.nodes=group.sentinelHostAndPorts()
+ *     // spring.data.redis.sentinel.master = group.masterName()
+ *     // spring.data.redis.sentinel.nodes  = String.join(",", group.sentinelHostAndPorts())
  *     group.master().set("k", "v");
  *     RedisTestServer promoted = group.failover();   // SENTINEL FAILOVER, then wait until everything agrees
  * }
@@ -32,14 +33,15 @@ import java.util.stream.Collectors;
  * directory, so the usual fault injection applies ({@code kill}, {@code pause}, {@code restart}). A Sentinel
  * keeps the config file it rewrote across {@link RedisTestServer#restart()}, like a real one. A restarted data node
  * comes back empty and as a master; the Sentinels turn it into a replica of the current master a second or two
- * later, about ten on Redis 6.2 ({@link #awaitSettled(Duration)} waits for that).
+ * later, ten to twenty on Redis 6.2 ({@link #awaitSettled(Duration)} waits for that).
  *
  * <p>Timings: {@code down-after-milliseconds} {@value #DOWN_AFTER_MILLIS}, {@code failover-timeout}
  * {@value #FAILOVER_TIMEOUT_MILLIS}, {@code parallel-syncs} 1. On Redis 7 the Sentinels' internal periods are
  * shortened with {@code SENTINEL DEBUG} too (INFO every 500 ms, hello every 250 ms): with the defaults a Sentinel
  * waits four hello periods (8 s) before it turns an old master that is still running into a replica, and polls a
  * replica's role only every 10 s. Redis 6.2 has no {@code SENTINEL DEBUG}; there {@link #failover()} does that last
- * step itself, with the commands a Sentinel would send.
+ * step itself, with the commands a Sentinel would send, and still takes 10 to 15 s, as it waits for every Sentinel
+ * to have polled the old master in its new role.
  */
 public final class RedisTestSentinelGroup implements AutoCloseable {
 
@@ -49,8 +51,12 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
     /** How many Sentinels must agree that the master is down before a failover starts. */
     public static final int QUORUM = 2;
 
-    /** {@code sentinel down-after-milliseconds}: how long a master may not answer before a Sentinel calls it down. */
-    public static final int DOWN_AFTER_MILLIS = 1_000;
+    /**
+     * {@code sentinel down-after-milliseconds}: how long a master may not answer before a Sentinel calls it down.
+     * Not shorter, because on a busy shared build machine a process can stall for a second, and a failover nobody
+     * asked for would break the test that runs meanwhile.
+     */
+    public static final int DOWN_AFTER_MILLIS = 2_000;
 
     /**
      * {@code sentinel failover-timeout}: bounds each failover step, and a Sentinel that failed to fail over waits
@@ -59,7 +65,8 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
     public static final int FAILOVER_TIMEOUT_MILLIS = 5_000;
 
     private static final int SENTINEL_COUNT = 3;
-    private static final Duration SETTLE_TIMEOUT = Duration.ofSeconds(20);
+    /** Generous for Redis 6.2, whose Sentinels poll a replica only every 10 s. */
+    private static final Duration SETTLE_TIMEOUT = Duration.ofSeconds(40);
     private static final Duration FAILOVER_WAIT = Duration.ofSeconds(20);
 
     private final String masterName;
@@ -145,6 +152,10 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
     /**
      * The name the Sentinels monitor the master under, for {@code spring.data.redis.sentinel.master}.
      *
+     * <pre>{@code
+     * registry.add("spring.data.redis.sentinel.master", group::masterName);
+     * }</pre>
+     *
      * @return e.g. {@value #DEFAULT_MASTER_NAME}
      */
     public String masterName() {
@@ -182,6 +193,10 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
      * The data nodes (master and replicas), in start order; the first was the master at start. Roles change with
      * failovers, {@link #master()} and {@link #replicas()} tell the current ones.
      *
+     * <pre>{@code
+     * group.servers().forEach(node -> assertThat(node.get("k")).isEqualTo("v"));
+     * }</pre>
+     *
      * @return an unmodifiable list
      */
     public List<RedisTestServer> servers() {
@@ -207,6 +222,10 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
     /**
      * {@code host:port} of the master as a Sentinel reports it ({@code SENTINEL GET-MASTER-ADDR-BY-NAME}).
      *
+     * <pre>{@code
+     * assertThat(group.masterHostAndPort()).isEqualTo("127.0.0.1:" + promoted.port());
+     * }</pre>
+     *
      * @return e.g. {@code 127.0.0.1:41234}
      * @throws IllegalStateException when no Sentinel answers
      */
@@ -216,6 +235,11 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
 
     /**
      * The data nodes other than {@link #master()}, in start order, including any a test has killed.
+     *
+     * <pre>{@code
+     * RedisTestServer replica = group.replicas().get(0);
+     * replica.awaitCaughtUpWith(group.master(), Duration.ofSeconds(5));
+     * }</pre>
      *
      * @return the replicas
      */
@@ -227,11 +251,14 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
     // ------------------------------------------------------------------------------------------------ failover
 
     /**
-     * Fails over on purpose: {@code SENTINEL FAILOVER <name>} (no agreement needed, the old master stays up), then
-     * waits until every Sentinel reports the new master, the old master has become its replica with its link up,
-     * and the Sentinels see every running replica again. Clients connected to the old master are disconnected in
+     * Fails over on purpose: waits until the replicas have applied every write made so far
+     * ({@link #awaitSettled}), sends {@code SENTINEL FAILOVER <name>} (no agreement needed, the old master stays
+     * up), then waits until every Sentinel reports the new master, the old master has become its replica with its
+     * link up, and the Sentinels see every running replica again. Writes acknowledged before the call are therefore
+     * on the new master; Sentinel itself does not wait for that, and a write made during the call may be lost. Clients connected to the old master are disconnected in
      * the process (Sentinel sends {@code CLIENT KILL TYPE normal}), so a Sentinel-aware client reconnects to the new
-     * master.
+     * master. Until then, for about a second after the switch, the old master still accepts writes from clients
+     * connected to it, and drops them when it becomes a replica: the window a lock's {@code WAIT} does not close.
      *
      * <pre>{@code
      * RedisTestServer before = group.master();
@@ -336,7 +363,8 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
     /**
      * Waits until the group is quiet: every running Sentinel names the same running master, knows the other
      * Sentinels and sees every running replica as healthy, and every running replica replicates from that master
-     * with its link up. Paused and killed processes are left out. Useful after restarting a node, or between tests
+     * with its link up and has applied everything the master wrote so far. Paused and killed processes are left
+     * out. Useful after restarting a node, or between tests
      * that share a group.
      *
      * <pre>{@code
@@ -391,6 +419,14 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
                     return replica + " is not yet a linked replica of " + master + " (master_port:" + masterPort
                             + ", master_link_status:" + link + ")";
                 }
+                // The link reports up as soon as a full sync is loaded, but the master streams the writes made
+                // since only after the replica's first acknowledgement, up to a second later: a failover in between
+                // would lose them.
+                long written = master.replicationOffset();
+                long applied = replica.replicationOffset();
+                if (applied < written) {
+                    return replica + " has applied replication offset " + applied + " of " + written;
+                }
             }
             for (RedisTestServer sentinel : liveSentinels) {
                 Map<String, String> state = pairs(sentinel.command("SENTINEL", "MASTER", masterName));
@@ -401,17 +437,22 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
                     return "Sentinel " + sentinel.port() + " knows " + state.get("num-other-sentinels")
                             + " other Sentinels, not yet " + (liveSentinels.size() - 1);
                 }
+                // A Sentinel that has not itself seen a node report the replica role keeps an older role change on
+                // record; if that node is promoted next, the Sentinel takes it for a master that should not be one
+                // and turns it straight back into a replica. So every Sentinel must have seen every replica as such.
                 Set<Integer> healthy = new HashSet<>();
                 for (Object entry : (List<?>) sentinel.command("SENTINEL", "REPLICAS", masterName)) {
                     Map<String, String> fields = pairs(entry);
-                    if ("slave".equals(fields.get("flags"))) {
+                    if ("slave".equals(fields.get("flags")) && "slave".equals(fields.get("role-reported"))
+                            && Integer.toString(master.port()).equals(fields.get("master-port"))
+                            && "ok".equals(fields.get("master-link-status"))) {
                         healthy.add(Integer.parseInt(fields.get("port")));
                     }
                 }
                 for (RedisTestServer replica : liveReplicas) {
                     if (!healthy.contains(replica.port())) {
-                        return "Sentinel " + sentinel.port() + " does not yet list " + replica
-                                + " as a healthy replica";
+                        return "Sentinel " + sentinel.port() + " has not yet seen " + replica
+                                + " as a linked replica of " + master;
                     }
                 }
             }
@@ -496,7 +537,12 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
         }
 
         /**
-         * The name the Sentinels monitor the master under; {@value RedisTestSentinelGroup#DEFAULT_MASTER_NAME} by default.
+         * The name the Sentinels monitor the master under;
+         * {@value RedisTestSentinelGroup#DEFAULT_MASTER_NAME} by default.
+         *
+         * <pre>{@code
+         * RedisTestSentinelGroup.builder().masterName("orders").start();
+         * }</pre>
          *
          * @param name letters, digits, {@code .}, {@code _} or {@code -}
          * @return this builder
@@ -514,6 +560,10 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
         /**
          * How many replicas to start besides the master; 1 by default.
          *
+         * <pre>{@code
+         * RedisTestSentinelGroup.builder().replicas(2).start();   // Sentinel picks one, the other follows it
+         * }</pre>
+         *
          * @param count at least 1, because Sentinel cannot fail over without a replica
          * @return this builder
          */
@@ -528,6 +578,10 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
         /**
          * Runs this {@code redis-server} for data nodes and Sentinels instead of the one
          * {@link RedisServerBinary#resolve()} picks, e.g. {@link RedisServerBinary#bundled()} for Redis 6.2.
+         *
+         * <pre>{@code
+         * RedisTestSentinelGroup.builder().binary(RedisServerBinary.bundled()).start();
+         * }</pre>
          *
          * @param redisServer path of a {@code redis-server} executable
          * @return this builder

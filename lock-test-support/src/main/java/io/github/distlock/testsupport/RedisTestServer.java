@@ -783,6 +783,9 @@ public final class RedisTestServer implements AutoCloseable {
 
     private void launchAndAwaitReady(int targetPort, boolean freshConfig) {
         this.port = targetPort;
+        // A replica's full sync leaves the master's snapshot in dump.rdb even with "save" off; a restarted server
+        // must not load it, or it would come back serving stale data (old lock keys) instead of empty.
+        deleteSnapshot();
         List<String> commandLine = new ArrayList<>();
         commandLine.add(binary.toString());
         commandLine.add((freshConfig ? writeConfigFile(targetPort) : configFile()).toString());
@@ -896,6 +899,14 @@ public final class RedisTestServer implements AutoCloseable {
             throw new UncheckedIOException("could not write " + file, e);
         }
         return file;
+    }
+
+    private void deleteSnapshot() {
+        try {
+            Files.deleteIfExists(directory.resolve("dump.rdb"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not delete the stale snapshot in " + directory, e);
+        }
     }
 
     private Path configFile() {

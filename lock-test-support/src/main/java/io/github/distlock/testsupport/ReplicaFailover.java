@@ -26,11 +26,12 @@ import java.util.Objects;
  * }
  * }</pre>
  *
- * <p>Why pausing the replica alone is not enough: the master keeps writing to the stopped replica's connection,
- * the kernel buffers those bytes in the replica's socket, and on {@code SIGCONT} the replica applies them before it
- * notices that its master is gone, so the "lost" write survives. Closing the link from the master's side while the
- * replica is stopped (so it cannot reconnect) keeps every later write inside the master process, where
- * {@code SIGKILL} destroys it. A {@code WAIT} issued in step 2 returns 0 whatever its timeout, because the master no
+ * <p>Why pausing the replica alone is not enough: the master keeps writing to the stopped replica's connection and
+ * the kernel buffers those bytes in the replica's socket. Whether they survive is then up to timing: usually the
+ * replica applies them on {@code SIGCONT} before it notices that its master is gone, so the "lost" write is not
+ * lost, but if the master's death resets the connection they are dropped. Closing the link from the master's side
+ * while the replica is stopped (so it cannot reconnect) keeps every later write inside the master process, where
+ * {@code SIGKILL} destroys it, every time. A {@code WAIT} issued in step 2 returns 0 whatever its timeout, because the master no
  * longer has a replica to ask.
  */
 public final class ReplicaFailover {

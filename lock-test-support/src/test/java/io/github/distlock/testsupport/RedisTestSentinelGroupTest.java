@@ -1,7 +1,6 @@
 package io.github.distlock.testsupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThatCode;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
@@ -129,25 +128,6 @@ class RedisTestSentinelGroupTest {
             assertThat(redis.get("lock:{order-1}")).as("replicated before the failover").isEqualTo("token-a");
         } finally {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-        }
-    }
-
-    @Test
-    void onRedis62WithoutSentinelDebugAFailoverAlsoEndsWithTheOldMasterAsAReplica() {
-        assumeThatCode(RedisServerBinary::bundled).as("a bundled Redis 6.2 for this platform").doesNotThrowAnyException();
-        try (RedisTestSentinelGroup group = RedisTestSentinelGroup.builder()
-                .binary(RedisServerBinary.bundled())
-                .masterName("orders")
-                .start()) {
-            RedisTestServer before = group.master();
-            assertThat(before.infoValue("server", "redis_version")).startsWith("6.2.");
-
-            RedisTestServer after = group.failover();
-
-            assertThat(after).isNotSameAs(before);
-            assertThat(group.masterHostAndPort()).isEqualTo("127.0.0.1:" + after.port());
-            assertThat(before.infoValue("replication", "master_port")).isEqualTo(Integer.toString(after.port()));
-            assertThat(before.infoValue("replication", "master_link_status")).isEqualTo("up");
         }
     }
 
