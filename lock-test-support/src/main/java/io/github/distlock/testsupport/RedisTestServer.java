@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import javax.net.ssl.SSLSocketFactory;
 
@@ -66,6 +67,8 @@ public final class RedisTestServer implements AutoCloseable {
     private final Duration commandTimeout;
     private final TlsCertificates tls;
     private final SSLSocketFactory tlsSockets;
+    private final List<String> sentinelConfig;
+    private final Consumer<RedisTestServer> afterStart;
     private final Path directory;
 
     private int port;
@@ -83,6 +86,8 @@ public final class RedisTestServer implements AutoCloseable {
         this.commandTimeout = builder.commandTimeout;
         this.tls = builder.tls;
         this.tlsSockets = tls != null ? tls.socketFactory() : null;
+        this.sentinelConfig = builder.sentinelConfig;
+        this.afterStart = builder.afterStart;
         try {
             this.directory = Files.createTempDirectory("redis-test-");
         } catch (IOException e) {
@@ -308,7 +313,9 @@ public final class RedisTestServer implements AutoCloseable {
             throw new IllegalStateException("cannot restart a closed " + this);
         }
         stop();
-        launchAndAwaitReady(port);
+        // Sentinel rewrites its config file with what it learned (its id, epochs, the other sentinels, the current
+        // master); a restarted sentinel must start from that, like a real one, not from the original file.
+        launchAndAwaitReady(port, sentinelConfig == null);
     }
 
     /**
@@ -620,6 +627,116 @@ public final class RedisTestServer implements AutoCloseable {
                 + " (last: " + status + ")\n" + logTail(20));
     }
 
+    // ------------------------------------------------------------------------------------------------ replication
+
+    /**
+     * How far this server's copy of the replication stream goes: {@code master_repl_offset} of
+     * {@code INFO replication}. On a master it counts the bytes of every write it propagated; on a replica, what the
+     * replica has received and applied. A replica whose offset is below its master's lacks the latest writes.
+     *
+     * <pre>{@code
+     * long written = master.replicationOffset();
+     * replica.awaitCaughtUpWith(master, Duration.ofSeconds(5));   // now replica.replicationOffset() >= written
+     * }</pre>
+     *
+     * @return the offset in bytes
+     */
+    public long replicationOffset() {
+        return Long.parseLong(infoValue("replication", "master_repl_offset"));
+    }
+
+    /**
+     * The offset each replica connected to this master last acknowledged, from the {@code slaveN:} lines of
+     * {@code INFO replication}. {@code WAIT n} counts exactly these acknowledgements, so this is how a test sees why
+     * a {@code WAIT} returned what it did. Replicas acknowledge about once a second, and at once when a {@code WAIT}
+     * asks them to, so an offset here may lag what the replica has applied ({@link #replicationOffset()} on it).
+     *
+     * <pre>{@code
+     * assertThat(master.replicaAckOffsets()).containsOnlyKeys(replica.port());
+     * }</pre>
+     *
+     * @return replica port to acknowledged offset, in the order the master lists them; empty when none is connected
+     */
+    public Map<Integer, Long> replicaAckOffsets() {
+        Map<Integer, Long> offsets = new LinkedHashMap<>();
+        for (String line : info("replication").split("\r?\n")) {
+            // e.g. "slave0:ip=127.0.0.1,port=41235,state=online,offset=1234,lag=0"
+            if (!line.matches("slave\\d+:.*")) {
+                continue;
+            }
+            Map<String, String> fields = new LinkedHashMap<>();
+            for (String pair : line.substring(line.indexOf(':') + 1).trim().split(",")) {
+                int equals = pair.indexOf('=');
+                if (equals > 0) {
+                    fields.put(pair.substring(0, equals), pair.substring(equals + 1));
+                }
+            }
+            offsets.put(Integer.parseInt(fields.get("port")), Long.parseLong(fields.get("offset")));
+        }
+        return offsets;
+    }
+
+    /**
+     * Waits until this replica has applied everything {@code master} had propagated when the call began, by comparing
+     * {@link #replicationOffset()}s. Unlike a {@code WAIT} on a fresh connection, which only waits for that
+     * connection's own (absent) writes, this covers writes made by any client.
+     *
+     * <pre>{@code
+     * master.set("lock:{order-42}", "token-a");
+     * replica.awaitCaughtUpWith(master, Duration.ofSeconds(5));
+     * assertThat(replica.get("lock:{order-42}")).isEqualTo("token-a");
+     * }</pre>
+     *
+     * @param master  the server this one replicates from
+     * @param timeout how long to wait at most
+     * @throws IllegalStateException when the replica does not catch up in time
+     */
+    public void awaitCaughtUpWith(RedisTestServer master, Duration timeout) {
+        long target = master.replicationOffset();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long reached = -1;
+        while (System.nanoTime() < deadline) {
+            reached = replicationOffset();
+            if (reached >= target) {
+                return;
+            }
+            sleepMillis(5);
+        }
+        throw new IllegalStateException(this + " did not reach replication offset " + target + " of " + master
+                + " within " + timeout + " (reached " + reached + ")");
+    }
+
+    /**
+     * Closes this master's connections to all its replicas ({@code CLIENT KILL TYPE replica}), so that nothing it
+     * writes from now on leaves the process. A running replica reconnects within about a second and catches up with
+     * a partial resync; {@link #pause()} it first to keep it cut off, as {@link ReplicaFailover} does.
+     *
+     * <pre>{@code
+     * replica.pause();
+     * master.disconnectReplicas();
+     * master.set("lock:{order-42}", "token-a");    // on the master only
+     * }</pre>
+     *
+     * @return how many replica connections were closed
+     */
+    public long disconnectReplicas() {
+        return (Long) command("CLIENT", "KILL", "TYPE", "replica");
+    }
+
+    /**
+     * Makes this replica a master ({@code REPLICAOF NO ONE}), keeping its data: the manual form of a failover.
+     * Sentinel sends the same command when it promotes a replica.
+     *
+     * <pre>{@code
+     * master.kill();
+     * replica.promoteToMaster();
+     * replica.set("k", "v");       // accepts writes now
+     * }</pre>
+     */
+    public void promoteToMaster() {
+        command("REPLICAOF", "NO", "ONE"); // synchronous: the role has changed when the reply arrives
+    }
+
     /**
      * Address and pid, for assertion messages and logs.
      *
@@ -645,7 +762,7 @@ public final class RedisTestServer implements AutoCloseable {
             // A fresh log per attempt, so an earlier port clash is not mistaken for the cause of a later failure.
             deleteLogs();
             try {
-                launchAndAwaitReady(candidate);
+                launchAndAwaitReady(candidate, true);
                 return;
             } catch (PortClashException e) {
                 // Another process took the port between our probe and redis-server's bind: try another one.
@@ -664,11 +781,17 @@ public final class RedisTestServer implements AutoCloseable {
         }
     }
 
-    private void launchAndAwaitReady(int targetPort) {
+    private void launchAndAwaitReady(int targetPort, boolean freshConfig) {
         this.port = targetPort;
+        // A replica's full sync leaves the master's snapshot in dump.rdb even with "save" off; a restarted server
+        // must not load it, or it would come back serving stale data (old lock keys) instead of empty.
+        deleteSnapshot();
         List<String> commandLine = new ArrayList<>();
         commandLine.add(binary.toString());
-        commandLine.add(writeConfigFile(targetPort).toString());
+        commandLine.add((freshConfig ? writeConfigFile(targetPort) : configFile()).toString());
+        if (sentinelConfig != null) {
+            commandLine.add("--sentinel"); // must follow the config file, which Sentinel insists on being writable
+        }
         if (master != null) {
             commandLine.addAll(List.of("--replicaof", master.host(), Integer.toString(master.port())));
         }
@@ -689,6 +812,9 @@ public final class RedisTestServer implements AutoCloseable {
             awaitPong(commandLine);
             if (master != null) {
                 awaitMasterLinkUp(startupTimeout);
+            }
+            if (afterStart != null) {
+                afterStart.accept(this);
             }
         } catch (RuntimeException e) {
             kill();
@@ -763,13 +889,28 @@ public final class RedisTestServer implements AutoCloseable {
                     .append("cluster-config-file ").append(quote(directory.resolve("nodes.conf").toString()))
                     .append('\n');
         }
-        Path file = directory.resolve("redis.conf");
+        if (sentinelConfig != null) {
+            sentinelConfig.forEach(line -> config.append(line).append('\n'));
+        }
+        Path file = configFile();
         try {
             Files.writeString(file, config.toString(), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException("could not write " + file, e);
         }
         return file;
+    }
+
+    private void deleteSnapshot() {
+        try {
+            Files.deleteIfExists(directory.resolve("dump.rdb"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not delete the stale snapshot in " + directory, e);
+        }
+    }
+
+    private Path configFile() {
+        return directory.resolve("redis.conf");
     }
 
     private void awaitExitOrKill(Duration timeout) {
@@ -905,6 +1046,8 @@ public final class RedisTestServer implements AutoCloseable {
         private RedisTestServer master;
         private boolean clusterEnabled;
         private TlsCertificates tls;
+        private List<String> sentinelConfig;
+        private Consumer<RedisTestServer> afterStart;
         private Duration startupTimeout = Duration.ofSeconds(10);
         private Duration commandTimeout = Duration.ofSeconds(5);
 
@@ -986,6 +1129,25 @@ public final class RedisTestServer implements AutoCloseable {
         }
 
         /**
+         * Runs the servers as Sentinels ({@code --sentinel}) with these lines appended to the generated config
+         * file, e.g. {@code sentinel monitor mymaster 127.0.0.1 41234 2}. Package-private: tests use
+         * {@link RedisTestSentinelGroup}, which knows which lines make a group that fails over quickly.
+         */
+        Builder sentinel(List<String> configLines) {
+            this.sentinelConfig = List.copyOf(configLines);
+            return this;
+        }
+
+        /**
+         * Runs {@code action} every time a server has started and answers PING, also after {@link #restart()}:
+         * for settings that a process forgets when it exits, such as {@code SENTINEL DEBUG} timings.
+         */
+        Builder afterStart(Consumer<RedisTestServer> action) {
+            this.afterStart = Objects.requireNonNull(action, "action");
+            return this;
+        }
+
+        /**
          * How long to wait for a new process to answer PING (and a replica's link to come up); 10 s by default.
          *
          * @param timeout the startup timeout
@@ -1016,6 +1178,9 @@ public final class RedisTestServer implements AutoCloseable {
          * @throws RedisStartupException when it does not start; the message includes the log tail
          */
         public RedisTestServer start() {
+            if (sentinelConfig != null && (clusterEnabled || master != null || tls != null)) {
+                throw new IllegalStateException("a Sentinel cannot also be a cluster node, a replica or a TLS server");
+            }
             if (tls != null && (clusterEnabled || master != null)) {
                 throw new IllegalStateException("TLS is supported for standalone masters only, not with "
                         + (clusterEnabled ? "clusterEnabled()" : "replicaOf()"));

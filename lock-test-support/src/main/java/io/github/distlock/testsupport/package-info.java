@@ -1,8 +1,8 @@
 /**
  * Test fixtures that run <em>real</em> {@code redis-server} processes: a single node, several independent
- * masters (for Redlock), a replica of a master and a small Redis Cluster, together with fault injection
- * (kill, pause, resume, restart), a TCP proxy that injects network faults per command, and a tiny RESP client for
- * admin commands.
+ * masters (for Redlock), a replica of a master, a Sentinel-managed group and a small Redis Cluster, together with
+ * fault injection (kill, pause, resume, restart, a failover that loses chosen writes), a TCP proxy that injects
+ * network faults per command, and a tiny RESP client for admin commands.
  *
  * <p>Redis is never mocked in this project: lock semantics live in Lua scripts, expirations and pub/sub, and
  * only a real server shows whether they hold. Everything here is for tests; other modules depend on this one in
@@ -11,7 +11,10 @@
  * <p>Entry points: {@link io.github.distlock.testsupport.RedisTestServer},
  * {@link io.github.distlock.testsupport.RedisServerExtension},
  * {@link io.github.distlock.testsupport.RedisTestCluster},
- * {@link io.github.distlock.testsupport.RedisClusterExtension} and
+ * {@link io.github.distlock.testsupport.RedisClusterExtension},
+ * {@link io.github.distlock.testsupport.RedisTestSentinelGroup},
+ * {@link io.github.distlock.testsupport.RedisSentinelExtension},
+ * {@link io.github.distlock.testsupport.ReplicaFailover} and
  * {@link io.github.distlock.testsupport.RedisFaultProxy}.
  */
 package io.github.distlock.testsupport;

@@ -121,6 +121,18 @@ class RedisTestServerLifecycleTest {
     }
 
     @Test
+    void restartStartsEmptyEvenWhenASnapshotWasLeftInTheDirectory() {
+        // A replica's full sync leaves such a dump.rdb behind; SAVE is the direct way to write one.
+        redis.set("lock:order-1", "owner-a");
+        redis.command("SAVE");
+
+        redis.kill();
+        redis.restart();
+
+        assertThat(redis.dbSize()).isZero();
+    }
+
+    @Test
     void restartOfARunningServerReplacesTheProcessOnTheSamePort() {
         int port = redis.port();
         long firstPid = redis.pid();
