@@ -79,7 +79,7 @@ final class LockConnection implements AutoCloseable {
     }
 
     /** An open connection and the client that opened it. */
-    record Open(AbstractRedisClient client, StatefulConnection<byte[], byte[]> stateful, boolean cluster) {
+    record Open(AbstractRedisClient client, StatefulConnection<byte[], byte[]> stateful) {
     }
 
     /** One connect, shared by every caller that arrives while it runs. */
@@ -182,10 +182,10 @@ final class LockConnection implements AutoCloseable {
         try {
             Open open;
             if (next.client() instanceof RedisClusterClient cluster) {
-                open = new Open(next.client(), cluster.connect(ByteArrayCodec.INSTANCE), true);
+                open = new Open(next.client(), cluster.connect(ByteArrayCodec.INSTANCE));
             }
             else {
-                open = new Open(next.client(), ((RedisClient) next.client()).connect(ByteArrayCodec.INSTANCE), false);
+                open = new Open(next.client(), ((RedisClient) next.client()).connect(ByteArrayCodec.INSTANCE));
             }
             if (closed) {
                 open.stateful().closeAsync();
