@@ -213,6 +213,11 @@ public class DistributedLockProperties implements InitializingBean {
             throw new InvalidConfigurationPropertyValueException(PREFIX + "." + name, value,
                     "The duration must be positive. " + fix);
         }
+        // Deadlines are kept in nanoseconds, which cannot span 292 years.
+        if (value.compareTo(LockDurations.MAX_WAIT_TIME) > 0) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + "." + name, value,
+                    "The duration may be at most 36500d (100 years): deadlines are timed in nanoseconds. " + fix);
+        }
     }
 
     /** What to do with a @DistributedLock method that no proxy can intercept. */

@@ -144,6 +144,12 @@ class DistributedLockAutoConfigurationTest {
     }
 
     @Test
+    void anOperationTimeoutTooLongToTimeFailsTheStartupInsteadOfOverflowing() {
+        assertStartupFails("distributed-lock.operation-timeout=110000d", "distributed-lock.operation-timeout",
+                "PT2640000H", "at most 36500d");
+    }
+
+    @Test
     void aRenewalRatioOutsideZeroToOneFailsTheStartup() {
         assertStartupFails("distributed-lock.watchdog.renewal-ratio=1.5", "distributed-lock.watchdog.renewal-ratio",
                 "1.5", "between 0 and 1");
