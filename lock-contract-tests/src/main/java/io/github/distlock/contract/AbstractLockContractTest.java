@@ -1,0 +1,793 @@
+package io.github.distlock.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.TestInstance;
+
+import io.github.distlock.DistributedLock;
+import io.github.distlock.LockAcquisitionException;
+import io.github.distlock.LockBackendException;
+import io.github.distlock.LockHandle;
+import io.github.distlock.LockLostEvent;
+import io.github.distlock.LockLostException;
+import io.github.distlock.LockRequest;
+import io.github.distlock.LockService;
+import io.github.distlock.LockTimeoutException;
+import io.github.distlock.testsupport.FaultRule;
+import io.github.distlock.testsupport.RedisCommandMatcher;
+import io.github.distlock.testsupport.RedisFaultProxy;
+
+/**
+ * What {@link LockService}, {@link LockHandle} and {@link DistributedLock} promise, for every lock backend: the
+ * contract, after ShedLock's {@code AbstractLockProviderIntegrationTest}. A concrete subclass supplies only the setup:
+ * the Redis to start ({@link #startRedis()}), its {@link Capability capabilities}, and optionally how an application
+ * connects to it ({@link #applicationProperties()}, {@link #applicationSources()}: another connection factory, say).
+ *
+ * <pre>{@code
+ * class StandaloneLettuceLockContractTest extends AbstractLockContractTest {
+ *     protected ContractRedis startRedis() { return StandaloneRedis.start(); }
+ *     protected Set<Capability> capabilities() { return EnumSet.allOf(Capability.class); }
+ * }
+ * }</pre>
+ *
+ * <p>Each class starts its Redis and two application instances ({@link ContractApplication}) once; every test uses
+ * lock names of its own, and Redis is emptied before each. Tests go through the public API only and read Redis
+ * through a side door ({@link ContractRedis}, {@link LockKeyspace}) to check what is left behind. A test of a
+ * capability the backend does not declare is skipped. "Eventually" is Awaitility with a generous bound
+ * ({@link #PATIENCE}); nothing asserts an upper bound on time.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+public abstract class AbstractLockContractTest {
+
+    /** The most any "eventually" may take before a test fails: a hang guard on a busy machine, not a timing claim. */
+    protected static final Duration PATIENCE = Duration.ofSeconds(20);
+
+    private static final Duration TTL = Duration.ofSeconds(30);
+    private static final Duration LONG_WAIT = Duration.ofSeconds(30);
+
+    private ContractRedis redis;
+    private ContractApplication first;
+    private ContractApplication second;
+    private ContractApplication proxied;
+    private RedisFaultProxy proxy;
+    private ExecutorService threads;
+    private final AtomicInteger names = new AtomicInteger();
+    private String testName;
+
+    /** Starts the Redis the backend runs on; called once per class, closed after its last test. */
+    protected abstract ContractRedis startRedis();
+
+    /** The optional abilities this backend has; tests of the others are skipped. */
+    protected abstract Set<Capability> capabilities();
+
+    /** Where this backend keeps a lock in Redis, for the suite's side door. */
+    protected LockKeyspace keyspace() {
+        return LockKeyspace.SINGLE_REDIS;
+    }
+
+    /** Properties every application instance gets besides the Redis address, e.g. {@code spring.data.redis.client-type=jedis}. */
+    protected List<String> applicationProperties() {
+        return List.of();
+    }
+
+    /** Configuration classes every application instance gets, e.g. one declaring another connection factory. */
+    protected Class<?>[] applicationSources() {
+        return new Class<?>[0];
+    }
+
+    // ------------------------------------------------------------------------------------------ lifecycle
+
+    @BeforeAll
+    void startRedisAndTwoInstances() {
+        threads = Executors.newCachedThreadPool(runnable -> {
+            Thread thread = new Thread(runnable, "contract-caller");
+            thread.setDaemon(true);
+            return thread;
+        });
+        redis = startRedis();
+        first = startApplication(redis.springProperties());
+        second = startApplication(redis.springProperties());
+    }
+
+    @AfterAll
+    void stopInstancesAndRedis() {
+        threads.shutdownNow();
+        for (AutoCloseable closeable : new AutoCloseable[] { proxied, proxy, first, second, redis }) {
+            try {
+                if (closeable != null) {
+                    closeable.close();
+                }
+            }
+            catch (Exception ex) {
+                // Closing the rest matters more than one failure to close.
+            }
+        }
+    }
+
+    @BeforeEach
+    void emptyRedis(TestInfo info) {
+        testName = info.getTestMethod().map(method -> method.getName()).orElse("test");
+        if (proxy != null) {
+            proxy.heal();
+        }
+        redis.reset();
+    }
+
+    @AfterEach
+    void clearWhatAFailedTestLeft() {
+        Thread.interrupted();
+        if (proxy != null) {
+            proxy.heal();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------ exclusion
+
+    @Test
+    void twoInstancesContendingFromManyThreadsNeverOverlapAndEveryCallCompletes() throws Exception {
+        String name = name();
+        int threadsPerInstance = 3;
+        int callsPerThread = 20;
+        AtomicBoolean inSection = new AtomicBoolean();
+        AtomicInteger overlaps = new AtomicInteger();
+        // Read, yield, write: updates get lost if two holders ever interleave.
+        AtomicInteger counter = new AtomicInteger();
+        Supplier<Integer> section = () -> {
+            if (!inSection.compareAndSet(false, true)) {
+                overlaps.incrementAndGet();
+            }
+            int seen = counter.get();
+            Thread.yield();
+            counter.set(seen + 1);
+            inSection.set(false);
+            return seen;
+        };
+        List<Future<Integer>> callers = new ArrayList<>();
+        for (ContractApplication instance : List.of(first, second)) {
+            for (int t = 0; t < threadsPerInstance; t++) {
+                callers.add(threads.submit(() -> {
+                    int completed = 0;
+                    for (int i = 0; i < callsPerThread; i++) {
+                        if (i % 2 == 0) {
+                            instance.guardedWork().run(name, section);
+                        }
+                        else {
+                            instance.lockService().callLocked(name, TTL, LONG_WAIT, section::get);
+                        }
+                        completed++;
+                    }
+                    return completed;
+                }));
+            }
+        }
+
+        int completed = 0;
+        for (Future<Integer> caller : callers) {
+            completed += get(caller);
+        }
+
+        int expected = 2 * threadsPerInstance * callsPerThread;
+        assertThat(completed).as("calls that completed").isEqualTo(expected);
+        assertThat(overlaps).as("times a holder found another one inside").hasValue(0);
+        assertThat(counter).as("increments, none lost to an overlap").hasValue(expected);
+        assertThat(leftovers(name)).as("nothing held or queued afterwards").isEmpty();
+    }
+
+    @Test
+    void aLockHeldByOneInstanceIsRefusedToAnotherUntilReleased() {
+        String name = name();
+        LockHandle held = first.lockService().lock(name, TTL, Duration.ZERO);
+
+        assertThat(tryNow(second, name)).isEmpty();
+        Throwable timeout = catchThrowable(() -> second.lockService().lock(name, TTL, Duration.ofMillis(200)));
+        assertThat(timeout).isInstanceOf(LockTimeoutException.class);
+        assertThat(((LockTimeoutException) timeout).getKey()).isEqualTo(name);
+        assertThat(held.key()).isEqualTo(name);
+        assertThat(held.isHeld()).isTrue();
+
+        assertThat(held.release()).isTrue();
+        assertThat(held.isHeld()).isFalse();
+        assertThat(held.release()).as("release is idempotent: only the first call removes the lock").isFalse();
+        assertThat(leftovers(name)).isEmpty();
+        Optional<LockHandle> next = tryNow(second, name);
+        assertThat(next).isPresent();
+        assertThat(next.get().release()).isTrue();
+    }
+
+    @Test
+    void aTryLockOnAFreeLockSucceedsAndCloseReleasesIt() {
+        String name = name();
+        try (LockHandle held = first.lockService().tryLock(name, TTL, Duration.ZERO).orElseThrow()) {
+            assertThat(held.isHeld()).isTrue();
+            assertThat(lockKeyExists(name)).isTrue();
+        }
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    @Test
+    void callLockedReleasesTheLockWhenTheActionThrows() {
+        String name = name();
+        IllegalStateException failure = new IllegalStateException("the action's own failure");
+
+        Throwable thrown = catchThrowable(() -> first.lockService().callLocked(name, TTL, Duration.ZERO, () -> {
+            assertThat(tryNow(second, name)).as("held while the action runs").isEmpty();
+            throw failure;
+        }));
+
+        assertThat(thrown).isSameAs(failure);
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    // ------------------------------------------------------------------------------------------ release and expiry
+
+    @Test
+    void aReleaseAfterTheLeaseRanOutNeverDeletesTheNextOwnersLock() {
+        String name = name();
+        LockHandle ours = first.lockService().lock(LockRequest.of(name).withTtl(Duration.ofMillis(300))
+                .withWaitTime(Duration.ZERO).withWatchdog(false));
+
+        LockHandle theirs = await().atMost(PATIENCE).until(() -> tryNow(second, name).orElse(null), Objects::nonNull);
+
+        assertThat(ours.isHeld()).as("a fixed lease that ran out is not held").isFalse();
+        assertThat(ours.isLost()).as("a fixed lease that ran out is not reported lost").isFalse();
+        assertThat(ours.release()).as("our release after expiry").isFalse();
+        ours.close();
+        assertThat(lockKeyExists(name)).as("the next owner's lock is still in Redis").isTrue();
+        assertThat(theirs.isHeld()).isTrue();
+        assertThat(tryNow(first, name)).as("and still excludes us").isEmpty();
+        assertThat(theirs.release()).isTrue();
+    }
+
+    @Test
+    void aHandleOwnsTheLockNotTheThreadSoAnotherThreadCanReleaseIt() {
+        String name = name();
+        LockHandle held = first.lockService().lock(name, TTL, Duration.ZERO);
+
+        boolean released = get(threads.submit(held::release));
+
+        assertThat(released).isTrue();
+        assertThat(held.isHeld()).isFalse();
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    // ------------------------------------------------------------------------------------------ watchdog
+
+    @Test
+    void theWatchdogKeepsALeaseAlivePastSeveralTtls() {
+        String name = name();
+        Duration ttl = Duration.ofMillis(600);
+        LockHandle held = first.lockService().lock(LockRequest.of(name).withTtl(ttl).withWaitTime(Duration.ZERO)
+                .withWatchdog(true));
+
+        await().during(ttl.multipliedBy(4)).atMost(PATIENCE).until(() -> held.isHeld() && lockKeyExists(name));
+
+        assertThat(tryNow(second, name)).as("another instance is still excluded").isEmpty();
+        assertThat(held.isLost()).isFalse();
+        assertThat(held.release()).isTrue();
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    @Test
+    void theWatchdogNeverRecreatesAReleasedLock() {
+        String name = name();
+        Duration ttl = Duration.ofMillis(300);
+        LockHandle held = first.lockService().lock(LockRequest.of(name).withTtl(ttl).withWaitTime(Duration.ZERO)
+                .withWatchdog(true));
+        assertThat(held.release()).isTrue();
+
+        await().during(ttl.multipliedBy(3)).atMost(PATIENCE).until(() -> leftovers(name).isEmpty());
+        assertThat(held.isLost()).as("a released lease is not lost").isFalse();
+    }
+
+    // ------------------------------------------------------------------------------------------ lost leases
+
+    @Test
+    void aLeaseDeletedBehindItsHoldersBackIsReportedToTheHandleItsListenersAndTheApplication() {
+        String name = name();
+        LockHandle held = first.lockService().lock(LockRequest.of(name).withTtl(Duration.ofMillis(900))
+                .withWaitTime(Duration.ZERO).withWatchdog(true));
+        List<LockHandle> told = new CopyOnWriteArrayList<>();
+        held.onLost(told::add);
+
+        deleteBehindTheHoldersBack(name);
+
+        await().atMost(PATIENCE).until(() -> !told.isEmpty() && lostIn(first, name).isPresent());
+        assertThat(told).as("the listener ran once, with the handle").containsExactly(held);
+        assertThat(held.isLost()).isTrue();
+        assertThat(held.isHeld()).isFalse();
+        LockLostEvent event = lostIn(first, name).orElseThrow();
+        assertThat(event.getHandle()).isSameAs(held);
+        assertThat(event.getReason()).isNotBlank();
+        assertThat(lostIn(second, name)).as("only the holder's application hears of it").isEmpty();
+        List<LockHandle> late = new ArrayList<>();
+        held.onLost(late::add);
+        assertThat(late).as("a listener registered after the loss runs at once").containsExactly(held);
+        assertThat(held.release()).as("nothing of ours left to release").isFalse();
+        assertThat(tryNow(second, name)).as("free for the next owner").isPresent();
+    }
+
+    @Test
+    void anAnnotatedMethodWhoseLeaseWasLostRunsToItsEndThenThrowsLockLostException() {
+        String name = name();
+        AtomicBoolean finished = new AtomicBoolean();
+
+        Throwable thrown = catchThrowable(() -> first.guardedWork().runWithShortLease(name, () -> {
+            deleteBehindTheHoldersBack(name);
+            await().atMost(PATIENCE).until(() -> lostIn(first, name).isPresent());
+            finished.set(true);
+            return "finished";
+        }));
+
+        assertThat(finished).as("the method ran to its end").isTrue();
+        assertThat(thrown).isInstanceOf(LockLostException.class);
+        assertThat(((LockLostException) thrown).getKey()).isEqualTo(name);
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    // ------------------------------------------------------------------------------------------ fencing
+
+    @Test
+    void fencingTokensStrictlyIncreaseAcrossHoldersAndInstances() {
+        requires(Capability.FENCING);
+        String name = name();
+        long last = 0;
+        for (int i = 0; i < 6; i++) {
+            ContractApplication instance = i % 2 == 0 ? first : second;
+            LockRequest request = LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO);
+            // Drawn with the lock, or on the first fencingToken() call: the order is the same.
+            request = i % 3 == 0 ? request.withFencingToken() : request;
+            try (LockHandle held = instance.lockService().lock(request)) {
+                long token = held.fencingToken();
+
+                assertThat(token).as("holder %d's token", i).isGreaterThan(last);
+                assertThat(held.fencingToken()).as("issued once per acquisition").isEqualTo(token);
+                assertThat(held.issuedFencingToken()).hasValue(token);
+                last = token;
+            }
+        }
+    }
+
+    @Test
+    void aFencingTokenAskedForAfterTheLeaseRanOutIsRefusedAndTheNextHolderGetsALargerOne() {
+        requires(Capability.FENCING);
+        String name = name();
+        long previous;
+        try (LockHandle earlier = second.lockService().lock(LockRequest.of(name).withTtl(TTL)
+                .withWaitTime(Duration.ZERO).withFencingToken())) {
+            previous = earlier.fencingToken();
+        }
+        LockHandle expired = first.lockService().lock(LockRequest.of(name).withTtl(Duration.ofMillis(300))
+                .withWaitTime(Duration.ZERO).withWatchdog(false));
+        LockHandle next = await().atMost(PATIENCE).until(() -> tryNow(second, name).orElse(null), Objects::nonNull);
+
+        assertThat(catchThrowable(expired::fencingToken)).as("no token for a lock that is no longer ours")
+                .isInstanceOf(LockLostException.class);
+        assertThat(expired.issuedFencingToken()).isEmpty();
+        assertThat(next.fencingToken()).as("the next holder's token").isGreaterThan(previous);
+        assertThat(next.release()).isTrue();
+
+        LockHandle released = first.lockService().lock(name, TTL, Duration.ZERO);
+        assertThat(released.release()).isTrue();
+        assertThat(catchThrowable(released::fencingToken)).as("no token after release")
+                .isInstanceOf(IllegalStateException.class);
+    }
+
+    // ------------------------------------------------------------------------------------------ waiting and hand-over
+
+    @Test
+    void aWaiterGetsTheLockOnceTheHolderReleasesIt() {
+        String name = name();
+        LockHandle holder = first.lockService().lock(name, TTL, Duration.ZERO);
+        long holderToken = has(Capability.FENCING) ? holder.fencingToken() : 0;
+        Future<LockHandle> waiter = threads.submit(() -> second.lockService().lock(name, TTL, LONG_WAIT));
+        awaitWaiting(name, 1, waiter);
+
+        assertThat(holder.release()).isTrue();
+
+        LockHandle handedOver = get(waiter);
+        assertThat(handedOver.isHeld()).isTrue();
+        assertThat(tryNow(first, name)).as("the waiter holds it now").isEmpty();
+        if (has(Capability.FENCING)) {
+            assertThat(handedOver.fencingToken()).isGreaterThan(holderToken);
+        }
+        assertThat(handedOver.release()).isTrue();
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    @Test
+    void waitersInSeveralInstancesGetTheLockInTheOrderTheyStartedWaiting() {
+        requires(Capability.WAIT_QUEUE);
+        String name = name();
+        LockHandle holder = first.lockService().lock(name, TTL, Duration.ZERO);
+        List<String> order = new CopyOnWriteArrayList<>();
+        List<Future<Object>> waiters = new ArrayList<>();
+        List<ContractApplication> instances = List.of(second, first, second, first);
+        for (int i = 0; i < instances.size(); i++) {
+            String waiterName = "waiter " + i;
+            LockService service = instances.get(i).lockService();
+            Future<Object> waiter = threads.submit(() -> {
+                try (LockHandle held = service.lock(name, TTL, LONG_WAIT)) {
+                    order.add(waiterName);
+                }
+                return null;
+            });
+            waiters.add(waiter);
+            awaitWaiting(name, i + 1, waiter);
+        }
+
+        assertThat(holder.release()).isTrue();
+        waiters.forEach(AbstractLockContractTest::get);
+
+        assertThat(order).containsExactly("waiter 0", "waiter 1", "waiter 2", "waiter 3");
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    @Test
+    void aWaiterGetsALockWhoseKeyWasDeletedWithoutARelease() {
+        String name = name();
+        LockHandle holder = first.lockService().lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO)
+                .withWatchdog(false));
+        Future<LockHandle> waiter = threads.submit(() -> second.lockService().lock(name, TTL, LONG_WAIT));
+        awaitWaiting(name, 1, waiter);
+
+        // A foreign client's DEL, or an eviction: nobody announces it.
+        deleteBehindTheHoldersBack(name);
+
+        LockHandle next = get(waiter);
+        assertThat(next.isHeld()).isTrue();
+        assertThat(holder.release()).as("the old holder's release removes nothing").isFalse();
+        assertThat(lockKeyExists(name)).isTrue();
+        assertThat(next.release()).isTrue();
+    }
+
+    @Test
+    void aWaiterThatGivesUpLeavesNothingBehind() {
+        String name = name();
+        LockHandle holder = first.lockService().lock(name, TTL, Duration.ZERO);
+
+        Optional<LockHandle> none = second.lockService().tryLock(name, TTL, Duration.ofMillis(300));
+
+        assertThat(none).isEmpty();
+        assertThat(holder.release()).isTrue();
+        assertThat(leftovers(name)).as("no lock, no queue entry").isEmpty();
+    }
+
+    // ------------------------------------------------------------------------------------------ reentrancy
+
+    @Test
+    void nestedAnnotatedCallsOnTheSameKeyJoinTheOuterLockAndOnlyTheOutermostReleases() {
+        String name = name();
+        GuardedWork work = first.guardedWork();
+
+        String result = work.run(name, () -> {
+            // waitTime 0s: were the inner call not joining, it would time out on its own outer lock.
+            String inner = work.tryRun(name, () -> {
+                assertThat(tryNow(second, name)).isEmpty();
+                return "inner";
+            });
+            assertThat(lockKeyExists(name)).as("the inner call's return released nothing").isTrue();
+            assertThat(tryNow(second, name)).isEmpty();
+            return inner + " within outer";
+        });
+
+        assertThat(result).isEqualTo("inner within outer");
+        assertThat(leftovers(name)).as("the outermost call released it").isEmpty();
+    }
+
+    @Test
+    void aCallOnTheSameKeyFromAnotherThreadIsAnotherOwnerAndDoesNotJoin() {
+        String name = name();
+        GuardedWork work = first.guardedWork();
+
+        Throwable fromAnotherThread = work.run(name,
+                () -> get(threads.submit(() -> catchThrowable(() -> work.tryRun(name, () -> "joined")))));
+
+        assertThat(fromAnotherThread).isInstanceOf(LockTimeoutException.class);
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    // ------------------------------------------------------------------------------------------ several keys
+
+    @Test
+    void severalKeysAreAllHeldWhileTheMethodRunsAndAllReleasedAfter() {
+        String a = name() + ":a";
+        String b = name() + ":b";
+
+        first.guardedWork().runOnBoth(b, a, () -> {
+            assertThat(tryNow(second, a)).isEmpty();
+            assertThat(tryNow(second, b)).isEmpty();
+            return null;
+        });
+
+        assertThat(leftovers(a)).isEmpty();
+        assertThat(leftovers(b)).isEmpty();
+    }
+
+    @Test
+    void severalKeysAreAllOrNothing() {
+        String a = name() + ":a";
+        String b = name() + ":b";
+        LockHandle other = second.lockService().lock(b, TTL, Duration.ZERO);
+        AtomicBoolean invoked = new AtomicBoolean();
+
+        Throwable thrown = catchThrowable(() -> first.guardedWork().runOnBoth(a, b, () -> invoked.getAndSet(true)));
+
+        assertThat(thrown).isInstanceOf(LockTimeoutException.class);
+        assertThat(((LockTimeoutException) thrown).getKey()).as("names the key that could not be had").isEqualTo(b);
+        assertThat(invoked).as("the method ran").isFalse();
+        assertThat(leftovers(a)).as("the key that was free was given back").isEmpty();
+        assertThat(other.isHeld()).isTrue();
+        assertThat(other.release()).isTrue();
+    }
+
+    @Test
+    void severalKeysInOpposingOrdersFromTwoInstancesNeverDeadlock() {
+        String a = name() + ":a";
+        String b = name() + ":b";
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        Supplier<Object> section = () -> {
+            if (inside.incrementAndGet() != 1) {
+                overlaps.incrementAndGet();
+            }
+            Thread.yield();
+            inside.decrementAndGet();
+            return null;
+        };
+        Future<Integer> ab = threads.submit(() -> repeat(10, () -> first.guardedWork().runOnBothPatiently(a, b, section)));
+        Future<Integer> ba = threads.submit(() -> repeat(10, () -> second.guardedWork().runOnBothPatiently(b, a, section)));
+
+        assertThat(get(ab) + get(ba)).isEqualTo(20);
+        assertThat(overlaps).hasValue(0);
+        assertThat(leftovers(a)).isEmpty();
+        assertThat(leftovers(b)).isEmpty();
+    }
+
+    // ------------------------------------------------------------------------------------------ interrupts
+
+    @Test
+    void anInterruptBeforeTheCallFailsTheAcquisitionKeepsTheFlagAndLeavesNothingInRedis() {
+        String name = name();
+        AtomicBoolean invoked = new AtomicBoolean();
+
+        Thread.currentThread().interrupt();
+        Throwable viaService = catchThrowable(() -> first.lockService().tryLock(name, TTL, Duration.ZERO));
+        boolean serviceKeptTheFlag = Thread.interrupted();
+        Thread.currentThread().interrupt();
+        Throwable viaAnnotation = catchThrowable(() -> first.guardedWork().run(name, () -> invoked.getAndSet(true)));
+        boolean annotationKeptTheFlag = Thread.interrupted();
+
+        assertThat(viaService).isInstanceOf(LockAcquisitionException.class)
+                .hasCauseInstanceOf(InterruptedException.class);
+        assertThat(serviceKeptTheFlag).isTrue();
+        assertThat(viaAnnotation).isInstanceOf(LockAcquisitionException.class)
+                .hasCauseInstanceOf(InterruptedException.class);
+        assertThat(annotationKeptTheFlag).isTrue();
+        assertThat(invoked).as("the method ran").isFalse();
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    @Test
+    void anInterruptDuringTheWaitEndsItKeepsTheFlagAndLeavesNothingInRedis() {
+        String name = name();
+        LockHandle holder = first.lockService().lock(name, TTL, Duration.ZERO);
+        AtomicReference<Thread> waiterThread = new AtomicReference<>();
+        AtomicBoolean flagKept = new AtomicBoolean();
+        Future<Throwable> waiter = threads.submit(() -> {
+            waiterThread.set(Thread.currentThread());
+            Throwable thrown = catchThrowable(() -> second.lockService().lock(name, TTL, LONG_WAIT));
+            flagKept.set(Thread.interrupted());
+            return thrown;
+        });
+        awaitWaiting(name, 1, waiter);
+
+        waiterThread.get().interrupt();
+
+        assertThat(get(waiter)).isInstanceOf(LockAcquisitionException.class)
+                .hasCauseInstanceOf(InterruptedException.class);
+        assertThat(flagKept).isTrue();
+        assertThat(holder.isHeld()).isTrue();
+        assertThat(holder.release()).isTrue();
+        assertThat(leftovers(name)).as("no lock and no queue entry of the waiter").isEmpty();
+    }
+
+    @Test
+    void releaseAndTheFirstFencingTokenCompleteOnAnInterruptedThread() {
+        String name = name();
+        LockHandle held = first.lockService().lock(name, TTL, Duration.ZERO);
+
+        Thread.currentThread().interrupt();
+        long token = has(Capability.FENCING) ? held.fencingToken() : 1;
+        boolean released = held.release();
+        boolean flagKept = Thread.interrupted();
+
+        assertThat(token).isPositive();
+        assertThat(released).isTrue();
+        assertThat(flagKept).isTrue();
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    // ------------------------------------------------------------------------------------------ faults
+
+    @Test
+    void anAcquireWhoseReplyWasLostAndResentByTheClientStillAcquires() {
+        requires(Capability.FAULT_PROXY);
+        String name = name();
+        LockService service = proxiedInstance().lockService();
+        FaultRule lostReply = proxy.onNext(RedisCommandMatcher.named("SET").withArgument(1, keyspace().lockKey(name)))
+                .dropReplyAndClose();
+
+        Optional<LockHandle> acquired = service.tryLock(name, TTL, Duration.ZERO);
+
+        assertThat(lostReply.triggerCount()).as("the fault hit").isEqualTo(1);
+        assertThat(acquired).isPresent();
+        assertThat(acquired.get().isHeld()).isTrue();
+        assertThat(tryNow(second, name)).isEmpty();
+        assertThat(acquired.get().release()).isTrue();
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    @Test
+    void aReleaseWhoseReplyNeverCameIsCompletedOnceRedisAnswersAgain() {
+        requires(Capability.FAULT_PROXY);
+        String name = name();
+        LockHandle held = proxiedInstance().lockService().lock(name, TTL, Duration.ZERO);
+        proxy.blackhole();
+
+        Throwable thrown = catchThrowable(held::release);
+
+        assertThat(thrown).isInstanceOf(LockBackendException.class);
+        assertThat(lockKeyExists(name)).as("Redis never saw the release").isTrue();
+        proxy.heal();
+        await().atMost(PATIENCE).until(() -> leftovers(name).isEmpty());
+        assertThat(tryNow(second, name)).isPresent();
+    }
+
+    @Test
+    void anAcquireWhoseReplyNeverCameIsUndoneOnceRedisAnswersAgain() {
+        requires(Capability.FAULT_PROXY);
+        String name = name();
+        LockService service = proxiedInstance().lockService();
+        proxy.onNext(RedisCommandMatcher.named("SET").withArgument(1, keyspace().lockKey(name))).dropReplyAndHang();
+
+        Throwable thrown = catchThrowable(() -> service.tryLock(name, TTL, Duration.ZERO));
+
+        assertThat(thrown).isInstanceOf(LockBackendException.class);
+        assertThat(lockKeyExists(name)).as("Redis ran the SET").isTrue();
+        proxy.heal();
+        await().atMost(PATIENCE).until(() -> leftovers(name).isEmpty());
+        assertThat(tryNow(second, name)).isPresent();
+    }
+
+    // ------------------------------------------------------------------------------------------ helpers
+
+    /** Skips the test unless the backend declares {@code capability}. */
+    protected final void requires(Capability capability) {
+        assumeTrue(has(capability), () -> getClass().getSimpleName() + " does not declare " + capability);
+    }
+
+    protected final boolean has(Capability capability) {
+        return capabilities().contains(capability);
+    }
+
+    /** A lock name of this test's own. */
+    protected final String name() {
+        return testName + "-" + names.incrementAndGet();
+    }
+
+    protected final ContractRedis redis() {
+        return redis;
+    }
+
+    private ContractApplication startApplication(List<String> redisProperties, String... more) {
+        List<String> properties = new ArrayList<>(redisProperties);
+        properties.addAll(applicationProperties());
+        properties.addAll(List.of(more));
+        return ContractApplication.start(properties, applicationSources());
+    }
+
+    /** A third instance that reaches Redis through a fault proxy, started on first use, connected and warmed up. */
+    private ContractApplication proxiedInstance() {
+        if (proxied == null) {
+            proxy = redis.startFaultProxy();
+            proxied = startApplication(redis.springPropertiesThrough(proxy), "distributed-lock.operation-timeout=500ms");
+        }
+        // Connected, and every script the faults could hit cached, so a fault hits the command it names.
+        String warmUp = name();
+        await().atMost(PATIENCE).ignoreExceptions().until(() -> {
+            try (LockHandle held = proxied.lockService().lock(LockRequest.of(warmUp).withTtl(TTL)
+                    .withWaitTime(Duration.ZERO).withFencingToken())) {
+                return held.isHeld();
+            }
+        });
+        return proxied;
+    }
+
+    private static Optional<LockHandle> tryNow(ContractApplication instance, String name) {
+        return instance.lockService().tryLock(name, TTL, Duration.ZERO);
+    }
+
+    private static Optional<LockLostEvent> lostIn(ContractApplication instance, String name) {
+        return instance.lostLeases().stream().filter(event -> event.getKey().equals(name)).findFirst();
+    }
+
+    /** Returns once {@code waiter} is waiting: queued in Redis, or with no queue, still waiting a while later. */
+    private void awaitWaiting(String name, int queued, Future<?> waiter) {
+        if (has(Capability.WAIT_QUEUE)) {
+            await().atMost(PATIENCE).until(() -> waiter.isDone() || queueLength(name) >= queued);
+        }
+        else {
+            await().during(Duration.ofMillis(300)).atMost(PATIENCE).until(() -> !waiter.isDone());
+        }
+        assertThat(waiter.isDone()).as("the waiter is still waiting").isFalse();
+    }
+
+    private boolean lockKeyExists(String name) {
+        String key = keyspace().lockKey(name);
+        return Long.valueOf(1).equals(redis.command(key, "EXISTS", key));
+    }
+
+    private void deleteBehindTheHoldersBack(String name) {
+        String key = keyspace().lockKey(name);
+        assertThat(redis.command(key, "DEL", key)).as("deleted %s", key).isEqualTo(1L);
+    }
+
+    private long queueLength(String name) {
+        String key = keyspace().queueKey(name);
+        return (Long) redis.command(key, "ZCARD", key);
+    }
+
+    /** The keys of lock {@code name} other than counters meant to outlive it: a lock, a queue entry. */
+    private Set<String> leftovers(String name) {
+        return redis.keys(keyspace().statePattern(name)).stream().filter(key -> !keyspace().isCounter(key))
+                .collect(Collectors.toSet());
+    }
+
+    private static int repeat(int times, Runnable call) {
+        for (int i = 0; i < times; i++) {
+            call.run();
+        }
+        return times;
+    }
+
+    private static <T> T get(Future<T> future) {
+        try {
+            return future.get(2, TimeUnit.MINUTES);
+        }
+        catch (ExecutionException ex) {
+            throw new AssertionError("the call failed", ex.getCause());
+        }
+        catch (InterruptedException | TimeoutException ex) {
+            future.cancel(true);
+            throw new AssertionError("the call did not complete", ex);
+        }
+    }
+}
