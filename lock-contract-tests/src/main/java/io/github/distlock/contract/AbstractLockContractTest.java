@@ -367,6 +367,28 @@ public abstract class AbstractLockContractTest {
         assertThat(leftovers(name)).isEmpty();
     }
 
+    @Test
+    void aLostLeaseInterruptsAnAnnotatedMethodThatAsksForItOnlyWhileItRuns() {
+        String name = name();
+        AtomicBoolean interrupted = new AtomicBoolean();
+
+        Throwable thrown = catchThrowable(() -> first.guardedWork().runInterruptedOnLoss(name, () -> {
+            deleteBehindTheHoldersBack(name);
+            try {
+                Thread.sleep(PATIENCE.toMillis());
+            }
+            catch (InterruptedException expected) {
+                interrupted.set(true);
+            }
+            return "stopped";
+        }));
+
+        assertThat(interrupted).as("the method's blocking call was interrupted").isTrue();
+        assertThat(thrown).isInstanceOf(LockLostException.class);
+        assertThat(Thread.currentThread().isInterrupted()).as("no interrupt left for the caller's thread").isFalse();
+        assertThat(lostIn(first, name)).isPresent();
+    }
+
     // ------------------------------------------------------------------------------------------ fencing
 
     @Test
@@ -702,7 +724,35 @@ public abstract class AbstractLockContractTest {
         assertThat(tryNow(second, name)).isPresent();
     }
 
+    @Test
+    void anUnreachableRedisFailsTheCallWithLockBackendExceptionAndTheMethodNeverRuns() {
+        requires(Capability.FAULT_PROXY);
+        String name = name();
+        ContractApplication instance = proxiedInstance();
+        AtomicBoolean invoked = new AtomicBoolean();
+        proxy.blackhole();
+
+        Throwable viaService = catchThrowable(() -> instance.lockService().tryLock(name, TTL, Duration.ZERO));
+        Throwable viaAnnotation = catchThrowable(() -> instance.guardedWork().tryRun(name, () -> invoked.getAndSet(true)));
+
+        assertThat(viaService).isInstanceOf(LockBackendException.class);
+        assertThat(viaAnnotation).isInstanceOf(LockBackendException.class);
+        assertThat(invoked).as("the guarded method ran").isFalse();
+        proxy.heal();
+        await().atMost(PATIENCE).until(() -> leftovers(name).isEmpty());
+    }
+
     // ------------------------------------------------------------------------------------------ helpers
+
+    /** The first application instance, for a subclass's own tests of its topology. */
+    protected final ContractApplication firstInstance() {
+        return first;
+    }
+
+    /** The second application instance. */
+    protected final ContractApplication secondInstance() {
+        return second;
+    }
 
     /** Skips the test unless the backend declares {@code capability}. */
     protected final void requires(Capability capability) {

@@ -29,6 +29,13 @@ public class GuardedWork {
         return work.get();
     }
 
+    /** Like {@link #runWithShortLease}, but a lost lease interrupts the thread running the method. */
+    @DistributedLock(key = "#key", ttl = "900ms", waitTime = "0s", watchdog = DistributedLock.Watchdog.ENABLED,
+            onLeaseLost = DistributedLock.LeaseLostAction.INTERRUPT)
+    public <T> T runInterruptedOnLoss(String key, Supplier<T> work) {
+        return work.get();
+    }
+
     /** Both keys or neither, waiting at most 300 ms for both together. */
     @DistributedLock(keys = { "#first", "#second" }, waitTime = "300ms")
     public <T> T runOnBoth(String first, String second, Supplier<T> work) {
