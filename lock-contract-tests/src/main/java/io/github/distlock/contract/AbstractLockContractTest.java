@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -329,6 +330,7 @@ public abstract class AbstractLockContractTest {
         String name = name();
         LockHandle held = first.lockService().lock(LockRequest.of(name).withTtl(Duration.ofMillis(900))
                 .withWaitTime(Duration.ZERO).withWatchdog(true));
+        long token = has(Capability.FENCING) ? held.fencingToken() : 0;
         List<LockHandle> told = new CopyOnWriteArrayList<>();
         held.onLost(told::add);
 
@@ -341,6 +343,9 @@ public abstract class AbstractLockContractTest {
         LockLostEvent event = lostIn(first, name).orElseThrow();
         assertThat(event.getHandle()).isSameAs(held);
         assertThat(event.getReason()).isNotBlank();
+        if (has(Capability.FENCING)) {
+            assertThat(event.getFencingToken()).as("the lost holder's token, for the resource to fence off").hasValue(token);
+        }
         assertThat(lostIn(second, name)).as("only the holder's application hears of it").isEmpty();
         List<LockHandle> late = new ArrayList<>();
         held.onLost(late::add);
@@ -506,6 +511,40 @@ public abstract class AbstractLockContractTest {
     }
 
     @Test
+    void aWaiterGetsALockWhoseHoldersLeaseRanOut() {
+        String name = name();
+        LockHandle holder = first.lockService().lock(LockRequest.of(name).withTtl(Duration.ofMillis(1500))
+                .withWaitTime(Duration.ZERO).withWatchdog(false));
+        Future<LockHandle> waiter = threads.submit(() -> second.lockService().lock(name, TTL, LONG_WAIT));
+        awaitWaiting(name, 1, waiter);
+
+        LockHandle next = get(waiter);
+
+        assertThat(next.isHeld()).isTrue();
+        assertThat(holder.isHeld()).isFalse();
+        assertThat(holder.release()).isFalse();
+        assertThat(next.release()).isTrue();
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    @Test
+    void aHandedOverLockLastsTheWaitersLeaseNotTheHolders() {
+        String name = name();
+        Duration waiterTtl = Duration.ofSeconds(3);
+        LockHandle holder = first.lockService().lock(name, Duration.ofMinutes(10), Duration.ZERO);
+        Future<LockHandle> waiter = threads.submit(() -> second.lockService().lock(LockRequest.of(name)
+                .withTtl(waiterTtl).withWaitTime(LONG_WAIT).withWatchdog(false)));
+        awaitWaiting(name, 1, waiter);
+
+        assertThat(holder.release()).isTrue();
+        LockHandle next = get(waiter);
+
+        assertThat(pttl(name)).as("the lease in Redis").isPositive().isLessThanOrEqualTo(waiterTtl.toMillis());
+        assertThat(next.isHeld()).isTrue();
+        assertThat(next.release()).isTrue();
+    }
+
+    @Test
     void aWaiterThatGivesUpLeavesNothingBehind() {
         String name = name();
         LockHandle holder = first.lockService().lock(name, TTL, Duration.ZERO);
@@ -549,6 +588,22 @@ public abstract class AbstractLockContractTest {
 
         assertThat(fromAnotherThread).isInstanceOf(LockTimeoutException.class);
         assertThat(leftovers(name)).isEmpty();
+    }
+
+    // ------------------------------------------------------------------------------------------ methods that return later
+
+    @Test
+    void anAnnotatedMethodReturningAFutureHoldsTheLockUntilTheFutureCompletes() {
+        String name = name();
+        CompletableFuture<String> work = new CompletableFuture<>();
+
+        CompletableFuture<String> result = first.guardedWork().runUntilDone(name, () -> work);
+
+        assertThat(result).isNotDone();
+        assertThat(tryNow(second, name)).as("held after the method returned, while its work runs").isEmpty();
+        threads.submit(() -> work.complete("done"));
+        assertThat(get(result)).isEqualTo("done");
+        assertThat(leftovers(name)).as("released when the work completed").isEmpty();
     }
 
     // ------------------------------------------------------------------------------------------ several keys
@@ -725,6 +780,25 @@ public abstract class AbstractLockContractTest {
     }
 
     @Test
+    void aHolderCutOffFromRedisUntilItsLeaseRanOutIsToldItLostIt() {
+        requires(Capability.FAULT_PROXY);
+        String name = name();
+        ContractApplication instance = proxiedInstance();
+        LockHandle held = instance.lockService().lock(LockRequest.of(name).withTtl(Duration.ofMillis(1500))
+                .withWaitTime(Duration.ZERO).withWatchdog(true));
+        proxy.blackhole();
+
+        LockHandle next = await().atMost(PATIENCE).until(() -> tryNow(second, name).orElse(null), Objects::nonNull);
+
+        await().atMost(PATIENCE).until(held::isLost);
+        assertThat(held.isHeld()).isFalse();
+        await().atMost(PATIENCE).until(() -> lostIn(instance, name).isPresent());
+        proxy.heal();
+        assertThat(next.isHeld()).isTrue();
+        assertThat(next.release()).isTrue();
+    }
+
+    @Test
     void anUnreachableRedisFailsTheCallWithLockBackendExceptionAndTheMethodNeverRuns() {
         requires(Capability.FAULT_PROXY);
         String name = name();
@@ -818,6 +892,11 @@ public abstract class AbstractLockContractTest {
     private boolean lockKeyExists(String name) {
         String key = keyspace().lockKey(name);
         return Long.valueOf(1).equals(redis.command(key, "EXISTS", key));
+    }
+
+    private long pttl(String name) {
+        String key = keyspace().lockKey(name);
+        return (Long) redis.command(key, "PTTL", key);
     }
 
     private void deleteBehindTheHoldersBack(String name) {

@@ -1,5 +1,6 @@
 package io.github.distlock.contract;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
 import io.github.distlock.DistributedLock;
@@ -33,6 +34,12 @@ public class GuardedWork {
     @DistributedLock(key = "#key", ttl = "900ms", waitTime = "0s", watchdog = DistributedLock.Watchdog.ENABLED,
             onLeaseLost = DistributedLock.LeaseLostAction.INTERRUPT)
     public <T> T runInterruptedOnLoss(String key, Supplier<T> work) {
+        return work.get();
+    }
+
+    /** Holds the lock on {@code key} until the returned stage completes, not only until the method returns. */
+    @DistributedLock(key = "#key", waitTime = "0s")
+    public <T> CompletableFuture<T> runUntilDone(String key, Supplier<CompletableFuture<T>> work) {
         return work.get();
     }
 
