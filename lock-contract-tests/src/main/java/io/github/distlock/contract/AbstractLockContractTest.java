@@ -590,6 +590,65 @@ public abstract class AbstractLockContractTest {
         assertThat(leftovers(name)).isEmpty();
     }
 
+    @Test
+    void aNestedCallDoesNotJoinAHoldWhoseLeaseWasLostButAcquiresAfresh() {
+        String name = name();
+        GuardedWork work = first.guardedWork();
+        AtomicReference<String> inner = new AtomicReference<>();
+
+        Throwable thrown = catchThrowable(() -> work.runWithShortLease(name, () -> {
+            deleteBehindTheHoldersBack(name);
+            await().atMost(PATIENCE).until(() -> lostIn(first, name).isPresent());
+            inner.set(work.tryRun(name, () -> lockKeyExists(name) ? "acquired afresh" : "joined a lost hold"));
+            assertThat(leftovers(name)).as("the inner call released its own lock").isEmpty();
+            return null;
+        }));
+
+        assertThat(inner).hasValue("acquired afresh");
+        assertThat(thrown).as("the outer call still reports its loss").isInstanceOf(LockLostException.class);
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    @Test
+    void theAnnotationNeverJoinsALockTakenWithLockService() {
+        String name = name();
+        LockHandle held = first.lockService().lock(name, TTL, Duration.ZERO);
+        AtomicBoolean invoked = new AtomicBoolean();
+
+        Throwable thrown = catchThrowable(() -> first.guardedWork().tryRun(name, () -> invoked.getAndSet(true)));
+
+        assertThat(thrown).as("a handle belongs to whoever holds it, not to the thread")
+                .isInstanceOf(LockTimeoutException.class);
+        assertThat(invoked).isFalse();
+        assertThat(held.isHeld()).isTrue();
+        assertThat(held.release()).isTrue();
+    }
+
+    @Test
+    void anInterruptWhileAnAnnotatedCallWaitsEndsItWithoutRunningTheMethod() {
+        String name = name();
+        LockHandle holder = second.lockService().lock(name, TTL, Duration.ZERO);
+        AtomicReference<Thread> caller = new AtomicReference<>();
+        AtomicBoolean invoked = new AtomicBoolean();
+        AtomicBoolean flagKept = new AtomicBoolean();
+        Future<Throwable> call = threads.submit(() -> {
+            caller.set(Thread.currentThread());
+            Throwable thrown = catchThrowable(() -> first.guardedWork().run(name, () -> invoked.getAndSet(true)));
+            flagKept.set(Thread.interrupted());
+            return thrown;
+        });
+        awaitWaiting(name, 1, call);
+
+        caller.get().interrupt();
+
+        assertThat(get(call)).isInstanceOf(LockAcquisitionException.class)
+                .hasCauseInstanceOf(InterruptedException.class);
+        assertThat(flagKept).isTrue();
+        assertThat(invoked).isFalse();
+        assertThat(holder.release()).isTrue();
+        assertThat(leftovers(name)).isEmpty();
+    }
+
     // ------------------------------------------------------------------------------------------ methods that return later
 
     @Test
@@ -604,6 +663,20 @@ public abstract class AbstractLockContractTest {
         threads.submit(() -> work.complete("done"));
         assertThat(get(result)).isEqualTo("done");
         assertThat(leftovers(name)).as("released when the work completed").isEmpty();
+    }
+
+    @Test
+    void aFutureWhoseLeaseWasLostBeforeItCompletedEndsWithLockLostException() {
+        String name = name();
+        CompletableFuture<String> work = new CompletableFuture<>();
+
+        CompletableFuture<String> result = first.guardedWork().runUntilDoneWithShortLease(name, () -> work);
+        deleteBehindTheHoldersBack(name);
+        await().atMost(PATIENCE).until(() -> lostIn(first, name).isPresent());
+        work.complete("done");
+
+        Throwable thrown = catchThrowable(() -> get(result));
+        assertThat(thrown).isInstanceOf(AssertionError.class).hasCauseInstanceOf(LockLostException.class);
     }
 
     // ------------------------------------------------------------------------------------------ several keys

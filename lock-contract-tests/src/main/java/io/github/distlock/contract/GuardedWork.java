@@ -43,6 +43,12 @@ public class GuardedWork {
         return work.get();
     }
 
+    /** {@link #runUntilDone} with a short lease that the watchdog renews. */
+    @DistributedLock(key = "#key", ttl = "900ms", waitTime = "0s", watchdog = DistributedLock.Watchdog.ENABLED)
+    public <T> CompletableFuture<T> runUntilDoneWithShortLease(String key, Supplier<CompletableFuture<T>> work) {
+        return work.get();
+    }
+
     /** Both keys or neither, waiting at most 300 ms for both together. */
     @DistributedLock(keys = { "#first", "#second" }, waitTime = "300ms")
     public <T> T runOnBoth(String first, String second, Supplier<T> work) {
