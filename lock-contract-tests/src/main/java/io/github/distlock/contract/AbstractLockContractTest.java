@@ -226,6 +226,11 @@ public abstract class AbstractLockContractTest {
         Throwable timeout = catchThrowable(() -> second.lockService().lock(name, TTL, Duration.ofMillis(200)));
         assertThat(timeout).isInstanceOf(LockTimeoutException.class);
         assertThat(((LockTimeoutException) timeout).getKey()).isEqualTo(name);
+        AtomicBoolean ran = new AtomicBoolean();
+        Throwable notRun = catchThrowable(() -> second.lockService().callLocked(name, TTL, Duration.ZERO,
+                () -> ran.getAndSet(true)));
+        assertThat(notRun).isInstanceOf(LockTimeoutException.class);
+        assertThat(ran).as("callLocked ran the action without the lock").isFalse();
         assertThat(held.key()).isEqualTo(name);
         assertThat(held.isHeld()).isTrue();
 
@@ -373,6 +378,19 @@ public abstract class AbstractLockContractTest {
     }
 
     @Test
+    void anAnnotatedMethodThatOutlivedItsFixedLeaseThrowsLockLostExceptionAfterItReturns() {
+        String name = name();
+
+        Throwable thrown = catchThrowable(() -> first.guardedWork().runWithFixedLease(name, () -> {
+            await().atMost(PATIENCE).until(() -> !lockKeyExists(name));
+            return "finished";
+        }));
+
+        assertThat(thrown).isInstanceOf(LockLostException.class);
+        assertThat(((LockLostException) thrown).getKey()).isEqualTo(name);
+    }
+
+    @Test
     void aLostLeaseInterruptsAnAnnotatedMethodThatAsksForItOnlyWhileItRuns() {
         String name = name();
         AtomicBoolean interrupted = new AtomicBoolean();
@@ -418,6 +436,25 @@ public abstract class AbstractLockContractTest {
     }
 
     @Test
+    void fencingTokensStillIncreaseAfterTheCounterWasEvicted() {
+        requires(Capability.FENCING);
+        String name = name();
+        long before;
+        try (LockHandle held = first.lockService().lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO)
+                .withFencingToken())) {
+            before = held.fencingToken();
+        }
+        Set<String> counters = redis.keys(keyspace().statePattern(name)).stream().filter(keyspace()::isCounter)
+                .collect(Collectors.toSet());
+        assertThat(counters).as("the fencing counter").isNotEmpty();
+        counters.forEach(counter -> redis.command(counter, "DEL", counter));
+
+        try (LockHandle held = second.lockService().lock(name, TTL, Duration.ZERO)) {
+            assertThat(held.fencingToken()).isGreaterThan(before);
+        }
+    }
+
+    @Test
     void aFencingTokenAskedForAfterTheLeaseRanOutIsRefusedAndTheNextHolderGetsALargerOne() {
         requires(Capability.FENCING);
         String name = name();
@@ -456,6 +493,10 @@ public abstract class AbstractLockContractTest {
 
         LockHandle handedOver = get(waiter);
         assertThat(handedOver.isHeld()).isTrue();
+        if (has(Capability.FENCING)) {
+            assertThat(handedOver.issuedFencingToken()).as("a lock that was waited for comes with its token")
+                    .isPresent();
+        }
         assertThat(tryNow(first, name)).as("the waiter holds it now").isEmpty();
         if (has(Capability.FENCING)) {
             assertThat(handedOver.fencingToken()).isGreaterThan(holderToken);

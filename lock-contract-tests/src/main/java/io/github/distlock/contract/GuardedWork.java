@@ -30,6 +30,12 @@ public class GuardedWork {
         return work.get();
     }
 
+    /** A fixed 500 ms lease: nothing renews it while the method runs. */
+    @DistributedLock(key = "#key", ttl = "500ms", waitTime = "0s", watchdog = DistributedLock.Watchdog.DISABLED)
+    public <T> T runWithFixedLease(String key, Supplier<T> work) {
+        return work.get();
+    }
+
     /** Like {@link #runWithShortLease}, but a lost lease interrupts the thread running the method. */
     @DistributedLock(key = "#key", ttl = "900ms", waitTime = "0s", watchdog = DistributedLock.Watchdog.ENABLED,
             onLeaseLost = DistributedLock.LeaseLostAction.INTERRUPT)
