@@ -597,6 +597,72 @@ public abstract class AbstractLockContractTest {
         assertThat(leftovers(name)).as("no lock, no queue entry").isEmpty();
     }
 
+    /**
+     * A release and the waiter's deadline race: whatever wins, the waiter either holds the lock (a hand-over in the
+     * last moment counts) or it is free again, never left with a token that nobody owns until its lease runs out.
+     */
+    @Test
+    void aWaiterWhoseWaitRunsOutAsTheLockIsHandedToItEitherHoldsItOrLeavesItFree() {
+        String name = name();
+        for (int round = 0; round < 12; round++) {
+            LockHandle holder = first.lockService().lock(name, TTL, Duration.ZERO);
+            Future<Optional<LockHandle>> waiter = threads.submit(() -> second.lockService().tryLock(name, TTL,
+                    Duration.ofMillis(200)));
+            // Release around the waiter's deadline: a little before, at or after it.
+            parkMillis(150 + 10 * round);
+            holder.release();
+
+            Optional<LockHandle> outcome = get(waiter);
+
+            assertNoOrphan(name, outcome, "round " + round);
+        }
+    }
+
+    /** The same race with an interrupt instead of a deadline: an interrupted waiter passes a hand-over on. */
+    @Test
+    void aWaiterInterruptedAsTheLockIsHandedToItEitherHoldsItOrLeavesItFree() {
+        String name = name();
+        for (int round = 0; round < 12; round++) {
+            LockHandle holder = first.lockService().lock(name, TTL, Duration.ZERO);
+            AtomicReference<Thread> waiterThread = new AtomicReference<>();
+            Future<Optional<LockHandle>> waiter = threads.submit(() -> {
+                waiterThread.set(Thread.currentThread());
+                try {
+                    return Optional.of(second.lockService().lock(name, TTL, LONG_WAIT));
+                }
+                catch (LockAcquisitionException interrupted) {
+                    return Optional.<LockHandle>empty();
+                }
+                finally {
+                    Thread.interrupted();
+                }
+            });
+            awaitWaiting(name, 1, waiter);
+            Future<?> releaser = threads.submit(holder::release);
+            parkMillis(round % 4);
+            waiterThread.get().interrupt();
+            get(releaser);
+
+            Optional<LockHandle> outcome = get(waiter);
+
+            assertNoOrphan(name, outcome, "round " + round);
+        }
+    }
+
+    private void assertNoOrphan(String name, Optional<LockHandle> outcome, String round) {
+        if (outcome.isPresent()) {
+            assertThat(outcome.get().isHeld()).as(round).isTrue();
+            assertThat(outcome.get().release()).as(round).isTrue();
+        }
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(leftovers(name))
+                .as("%s: %s, and afterwards nothing may stay held", round, outcome.isPresent() ? "held" : "not held")
+                .isEmpty());
+    }
+
+    private static void parkMillis(long millis) {
+        java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(millis));
+    }
+
     // ------------------------------------------------------------------------------------------ reentrancy
 
     @Test
