@@ -94,7 +94,10 @@ public abstract class AbstractLockContractTest {
         return LockKeyspace.SINGLE_REDIS;
     }
 
-    /** Properties every application instance gets besides the Redis address, e.g. {@code spring.data.redis.client-type=jedis}. */
+    /**
+     * Properties every application instance gets besides the Redis address, e.g.
+     * {@code spring.data.redis.client-type=jedis}.
+     */
     protected List<String> applicationProperties() {
         return List.of();
     }
@@ -349,7 +352,8 @@ public abstract class AbstractLockContractTest {
         assertThat(event.getHandle()).isSameAs(held);
         assertThat(event.getReason()).isNotBlank();
         if (has(Capability.FENCING)) {
-            assertThat(event.getFencingToken()).as("the lost holder's token, for the resource to fence off").hasValue(token);
+            assertThat(event.getFencingToken()).as("the lost holder's token, for the resource to fence off")
+                    .hasValue(token);
         }
         assertThat(lostIn(second, name)).as("only the holder's application hears of it").isEmpty();
         List<LockHandle> late = new ArrayList<>();
@@ -531,6 +535,29 @@ public abstract class AbstractLockContractTest {
 
         assertThat(order).containsExactly("waiter 0", "waiter 1", "waiter 2", "waiter 3");
         assertThat(leftovers(name)).isEmpty();
+    }
+
+    @Test
+    void aHolderThatAsksAgainRightAfterItsReleaseQueuesBehindTheWaiter() {
+        requires(Capability.WAIT_QUEUE);
+        String name = name();
+        LockHandle holder = first.lockService().lock(name, TTL, Duration.ZERO);
+        List<String> order = new CopyOnWriteArrayList<>();
+        Future<Object> waiter = threads.submit(() -> {
+            try (LockHandle held = second.lockService().lock(name, TTL, LONG_WAIT)) {
+                order.add("waiter");
+            }
+            return null;
+        });
+        awaitWaiting(name, 1, waiter);
+
+        assertThat(holder.release()).isTrue();
+        try (LockHandle again = first.lockService().lock(name, TTL, LONG_WAIT)) {
+            order.add("former holder");
+        }
+        get(waiter);
+
+        assertThat(order).containsExactly("waiter", "former holder");
     }
 
     @Test
@@ -756,7 +783,7 @@ public abstract class AbstractLockContractTest {
         assertThat(leftovers(name)).isEmpty();
     }
 
-    // ------------------------------------------------------------------------------------------ methods that return later
+    // ------------------------------------------------------------------------------------------ returning later
 
     @Test
     void anAnnotatedMethodReturningAFutureHoldsTheLockUntilTheFutureCompletes() {
@@ -821,6 +848,38 @@ public abstract class AbstractLockContractTest {
     }
 
     @Test
+    void aKeyNamedTwiceAmongSeveralIsLockedOnce() {
+        String name = name();
+
+        String result = first.guardedWork().runOnBoth(name, name, () -> {
+            assertThat(tryNow(second, name)).isEmpty();
+            return "ran";
+        });
+
+        assertThat(result).isEqualTo("ran");
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    @Test
+    void oneOfSeveralKeysJoinsTheThreadsHoldAndTheOtherIsReleasedWithTheInnerCall() {
+        String a = name() + ":a";
+        String b = name() + ":b";
+        GuardedWork work = first.guardedWork();
+
+        work.run(a, () -> {
+            work.runOnBoth(a, b, () -> {
+                assertThat(tryNow(second, b)).isEmpty();
+                return null;
+            });
+            assertThat(leftovers(b)).as("the inner call released the key it took").isEmpty();
+            assertThat(lockKeyExists(a)).as("but not the one it joined").isTrue();
+            return null;
+        });
+
+        assertThat(leftovers(a)).isEmpty();
+    }
+
+    @Test
     void severalKeysInOpposingOrdersFromTwoInstancesNeverDeadlock() {
         String a = name() + ":a";
         String b = name() + ":b";
@@ -834,8 +893,10 @@ public abstract class AbstractLockContractTest {
             inside.decrementAndGet();
             return null;
         };
-        Future<Integer> ab = threads.submit(() -> repeat(10, () -> first.guardedWork().runOnBothPatiently(a, b, section)));
-        Future<Integer> ba = threads.submit(() -> repeat(10, () -> second.guardedWork().runOnBothPatiently(b, a, section)));
+        GuardedWork inFirst = first.guardedWork();
+        GuardedWork inSecond = second.guardedWork();
+        Future<Integer> ab = threads.submit(() -> repeat(10, () -> inFirst.runOnBothPatiently(a, b, section)));
+        Future<Integer> ba = threads.submit(() -> repeat(10, () -> inSecond.runOnBothPatiently(b, a, section)));
 
         assertThat(get(ab) + get(ba)).isEqualTo(20);
         assertThat(overlaps).hasValue(0);
@@ -987,7 +1048,8 @@ public abstract class AbstractLockContractTest {
         proxy.blackhole();
 
         Throwable viaService = catchThrowable(() -> instance.lockService().tryLock(name, TTL, Duration.ZERO));
-        Throwable viaAnnotation = catchThrowable(() -> instance.guardedWork().tryRun(name, () -> invoked.getAndSet(true)));
+        Throwable viaAnnotation = catchThrowable(() -> instance.guardedWork().tryRun(name,
+                () -> invoked.getAndSet(true)));
 
         assertThat(viaService).isInstanceOf(LockBackendException.class);
         assertThat(viaAnnotation).isInstanceOf(LockBackendException.class);
@@ -1013,6 +1075,7 @@ public abstract class AbstractLockContractTest {
         assumeTrue(has(capability), () -> getClass().getSimpleName() + " does not declare " + capability);
     }
 
+    /** Whether the backend declares {@code capability}, for a test that checks more where it can. */
     protected final boolean has(Capability capability) {
         return capabilities().contains(capability);
     }
@@ -1022,6 +1085,7 @@ public abstract class AbstractLockContractTest {
         return testName + "-" + names.incrementAndGet();
     }
 
+    /** The Redis this class started, for a subclass's own tests of its topology. */
     protected final ContractRedis redis() {
         return redis;
     }
@@ -1037,7 +1101,8 @@ public abstract class AbstractLockContractTest {
     private ContractApplication proxiedInstance() {
         if (proxied == null) {
             proxy = redis.startFaultProxy();
-            proxied = startApplication(redis.springPropertiesThrough(proxy), "distributed-lock.operation-timeout=500ms");
+            proxied = startApplication(redis.springPropertiesThrough(proxy),
+                    "distributed-lock.operation-timeout=500ms");
         }
         // Connected, and every script the faults could hit cached, so a fault hits the command it names.
         String warmUp = name();
