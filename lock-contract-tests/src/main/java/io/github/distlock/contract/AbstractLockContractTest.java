@@ -240,6 +240,9 @@ public abstract class AbstractLockContractTest {
         assertThat(held.release()).isTrue();
         assertThat(held.isHeld()).isFalse();
         assertThat(held.release()).as("release is idempotent: only the first call removes the lock").isFalse();
+        List<LockHandle> told = new ArrayList<>();
+        held.onLost(told::add);
+        assertThat(told).as("a released lock is not a lost one").isEmpty();
         assertThat(leftovers(name)).isEmpty();
         Optional<LockHandle> next = tryNow(second, name);
         assertThat(next).isPresent();
@@ -282,6 +285,7 @@ public abstract class AbstractLockContractTest {
 
         assertThat(ours.isHeld()).as("a fixed lease that ran out is not held").isFalse();
         assertThat(ours.isLost()).as("a fixed lease that ran out is not reported lost").isFalse();
+        assertThat(lostIn(first, name)).as("no LockLostEvent for a fixed lease").isEmpty();
         assertThat(ours.release()).as("our release after expiry").isFalse();
         ours.close();
         assertThat(lockKeyExists(name)).as("the next owner's lock is still in Redis").isTrue();
