@@ -26,6 +26,12 @@ import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 import org.junit.jupiter.api.AfterAll;
+import org.slf4j.LoggerFactory;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -1060,6 +1066,48 @@ public abstract class AbstractLockContractTest {
         assertThat(invoked).as("the guarded method ran").isFalse();
         proxy.heal();
         await().atMost(PATIENCE).until(() -> leftovers(name).isEmpty());
+    }
+
+    // ------------------------------------------------------------------------------------------ shutdown
+
+    /** "Print nothing noisy": a WARN at shutdown is one an operator learns to ignore, with the real ones. */
+    @Test
+    protected void anApplicationThatUsedLocksShutsDownWithoutWarnings() {
+        List<String> warnings = warningsWhile(() -> {
+            ContractApplication instance = startApplication(redis.springProperties());
+            warmUp(instance, second);
+            instance.close();
+        });
+
+        assertThat(warnings).isEmpty();
+    }
+
+    /** A deployment that is rolled back at once, or a test's context: closed while the lock still connects. */
+    @Test
+    protected void anApplicationClosedRightAfterItStartedShutsDownWithoutWarnings() {
+        List<String> warnings = warningsWhile(() -> {
+            startApplication(redis.springProperties()).close();
+            // Anything still running in the background logs after close() returned.
+            await().pollDelay(Duration.ofMillis(500)).until(() -> true);
+        });
+
+        assertThat(warnings).isEmpty();
+    }
+
+    /** The WARN and ERROR lines any logger writes while {@code action} runs, as "logger: message". */
+    private static List<String> warningsWhile(Runnable action) {
+        ListAppender<ILoggingEvent> events = new ListAppender<>();
+        events.start();
+        Logger root = (Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME);
+        root.addAppender(events);
+        try {
+            action.run();
+        }
+        finally {
+            root.detachAppender(events);
+        }
+        return events.list.stream().filter(event -> event.getLevel().isGreaterOrEqual(Level.WARN))
+                .map(event -> event.getLoggerName() + ": " + event.getFormattedMessage()).toList();
     }
 
     // ------------------------------------------------------------------------------------------ helpers
