@@ -428,9 +428,10 @@ final class LockConnection implements AutoCloseable {
     }
 
     /**
-     * Closes our connection; the client belongs to the connection factory. In a closing context the
-     * factory, a lifecycle bean, has usually shut its client down before beans are destroyed, and
-     * with it our connection: closing that again would only log Lettuce's "already closed" WARN.
+     * Closes our connection; the client belongs to the connection factory. Called before the
+     * factory stops ({@link RedisLockBackend#stop()}): closed by the client's own shutdown instead,
+     * a Cluster connection is closed twice over and Lettuce warns. Skips a connection the client
+     * already closed, for the same reason.
      */
     @Override
     public void close() {
@@ -440,11 +441,23 @@ final class LockConnection implements AutoCloseable {
             current = attempt;
             attempt = null;
         }
-        if (current == null || !current.future().isDone() || current.future().isCompletedExceptionally()) {
-            // A connect still under way closes what it opens, as closed is set.
+        if (current == null) {
             return;
         }
-        StatefulConnection<byte[], byte[]> stateful = current.future().join().stateful();
+        StatefulConnection<byte[], byte[]> stateful;
+        try {
+            // A connect still under way is waited for (briefly): left running, it would go on while
+            // the client shuts down, and fail loudly.
+            stateful = current.future().get(timeoutNanos, TimeUnit.NANOSECONDS).stateful();
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        catch (ExecutionException | TimeoutException ex) {
+            // Never connected, or still connecting: the connect closes what it opens, as closed is set.
+            return;
+        }
         if (stateful instanceof RedisChannelHandler<?, ?> handler && handler.isClosed()) {
             return;
         }

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -64,7 +65,7 @@ import io.lettuce.core.protocol.CommandType;
  * must fail guarded calls fast, not block them. Fetching a Spring Data connection wrapper per
  * command instead cost half the throughput at 8 threads.
  */
-public final class RedisLockBackend implements LockBackend, AutoCloseable {
+public final class RedisLockBackend implements LockBackend, SmartLifecycle, AutoCloseable {
 
     /** Suffix of the fencing counter's key. */
     public static final String FENCE_SUFFIX = ":fence";
@@ -122,10 +123,39 @@ public final class RedisLockBackend implements LockBackend, AutoCloseable {
         connection.connectInBackground();
     }
 
+    private volatile boolean running = true;
+
     /** Closes our connection; the client belongs to the connection factory. */
     @Override
     public void close() {
+        running = false;
         connection.close();
+    }
+
+    /** Nothing to do: the connection opens in the background as soon as the backend exists. */
+    @Override
+    public void start() {
+        running = true;
+    }
+
+    /**
+     * Closes our connection while the connection factory still runs: stopping it shuts its client
+     * down, and a Cluster connection that the client closes for us is closed twice over, with a WARN.
+     */
+    @Override
+    public void stop() {
+        close();
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    /** After the release subscriber ({@code Integer.MAX_VALUE}), before the connection factory (0). */
+    @Override
+    public int getPhase() {
+        return Integer.MAX_VALUE - 1;
     }
 
     /** The release channel of locks stored under {@code keyPrefix}, for example {@code lock:released}. */
