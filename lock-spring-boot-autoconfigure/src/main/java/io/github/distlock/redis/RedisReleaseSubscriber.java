@@ -57,8 +57,17 @@ public final class RedisReleaseSubscriber implements MessageListener, SmartLifec
     private volatile boolean initialized;
 
     /**
-     * @param connectionFactory where to subscribe; the subscription gets its own connection
-     * @param channel the channel releases publish on ({@link RedisLockBackend#releaseChannel(String)})
+     * The release channel of locks stored under {@code keyPrefix}, for example {@code lock:released}:
+     * where release.lua announces a hand-over, whichever backend ran it.
+     */
+    public static String releaseChannel(String keyPrefix) {
+        return keyPrefix + "released";
+    }
+
+    /**
+     * @param connectionFactory where to subscribe, with any driver; the subscription gets its own
+     *        connection
+     * @param channel the channel releases publish on ({@link #releaseChannel(String)})
      * @param waiters the local waiters to wake
      */
     public RedisReleaseSubscriber(RedisConnectionFactory connectionFactory, String channel, LockWaiters waiters) {

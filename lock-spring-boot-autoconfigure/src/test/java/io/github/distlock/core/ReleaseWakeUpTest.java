@@ -44,11 +44,16 @@ class ReleaseWakeUpTest {
     @BeforeEach
     void connect() {
         redis = redisExtension.server();
-        holder = new LockServiceConnection(redis);
-        waiter = new LockServiceConnection(redis, Duration.ofSeconds(2), true,
+        holder = new LockServiceConnection(driver(), redis);
+        waiter = new LockServiceConnection(driver(), redis.host(), redis.port(), Duration.ofSeconds(2), true,
                 backend -> waiterBackend = new CountingBackend(backend));
         // Start the waiter's subscription, as its first contended wait would.
         await().atMost(Duration.ofSeconds(10)).until(waiter.subscriber::startListening);
+    }
+
+    /** The driver under test; a subclass runs this same contract on another one. */
+    LockServiceConnection.Driver driver() {
+        return LockServiceConnection.Driver.LETTUCE;
     }
 
     @AfterEach
