@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
+import org.springframework.core.task.SimpleAsyncTaskExecutor;
 import org.springframework.data.redis.connection.Message;
 import org.springframework.data.redis.connection.MessageListener;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -77,6 +78,12 @@ public final class RedisReleaseSubscriber implements MessageListener, SmartLifec
         // Deliver on the client's I/O thread: waking a waiter is a map lookup and an unpark, and the
         // default executor would start a thread per message.
         container.setTaskExecutor(Runnable::run);
+        // A blocking client (Jedis) spends the whole subscription inside SUBSCRIBE on the thread
+        // that runs it: that must be a thread of its own, or the container's start never returns and
+        // waiters poll for ever. Lettuce subscribes asynchronously and never uses it.
+        SimpleAsyncTaskExecutor subscriptionThreads = new SimpleAsyncTaskExecutor("distributed-lock-subscription-");
+        subscriptionThreads.setDaemon(true);
+        container.setSubscriptionExecutor(subscriptionThreads);
         container.setBeanName("distributed-lock-release-subscriber");
         container.addMessageListener(this, new ChannelTopic(channel));
         waiters.notificationsFrom(this::startListening, container::isListening);
