@@ -3,11 +3,16 @@ package io.github.distlock.redis;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CancellationException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -15,16 +20,25 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 
+import org.springframework.data.redis.connection.ClusterSlotHashUtil;
+import org.springframework.data.redis.connection.DecoratedRedisConnection;
 import org.springframework.data.redis.connection.RedisClusterConnection;
+import org.springframework.data.redis.connection.RedisClusterNode;
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.connection.RedisStringCommands.SetOption;
 import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.DefaultScriptExecutor;
 import org.springframework.data.redis.core.script.RedisScript;
+import org.springframework.data.redis.serializer.RedisSerializer;
 import org.springframework.data.redis.core.types.Expiration;
 
 import io.github.distlock.LockBackendException;
@@ -60,8 +74,8 @@ import io.github.distlock.core.LockKey;
  * reported as not released (Lettuce's backend can tell it was re-sent and counts it as released).
  *
  * <p>Renewals are grouped like the Lettuce backend's (one script call per slot in a Cluster, up to
- * 1,000 keys each), the groups run side by side on the executor, and each outcome is reported as
- * its group answers.
+ * 1,000 keys each); the calls of each Cluster master run in a lane of their own, the lanes side by
+ * side, and each outcome is reported as its call answers ({@link #renew}).
  */
 public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
 
@@ -78,6 +92,15 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
     private static final RedisScript<Long> FENCE = LockScripts.FENCE.asRedisScript(Long.class);
     private static final long RETRY_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
     private static final long MAX_RETRY_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /**
+     * Threads that renew the leases of one master side by side: a master holds leases in hundreds of
+     * slots, one script call each, and Jedis cannot pipeline them.
+     */
+    private static final int LANES_PER_MASTER = 8;
+    /** How often the renewals' map of slots to masters is read again. */
+    private static final long TOPOLOGY_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(10);
+    /** The bound of the command the current executor thread runs, for {@link LateScriptGuard}. */
+    private static final ThreadLocal<Long> DEADLINE = new ThreadLocal<>();
 
     private final StringRedisTemplate template;
     private final Duration operationTimeout;
@@ -86,8 +109,14 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
     private final ThreadPoolExecutor executor;
     /** Set once a server refuses {@code SET NX GET} (Redis before 7.0): scripts take over. */
     private volatile boolean setNxGetRefused;
-    /** Whether the factory's connections go to a Cluster; learnt from the first renewal. */
-    private volatile Boolean cluster;
+    /** Whether the connection goes to a Cluster, and its masters' slots; read on the first renewal. */
+    private volatile Topology topology;
+    private final AtomicBoolean refreshingTopology = new AtomicBoolean();
+    /** Renewal lanes, one thread per master at most (see {@link #renew}). */
+    private final ExecutorService renewalLanes = Executors.newCachedThreadPool(daemonThreads("distributed-lock-renew-"));
+    /** Each master's renewal lanes of the latest round. */
+    private final Map<String, List<Lane>> lanesInFlight = new ConcurrentHashMap<>();
+    private final AtomicInteger rounds = new AtomicInteger();
 
     /**
      * @param connectionFactory Spring Data Redis's connection factory, with any driver
@@ -98,18 +127,19 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
     public SpringDataLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout,
             String releaseChannel) {
         this.template = new StringRedisTemplate(Objects.requireNonNull(connectionFactory, "connectionFactory"));
+        template.setScriptExecutor(new LateScriptGuard(template));
         this.operationTimeout = operationTimeout;
         this.timeoutNanos = operationTimeout.toNanos();
         this.releaseChannel = releaseChannel;
         this.executor = new ThreadPoolExecutor(THREADS, THREADS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                daemonThreads());
+                daemonThreads("distributed-lock-redis-"));
         executor.allowCoreThreadTimeOut(true);
     }
 
-    private static ThreadFactory daemonThreads() {
+    private static ThreadFactory daemonThreads(String prefix) {
         AtomicInteger count = new AtomicInteger();
         return task -> {
-            Thread thread = new Thread(task, "distributed-lock-redis-" + count.incrementAndGet());
+            Thread thread = new Thread(task, prefix + count.incrementAndGet());
             thread.setDaemon(true);
             return thread;
         };
@@ -127,6 +157,7 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
     @Override
     public void close() {
         executor.shutdown();
+        renewalLanes.shutdown();
         boolean interrupted = false;
         long deadline = System.nanoTime() + timeoutNanos;
         while (!executor.isTerminated() && System.nanoTime() < deadline) {
@@ -159,8 +190,11 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
             byte[] value = bytes(token);
             try {
                 byte[] previous = call(key, "acquire", deadline(), () -> template.execute(
-                        (RedisCallback<byte[]>) connection -> connection.stringCommands().setGet(redisKey, value,
-                                Expiration.milliseconds(ttlMillis), SetOption.ifAbsent())));
+                        (RedisCallback<byte[]>) connection -> {
+                            LateScriptGuard.refuseIfLate();
+                            return connection.stringCommands().setGet(redisKey, value,
+                                    Expiration.milliseconds(ttlMillis), SetOption.ifAbsent());
+                        }));
                 return previous == null || token.equals(new String(previous, StandardCharsets.UTF_8))
                         ? AcquireAttempt.acquired(0, ttlMillis) : AcquireAttempt.notAcquired(0, 0);
             }
@@ -212,18 +246,24 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
         return call(key, operation, deadline(), () -> template.execute(script, keys, args));
     }
 
+    /**
+     * Renews in lanes, a few per Cluster master (a few in all elsewhere): each lane runs its share of
+     * the master's script calls one after another on a thread of its own, and reports each as it
+     * answers. A master that stops answering holds up only its own lanes; while one of them is still
+     * blocked (Jedis waits for its socket timeout), the next rounds report that master's leases as
+     * failed at once instead of sending more calls to it, so blocked threads stay a few per master.
+     */
     @Override
     public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
         if (renewals.isEmpty()) {
             return;
         }
         long deadline = deadline();
-        Boolean toCluster = cluster;
-        if (toCluster == null) {
+        Topology known = topology;
+        if (known == null) {
             try {
-                toCluster = call(renewals.get(0).key(), "renewal", deadline,
-                        () -> template.execute((RedisCallback<Boolean>) c -> c instanceof RedisClusterConnection));
-                cluster = toCluster;
+                known = call(renewals.get(0).key(), "renewal", deadline, () -> template.execute(Topology::read));
+                topology = known;
             }
             catch (LockBackendException ex) {
                 for (int i = 0; i < renewals.size(); i++) {
@@ -232,67 +272,94 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
                 return;
             }
         }
-        List<List<Integer>> batches = LockScripts.batches(renewals, Boolean.TRUE.equals(toCluster));
-        BlockingQueue<Integer> answered = new LinkedBlockingQueue<>();
-        List<FutureTask<List<Object>>> calls = new ArrayList<>(batches.size());
-        for (int b = 0; b < batches.size(); b++) {
-            List<Integer> batch = batches.get(b);
-            List<String> keys = new ArrayList<>(batch.size());
-            Object[] args = new Object[batch.size() * 2];
-            for (int i = 0; i < batch.size(); i++) {
-                LeaseRenewal renewal = renewals.get(batch.get(i));
-                keys.add(renewal.key().redisKey());
-                args[2 * i] = renewal.token();
-                args[2 * i + 1] = Long.toString(renewal.ttlMillis());
-            }
-            int index = b;
-            FutureTask<List<Object>> call = new FutureTask<>(
-                    () -> retryingClusterRefusals(deadline, () -> template.execute(RENEW, keys, args))) {
-                @Override
-                protected void done() {
-                    answered.add(index);
-                }
-            };
-            calls.add(call);
-            try {
-                executor.execute(call);
-            }
-            catch (RejectedExecutionException ex) {
-                call.cancel(false);
-            }
+        else if (known.isStale()) {
+            refreshTopologyInBackground();
         }
+        List<List<Integer>> batches = LockScripts.batches(renewals, known.cluster());
+        Map<String, List<Integer>> lanes = new LinkedHashMap<>();
+        for (int b = 0; b < batches.size(); b++) {
+            String node = known.masterOf(renewals.get(batches.get(b).get(0)).key().redisKey());
+            lanes.computeIfAbsent(node, n -> new ArrayList<>()).add(b);
+        }
+        int round = rounds.getAndIncrement() * 7919;
+        BlockingQueue<Answer> answers = new LinkedBlockingQueue<>();
         boolean[] reported = new boolean[batches.size()];
         int pending = batches.size();
+        for (Map.Entry<String, List<Integer>> node : lanes.entrySet()) {
+            List<Lane> previous = lanesInFlight.get(node.getKey());
+            if (previous != null && previous.stream().anyMatch(lane -> lane.isStuck(timeoutNanos / 2))) {
+                // That master has not answered a renewal of an earlier round: do not pile more onto it.
+                for (int b : node.getValue()) {
+                    reported[b] = true;
+                    pending--;
+                    for (int index : batches.get(b)) {
+                        outcomes.outcome(index, RenewalOutcome.FAILED);
+                    }
+                }
+                continue;
+            }
+            // Each round starts elsewhere in the list, so that the calls a round runs out of time for
+            // are not the same ones every round.
+            List<Integer> calls = new ArrayList<>(node.getValue());
+            Collections.rotate(calls, round);
+            List<Lane> started = new ArrayList<>(LANES_PER_MASTER);
+            for (int l = 0; l < LANES_PER_MASTER && l < calls.size(); l++) {
+                List<Integer> share = new ArrayList<>();
+                for (int i = l; i < calls.size(); i += LANES_PER_MASTER) {
+                    share.add(calls.get(i));
+                }
+                Lane lane = new Lane();
+                lane.task = new FutureTask<>(() -> {
+                    for (int b : share) {
+                        if (System.nanoTime() - deadline > 0) {
+                            return null;
+                        }
+                        lane.callStartedAt = System.nanoTime();
+                        try {
+                            answers.add(new Answer(b, renewBatch(renewals, batches.get(b), deadline)));
+                        }
+                        finally {
+                            lane.callStartedAt = 0;
+                        }
+                    }
+                    return null;
+                });
+                started.add(lane);
+                try {
+                    renewalLanes.execute(lane.task);
+                }
+                catch (RejectedExecutionException ex) {
+                    // Closed: the leases are reported failed below.
+                }
+            }
+            lanesInFlight.put(node.getKey(), started);
+        }
         boolean interrupted = false;
         while (pending > 0) {
-            Integer b;
+            Answer answer;
             try {
                 long left = deadline - System.nanoTime();
-                b = left > 0 ? answered.poll(left, TimeUnit.NANOSECONDS) : answered.poll();
+                answer = left > 0 ? answers.poll(left, TimeUnit.NANOSECONDS) : answers.poll();
             }
             catch (InterruptedException ex) {
                 interrupted = true;
                 continue;
             }
-            if (b == null) {
+            if (answer == null) {
                 break;
             }
-            if (reported[b]) {
-                continue;
-            }
-            reported[b] = true;
+            reported[answer.batch()] = true;
             pending--;
-            List<Object> result = renewed(calls.get(b));
-            List<Integer> batch = batches.get(b);
+            List<Integer> batch = batches.get(answer.batch());
             for (int i = 0; i < batch.size(); i++) {
-                outcomes.outcome(batch.get(i), result == null ? RenewalOutcome.FAILED
-                        : ((Long) result.get(i) == 1L ? RenewalOutcome.RENEWED : RenewalOutcome.LOST));
+                outcomes.outcome(batch.get(i), answer.result() == null ? RenewalOutcome.FAILED
+                        : ((Long) answer.result().get(i) == 1L ? RenewalOutcome.RENEWED : RenewalOutcome.LOST));
             }
         }
         for (int b = 0; b < batches.size(); b++) {
             if (!reported[b]) {
-                // Not yet sent: never will be. Already sent: a late renewal only extends our own lease.
-                calls.get(b).cancel(false);
+                // Not sent: never will be (the lane checks the deadline). Sent: a late renewal only
+                // extends our own lease, which is then reported lost or renewed by the next round.
                 for (int index : batches.get(b)) {
                     outcomes.outcome(index, RenewalOutcome.FAILED);
                 }
@@ -303,16 +370,101 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
         }
     }
 
-    /** The reply of a finished renewal call, or {@code null} if it failed. */
-    private static List<Object> renewed(FutureTask<List<Object>> call) {
-        try {
-            return call.get(0, TimeUnit.NANOSECONDS);
+    /** One renewal script call, on a lane's thread; {@code null} if it failed. */
+    private List<Object> renewBatch(List<LeaseRenewal> renewals, List<Integer> batch, long deadline) {
+        List<String> keys = new ArrayList<>(batch.size());
+        Object[] args = new Object[batch.size() * 2];
+        for (int i = 0; i < batch.size(); i++) {
+            LeaseRenewal renewal = renewals.get(batch.get(i));
+            keys.add(renewal.key().redisKey());
+            args[2 * i] = renewal.token();
+            args[2 * i + 1] = Long.toString(renewal.ttlMillis());
         }
-        catch (ExecutionException | CancellationException | TimeoutException | InterruptedException ex) {
-            if (ex instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
-            }
+        try {
+            return withDeadline(deadline, () -> retryingClusterRefusals(deadline, () -> template.execute(RENEW, keys, args)));
+        }
+        catch (RuntimeException ex) {
             return null;
+        }
+    }
+
+    private void refreshTopologyInBackground() {
+        if (refreshingTopology.compareAndSet(false, true)) {
+            try {
+                renewalLanes.execute(() -> {
+                    try {
+                        topology = template.execute(Topology::read);
+                    }
+                    catch (RuntimeException ex) {
+                        // The old map stays; it only groups renewals, it never routes a command.
+                    }
+                    finally {
+                        refreshingTopology.set(false);
+                    }
+                });
+            }
+            catch (RejectedExecutionException ex) {
+                refreshingTopology.set(false);
+            }
+        }
+    }
+
+    private record Answer(int batch, List<Object> result) {
+    }
+
+    /** One thread's share of a master's renewal calls in one round. */
+    private static final class Lane {
+
+        volatile FutureTask<Void> task;
+        /** When the call under way was sent, in {@link System#nanoTime()}; 0 between calls. */
+        volatile long callStartedAt;
+
+        /** Whether a call has been waiting for its master longer than {@code nanos}. */
+        boolean isStuck(long nanos) {
+            long started = callStartedAt;
+            return task != null && !task.isDone() && started != 0 && System.nanoTime() - started > nanos;
+        }
+    }
+
+    /**
+     * Which master serves each slot, as last read: only to put each master's renewals in a lane of
+     * their own. Commands are routed by the client, never by this map, so a stale one costs at most
+     * some isolation until the next refresh.
+     *
+     * @param cluster whether the connection goes to a Redis Cluster
+     * @param masters the master of each slot ({@code null} where unknown); empty if not a Cluster
+     * @param readAt when it was read, in {@link System#nanoTime()}
+     */
+    private record Topology(boolean cluster, String[] masters, long readAt) {
+
+        static Topology read(RedisConnection connection) {
+            // StringRedisTemplate hands callbacks a string-converting decorator of the connection.
+            RedisConnection raw = connection instanceof DecoratedRedisConnection decorated ? decorated.getDelegate()
+                    : connection;
+            if (!(raw instanceof RedisClusterConnection clusterConnection)) {
+                return new Topology(false, new String[0], System.nanoTime());
+            }
+            String[] masters = new String[ClusterSlotHashUtil.SLOT_COUNT];
+            for (RedisClusterNode node : clusterConnection.clusterGetNodes()) {
+                if (node.isMaster() && node.getSlotRange() != null) {
+                    for (int slot : node.getSlotRange().getSlotsArray()) {
+                        masters[slot] = node.asString();
+                    }
+                }
+            }
+            return new Topology(true, masters, System.nanoTime());
+        }
+
+        boolean isStale() {
+            return cluster && System.nanoTime() - readAt > TOPOLOGY_REFRESH_NANOS;
+        }
+
+        String masterOf(String key) {
+            if (!cluster) {
+                return "";
+            }
+            String master = masters[ClusterSlotHashUtil.calculateSlot(key)];
+            return master != null ? master : "?";
         }
     }
 
@@ -328,7 +480,7 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
      *         command may have run all the same
      */
     private <T> T call(LockKey key, String operation, long deadline, Supplier<T> command) {
-        FutureTask<T> task = new FutureTask<>(() -> retryingClusterRefusals(deadline, command));
+        FutureTask<T> task = new FutureTask<>(() -> withDeadline(deadline, () -> retryingClusterRefusals(deadline, command)));
         try {
             executor.execute(task);
         }
@@ -388,6 +540,56 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
                 }
                 LockSupport.parkNanos(pauseNanos);
                 pauseNanos = Math.min(pauseNanos * 2, MAX_RETRY_PAUSE_NANOS);
+            }
+        }
+    }
+
+    /** Runs {@code command} on this thread with {@code deadline} as the bound {@link LateScriptGuard} checks. */
+    private static <T> T withDeadline(long deadline, Supplier<T> command) {
+        DEADLINE.set(deadline);
+        try {
+            return command.get();
+        }
+        finally {
+            DEADLINE.remove();
+        }
+    }
+
+    /**
+     * Spring Data's script execution ({@code EVALSHA}, then {@code EVAL} on {@code NOSCRIPT}), except
+     * that nothing is sent once the caller has given up: neither a script whose thread only now got
+     * a connection (Jedis's pool makes borrowers wait), nor the {@code EVAL} after a {@code NOSCRIPT}
+     * that came back late. The caller is by then undoing the command; one that ran after the undo
+     * would leave a key behind that nobody owns.
+     */
+    private static final class LateScriptGuard extends DefaultScriptExecutor<String> {
+
+        LateScriptGuard(StringRedisTemplate template) {
+            super(template);
+        }
+
+        @Override
+        protected <T> T eval(RedisConnection connection, RedisScript<T> script, ReturnType returnType, int numKeys,
+                byte[][] keysAndArgs, RedisSerializer<T> resultSerializer) {
+            refuseIfLate();
+            Object result;
+            try {
+                result = connection.scriptingCommands().evalSha(script.getSha1(), returnType, numKeys, keysAndArgs);
+            }
+            catch (RuntimeException ex) {
+                if (!hasMessage(ex, "NOSCRIPT")) {
+                    throw ex;
+                }
+                refuseIfLate();
+                result = connection.scriptingCommands().eval(scriptBytes(script), returnType, numKeys, keysAndArgs);
+            }
+            return script.getResultType() == null ? null : deserializeResult(resultSerializer, result);
+        }
+
+        private static void refuseIfLate() {
+            Long deadline = DEADLINE.get();
+            if (deadline != null && System.nanoTime() - deadline > 0) {
+                throw new QueryTimeoutException("Not sent: the lock command's operation timeout has passed");
             }
         }
     }
