@@ -62,8 +62,11 @@ import io.github.distlock.core.LockKey;
  * and, with a pool, for as long as the pool makes a borrower wait. So commands run on a small
  * executor of our own and the caller waits for each at most the operation timeout, through
  * interrupts (the flag is restored afterwards): a command cut off halfway would leave a key nobody
- * knows about. A command still queued when its caller gave up is cancelled and never sent; one
- * already sent may still run, and then the caller undoes it, as {@link LockBackend} prescribes.
+ * knows about. A command still queued when its caller gave up is cancelled and never sent, and so
+ * is one whose thread gets its connection too late; one already sent may still run, and then the
+ * caller undoes it, as {@link LockBackend} prescribes. The threads are shared: in a Cluster with a
+ * hung master, calls blocked on it (for the client's socket timeout) can hold all of them, and
+ * calls for healthy masters then time out too; renewals have lanes of their own ({@link #renew}).
  *
  * <p><b>Sent at most once, mostly.</b> A Jedis connection never re-sends a command after a
  * reconnect (Lettuce does, which is why {@link RedisLockBackend} counts deliveries). Jedis's
