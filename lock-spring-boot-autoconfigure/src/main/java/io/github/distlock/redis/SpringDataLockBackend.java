@@ -99,7 +99,7 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
      * Threads that renew the leases of one master side by side: a master holds leases in hundreds of
      * slots, one script call each, and Jedis cannot pipeline them.
      */
-    private static final int LANES_PER_MASTER = 8;
+    private static final int LANES_PER_MASTER = 4;
     /** How often the renewals' map of slots to masters is read again. */
     private static final long TOPOLOGY_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(10);
     /** The bound of the command the current executor thread runs, for {@link LateScriptGuard}. */
@@ -290,7 +290,7 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
         int pending = batches.size();
         for (Map.Entry<String, List<Integer>> node : lanes.entrySet()) {
             List<Lane> previous = lanesInFlight.get(node.getKey());
-            if (previous != null && previous.stream().anyMatch(lane -> lane.isStuck(timeoutNanos / 2))) {
+            if (previous != null && previous.stream().anyMatch(lane -> lane.isStuck(timeoutNanos))) {
                 // That master has not answered a renewal of an earlier round: do not pile more onto it.
                 for (int b : node.getValue()) {
                     reported[b] = true;
