@@ -9,6 +9,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Import;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.github.distlock.LockLostEvent;
@@ -18,46 +19,33 @@ import io.github.distlock.core.DefaultLockService.LockDefaults;
 import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockWaiters;
 import io.github.distlock.core.LockBackend;
-import io.github.distlock.redis.RedisLockBackend;
-import io.github.distlock.redis.RedisReleaseSubscriber;
-import io.lettuce.core.RedisClient;
 
 /**
  * Auto-configures the {@link LockService} on top of Spring Boot's Redis connection factory.
  *
- * <p>Backs off when Spring Data Redis or Lettuce is absent, when there is no single
+ * <p>The backend depends on the driver, as Spring Boot's own Redis configurations do: the native
+ * {@link LettuceLockBackendConfiguration Lettuce backend} for a Lettuce connection factory, and
+ * {@link SpringDataLockBackendConfiguration Spring Data's template and script API} for any other
+ * (Jedis). An application's own {@link LockBackend} replaces either, and then nothing Redis-specific
+ * is wired: no release subscription, waiters poll.
+ *
+ * <p>Backs off when Spring Data Redis is absent, when there is no single
  * {@link RedisConnectionFactory}, or with {@code distributed-lock.enabled=false}. Every bean can be
  * replaced by declaring one of the same type.
  */
 @AutoConfiguration(after = RedisAutoConfiguration.class)
-@ConditionalOnClass({ RedisConnectionFactory.class, RedisClient.class })
+@ConditionalOnClass(RedisConnectionFactory.class)
 @ConditionalOnSingleCandidate(RedisConnectionFactory.class)
 @Conditional(OnDistributedLockEnabledCondition.class)
 @EnableConfigurationProperties(DistributedLockProperties.class)
+@Import({ LettuceLockBackendConfiguration.class, SpringDataLockBackendConfiguration.class })
 public class DistributedLockAutoConfiguration {
-
-    /** The single-Redis backend, using Boot's connection factory. */
-    @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean
-    public LockBackend lockBackend(RedisConnectionFactory connectionFactory, DistributedLockProperties properties) {
-        return new RedisLockBackend(connectionFactory, properties.getOperationTimeout(),
-                RedisLockBackend.releaseChannel(properties.getKeyPrefix()));
-    }
 
     /** The threads waiting for a lock in this JVM, woken by release messages. */
     @Bean
     @ConditionalOnMissingBean
     public LockWaiters lockWaiters() {
         return new LockWaiters();
-    }
-
-    /** The JVM's one subscription to release messages; it subscribes on the first wait. */
-    @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean
-    public RedisReleaseSubscriber redisReleaseSubscriber(RedisConnectionFactory connectionFactory,
-            LockWaiters lockWaiters, DistributedLockProperties properties) {
-        return new RedisReleaseSubscriber(connectionFactory,
-                RedisLockBackend.releaseChannel(properties.getKeyPrefix()), lockWaiters);
     }
 
     /** The one scheduler that renews every held lease; lost leases become {@link LockLostEvent}s. */

@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 
 import org.springframework.data.redis.core.script.DigestUtils;
+import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * A Lua script loaded once from the classpath, with its SHA-1 for {@code EVALSHA}.
@@ -18,16 +19,20 @@ final class LuaScript {
 
     private final String name;
     private final byte[] sourceBytes;
+    private final String source;
+    private final String sha1;
     private final byte[] sha1Bytes;
 
     private LuaScript(String name, String source) {
         this.name = name;
+        this.source = source;
         this.sourceBytes = source.getBytes(StandardCharsets.UTF_8);
-        this.sha1Bytes = DigestUtils.sha1DigestAsHex(source).getBytes(StandardCharsets.US_ASCII);
+        this.sha1 = DigestUtils.sha1DigestAsHex(source);
+        this.sha1Bytes = sha1.getBytes(StandardCharsets.US_ASCII);
     }
 
     /**
-     * Loads {@code name} from next to {@link RedisLockBackend}, behind the given preludes: files of
+     * Loads {@code name} from this package (the scripts sit next to the backends), behind the given preludes: files of
      * shared {@code local function}s, since scripts cannot call each other.
      */
     static LuaScript load(String name, String... preludes) {
@@ -40,7 +45,7 @@ final class LuaScript {
     }
 
     private static String read(String name) {
-        try (InputStream in = RedisLockBackend.class.getResourceAsStream(name)) {
+        try (InputStream in = LuaScript.class.getResourceAsStream(name)) {
             if (in == null) {
                 throw new IllegalStateException("Lua script " + name + " is missing from the classpath");
             }
@@ -65,5 +70,32 @@ final class LuaScript {
     /** The digest sent with {@code EVALSHA}, as hex. */
     byte[] sha1Bytes() {
         return sha1Bytes;
+    }
+
+    /**
+     * This script for Spring Data's {@code execute(RedisScript, keys, args)}, which runs it with
+     * {@code EVALSHA} and falls back to {@code EVAL}. The digest is computed once, here, so the
+     * script is the same text and digest the Lettuce backend sends.
+     *
+     * @param resultType {@code Long} for an integer reply, {@code List} for an array
+     */
+    <T> RedisScript<T> asRedisScript(Class<T> resultType) {
+        return new RedisScript<>() {
+
+            @Override
+            public String getSha1() {
+                return sha1;
+            }
+
+            @Override
+            public Class<T> getResultType() {
+                return resultType;
+            }
+
+            @Override
+            public String getScriptAsString() {
+                return source;
+            }
+        };
     }
 }

@@ -4,10 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -18,7 +15,6 @@ import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.redis.LockConnection.Reply;
 import io.github.distlock.redis.LockConnection.ScriptCall;
-import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.output.ArrayOutput;
 import io.lettuce.core.output.IntegerOutput;
@@ -76,23 +72,13 @@ public final class RedisLockBackend implements LockBackend, SmartLifecycle, Auto
     /** Suffix of the waiters' entries: a hash of token to {@code <alive until ms>:<lease ms>}. */
     public static final String WAITING_SUFFIX = ":waiting";
 
-    /**
-     * The fencing counter outlives the lock so tokens keep increasing across acquisitions. Every
-     * acquisition writes it with this expiry (or the lease, if longer), so it goes a day after the
-     * key's last use and the server clock takes over (see fencing.lua).
-     */
-    private static final long FENCE_COUNTER_TTL_MILLIS = TimeUnit.DAYS.toMillis(1);
+    private static final long FENCE_COUNTER_TTL_MILLIS = LockScripts.FENCE_COUNTER_TTL_MILLIS;
     private static final byte[] FENCE_COUNTER_TTL_BYTES = bytes(Long.toString(FENCE_COUNTER_TTL_MILLIS));
-
-    /** Most keys renewed by one script call, so one call never blocks Redis for long. */
-    private static final int MAX_RENEWALS_PER_CALL = 1000;
-
-    private static final String FENCING = "fencing.lua";
-    private static final LuaScript ACQUIRE = LuaScript.load("acquire.lua", FENCING);
-    private static final LuaScript RELEASE = LuaScript.load("release.lua", FENCING);
-    private static final LuaScript RENEW = LuaScript.load("renew.lua");
-    private static final LuaScript CANCEL = LuaScript.load("cancel.lua", FENCING);
-    private static final LuaScript FENCE = LuaScript.load("fence.lua", FENCING);
+    private static final LuaScript ACQUIRE = LockScripts.ACQUIRE;
+    private static final LuaScript RELEASE = LockScripts.RELEASE;
+    private static final LuaScript RENEW = LockScripts.RENEW;
+    private static final LuaScript CANCEL = LockScripts.CANCEL;
+    private static final LuaScript FENCE = LockScripts.FENCE;
     private static final byte[] YES = bytes("1");
     private static final byte[] NO = bytes("0");
     private static final byte[] ZERO = bytes("0");
@@ -114,9 +100,9 @@ public final class RedisLockBackend implements LockBackend, SmartLifecycle, Auto
     public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout,
             String releaseChannel) {
         if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
-            throw new IllegalStateException("distributed-lock needs Spring Data Redis with Lettuce, but the "
-                    + "RedisConnectionFactory is a " + connectionFactory.getClass().getName() + ". Use Lettuce (the "
-                    + "default of spring-boot-starter-data-redis) or set distributed-lock.enabled=false.");
+            throw new IllegalStateException("RedisLockBackend runs on Lettuce only, but the RedisConnectionFactory "
+                    + "is a " + connectionFactory.getClass().getName() + ". Use SpringDataLockBackend, which runs on "
+                    + "any connection factory (the auto-configuration picks it by itself).");
         }
         this.connection = new LockConnection(lettuce::getRequiredNativeClient, operationTimeout);
         this.releaseChannel = bytes(releaseChannel);
@@ -160,7 +146,7 @@ public final class RedisLockBackend implements LockBackend, SmartLifecycle, Auto
 
     /** The release channel of locks stored under {@code keyPrefix}, for example {@code lock:released}. */
     public static String releaseChannel(String keyPrefix) {
-        return keyPrefix + "released";
+        return RedisReleaseSubscriber.releaseChannel(keyPrefix);
     }
 
     @Override
@@ -250,7 +236,7 @@ public final class RedisLockBackend implements LockBackend, SmartLifecycle, Auto
 
     @Override
     public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
-        List<List<Integer>> batches = batches(renewals, connection.isCluster());
+        List<List<Integer>> batches = LockScripts.batches(renewals, connection.isCluster());
         List<ScriptCall> calls = new ArrayList<>(batches.size());
         for (List<Integer> batch : batches) {
             calls.add(renewalCall(renewals, batch));
@@ -275,25 +261,6 @@ public final class RedisLockBackend implements LockBackend, SmartLifecycle, Auto
     /** The fencing counter's expiry: a day, or the lease if that is longer. */
     private static byte[] counterLifetime(long ttlMillis) {
         return ttlMillis > FENCE_COUNTER_TTL_MILLIS ? bytes(Long.toString(ttlMillis)) : FENCE_COUNTER_TTL_BYTES;
-    }
-
-    /**
-     * Groups renewals into script calls of up to 1,000 keys. In a Cluster one script may only touch
-     * keys of one slot, so there the groups follow slots; elsewhere any keys go together.
-     */
-    private static List<List<Integer>> batches(List<LeaseRenewal> renewals, boolean cluster) {
-        Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
-        for (int i = 0; i < renewals.size(); i++) {
-            int slot = cluster ? SlotHash.getSlot(renewals.get(i).key().redisKey()) : 0;
-            bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(i);
-        }
-        List<List<Integer>> batches = new ArrayList<>();
-        for (List<Integer> group : bySlot.values()) {
-            for (int from = 0; from < group.size(); from += MAX_RENEWALS_PER_CALL) {
-                batches.add(group.subList(from, Math.min(group.size(), from + MAX_RENEWALS_PER_CALL)));
-            }
-        }
-        return batches;
     }
 
     private static ScriptCall renewalCall(List<LeaseRenewal> renewals, List<Integer> batch) {

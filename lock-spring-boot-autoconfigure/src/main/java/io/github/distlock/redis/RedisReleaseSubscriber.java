@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
+import org.springframework.core.task.SimpleAsyncTaskExecutor;
 import org.springframework.data.redis.connection.Message;
 import org.springframework.data.redis.connection.MessageListener;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -57,8 +58,17 @@ public final class RedisReleaseSubscriber implements MessageListener, SmartLifec
     private volatile boolean initialized;
 
     /**
-     * @param connectionFactory where to subscribe; the subscription gets its own connection
-     * @param channel the channel releases publish on ({@link RedisLockBackend#releaseChannel(String)})
+     * The release channel of locks stored under {@code keyPrefix}, for example {@code lock:released}:
+     * where release.lua announces a hand-over, whichever backend ran it.
+     */
+    public static String releaseChannel(String keyPrefix) {
+        return keyPrefix + "released";
+    }
+
+    /**
+     * @param connectionFactory where to subscribe, with any driver; the subscription gets its own
+     *        connection
+     * @param channel the channel releases publish on ({@link #releaseChannel(String)})
      * @param waiters the local waiters to wake
      */
     public RedisReleaseSubscriber(RedisConnectionFactory connectionFactory, String channel, LockWaiters waiters) {
@@ -68,6 +78,12 @@ public final class RedisReleaseSubscriber implements MessageListener, SmartLifec
         // Deliver on the client's I/O thread: waking a waiter is a map lookup and an unpark, and the
         // default executor would start a thread per message.
         container.setTaskExecutor(Runnable::run);
+        // A blocking client (Jedis) spends the whole subscription inside SUBSCRIBE on the thread
+        // that runs it: that must be a thread of its own, or the container's start never returns and
+        // waiters poll for ever. Lettuce subscribes asynchronously and never uses it.
+        SimpleAsyncTaskExecutor subscriptionThreads = new SimpleAsyncTaskExecutor("distributed-lock-subscription-");
+        subscriptionThreads.setDaemon(true);
+        container.setSubscriptionExecutor(subscriptionThreads);
         container.setBeanName("distributed-lock-release-subscriber");
         container.addMessageListener(this, new ChannelTopic(channel));
         waiters.notificationsFrom(this::startListening, container::isListening);

@@ -25,6 +25,8 @@ import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.env.SystemEnvironmentPropertySource;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import com.jayway.jsonpath.JsonPath;
 
@@ -35,9 +37,12 @@ import io.github.distlock.core.DefaultLockService;
 import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.RedisReleaseSubscriber;
+import io.github.distlock.redis.SpringDataLockBackend;
 
 /**
- * Each condition of {@link DistributedLockAutoConfiguration}, and the startup validation of its
+ * Each condition of {@link DistributedLockAutoConfiguration} and of its backend configurations (one
+ * per driver), and the startup validation of its
  * properties. No Redis is needed: the connection factory connects lazily.
  */
 class DistributedLockAutoConfigurationTest {
@@ -78,11 +83,55 @@ class DistributedLockAutoConfigurationTest {
     }
 
     @Test
-    void backsOffWhenLettuceIsAbsent() {
+    void aLettuceConnectionFactoryGetsTheNativeLettuceBackendAndTheReleaseSubscriber() {
+        runner.run(context -> {
+            assertThat(context).getBean(LockBackend.class).isInstanceOf(RedisLockBackend.class);
+            assertThat(context).hasSingleBean(RedisReleaseSubscriber.class).doesNotHaveBean(SpringDataLockBackend.class);
+        });
+    }
+
+    @Test
+    void aJedisConnectionFactoryGetsTheSpringDataBackendAndTheReleaseSubscriber() {
+        runner.withPropertyValues("spring.data.redis.client-type=jedis").run(context -> {
+            assertThat(context).getBean(RedisConnectionFactory.class).isInstanceOf(JedisConnectionFactory.class);
+            assertThat(context).getBean(LockBackend.class).isInstanceOf(SpringDataLockBackend.class);
+            assertThat(context).hasSingleBean(RedisReleaseSubscriber.class).doesNotHaveBean(RedisLockBackend.class);
+            assertThat(context).hasSingleBean(LockService.class);
+        });
+    }
+
+    @Test
+    void worksWithJedisWhenLettuceIsNotOnTheClasspath() {
+        runner.withClassLoader(new FilteredClassLoader("io.lettuce.core")).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).getBean(RedisConnectionFactory.class).isInstanceOf(JedisConnectionFactory.class);
+            assertThat(context).getBean(LockBackend.class).isInstanceOf(SpringDataLockBackend.class);
+            assertThat(context).hasSingleBean(RedisReleaseSubscriber.class).hasSingleBean(LockService.class);
+        });
+    }
+
+    @Test
+    void aLettuceFactoryDeclaredAsAPlainRedisConnectionFactoryGetsTheSpringDataBackend() {
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
-                .withClassLoader(new FilteredClassLoader("io.lettuce.core"))
-                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class));
+                .withUserConfiguration(PlainlyDeclaredFactory.class).run(context -> {
+                    assertThat(context).getBean(LockBackend.class).isInstanceOf(SpringDataLockBackend.class);
+                    assertThat(context).hasSingleBean(RedisReleaseSubscriber.class);
+                });
+    }
+
+    @Test
+    void aUserDefinedBackendWinsAndNothingRedisSpecificIsWired() {
+        runner.withUserConfiguration(CustomBackend.class).run(context -> {
+            assertThat(context.getBean(LockBackend.class)).isSameAs(CustomBackend.BACKEND);
+            assertThat(context).doesNotHaveBean(RedisLockBackend.class).doesNotHaveBean(SpringDataLockBackend.class)
+                    .doesNotHaveBean(RedisReleaseSubscriber.class);
+        });
+        runner.withPropertyValues("spring.data.redis.client-type=jedis").withUserConfiguration(CustomBackend.class)
+                .run(context -> {
+                    assertThat(context.getBean(LockBackend.class)).isSameAs(CustomBackend.BACKEND);
+                    assertThat(context).doesNotHaveBean(RedisReleaseSubscriber.class);
+                });
     }
 
     @Test
@@ -345,6 +394,15 @@ class DistributedLockAutoConfigurationTest {
             assertThat(context.getStartupFailure()).rootCause()
                     .hasMessageContaining(name).hasMessageContaining(value).hasMessageContaining(fix);
         });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class PlainlyDeclaredFactory {
+
+        @Bean
+        RedisConnectionFactory redisConnectionFactory() {
+            return new LettuceConnectionFactory();
+        }
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -35,11 +35,16 @@ class InterruptTest {
     private LockServiceConnection instance;
     private LockServiceConnection other;
 
+    /** The driver under test; a subclass runs these same tests on another one. */
+    LockServiceConnection.Driver driver() {
+        return LockServiceConnection.Driver.LETTUCE;
+    }
+
     @BeforeEach
     void connect() {
         redis = redisExtension.server();
-        instance = new LockServiceConnection(redis);
-        other = new LockServiceConnection(redis);
+        instance = new LockServiceConnection(driver(), redis);
+        other = new LockServiceConnection(driver(), redis);
         // Connected, and the scripts cached, before any test pauses Redis: these tests are about
         // the lock commands, not about connecting or loading scripts.
         instance.service.lock(LockRequest.of("warm-up").withWaitTime(Duration.ZERO).withFencingToken()).release();

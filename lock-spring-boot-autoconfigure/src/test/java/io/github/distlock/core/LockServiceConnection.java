@@ -5,7 +5,11 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.UnaryOperator;
 
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -13,6 +17,7 @@ import io.github.distlock.LockService;
 import io.github.distlock.core.DefaultLockService.LockDefaults;
 import io.github.distlock.redis.RedisLockBackend;
 import io.github.distlock.redis.RedisReleaseSubscriber;
+import io.github.distlock.redis.SpringDataLockBackend;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
@@ -22,8 +27,16 @@ import io.github.distlock.testsupport.RedisTestServer;
  */
 final class LockServiceConnection implements AutoCloseable {
 
-    final LettuceConnectionFactory connectionFactory;
-    final RedisLockBackend backend;
+    /** The client under the lock service, and the backend that goes with it. */
+    enum Driver {
+        /** {@link LettuceConnectionFactory} and the native {@link RedisLockBackend}. */
+        LETTUCE,
+        /** {@link JedisConnectionFactory} (pooled) and {@link SpringDataLockBackend}. */
+        JEDIS
+    }
+
+    final RedisConnectionFactory connectionFactory;
+    final LockBackend backend;
     final LeaseWatchdog watchdog;
     final LockWaiters waiters = new LockWaiters();
     final RedisReleaseSubscriber subscriber;
@@ -49,14 +62,36 @@ final class LockServiceConnection implements AutoCloseable {
      */
     LockServiceConnection(String host, int port, Duration operationTimeout, boolean watchdogByDefault,
             UnaryOperator<LockBackend> decorator) {
-        connectionFactory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port),
-                LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(60)).build());
-        connectionFactory.afterPropertiesSet();
-        connectionFactory.start();
-        backend = new RedisLockBackend(connectionFactory, operationTimeout, RedisLockBackend.releaseChannel("lock:"));
+        this(Driver.LETTUCE, host, port, operationTimeout, watchdogByDefault, decorator);
+    }
+
+    /**
+     * Connects with the given driver.
+     *
+     * @param decorator wraps the real backend, for tests that count what reaches Redis
+     */
+    LockServiceConnection(Driver driver, String host, int port, Duration operationTimeout, boolean watchdogByDefault,
+            UnaryOperator<LockBackend> decorator) {
+        String channel = RedisReleaseSubscriber.releaseChannel("lock:");
+        if (driver == Driver.JEDIS) {
+            JedisConnectionFactory jedis = new JedisConnectionFactory(new RedisStandaloneConfiguration(host, port),
+                    JedisClientConfiguration.builder().readTimeout(Duration.ofSeconds(60)).usePooling().build());
+            jedis.afterPropertiesSet();
+            jedis.start();
+            connectionFactory = jedis;
+            backend = new SpringDataLockBackend(jedis, operationTimeout, channel);
+        }
+        else {
+            LettuceConnectionFactory lettuce = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port),
+                    LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(60)).build());
+            lettuce.afterPropertiesSet();
+            lettuce.start();
+            connectionFactory = lettuce;
+            backend = new RedisLockBackend(lettuce, operationTimeout, channel);
+        }
         LockBackend used = decorator.apply(backend);
         watchdog = new LeaseWatchdog(used, 1.0 / 3, (handle, reason) -> lostLeases.add(handle.key() + ": " + reason));
-        subscriber = new RedisReleaseSubscriber(connectionFactory, RedisLockBackend.releaseChannel("lock:"), waiters);
+        subscriber = new RedisReleaseSubscriber(connectionFactory, channel, waiters);
         service = new DefaultLockService(used, watchdog, new LockDefaults("lock:", Duration.ofSeconds(30),
                 Duration.ofSeconds(3), watchdogByDefault), waiters);
     }
@@ -65,12 +100,16 @@ final class LockServiceConnection implements AutoCloseable {
         this(server, Duration.ofSeconds(2), true);
     }
 
+    LockServiceConnection(Driver driver, RedisTestServer server) {
+        this(driver, server.host(), server.port(), Duration.ofSeconds(2), true, backend -> backend);
+    }
+
     @Override
     public void close() throws Exception {
         service.close();
         watchdog.close();
         subscriber.close();
-        backend.close();
-        connectionFactory.destroy();
+        ((AutoCloseable) backend).close();
+        ((DisposableBean) connectionFactory).destroy();
     }
 }

@@ -29,7 +29,8 @@ import io.github.distlock.testsupport.RedisTestServer;
 
 /**
  * The lock's contract against a real redis-server: exclusion, expiry, owner-checked release,
- * the wire format, fencing tokens, and what happens when Redis goes away.
+ * the wire format, fencing tokens, and what happens when Redis goes away. On Lettuce; the same
+ * contract runs on Jedis in {@link JedisLockServiceTest}.
  */
 class RedisLockServiceTest {
 
@@ -45,8 +46,13 @@ class RedisLockServiceTest {
     @BeforeEach
     void connect() {
         redis = redisExtension.server();
-        instanceA = new LockServiceConnection(redis);
-        instanceB = new LockServiceConnection(redis);
+        instanceA = new LockServiceConnection(driver(), redis);
+        instanceB = new LockServiceConnection(driver(), redis);
+    }
+
+    /** The driver under test; a subclass runs this same contract on another one. */
+    LockServiceConnection.Driver driver() {
+        return LockServiceConnection.Driver.LETTUCE;
     }
 
     @AfterEach

@@ -25,13 +25,19 @@ class RedisOutageTest {
 
     private static final Duration OPERATION_TIMEOUT = Duration.ofMillis(500);
 
-    private RedisTestServer redis;
-    private LockServiceConnection instance;
+    RedisTestServer redis;
+    LockServiceConnection instance;
+
+    /** The driver under test; a subclass runs these same tests on another one. */
+    LockServiceConnection.Driver driver() {
+        return LockServiceConnection.Driver.LETTUCE;
+    }
 
     @BeforeEach
     void start() {
         redis = RedisTestServer.start();
-        instance = new LockServiceConnection(redis, OPERATION_TIMEOUT, true);
+        instance = new LockServiceConnection(driver(), redis.host(), redis.port(), OPERATION_TIMEOUT, true,
+                backend -> backend);
         // Establish the shared connection first, as a running application has.
         instance.service.lock("warm-up", null, Duration.ZERO).release();
     }

@@ -44,11 +44,24 @@ class ReleaseWakeUpTest {
     @BeforeEach
     void connect() {
         redis = redisExtension.server();
-        holder = new LockServiceConnection(redis);
-        waiter = new LockServiceConnection(redis, Duration.ofSeconds(2), true,
+        holder = new LockServiceConnection(driver(), redis);
+        waiter = new LockServiceConnection(driver(), redis.host(), redis.port(), Duration.ofSeconds(2), true,
                 backend -> waiterBackend = new CountingBackend(backend));
         // Start the waiter's subscription, as its first contended wait would.
         await().atMost(Duration.ofSeconds(10)).until(waiter.subscriber::startListening);
+    }
+
+    /**
+     * How many connections the two instances may open beyond those they had after one lock each,
+     * when 16 threads lock at once: none with Lettuce (one connection each).
+     */
+    long poolGrowth() {
+        return 0;
+    }
+
+    /** The driver under test; a subclass runs this same contract on another one. */
+    LockServiceConnection.Driver driver() {
+        return LockServiceConnection.Driver.LETTUCE;
     }
 
     @AfterEach
@@ -179,6 +192,6 @@ class ReleaseWakeUpTest {
         assertThat(redis.subscriberCount(CHANNEL)).isEqualTo(1);
         assertThat(redis.command("PUBSUB", "NUMPAT")).isEqualTo(0L);
         assertThat((List<Object>) redis.command("PUBSUB", "CHANNELS")).containsExactly((Object) CHANNEL);
-        assertThat(redis.connectedClients()).isEqualTo(clientsBefore);
+        assertThat(redis.connectedClients()).isBetween(clientsBefore, clientsBefore + poolGrowth());
     }
 }

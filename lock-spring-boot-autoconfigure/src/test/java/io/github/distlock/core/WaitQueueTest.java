@@ -55,8 +55,13 @@ class WaitQueueTest {
     }
 
     /** A separate application instance, subscribed as its first wait would make it. */
+    /** The driver under test; a subclass runs this same contract on another one. */
+    LockServiceConnection.Driver driver() {
+        return LockServiceConnection.Driver.LETTUCE;
+    }
+
     private LockServiceConnection instance() {
-        LockServiceConnection connection = new LockServiceConnection(redis);
+        LockServiceConnection connection = new LockServiceConnection(driver(), redis);
         connections.add(connection);
         await().atMost(Duration.ofSeconds(10)).until(connection.subscriber::startListening);
         return connection;
@@ -132,7 +137,7 @@ class WaitQueueTest {
     @Test
     void aLockHandedOverJustAsTheWaitEndsBelongsToTheWaiter() {
         LockServiceConnection connection = instance();
-        RedisLockBackend backend = connection.backend;
+        LockBackend backend = connection.backend;
         LockKey key = LockKey.of("lock:", "queue");
         long holderFence = backend.tryAcquire(key, "holder", 30_000, 0, false).fencingToken();
         assertThat(backend.tryAcquire(key, "waiter", 30_000, 3_000, false).acquired()).isFalse();
@@ -149,7 +154,7 @@ class WaitQueueTest {
     @Test
     void aHandOverWhoseMessageIsLostIsFoundByTheWaitersNextAttempt() {
         LockServiceConnection connection = instance();
-        RedisLockBackend backend = connection.backend;
+        LockBackend backend = connection.backend;
         LockKey key = LockKey.of("lock:", "queue");
         long holderFence = backend.tryAcquire(key, "holder", 30_000, 0, false).fencingToken();
         assertThat(backend.tryAcquire(key, "waiter", 5_000, 3_000, false).acquired()).isFalse();
@@ -196,7 +201,7 @@ class WaitQueueTest {
     void aWaiterWithoutWakeUpsStillGetsTheHandedOverLockByPolling() throws Exception {
         LockServiceConnection holder = instance();
         // Never subscribed: waiters poll with a short backoff.
-        LockServiceConnection waiter = new LockServiceConnection(redis);
+        LockServiceConnection waiter = new LockServiceConnection(driver(), redis);
         connections.add(waiter);
         waiter.subscriber.stop();
         LockHandle held = holder.service.lock("queue", null, Duration.ZERO);
@@ -221,7 +226,7 @@ class WaitQueueTest {
         // The waiter's subscription "comes up" right after its first attempt, too late for the
         // hand-over, which is published while nobody listens (nothing is subscribed at all here).
         AtomicBoolean subscribed = new AtomicBoolean();
-        LockServiceConnection waiter = new LockServiceConnection(redis, Duration.ofSeconds(2), true,
+        LockServiceConnection waiter = new LockServiceConnection(driver(), redis.host(), redis.port(), Duration.ofSeconds(2), true,
                 backend -> new CountingBackend(backend) {
                     @Override
                     public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis,
@@ -249,7 +254,7 @@ class WaitQueueTest {
 
     @Test
     void locksNobodyWaitsForNeverStartTheSubscription() {
-        LockServiceConnection connection = new LockServiceConnection(redis);
+        LockServiceConnection connection = new LockServiceConnection(driver(), redis);
         connections.add(connection);
 
         for (int i = 0; i < 20; i++) {
@@ -264,7 +269,7 @@ class WaitQueueTest {
     @Test
     void theFirstFailedAttemptOfAWaitStartsTheSubscriptionThatLaterHandOversArriveOn() throws Exception {
         LockServiceConnection holder = instance();
-        LockServiceConnection waiter = new LockServiceConnection(redis);
+        LockServiceConnection waiter = new LockServiceConnection(driver(), redis);
         connections.add(waiter);
         String channel = RedisLockBackend.releaseChannel("lock:");
         await().atMost(Duration.ofSeconds(10)).until(() -> redis.subscriberCount(channel) == 1);
@@ -285,7 +290,7 @@ class WaitQueueTest {
     @Test
     void theReleaseOfALockThatIsNoLongerOursHandsNothingOver() {
         LockServiceConnection connection = instance();
-        RedisLockBackend backend = connection.backend;
+        LockBackend backend = connection.backend;
         LockKey key = LockKey.of("lock:", "queue");
         backend.tryAcquire(key, "holder", 30_000, 0, false);
         backend.tryAcquire(key, "waiter", 30_000, 3_000, false);

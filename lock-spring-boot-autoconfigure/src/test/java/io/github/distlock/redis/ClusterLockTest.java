@@ -30,6 +30,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -51,6 +52,7 @@ import io.github.distlock.testsupport.RedisTestServer;
  * <em>lease key</em> is a key under the prefix whose remaining lease is at most the lock's ttl
  * (companion keys such as a fencing counter live much longer).
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ClusterLockTest {
 
     private static final String PREFIX = "lock:";
@@ -64,18 +66,35 @@ class ClusterLockTest {
     private static LockApplication first;
     private static LockApplication second;
 
+    /**
+     * Properties that choose the client; none for Spring Boot's default, Lettuce.
+     * {@link JedisClusterLockTest} runs every test here on Jedis.
+     */
+    String[] clientProperties() {
+        return new String[0];
+    }
+
+    /** Starts an application instance on the cluster, with the client's and the given properties. */
+    LockApplication startInstance(String... more) {
+        List<String> properties = new ArrayList<>();
+        properties.add(clusterNodes(cluster.hostAndPorts()));
+        properties.addAll(List.of(clientProperties()));
+        properties.addAll(List.of(more));
+        return LockApplication.start(properties.toArray(String[]::new));
+    }
+
     @BeforeAll
-    static void startTwoInstances() {
+    void startTwoInstances() {
         cluster = clusterExtension.cluster();
         // A master that stops answering takes away only its own slots, as in clusters that prefer
         // availability; with the default ('yes') the healthy masters would refuse every key too.
         cluster.nodes().forEach(node -> node.command("CONFIG", "SET", "cluster-require-full-coverage", "no"));
-        first = LockApplication.start(clusterNodes(cluster.hostAndPorts()));
-        second = LockApplication.start(clusterNodes(cluster.hostAndPorts()));
+        first = startInstance();
+        second = startInstance();
     }
 
     @AfterAll
-    static void stopInstances() {
+    void stopInstances() {
         if (first != null) {
             first.close();
         }
@@ -180,7 +199,7 @@ class ClusterLockTest {
         int locks = 1000;
         // With the default distributed-lock.operation-timeout (2s): a renewal round that waits that
         // long for the paused master before it counts the other masters' replies is too late for some.
-        try (LockApplication app = LockApplication.start(clusterNodes(cluster.hostAndPorts()))) {
+        try (LockApplication app = startInstance()) {
             LockService service = app.lockService();
             List<LockHandle> handles = new ArrayList<>(locks);
             for (int i = 0; i < locks; i++) {
@@ -387,7 +406,7 @@ class ClusterLockTest {
     void aLockWhoseSlotMigratesStaysExclusiveAndCanBeReleasedAndTakenAgain(String refresh) throws Exception {
         String name = "migrating";
         Duration ttl = Duration.ofSeconds(3);
-        try (LockApplication holder = LockApplication.start(clusterNodes(cluster.hostAndPorts()), refresh)) {
+        try (LockApplication holder = startInstance(refresh)) {
             LockHandle held = holder.lockService().lock(LockRequest.of(name).withTtl(ttl)
                     .withWaitTime(Duration.ZERO).withFencingToken());
             String lockKey = theOnlyLeaseKey();

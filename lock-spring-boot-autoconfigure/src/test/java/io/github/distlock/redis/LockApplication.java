@@ -64,6 +64,11 @@ final class LockApplication implements AutoCloseable {
         return context.getBean(LockService.class);
     }
 
+    /** A bean of this instance's context, for tests that check what was wired. */
+    <T> T bean(Class<T> type) {
+        return context.getBean(type);
+    }
+
     GuardedWork guardedWork() {
         return context.getBean(GuardedWork.class);
     }

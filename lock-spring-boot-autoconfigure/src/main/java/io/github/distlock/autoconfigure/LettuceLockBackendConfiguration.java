@@ -1,0 +1,46 @@
+package io.github.distlock.autoconfigure;
+
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.github.distlock.core.LockBackend;
+import io.github.distlock.core.LockWaiters;
+import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.RedisReleaseSubscriber;
+
+/**
+ * The native Lettuce backend, when the connection factory is a {@link LettuceConnectionFactory}
+ * (Spring Boot's default): its own pipelined connection, with re-sent commands detected. Backs off,
+ * subscription included, when the application defines its own {@link LockBackend}.
+ *
+ * <p>The factory is matched by its bean type, so a factory declared as a plain
+ * {@link RedisConnectionFactory} gets {@link SpringDataLockBackendConfiguration}'s backend, which
+ * works on Lettuce too.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnClass(name = "io.lettuce.core.RedisClient")
+@ConditionalOnBean(LettuceConnectionFactory.class)
+@ConditionalOnMissingBean(LockBackend.class)
+class LettuceLockBackendConfiguration {
+
+    /** The single-Redis backend on Lettuce, using Boot's connection factory. */
+    @Bean(destroyMethod = "close")
+    RedisLockBackend lockBackend(RedisConnectionFactory connectionFactory, DistributedLockProperties properties) {
+        return new RedisLockBackend(connectionFactory, properties.getOperationTimeout(),
+                RedisReleaseSubscriber.releaseChannel(properties.getKeyPrefix()));
+    }
+
+    /** The JVM's one subscription to release messages; it subscribes on the first wait. */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    RedisReleaseSubscriber redisReleaseSubscriber(RedisConnectionFactory connectionFactory, LockWaiters lockWaiters,
+            DistributedLockProperties properties) {
+        return new RedisReleaseSubscriber(connectionFactory,
+                RedisReleaseSubscriber.releaseChannel(properties.getKeyPrefix()), lockWaiters);
+    }
+}

@@ -1,0 +1,38 @@
+package io.github.distlock.autoconfigure;
+
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+import io.github.distlock.core.LockBackend;
+import io.github.distlock.core.LockWaiters;
+import io.github.distlock.redis.RedisReleaseSubscriber;
+import io.github.distlock.redis.SpringDataLockBackend;
+
+/**
+ * The backend for any other connection factory (Jedis, or a factory declared as a plain
+ * {@link RedisConnectionFactory}), through Spring Data Redis's template and script API. Imported
+ * after {@link LettuceLockBackendConfiguration}, so it applies exactly when that one did not define
+ * a backend and the application defined none either.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnMissingBean(LockBackend.class)
+class SpringDataLockBackendConfiguration {
+
+    /** The single-Redis backend on Spring Data Redis, using Boot's connection factory. */
+    @Bean(destroyMethod = "close")
+    SpringDataLockBackend lockBackend(RedisConnectionFactory connectionFactory, DistributedLockProperties properties) {
+        return new SpringDataLockBackend(connectionFactory, properties.getOperationTimeout(),
+                RedisReleaseSubscriber.releaseChannel(properties.getKeyPrefix()));
+    }
+
+    /** The JVM's one subscription to release messages; it subscribes on the first wait. */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    RedisReleaseSubscriber redisReleaseSubscriber(RedisConnectionFactory connectionFactory, LockWaiters lockWaiters,
+            DistributedLockProperties properties) {
+        return new RedisReleaseSubscriber(connectionFactory,
+                RedisReleaseSubscriber.releaseChannel(properties.getKeyPrefix()), lockWaiters);
+    }
+}

@@ -1,0 +1,83 @@
+package io.github.distlock.redis;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.springframework.data.redis.connection.ClusterSlotHashUtil;
+
+import io.github.distlock.core.LockBackend.LeaseRenewal;
+import io.github.distlock.core.LockKey;
+
+/**
+ * What every Redis backend shares, whatever the driver: the Lua scripts, the keys one lock is made
+ * of, and how renewals are grouped into script calls. One copy, so the Lettuce and the Spring Data
+ * backends write exactly the same wire format. Free of driver classes, so it loads without Lettuce.
+ */
+final class LockScripts {
+
+    private static final String FENCING = "fencing.lua";
+
+    /** {@code SET NX PX}, with a fencing token and a wait-queue entry if asked. */
+    static final LuaScript ACQUIRE = LuaScript.load("acquire.lua", FENCING);
+
+    /** Compare-and-delete, or hand over to the longest-waiting live waiter. */
+    static final LuaScript RELEASE = LuaScript.load("release.lua", FENCING);
+
+    /** Compare-and-{@code PEXPIRE} for many keys at once. */
+    static final LuaScript RENEW = LuaScript.load("renew.lua");
+
+    /** A waiter leaves the queue (and takes a lock handed to it meanwhile). */
+    static final LuaScript CANCEL = LuaScript.load("cancel.lua", FENCING);
+
+    /** The fencing token of a lock taken without one. */
+    static final LuaScript FENCE = LuaScript.load("fence.lua", FENCING);
+
+    /**
+     * The fencing counter outlives the lock so tokens keep increasing across acquisitions. Every
+     * acquisition writes it with this expiry (or the lease, if longer), so it goes a day after the
+     * key's last use and the server clock takes over (see fencing.lua).
+     */
+    static final long FENCE_COUNTER_TTL_MILLIS = TimeUnit.DAYS.toMillis(1);
+
+    /** Most keys renewed by one script call, so one call never blocks Redis for long. */
+    static final int MAX_RENEWALS_PER_CALL = 1000;
+
+    private LockScripts() {
+    }
+
+    /** The lock, its fencing counter, its wait queue and its waiters' entries: one Cluster slot. */
+    static List<String> keys(LockKey key) {
+        String lock = key.redisKey();
+        return List.of(lock, lock + RedisLockBackend.FENCE_SUFFIX, lock + RedisLockBackend.QUEUE_SUFFIX,
+                lock + RedisLockBackend.WAITING_SUFFIX);
+    }
+
+    /** The fencing counter's expiry: a day, or the lease if that is longer. */
+    static long counterLifetime(long ttlMillis) {
+        return Math.max(ttlMillis, FENCE_COUNTER_TTL_MILLIS);
+    }
+
+    /**
+     * Groups renewals into script calls of up to 1,000 keys. In a Cluster one script may only touch
+     * keys of one slot, so there the groups follow slots; elsewhere any keys go together.
+     *
+     * @return each group as indexes into {@code renewals}
+     */
+    static List<List<Integer>> batches(List<LeaseRenewal> renewals, boolean cluster) {
+        Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+        for (int i = 0; i < renewals.size(); i++) {
+            int slot = cluster ? ClusterSlotHashUtil.calculateSlot(renewals.get(i).key().redisKey()) : 0;
+            bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(i);
+        }
+        List<List<Integer>> batches = new ArrayList<>();
+        for (List<Integer> group : bySlot.values()) {
+            for (int from = 0; from < group.size(); from += MAX_RENEWALS_PER_CALL) {
+                batches.add(group.subList(from, Math.min(group.size(), from + MAX_RENEWALS_PER_CALL)));
+            }
+        }
+        return batches;
+    }
+}

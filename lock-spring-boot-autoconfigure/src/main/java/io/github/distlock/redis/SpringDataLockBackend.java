@@ -1,0 +1,613 @@
+package io.github.distlock.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
+
+import org.springframework.dao.QueryTimeoutException;
+import org.springframework.data.redis.connection.ClusterSlotHashUtil;
+import org.springframework.data.redis.connection.DecoratedRedisConnection;
+import org.springframework.data.redis.connection.RedisClusterConnection;
+import org.springframework.data.redis.connection.RedisClusterNode;
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisStringCommands.SetOption;
+import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.DefaultScriptExecutor;
+import org.springframework.data.redis.core.script.RedisScript;
+import org.springframework.data.redis.core.types.Expiration;
+import org.springframework.data.redis.serializer.RedisSerializer;
+
+import io.github.distlock.LockBackendException;
+import io.github.distlock.core.LockBackend;
+import io.github.distlock.core.LockKey;
+
+/**
+ * Locks in one Redis deployment (standalone, Sentinel or Cluster) reached through any Spring Data
+ * Redis {@link RedisConnectionFactory}, Jedis in particular: every command goes through
+ * {@link StringRedisTemplate}, scripts through {@code execute(RedisScript, keys, args)} (which
+ * sends {@code EVALSHA} and falls back to {@code EVAL}), so one code path serves single nodes and
+ * Clusters alike. The scripts, keys and wire format are exactly those of {@link RedisLockBackend}
+ * (the same {@code *.lua} files, by {@link LockScripts}), so instances on either backend share
+ * locks, queues, fencing counters and the release channel.
+ *
+ * <p>A free lock is taken with a bare {@code SET NX PX GET} ({@code setGet}); on Redis 6.2, which
+ * refuses {@code NX} with {@code GET}, {@code acquire.lua} does it instead. {@code GET} makes the
+ * command safe to run twice: see below.
+ *
+ * <p><b>Bounded and not interruptible.</b> Jedis calls block, for the client's own socket timeout
+ * and, with a pool, for as long as the pool makes a borrower wait. So commands run on a small
+ * executor of our own and the caller waits for each at most the operation timeout, through
+ * interrupts (the flag is restored afterwards): a command cut off halfway would leave a key nobody
+ * knows about. A command still queued when its caller gave up is cancelled and never sent, and so
+ * is one whose thread gets its connection too late; one already sent may still run, and then the
+ * caller undoes it, as {@link LockBackend} prescribes. The threads are shared: in a Cluster with a
+ * hung master, calls blocked on it (for the client's socket timeout) can hold all of them, and
+ * calls for healthy masters then time out too; renewals have lanes of their own ({@link #renew}).
+ *
+ * <p><b>Sent at most once, mostly.</b> A Jedis connection never re-sends a command after a
+ * reconnect (Lettuce does, which is why {@link RedisLockBackend} counts deliveries). Jedis's
+ * Cluster client does retry a command after a connection error, up to
+ * {@code spring.data.redis.cluster.max-redirects} times, and the first delivery may have run:
+ * every command here is idempotent for its token, so that is safe. The one visible difference: a
+ * release retried after its first delivery released the lock answers "not ours", which here is
+ * reported as not released (Lettuce's backend can tell it was re-sent and counts it as released).
+ *
+ * <p>Renewals are grouped like the Lettuce backend's (one script call per slot in a Cluster, up to
+ * 1,000 keys each); the calls of each Cluster master run in a lane of their own, the lanes side by
+ * side, and each outcome is reported as its call answers ({@link #renew}).
+ */
+public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
+
+    /**
+     * Commands in flight at once. Matches the default size of Jedis's pool
+     * ({@code spring.data.redis.jedis.pool.max-active}): more threads would only wait for a connection.
+     */
+    private static final int THREADS = 8;
+
+    private static final RedisScript<List<Object>> ACQUIRE = array(LockScripts.ACQUIRE);
+    private static final RedisScript<Long> RELEASE = LockScripts.RELEASE.asRedisScript(Long.class);
+    private static final RedisScript<List<Object>> RENEW = array(LockScripts.RENEW);
+    private static final RedisScript<List<Object>> CANCEL = array(LockScripts.CANCEL);
+    private static final RedisScript<Long> FENCE = LockScripts.FENCE.asRedisScript(Long.class);
+    private static final long RETRY_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+    private static final long MAX_RETRY_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /**
+     * Threads that renew the leases of one master side by side: a master holds leases in hundreds of
+     * slots, one script call each, and Jedis cannot pipeline them.
+     */
+    private static final int LANES_PER_MASTER = 4;
+    /** How often the renewals' map of slots to masters is read again. */
+    private static final long TOPOLOGY_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(10);
+    /** The bound of the command the current executor thread runs, for {@link LateScriptGuard}. */
+    private static final ThreadLocal<Long> DEADLINE = new ThreadLocal<>();
+
+    private final StringRedisTemplate template;
+    private final Duration operationTimeout;
+    private final long timeoutNanos;
+    private final String releaseChannel;
+    private final ThreadPoolExecutor executor;
+    /** Set once a server refuses {@code SET NX GET} (Redis before 7.0): scripts take over. */
+    private volatile boolean setNxGetRefused;
+    /** Whether the connection goes to a Cluster, and its masters' slots; read on the first renewal. */
+    private volatile Topology topology;
+    private final AtomicBoolean refreshingTopology = new AtomicBoolean();
+    /** Renewal lanes, one thread per master at most (see {@link #renew}). */
+    private final ExecutorService renewalLanes = Executors.newCachedThreadPool(daemonThreads("distributed-lock-renew-"));
+    /** Each master's renewal lanes of the latest round. */
+    private final Map<String, List<Lane>> lanesInFlight = new ConcurrentHashMap<>();
+    private final AtomicInteger rounds = new AtomicInteger();
+
+    /**
+     * @param connectionFactory Spring Data Redis's connection factory, with any driver
+     * @param operationTimeout upper bound on each lock command
+     * @param releaseChannel where a release announces that it handed the lock to a waiter
+     *        ({@link RedisReleaseSubscriber#releaseChannel(String)})
+     */
+    public SpringDataLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout,
+            String releaseChannel) {
+        this.template = new StringRedisTemplate(Objects.requireNonNull(connectionFactory, "connectionFactory"));
+        template.setScriptExecutor(new LateScriptGuard(template));
+        this.operationTimeout = operationTimeout;
+        this.timeoutNanos = operationTimeout.toNanos();
+        this.releaseChannel = releaseChannel;
+        this.executor = new ThreadPoolExecutor(THREADS, THREADS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                daemonThreads("distributed-lock-redis-"));
+        executor.allowCoreThreadTimeOut(true);
+    }
+
+    private static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger count = new AtomicInteger();
+        return task -> {
+            Thread thread = new Thread(task, prefix + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+
+    @SuppressWarnings({ "unchecked", "rawtypes" })
+    private static RedisScript<List<Object>> array(LuaScript script) {
+        return (RedisScript) script.asRedisScript(List.class);
+    }
+
+    /**
+     * Stops taking commands and waits up to the operation timeout for those under way; the
+     * connections belong to the connection factory.
+     */
+    @Override
+    public void close() {
+        executor.shutdown();
+        renewalLanes.shutdown();
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + timeoutNanos;
+        while (!executor.isTerminated() && System.nanoTime() < deadline) {
+            try {
+                executor.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+            }
+            catch (InterruptedException ex) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued) {
+        return acquireScript(key, token, ttlMillis, queueMillis, queued, true);
+    }
+
+    /**
+     * A bare {@code SET NX PX GET}: no script runs on the server. Answered with our own token, it was
+     * retried after its first delivery took the lock: ours all the same, the lease counted from
+     * before the first delivery.
+     */
+    @Override
+    public AcquireAttempt tryAcquireWithoutFencingToken(LockKey key, String token, long ttlMillis) {
+        if (!setNxGetRefused) {
+            byte[] redisKey = bytes(key.redisKey());
+            byte[] value = bytes(token);
+            try {
+                byte[] previous = call(key, "acquire", deadline(), () -> template.execute(
+                        (RedisCallback<byte[]>) connection -> {
+                            LateScriptGuard.refuseIfLate();
+                            return connection.stringCommands().setGet(redisKey, value,
+                                    Expiration.milliseconds(ttlMillis), SetOption.ifAbsent());
+                        }));
+                return previous == null || token.equals(new String(previous, StandardCharsets.UTF_8))
+                        ? AcquireAttempt.acquired(0, ttlMillis) : AcquireAttempt.notAcquired(0, 0);
+            }
+            catch (LockBackendException ex) {
+                if (!hasMessage(ex, "syntax error")) {
+                    throw ex;
+                }
+                // Redis 6.2: NX and GET together are a syntax error, so nothing ran.
+                setNxGetRefused = true;
+            }
+        }
+        return acquireScript(key, token, ttlMillis, 0, false, false);
+    }
+
+    private AcquireAttempt acquireScript(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
+            boolean fencingToken) {
+        List<Object> reply = script(key, "acquire", ACQUIRE, token, Long.toString(ttlMillis),
+                Long.toString(LockScripts.counterLifetime(ttlMillis)), Long.toString(queueMillis), queued ? "1" : "0",
+                fencingToken ? "1" : "0");
+        if ((Long) reply.get(0) == 1L) {
+            return AcquireAttempt.acquired((Long) reply.get(1), (Long) reply.get(2));
+        }
+        return AcquireAttempt.notAcquired((Long) reply.get(1), (Long) reply.get(2));
+    }
+
+    @Override
+    public long issueFencingToken(LockKey key, String token, long ttlMillis) {
+        return script(key, "fencing token", FENCE, token, Long.toString(LockScripts.counterLifetime(ttlMillis)));
+    }
+
+    @Override
+    public boolean release(LockKey key, String token) {
+        return script(key, "release", RELEASE, token, releaseChannel,
+                Long.toString(LockScripts.FENCE_COUNTER_TTL_MILLIS)) == 1L;
+    }
+
+    @Override
+    public AcquireAttempt stopWaiting(LockKey key, String token, long ttlMillis) {
+        List<Object> reply = script(key, "cancel", CANCEL, token, Long.toString(LockScripts.counterLifetime(ttlMillis)));
+        if ((Long) reply.get(0) == 1L) {
+            return AcquireAttempt.acquired((Long) reply.get(1), (Long) reply.get(2));
+        }
+        return AcquireAttempt.notAcquired(0, 0);
+    }
+
+    /** Runs one of the per-key scripts; they all take the lock's four keys. */
+    private <T> T script(LockKey key, String operation, RedisScript<T> script, Object... args) {
+        List<String> keys = LockScripts.keys(key);
+        return call(key, operation, deadline(), () -> template.execute(script, keys, args));
+    }
+
+    /**
+     * Renews in lanes, a few per Cluster master (a few in all elsewhere): each lane runs its share of
+     * the master's script calls one after another on a thread of its own, and reports each as it
+     * answers. A master that stops answering holds up only its own lanes; while one of them is still
+     * blocked (Jedis waits for its socket timeout), the next rounds report that master's leases as
+     * failed at once instead of sending more calls to it, so blocked threads stay a few per master.
+     */
+    @Override
+    public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
+        if (renewals.isEmpty()) {
+            return;
+        }
+        long deadline = deadline();
+        Topology known = topology;
+        if (known == null) {
+            try {
+                known = call(renewals.get(0).key(), "renewal", deadline, () -> template.execute(Topology::read));
+                topology = known;
+            }
+            catch (LockBackendException ex) {
+                for (int i = 0; i < renewals.size(); i++) {
+                    outcomes.outcome(i, RenewalOutcome.FAILED);
+                }
+                return;
+            }
+        }
+        else if (known.isStale()) {
+            refreshTopologyInBackground();
+        }
+        List<List<Integer>> batches = LockScripts.batches(renewals, known.cluster());
+        Map<String, List<Integer>> lanes = new LinkedHashMap<>();
+        for (int b = 0; b < batches.size(); b++) {
+            String node = known.masterOf(renewals.get(batches.get(b).get(0)).key().redisKey());
+            lanes.computeIfAbsent(node, n -> new ArrayList<>()).add(b);
+        }
+        int round = rounds.getAndIncrement() * 7919;
+        BlockingQueue<Answer> answers = new LinkedBlockingQueue<>();
+        boolean[] reported = new boolean[batches.size()];
+        int pending = batches.size();
+        for (Map.Entry<String, List<Integer>> node : lanes.entrySet()) {
+            List<Lane> previous = lanesInFlight.get(node.getKey());
+            if (previous != null && previous.stream().anyMatch(lane -> lane.isStuck(timeoutNanos))) {
+                // That master has not answered a renewal of an earlier round: do not pile more onto it.
+                for (int b : node.getValue()) {
+                    reported[b] = true;
+                    pending--;
+                    for (int index : batches.get(b)) {
+                        outcomes.outcome(index, RenewalOutcome.FAILED);
+                    }
+                }
+                continue;
+            }
+            // Each round starts elsewhere in the list, so that the calls a round runs out of time for
+            // are not the same ones every round.
+            List<Integer> calls = new ArrayList<>(node.getValue());
+            Collections.rotate(calls, round);
+            List<Lane> started = new ArrayList<>(LANES_PER_MASTER);
+            for (int l = 0; l < LANES_PER_MASTER && l < calls.size(); l++) {
+                List<Integer> share = new ArrayList<>();
+                for (int i = l; i < calls.size(); i += LANES_PER_MASTER) {
+                    share.add(calls.get(i));
+                }
+                Lane lane = new Lane();
+                lane.task = new FutureTask<>(() -> {
+                    for (int b : share) {
+                        if (System.nanoTime() - deadline > 0) {
+                            return null;
+                        }
+                        lane.callStartedAt = System.nanoTime();
+                        try {
+                            answers.add(new Answer(b, renewBatch(renewals, batches.get(b), deadline)));
+                        }
+                        finally {
+                            lane.callStartedAt = 0;
+                        }
+                    }
+                    return null;
+                });
+                started.add(lane);
+                try {
+                    renewalLanes.execute(lane.task);
+                }
+                catch (RejectedExecutionException ex) {
+                    // Closed: the leases are reported failed below.
+                }
+            }
+            lanesInFlight.put(node.getKey(), started);
+        }
+        boolean interrupted = false;
+        while (pending > 0) {
+            Answer answer;
+            try {
+                long left = deadline - System.nanoTime();
+                answer = left > 0 ? answers.poll(left, TimeUnit.NANOSECONDS) : answers.poll();
+            }
+            catch (InterruptedException ex) {
+                interrupted = true;
+                continue;
+            }
+            if (answer == null) {
+                break;
+            }
+            reported[answer.batch()] = true;
+            pending--;
+            List<Integer> batch = batches.get(answer.batch());
+            for (int i = 0; i < batch.size(); i++) {
+                outcomes.outcome(batch.get(i), answer.result() == null ? RenewalOutcome.FAILED
+                        : ((Long) answer.result().get(i) == 1L ? RenewalOutcome.RENEWED : RenewalOutcome.LOST));
+            }
+        }
+        for (int b = 0; b < batches.size(); b++) {
+            if (!reported[b]) {
+                // Not sent: never will be (the lane checks the deadline). Sent: a late renewal only
+                // extends our own lease, which is then reported lost or renewed by the next round.
+                for (int index : batches.get(b)) {
+                    outcomes.outcome(index, RenewalOutcome.FAILED);
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** One renewal script call, on a lane's thread; {@code null} if it failed. */
+    private List<Object> renewBatch(List<LeaseRenewal> renewals, List<Integer> batch, long deadline) {
+        List<String> keys = new ArrayList<>(batch.size());
+        Object[] args = new Object[batch.size() * 2];
+        for (int i = 0; i < batch.size(); i++) {
+            LeaseRenewal renewal = renewals.get(batch.get(i));
+            keys.add(renewal.key().redisKey());
+            args[2 * i] = renewal.token();
+            args[2 * i + 1] = Long.toString(renewal.ttlMillis());
+        }
+        try {
+            return withDeadline(deadline, () -> retryingClusterRefusals(deadline, () -> template.execute(RENEW, keys, args)));
+        }
+        catch (RuntimeException ex) {
+            return null;
+        }
+    }
+
+    private void refreshTopologyInBackground() {
+        if (refreshingTopology.compareAndSet(false, true)) {
+            try {
+                renewalLanes.execute(() -> {
+                    try {
+                        topology = template.execute(Topology::read);
+                    }
+                    catch (RuntimeException ex) {
+                        // The old map stays; it only groups renewals, it never routes a command.
+                    }
+                    finally {
+                        refreshingTopology.set(false);
+                    }
+                });
+            }
+            catch (RejectedExecutionException ex) {
+                refreshingTopology.set(false);
+            }
+        }
+    }
+
+    private record Answer(int batch, List<Object> result) {
+    }
+
+    /** One thread's share of a master's renewal calls in one round. */
+    private static final class Lane {
+
+        volatile FutureTask<Void> task;
+        /** When the call under way was sent, in {@link System#nanoTime()}; 0 between calls. */
+        volatile long callStartedAt;
+
+        /** Whether a call has been waiting for its master longer than {@code nanos}. */
+        boolean isStuck(long nanos) {
+            long started = callStartedAt;
+            return task != null && !task.isDone() && started != 0 && System.nanoTime() - started > nanos;
+        }
+    }
+
+    /**
+     * Which master serves each slot, as last read: only to put each master's renewals in a lane of
+     * their own. Commands are routed by the client, never by this map, so a stale one costs at most
+     * some isolation until the next refresh.
+     *
+     * @param cluster whether the connection goes to a Redis Cluster
+     * @param masters the master of each slot ({@code null} where unknown); empty if not a Cluster
+     * @param readAt when it was read, in {@link System#nanoTime()}
+     */
+    private record Topology(boolean cluster, String[] masters, long readAt) {
+
+        static Topology read(RedisConnection connection) {
+            // StringRedisTemplate hands callbacks a string-converting decorator of the connection.
+            RedisConnection raw = connection instanceof DecoratedRedisConnection decorated ? decorated.getDelegate()
+                    : connection;
+            if (!(raw instanceof RedisClusterConnection clusterConnection)) {
+                return new Topology(false, new String[0], System.nanoTime());
+            }
+            String[] masters = new String[ClusterSlotHashUtil.SLOT_COUNT];
+            for (RedisClusterNode node : clusterConnection.clusterGetNodes()) {
+                if (node.isMaster() && node.getSlotRange() != null) {
+                    for (int slot : node.getSlotRange().getSlotsArray()) {
+                        masters[slot] = node.asString();
+                    }
+                }
+            }
+            return new Topology(true, masters, System.nanoTime());
+        }
+
+        boolean isStale() {
+            return cluster && System.nanoTime() - readAt > TOPOLOGY_REFRESH_NANOS;
+        }
+
+        String masterOf(String key) {
+            if (!cluster) {
+                return "";
+            }
+            String master = masters[ClusterSlotHashUtil.calculateSlot(key)];
+            return master != null ? master : "?";
+        }
+    }
+
+    private long deadline() {
+        return System.nanoTime() + timeoutNanos;
+    }
+
+    /**
+     * Runs {@code command} on the executor and waits for it until {@code deadline}, whatever the
+     * calling thread's interrupt flag says (it is restored before returning).
+     *
+     * @throws LockBackendException if Redis fails the command or does not answer in time; the
+     *         command may have run all the same
+     */
+    private <T> T call(LockKey key, String operation, long deadline, Supplier<T> command) {
+        FutureTask<T> task = new FutureTask<>(() -> withDeadline(deadline, () -> retryingClusterRefusals(deadline, command)));
+        try {
+            executor.execute(task);
+        }
+        catch (RejectedExecutionException ex) {
+            throw new LockBackendException(key.name(), "The lock backend is closed: the " + operation + " of lock "
+                    + key.printableName() + " was not sent to Redis", ex);
+        }
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return task.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                }
+                catch (InterruptedException ex) {
+                    interrupted = true;
+                }
+                catch (TimeoutException ex) {
+                    // Still queued: cancelled, it is never sent. Already sent: it may run, and the
+                    // caller undoes it. Finished in this very moment: its outcome stands (next loop).
+                    if (task.cancel(false)) {
+                        throw new LockBackendException(key.name(), "Redis did not answer the " + operation
+                                + " of lock " + key.printableName() + " (" + key.printableRedisKey()
+                                + ") within distributed-lock.operation-timeout=" + operationTimeout
+                                + ". Is Redis reachable?", ex);
+                    }
+                }
+                catch (ExecutionException ex) {
+                    Throwable cause = ex.getCause();
+                    throw new LockBackendException(key.name(), "Redis failed the " + operation + " of lock "
+                            + key.printableName() + " (" + key.printableRedisKey() + "): " + cause.getMessage(), cause);
+                }
+            }
+        }
+        finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Sends again, until the deadline, what a Cluster refused for the moment: {@code TRYAGAIN} (a
+     * multi-key command while its slot is half-way through a migration) and {@code CLUSTERDOWN}
+     * (during a failover). Every lock command is idempotent for its token, so a retry is safe. Runs
+     * on the executor, never on the caller's thread.
+     */
+    private static <T> T retryingClusterRefusals(long deadline, Supplier<T> command) {
+        long pauseNanos = RETRY_PAUSE_NANOS;
+        while (true) {
+            try {
+                return command.get();
+            }
+            catch (RuntimeException ex) {
+                if (!(hasMessage(ex, "TRYAGAIN") || hasMessage(ex, "CLUSTERDOWN"))
+                        || deadline - System.nanoTime() < pauseNanos) {
+                    throw ex;
+                }
+                LockSupport.parkNanos(pauseNanos);
+                pauseNanos = Math.min(pauseNanos * 2, MAX_RETRY_PAUSE_NANOS);
+            }
+        }
+    }
+
+    /** Runs {@code command} on this thread with {@code deadline} as the bound {@link LateScriptGuard} checks. */
+    private static <T> T withDeadline(long deadline, Supplier<T> command) {
+        DEADLINE.set(deadline);
+        try {
+            return command.get();
+        }
+        finally {
+            DEADLINE.remove();
+        }
+    }
+
+    /**
+     * Spring Data's script execution ({@code EVALSHA}, then {@code EVAL} on {@code NOSCRIPT}), except
+     * that nothing is sent once the caller has given up: neither a script whose thread only now got
+     * a connection (Jedis's pool makes borrowers wait), nor the {@code EVAL} after a {@code NOSCRIPT}
+     * that came back late. The caller is by then undoing the command; one that ran after the undo
+     * would leave a key behind that nobody owns.
+     */
+    private static final class LateScriptGuard extends DefaultScriptExecutor<String> {
+
+        LateScriptGuard(StringRedisTemplate template) {
+            super(template);
+        }
+
+        @Override
+        protected <T> T eval(RedisConnection connection, RedisScript<T> script, ReturnType returnType, int numKeys,
+                byte[][] keysAndArgs, RedisSerializer<T> resultSerializer) {
+            refuseIfLate();
+            Object result;
+            try {
+                result = connection.scriptingCommands().evalSha(script.getSha1(), returnType, numKeys, keysAndArgs);
+            }
+            catch (RuntimeException ex) {
+                if (!hasMessage(ex, "NOSCRIPT")) {
+                    throw ex;
+                }
+                refuseIfLate();
+                result = connection.scriptingCommands().eval(scriptBytes(script), returnType, numKeys, keysAndArgs);
+            }
+            return script.getResultType() == null ? null : deserializeResult(resultSerializer, result);
+        }
+
+        private static void refuseIfLate() {
+            Long deadline = DEADLINE.get();
+            if (deadline != null && System.nanoTime() - deadline > 0) {
+                throw new QueryTimeoutException("Not sent: the lock command's operation timeout has passed");
+            }
+        }
+    }
+
+    /** Whether {@code ex} or one of its causes has a message containing {@code text}. */
+    private static boolean hasMessage(Throwable ex, String text) {
+        for (Throwable t = ex; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t.getMessage() != null && t.getMessage().contains(text)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static byte[] bytes(String value) {
+        return value.getBytes(StandardCharsets.UTF_8);
+    }
+}

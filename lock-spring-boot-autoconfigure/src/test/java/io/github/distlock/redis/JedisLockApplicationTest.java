@@ -1,0 +1,162 @@
+package io.github.distlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+
+import io.github.distlock.LockBackendException;
+import io.github.distlock.LockHandle;
+import io.github.distlock.LockRequest;
+import io.github.distlock.core.LockBackend;
+import io.github.distlock.testsupport.RedisServerExtension;
+import io.github.distlock.testsupport.RedisTestServer;
+
+/**
+ * Applications on Jedis ({@code spring.data.redis.client-type=jedis}) against one real Redis: the
+ * auto-configuration picks {@link SpringDataLockBackend}, and everything an application does with a
+ * lock works as on Lettuce, across two instances.
+ */
+class JedisLockApplicationTest {
+
+    @RegisterExtension
+    static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
+
+    private RedisTestServer redis;
+    private LockApplication first;
+    private LockApplication second;
+
+    @BeforeEach
+    void startTwoInstances() {
+        redis = redisExtension.server();
+        first = start();
+        second = start();
+    }
+
+    private LockApplication start(String... more) {
+        String[] properties = { "spring.data.redis.client-type=jedis", "spring.data.redis.host=" + redis.host(),
+                "spring.data.redis.port=" + redis.port(), "distributed-lock.operation-timeout=500ms" };
+        String[] all = new String[properties.length + more.length];
+        System.arraycopy(properties, 0, all, 0, properties.length);
+        System.arraycopy(more, 0, all, properties.length, more.length);
+        return LockApplication.start(all);
+    }
+
+    @AfterEach
+    void stopInstances() {
+        redis.resume();
+        first.close();
+        second.close();
+    }
+
+    @Test
+    void aJedisApplicationRunsOnTheSpringDataBackend() {
+        assertThat(first.bean(RedisConnectionFactory.class)).isInstanceOf(JedisConnectionFactory.class);
+        assertThat(first.bean(LockBackend.class)).isInstanceOf(SpringDataLockBackend.class);
+    }
+
+    @Test
+    void theWholeLifecycleWorksAcrossTwoJedisInstances() throws Exception {
+        LockLifecycle.run("order:1", first.lockService(), second.lockService(), redis);
+    }
+
+    @Test
+    void aWaiterInAnotherInstanceIsHandedTheLockByTheRelease() throws Exception {
+        LockHandle held = first.lockService().lock(LockRequest.of("order:2").withTtl(Duration.ofSeconds(30))
+                .withWaitTime(Duration.ZERO));
+        CompletableFuture<LockHandle> waiting = CompletableFuture.supplyAsync(() -> second.lockService()
+                .lock(LockRequest.of("order:2").withTtl(Duration.ofSeconds(30)).withWaitTime(Duration.ofSeconds(20))));
+        await().atMost(Duration.ofSeconds(5)).until(() -> Long.valueOf(1).equals(redis.command("ZCARD", "lock:{order:2}:queue")));
+
+        long heldFence = held.fencingToken();
+        long releasedAt = System.nanoTime();
+        assertThat(held.release()).isTrue();
+        LockHandle handedOver = waiting.get(10, TimeUnit.SECONDS);
+
+        // The holder's lease had 30 s left; only the release message can have woken the waiter this
+        // soon after the release (its fallback re-check is a second away).
+        assertThat(Duration.ofNanos(System.nanoTime() - releasedAt)).isLessThan(Duration.ofMillis(900));
+        assertThat(handedOver.issuedFencingToken()).as("a hand-over comes with its token").isPresent();
+        assertThat(handedOver.fencingToken()).isGreaterThan(heldFence);
+        assertThat(handedOver.release()).isTrue();
+        assertThat(redis.get("lock:{order:2}")).isNull();
+    }
+
+    @Test
+    void theAnnotationExcludesAcrossJedisInstances() throws Exception {
+        AtomicBoolean inside = new AtomicBoolean();
+        AtomicBoolean overlapped = new AtomicBoolean();
+        Runnable work = () -> {
+            if (!inside.compareAndSet(false, true)) {
+                overlapped.set(true);
+            }
+            await().pollDelay(Duration.ofMillis(20)).until(() -> true);
+            inside.set(false);
+        };
+        CompletableFuture<?>[] calls = new CompletableFuture<?>[20];
+        for (int i = 0; i < calls.length; i++) {
+            LockApplication instance = i % 2 == 0 ? first : second;
+            calls[i] = CompletableFuture.runAsync(() -> instance.guardedWork().run("job", () -> {
+                work.run();
+                return null;
+            }));
+        }
+        CompletableFuture.allOf(calls).get(60, TimeUnit.SECONDS);
+
+        assertThat(overlapped).isFalse();
+        assertThat(redis.get("lock:{job}")).isNull();
+    }
+
+    @Test
+    void aPausedRedisFailsTheAcquireWithinTheOperationTimeoutAndLeavesNoKeyBehind() {
+        redis.pause();
+        long started = System.nanoTime();
+
+        assertThatThrownBy(() -> first.lockService().tryLock(LockRequest.of("order:3").withTtl(Duration.ofMinutes(5))
+                .withWaitTime(Duration.ZERO))).isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("operation-timeout");
+
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(2));
+        redis.resume();
+        // Whether or not the SET ran once Redis woke up, it is undone: the key does not stay 5 minutes.
+        await().atMost(Duration.ofSeconds(5)).until(() -> redis.get("lock:{order:3}") == null);
+        assertThat(second.lockService().tryLock("order:3", null, Duration.ofSeconds(2))).isPresent();
+    }
+
+    @Test
+    void aReleaseInterruptedWhileRedisIsPausedStillReleasesAndKeepsTheFlag() throws Exception {
+        LockHandle held = first.lockService().lock(LockRequest.of("order:4").withTtl(Duration.ofSeconds(30))
+                .withWaitTime(Duration.ZERO));
+        redis.pause();
+        AtomicBoolean released = new AtomicBoolean();
+        AtomicBoolean flag = new AtomicBoolean();
+        Thread releaser = new Thread(() -> {
+            released.set(held.release());
+            flag.set(Thread.currentThread().isInterrupted());
+        });
+        releaser.start();
+        // Within the 500 ms operation timeout: the release waits for Redis on the backend's thread.
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5))
+                .until(() -> releaser.getState() == Thread.State.TIMED_WAITING
+                        || releaser.getState() == Thread.State.WAITING);
+
+        releaser.interrupt();
+        redis.resume();
+        releaser.join(10_000);
+
+        assertThat(released).as("the release ran to completion").isTrue();
+        assertThat(flag).as("the interrupt flag is kept").isTrue();
+        assertThat(redis.get("lock:{order:4}")).isNull();
+    }
+}
