@@ -17,5 +17,12 @@ public enum Capability {
      * ({@link ContractRedis#startFaultProxy()}): a single endpoint, so a standalone server, not a Cluster or a
      * Sentinel group.
      */
-    FAULT_PROXY
+    FAULT_PROXY,
+
+    /**
+     * The client re-sends a command whose reply a dropped connection lost (Lettuce, at-least-once), so such an
+     * acquisition still succeeds. A client that does not (Jedis, at-most-once) fails the call instead, and the lock
+     * is left free once the call's undo has run.
+     */
+    CLIENT_RESENDS
 }

@@ -13,6 +13,6 @@ class ClusterLettuceLockContractTest extends AbstractLockContractTest {
 
     @Override
     protected Set<Capability> capabilities() {
-        return EnumSet.of(Capability.FENCING, Capability.WAIT_QUEUE);
+        return EnumSet.of(Capability.FENCING, Capability.WAIT_QUEUE, Capability.CLIENT_RESENDS);
     }
 }

@@ -31,7 +31,7 @@ class SentinelLettuceLockContractTest extends AbstractLockContractTest {
 
     @Override
     protected Set<Capability> capabilities() {
-        return EnumSet.of(Capability.FENCING, Capability.WAIT_QUEUE);
+        return EnumSet.of(Capability.FENCING, Capability.WAIT_QUEUE, Capability.CLIENT_RESENDS);
     }
 
     /**

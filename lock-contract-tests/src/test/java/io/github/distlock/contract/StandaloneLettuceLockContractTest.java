@@ -13,6 +13,6 @@ class StandaloneLettuceLockContractTest extends AbstractLockContractTest {
 
     @Override
     protected Set<Capability> capabilities() {
-        return EnumSet.of(Capability.FENCING, Capability.WAIT_QUEUE, Capability.FAULT_PROXY);
+        return EnumSet.of(Capability.FENCING, Capability.WAIT_QUEUE, Capability.FAULT_PROXY, Capability.CLIENT_RESENDS);
     }
 }
