@@ -21,6 +21,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 public class RedisClusterExtension implements BeforeAllCallback, AfterAllCallback {
 
     private final int masters;
+    private final int replicasPerMaster;
     private RedisTestCluster cluster;
     private String ownerContextId;
 
@@ -35,10 +36,30 @@ public class RedisClusterExtension implements BeforeAllCallback, AfterAllCallbac
      * @param masters at least 1
      */
     public RedisClusterExtension(int masters) {
+        this(masters, 0);
+    }
+
+    /**
+     * A cluster of the given number of masters, each with {@code replicasPerMaster} replicas, for tests that fail a
+     * master over ({@link RedisTestCluster#failover(RedisTestServer)}).
+     *
+     * <pre>{@code
+     * @RegisterExtension
+     * static RedisClusterExtension cluster = new RedisClusterExtension(3, 1);
+     * }</pre>
+     *
+     * @param masters           at least 1
+     * @param replicasPerMaster at least 0
+     */
+    public RedisClusterExtension(int masters, int replicasPerMaster) {
         if (masters < 1) {
             throw new IllegalArgumentException("masters must be at least 1, was " + masters);
         }
+        if (replicasPerMaster < 0) {
+            throw new IllegalArgumentException("replicasPerMaster must be at least 0, was " + replicasPerMaster);
+        }
         this.masters = masters;
+        this.replicasPerMaster = replicasPerMaster;
     }
 
     /**
@@ -49,7 +70,7 @@ public class RedisClusterExtension implements BeforeAllCallback, AfterAllCallbac
     @Override
     public void beforeAll(ExtensionContext context) {
         if (cluster == null) {
-            cluster = RedisTestCluster.start(masters);
+            cluster = RedisTestCluster.start(masters, replicasPerMaster);
             ownerContextId = context.getUniqueId();
         }
     }

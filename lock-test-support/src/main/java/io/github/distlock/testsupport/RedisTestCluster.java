@@ -3,21 +3,35 @@ package io.github.distlock.testsupport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /**
- * A small Redis Cluster of masters only (3 by default), each a {@link RedisTestServer} in cluster mode, with the
- * 16384 hash slots split evenly and all nodes agreeing on {@code cluster_state:ok} before {@link #start()}
- * returns.
+ * A small Redis Cluster (3 masters by default), each node a {@link RedisTestServer} in cluster mode, with the
+ * 16384 hash slots split evenly over the masters and all nodes agreeing on {@code cluster_state:ok} before
+ * {@link #start()} returns.
  *
  * <p>Why: lock keys must hash to one slot together with anything a script touches, and a client must follow
- * {@code MOVED} redirects; only a real cluster shows whether that holds. No replicas, so killing a node takes its
- * slots away (after the node timeout of {@value #NODE_TIMEOUT_MILLIS} ms the cluster reports {@code fail}) and
- * {@link RedisTestServer#restart()} brings them back, as the node keeps its identity in {@code nodes.conf}.
+ * {@code MOVED} redirects; only a real cluster shows whether that holds. By default there are no replicas, so
+ * killing a node takes its slots away (after the node timeout of {@value #NODE_TIMEOUT_MILLIS} ms the cluster
+ * reports {@code fail}) and {@link RedisTestServer#restart()} brings them back, as the node keeps its identity in
+ * {@code nodes.conf}.
+ *
+ * <p>With replicas ({@link #start(int, int)}), {@link #failover(RedisTestServer)} moves a master's slots to its
+ * replica with {@code CLUSTER FAILOVER}, the way an operator does before maintenance:
+ *
+ * <pre>{@code
+ * try (RedisTestCluster cluster = RedisTestCluster.start(3, 1)) {
+ *     RedisTestServer owner = cluster.nodeForKey("lock:{order-42}");
+ *     RedisTestServer promoted = cluster.failover(owner);   // now cluster.nodeForKey(...) == promoted
+ * }
+ * }</pre>
  *
  * <p>Slots are assigned with {@code CLUSTER ADDSLOTS} in batches, which Redis 6.2 understands too.
  */
@@ -36,21 +50,33 @@ public final class RedisTestCluster implements AutoCloseable {
     private static final int KEYS_PER_MIGRATE_CALL = 100;
     private static final Duration MIGRATION_TIMEOUT = Duration.ofSeconds(10);
 
+    /** How long {@link #failover(RedisTestServer)} waits for every node to agree on the promoted replica. */
+    private static final Duration FAILOVER_TIMEOUT = Duration.ofSeconds(30);
+
+    /** Every node: the masters as started first, then the replicas ({@link #start(int, int)}). */
     private final List<RedisTestServer> nodes;
+    /** How many of {@link #nodes} were started as masters and given slots. */
+    private final int masterCount;
     private final int[] firstSlot;
     private final int[] lastSlot;
-    /** Index in {@link #nodes} of each slot's owner; changed by {@link #migrateSlot}. */
+    /** Index in {@link #nodes} of each slot's owner; changed by {@link #migrateSlot} and {@link #failover}. */
     private final int[] slotOwner = new int[SLOT_COUNT];
+    /** Indexes in {@link #nodes} of the nodes that are replicas now; changed by {@link #failover}. */
+    private final Set<Integer> replicaIndexes = new HashSet<>();
     private boolean closed;
 
-    private RedisTestCluster(List<RedisTestServer> nodes) {
+    private RedisTestCluster(List<RedisTestServer> nodes, int masterCount) {
         this.nodes = nodes;
-        this.firstSlot = new int[nodes.size()];
-        this.lastSlot = new int[nodes.size()];
-        for (int i = 0; i < nodes.size(); i++) {
-            firstSlot[i] = i * SLOT_COUNT / nodes.size();
-            lastSlot[i] = (i + 1) * SLOT_COUNT / nodes.size() - 1;
+        this.masterCount = masterCount;
+        this.firstSlot = new int[masterCount];
+        this.lastSlot = new int[masterCount];
+        for (int i = 0; i < masterCount; i++) {
+            firstSlot[i] = i * SLOT_COUNT / masterCount;
+            lastSlot[i] = (i + 1) * SLOT_COUNT / masterCount - 1;
             Arrays.fill(slotOwner, firstSlot[i], lastSlot[i] + 1, i);
+        }
+        for (int i = masterCount; i < nodes.size(); i++) {
+            replicaIndexes.add(i);
         }
     }
 
@@ -74,13 +100,41 @@ public final class RedisTestCluster implements AutoCloseable {
      * @throws IllegalStateException when the cluster does not form in time
      */
     public static RedisTestCluster start(int masters) {
+        return start(masters, 0);
+    }
+
+    /**
+     * Starts a cluster of {@code masters} masters, each with {@code replicasPerMaster} replicas, and waits until
+     * every node reports {@code cluster_state:ok}, every node sees each replica as a replica of its master, and
+     * every replica's link to its master is up.
+     *
+     * <pre>{@code
+     * RedisTestCluster cluster = RedisTestCluster.start(3, 1);   // 3 masters, 3 replicas
+     * }</pre>
+     *
+     * <p>{@link #nodes()} lists the masters first, in slot order, then the replicas: replica {@code r} of master
+     * {@code m} is {@code nodes().get(masters + m * replicasPerMaster + r)}.
+     *
+     * @param masters           number of master nodes, at least 1
+     * @param replicasPerMaster number of replicas of each master, at least 0
+     * @return the running cluster; close it when done
+     * @throws RedisStartupException when a node does not start
+     * @throws IllegalStateException when the cluster does not form in time
+     */
+    public static RedisTestCluster start(int masters, int replicasPerMaster) {
+        if (masters < 1) {
+            throw new IllegalArgumentException("masters must be at least 1, was " + masters);
+        }
+        if (replicasPerMaster < 0) {
+            throw new IllegalArgumentException("replicasPerMaster must be at least 0, was " + replicasPerMaster);
+        }
         List<RedisTestServer> nodes = RedisTestServer.builder()
                 .clusterEnabled()
                 .args("--cluster-node-timeout", Integer.toString(NODE_TIMEOUT_MILLIS))
-                .startMany(masters);
-        RedisTestCluster cluster = new RedisTestCluster(nodes);
+                .startMany(masters * (1 + replicasPerMaster));
+        RedisTestCluster cluster = new RedisTestCluster(nodes, masters);
         try {
-            cluster.form();
+            cluster.form(replicasPerMaster);
             return cluster;
         } catch (RuntimeException e) {
             cluster.close();
@@ -88,8 +142,8 @@ public final class RedisTestCluster implements AutoCloseable {
         }
     }
 
-    private void form() {
-        for (int i = 0; i < nodes.size(); i++) {
+    private void form(int replicasPerMaster) {
+        for (int i = 0; i < masterCount; i++) {
             RedisTestServer node = nodes.get(i);
             // Distinct epochs up front, as redis-cli --cluster create does, so no epoch collision has to be
             // resolved by gossip before the slot ownership settles.
@@ -109,7 +163,54 @@ public final class RedisTestCluster implements AutoCloseable {
         for (RedisTestServer other : nodes.subList(1, nodes.size())) {
             first.command("CLUSTER", "MEET", other.host(), Integer.toString(other.port()));
         }
+        if (replicasPerMaster > 0) {
+            attachReplicas(replicasPerMaster);
+        }
         awaitClusterOk(FORMATION_TIMEOUT);
+    }
+
+    /**
+     * {@code CLUSTER REPLICATE} on every replica, once it has heard of its master through the gossip that
+     * {@code CLUSTER MEET} started, then waits until every node sees the replicas as such: a client that reads the
+     * topology from a node that has not yet would take a replica for a master without slots.
+     */
+    private void attachReplicas(int replicasPerMaster) {
+        long deadline = System.nanoTime() + FORMATION_TIMEOUT.toNanos();
+        Map<RedisTestServer, String> masterIdOf = new LinkedHashMap<>();
+        for (int m = 0; m < masterCount; m++) {
+            String masterId = nodeId(nodes.get(m));
+            for (int r = 0; r < replicasPerMaster; r++) {
+                masterIdOf.put(nodes.get(masterCount + m * replicasPerMaster + r), masterId);
+            }
+        }
+        masterIdOf.forEach((replica, masterId) -> {
+            while (true) {
+                try {
+                    replica.command("CLUSTER", "REPLICATE", masterId);
+                    break;
+                } catch (RedisErrorReplyException e) {
+                    // "Unknown node": the gossip has not reached this replica yet.
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException(replica + " could not replicate " + masterId + " in time", e);
+                    }
+                    RedisTestServer.sleepMillis(50);
+                }
+            }
+        });
+        masterIdOf.keySet().forEach(replica -> replica.awaitMasterLinkUp(FORMATION_TIMEOUT));
+        awaitEveryNodeSees("the replicas attached", () -> {
+            for (RedisTestServer node : nodes) {
+                Map<String, String[]> view = clusterNodes(node);
+                for (Map.Entry<RedisTestServer, String> replica : masterIdOf.entrySet()) {
+                    String[] fields = view.get(replica.getKey().host() + ":" + replica.getKey().port());
+                    if (fields == null || !fields[2].contains("slave") || !fields[3].equals(replica.getValue())) {
+                        return node + " does not yet see " + replica.getKey() + " as a replica of "
+                                + replica.getValue();
+                    }
+                }
+            }
+            return null;
+        }, FORMATION_TIMEOUT);
     }
 
     /**
@@ -151,12 +252,186 @@ public final class RedisTestCluster implements AutoCloseable {
 
     /**
      * All nodes, in start order; node {@code i} owns the {@code i}-th contiguous slot range, except for slots moved by
-     * {@link #migrateSlot(int, RedisTestServer)}.
+     * {@link #migrateSlot(int, RedisTestServer)}. In a cluster with replicas ({@link #start(int, int)}) the masters
+     * come first and the replicas follow; {@link #masters()} and {@link #replicas()} tell the current roles.
      *
      * @return an unmodifiable list
      */
     public List<RedisTestServer> nodes() {
         return nodes;
+    }
+
+    /**
+     * The nodes that are masters now: as started, until {@link #failover(RedisTestServer)} swaps a master with its
+     * replica. Master {@code i} serves the {@code i}-th slot range.
+     *
+     * <pre>{@code
+     * cluster.masters().forEach(RedisTestServer::flushAll);   // replicas refuse FLUSHALL
+     * }</pre>
+     *
+     * @return the masters, in slot-range order
+     */
+    public synchronized List<RedisTestServer> masters() {
+        List<RedisTestServer> masters = new ArrayList<>();
+        for (int i = 0; i < masterCount; i++) {
+            masters.add(nodes.get(slotOwner[firstSlot[i]]));
+        }
+        return masters;
+    }
+
+    /**
+     * The nodes that are replicas now; empty unless started with {@link #start(int, int)}.
+     *
+     * @return the replicas, in start order
+     */
+    public synchronized List<RedisTestServer> replicas() {
+        List<RedisTestServer> replicas = new ArrayList<>();
+        for (int i = 0; i < nodes.size(); i++) {
+            if (replicaIndexes.contains(i)) {
+                replicas.add(nodes.get(i));
+            }
+        }
+        return replicas;
+    }
+
+    /**
+     * The replicas of a master now, as the master reports them ({@code CLUSTER REPLICAS}).
+     *
+     * @param master one of {@link #masters()}
+     * @return its replicas; empty if it has none
+     */
+    public List<RedisTestServer> replicasOf(RedisTestServer master) {
+        List<RedisTestServer> replicas = new ArrayList<>();
+        for (Object line : (List<?>) master.command("CLUSTER", "REPLICAS", nodeId(master))) {
+            String address = addressOf(((String) line).split(" "));
+            nodes.stream().filter(node -> (node.host() + ":" + node.port()).equals(address)).findFirst()
+                    .ifPresent(replicas::add);
+        }
+        return replicas;
+    }
+
+    /**
+     * Fails a master over to its replica on purpose, as an operator does: sends {@code CLUSTER FAILOVER} (without
+     * {@code FORCE}) to the replica, which has the master stop accepting writes, catches up with its replication
+     * stream and only then takes over its slots, so no acknowledged write is lost. Returns once every running node
+     * names the replica as the owner of those slots, the old master has become its replica with its link up, and
+     * every node reports {@code cluster_state:ok}. Clients that address the old master get {@code MOVED} to the new
+     * one from then on; their connections stay open.
+     *
+     * <pre>{@code
+     * RedisTestServer before = cluster.nodeForKey("lock:{order-42}");
+     * RedisTestServer after = cluster.failover(before);
+     * assertThat(cluster.nodeForKey("lock:{order-42}")).isSameAs(after);
+     * }</pre>
+     *
+     * @param master one of {@link #masters()}, with at least one replica
+     * @return the promoted replica, now a master
+     * @throws IllegalArgumentException when {@code master} is not a master of this cluster or has no replica
+     * @throws IllegalStateException    when the failover does not complete in time
+     */
+    public RedisTestServer failover(RedisTestServer master) {
+        if (!masters().contains(master)) {
+            throw new IllegalArgumentException(master + " is not a master of " + this);
+        }
+        List<RedisTestServer> candidates = replicasOf(master);
+        if (candidates.isEmpty()) {
+            throw new IllegalArgumentException(master + " has no replica to fail over to; start the cluster with "
+                    + "RedisTestCluster.start(masters, replicasPerMaster)");
+        }
+        RedisTestServer replica = candidates.get(0);
+        // Caught up first, so that the master's pause for the hand-over is short.
+        replica.awaitMasterLinkUp(FAILOVER_TIMEOUT);
+        int range = rangeOf(master);
+        String slot = Integer.toString(firstSlot[range]);
+        String replicaId = nodeId(replica);
+        replica.command("CLUSTER", "FAILOVER");
+        awaitEveryNodeSees("the failover of " + master + " to " + replica, () -> {
+            if (!"master".equals(replica.infoValue("replication", "role"))) {
+                return replica + " is not a master yet";
+            }
+            for (RedisTestServer node : nodes) {
+                if (node.isRunning() && !node.isPaused()
+                        && ownerPortAccordingTo(node, Integer.parseInt(slot)) != replica.port()) {
+                    return node + " does not yet name " + replica + " as the owner of slot " + slot;
+                }
+            }
+            if (!Integer.toString(replica.port()).equals(master.infoValue("replication", "master_port"))
+                    || !"up".equals(master.infoValue("replication", "master_link_status"))) {
+                return master + " is not yet a linked replica of " + replica;
+            }
+            // Every node's table too: a client reading the topology from a node that lags would still take the
+            // old master for one.
+            for (RedisTestServer node : nodes) {
+                if (node.isRunning() && !node.isPaused()) {
+                    String[] fields = clusterNodes(node).get(master.host() + ":" + master.port());
+                    if (fields == null || !fields[2].contains("slave") || !fields[3].equals(replicaId)) {
+                        return node + " does not yet list " + master + " as a replica of " + replica;
+                    }
+                }
+            }
+            return null;
+        }, FAILOVER_TIMEOUT);
+        synchronized (this) {
+            int from = nodes.indexOf(master);
+            int to = nodes.indexOf(replica);
+            for (int s = 0; s < SLOT_COUNT; s++) {
+                if (slotOwner[s] == from) {
+                    slotOwner[s] = to;
+                }
+            }
+            replicaIndexes.remove(to);
+            replicaIndexes.add(from);
+        }
+        awaitClusterOk(FAILOVER_TIMEOUT);
+        return replica;
+    }
+
+    /** The slot range a master serves, by its first slot. */
+    private synchronized int rangeOf(RedisTestServer master) {
+        int index = nodes.indexOf(master);
+        for (int i = 0; i < masterCount; i++) {
+            if (slotOwner[firstSlot[i]] == index) {
+                return i;
+            }
+        }
+        throw new IllegalArgumentException(master + " serves no slot range of " + this);
+    }
+
+    /** Polls {@code notYet} (what is not yet so, or null) until it answers null. */
+    private static void awaitEveryNodeSees(String what, Supplier<String> notYet, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        String last = null;
+        while (System.nanoTime() < deadline) {
+            try {
+                last = notYet.get();
+            } catch (RuntimeException e) {
+                last = e.toString(); // a node busy with the change: ask again
+            }
+            if (last == null) {
+                return;
+            }
+            RedisTestServer.sleepMillis(20);
+        }
+        throw new IllegalStateException("not every node saw " + what + " within " + timeout + ": " + last);
+    }
+
+    /** A node's {@code CLUSTER NODES}, by {@code host:port}: the fields of each line. */
+    private static Map<String, String[]> clusterNodes(RedisTestServer node) {
+        Map<String, String[]> view = new LinkedHashMap<>();
+        for (String line : ((String) node.command("CLUSTER", "NODES")).split("\n")) {
+            if (!line.isBlank()) {
+                String[] fields = line.trim().split(" ");
+                view.put(addressOf(fields), fields);
+            }
+        }
+        return view;
+    }
+
+    /** {@code host:port} of a {@code CLUSTER NODES} line, whose second field is {@code host:port@busport[,hostname]}. */
+    private static String addressOf(String[] fields) {
+        String address = fields[1];
+        int bus = address.indexOf('@');
+        return bus < 0 ? address : address.substring(0, bus);
     }
 
     /**
@@ -227,7 +502,7 @@ public final class RedisTestCluster implements AutoCloseable {
     /**
      * The keys matching a glob pattern on every master, found with {@code SCAN MATCH} (never {@code KEYS}), and the
      * node each one lives on. Lets a test find a lock's keys whatever their exact name, e.g. all keys under the lock
-     * prefix, and check that they are gone after a release. Paused and stopped nodes are skipped.
+     * prefix, and check that they are gone after a release. Replicas, paused and stopped nodes are skipped.
      *
      * @param pattern a {@code SCAN MATCH} pattern such as {@code "lock:*"}; glob characters in a literal prefix must
      *                be escaped with a backslash
@@ -236,8 +511,9 @@ public final class RedisTestCluster implements AutoCloseable {
     public Map<String, RedisTestServer> keys(String pattern) {
         Objects.requireNonNull(pattern, "pattern");
         Map<String, RedisTestServer> found = new LinkedHashMap<>();
+        List<RedisTestServer> replicas = replicas();
         for (RedisTestServer node : nodes) {
-            if (!node.isRunning() || node.isPaused()) {
+            if (replicas.contains(node) || !node.isRunning() || node.isPaused()) {
                 continue;
             }
             for (String key : node.scan(pattern)) {
