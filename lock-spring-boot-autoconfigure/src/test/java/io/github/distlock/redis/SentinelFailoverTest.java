@@ -82,6 +82,7 @@ class SentinelFailoverTest {
                 drill.failoverStarts();
                 RedisTestServer after = group.failover();
                 assertThat(after).isNotSameAs(before);
+                drill.tryToTakeOverProbes();
 
                 // Keep going on the new master for a while: resumption, and exclusion after the switch.
                 await().pollDelay(Duration.ofSeconds(2)).until(() -> true);

@@ -1,0 +1,145 @@
+package io.github.distlock.redis;
+
+import static io.github.distlock.redis.LockApplication.clusterNodes;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import io.github.distlock.core.LockKey;
+import io.github.distlock.testsupport.RedisClusterExtension;
+import io.github.distlock.testsupport.RedisTestCluster;
+import io.github.distlock.testsupport.RedisTestServer;
+import io.github.distlock.testsupport.RespConnection;
+import io.lettuce.core.cluster.SlotHash;
+
+/**
+ * {@code CLUSTER FAILOVER} on the replica of the master that owns locks being contended for, held and waited for,
+ * while two application instances (Lettuce, {@code spring.data.redis.cluster.nodes}) use them: the same drill and
+ * expectations as {@link SentinelFailoverTest} ({@link FailoverDrill}), on a 3-master cluster with a replica per
+ * master. Every lock of the drill is on the master that fails over. Each run prints a
+ * {@code FAILOVER-FIGURES cluster ...} line.
+ *
+ * <p>What a manual Cluster failover does to the lock: the master stops taking writes, its replica catches up and
+ * takes over the slots, and the old master then answers {@code MOVED}; connections stay open, so clients follow
+ * the redirect, and the subscription stays where it was (Cluster pub/sub reaches every node).
+ */
+class ClusterFailoverTest {
+
+    @RegisterExtension
+    static final RedisClusterExtension clusterExtension = new RedisClusterExtension(3, 1);
+
+    @ParameterizedTest(name = "replica-acks={0}")
+    @ValueSource(ints = { 0, 1 })
+    void lockingStaysExclusiveAndResumesThroughAClusterFailover(int acks) throws Exception {
+        RedisTestCluster cluster = clusterExtension.cluster();
+        cluster.masters().forEach(RedisTestServer::flushAll);
+        RedisTestServer failing = cluster.masters().get(0);
+        RedisTestServer replica = cluster.replicasOf(failing).get(0);
+        List<String> properties = new ArrayList<>(List.of(clusterNodes(cluster.hostAndPorts())));
+        properties.addAll(FailoverDrill.replicaAcksProperties(acks));
+        String[] instance = properties.toArray(String[]::new);
+
+        try (LockApplication first = LockApplication.start(instance);
+                LockApplication second = LockApplication.start(instance);
+                FailoverDrill drill = new FailoverDrill("cluster", acks, List.of(first, second),
+                        new ClusterTopology(cluster, failing, replica))) {
+            try {
+                drill.warmUp();
+                List<String> held = drill.names("held:", 8);
+                drill.hold(first, held.subList(0, 4));
+                drill.hold(second, held.subList(4, 8));
+                drill.waitFor(second, held.subList(0, 2));
+                drill.waitFor(first, held.subList(4, 6));
+                drill.assertSubscribed("before the failover");
+                drill.contend(drill.names("contended:", 3), 8);
+                drill.probe();
+                await().pollDelay(Duration.ofSeconds(1)).until(() -> true);
+
+                // The replica takes the slots once the old master stopped taking writes: from then on, a lock
+                // command can only succeed on the new master.
+                drill.monitor(now -> {
+                    if (FailoverDrill.role("master").test(replica)) {
+                        drill.switched(now);
+                        drill.cutOver(now);
+                        return true;
+                    }
+                    return false;
+                });
+                drill.failoverStarts();
+                RedisTestServer promoted = cluster.failover(failing);
+                assertThat(promoted).isSameAs(replica);
+                drill.tryToTakeOverProbes();
+
+                await().pollDelay(Duration.ofSeconds(2)).until(() -> true);
+                drill.stopTraffic();
+                drill.assertResumed();
+                drill.assertSubscribed("after the failover");
+                drill.assertHeldLocksKeptOrReportedLost();
+                drill.assertNoViolationWithReplicaAcks();
+                drill.releaseHeldAndServeWaiters();
+                drill.assertHandOverWakesWaiter(first, second, drill.names("handover:a", 1).get(0));
+                drill.assertHandOverWakesWaiter(second, first, drill.names("handover:b", 1).get(0));
+            }
+            finally {
+                System.out.println(drill.figures());
+            }
+        }
+    }
+
+    /**
+     * The drill's locks are those on the failing master's slots; a key is read on whichever node owns its slot now.
+     * Subscriptions may be on any node: Cluster pub/sub reaches every node, so they are counted over all of them.
+     */
+    private record ClusterTopology(RedisTestCluster cluster, RedisTestServer failing, RedisTestServer replica)
+            implements FailoverDrill.Topology {
+
+        @Override
+        public boolean failsOver(String lockName) {
+            RedisTestServer owner = cluster.nodeForSlot(SlotHash.getSlot(LockKey.of("lock:", lockName).redisKey()));
+            return owner == failing || owner == replica;
+        }
+
+        @Override
+        public Map<String, String> read(Collection<String> redisKeys) {
+            Map<RedisTestServer, List<String>> byMaster = new LinkedHashMap<>();
+            redisKeys.forEach(key -> byMaster.computeIfAbsent(masterOf(key), master -> new ArrayList<>()).add(key));
+            Map<String, String> values = new HashMap<>();
+            byMaster.forEach((master, keys) -> {
+                try (RespConnection connection = RespConnection.open(master.host(), master.port(),
+                        Duration.ofSeconds(5))) {
+                    for (String key : keys) {
+                        values.put(key, (String) connection.command("GET", key));
+                    }
+                }
+                catch (IOException ex) {
+                    throw new UncheckedIOException(ex);
+                }
+            });
+            return values;
+        }
+
+        @Override
+        public RedisTestServer masterOf(String redisKey) {
+            return cluster.nodeForSlot(SlotHash.getSlot(redisKey));
+        }
+
+        @Override
+        public long subscribers(String channel) {
+            return cluster.nodes().stream().filter(node -> node.isRunning() && !node.isPaused())
+                    .mapToLong(node -> node.subscriberCount(channel)).sum();
+        }
+    }
+}
