@@ -3,6 +3,7 @@ package io.github.distlock.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -31,6 +32,7 @@ import io.github.distlock.autoconfigure.DistributedLockProperties;
 import io.github.distlock.core.HandleTokens;
 import io.github.distlock.core.LockWaiters;
 import io.github.distlock.testsupport.RedisTestServer;
+import io.github.distlock.testsupport.RespConnection;
 
 /**
  * What the failover tests do to two application instances around a failover, and how they judge the outcome. The
@@ -488,9 +490,10 @@ final class FailoverDrill implements AutoCloseable {
 
     /**
      * A release after the failover wakes a waiter of the other instance through its subscription: in at least one
-     * of three hand-overs, the master ran no script between the release and the waiter returning with the lock, so
-     * the waiter did not poll. (One hand-over alone could meet the waiter's periodic re-check; three in a row only
-     * if the wake-up never comes.)
+     * of three hand-overs, the only acquire or release script the master ran on the lock between the release and
+     * the waiter returning with the lock was that release, so the waiter took the hand-over without polling.
+     * (With replica acks, the waiter's confirmation of a hand-over is a renewal script, one key, not counted.) One
+     * hand-over alone could meet the waiter's periodic re-check; three in a row only if the wake-up never comes.
      */
     void assertHandOverWakesWaiter(LockApplication holder, LockApplication waiter, String name) throws Exception {
         List<String> polled = new ArrayList<>();
@@ -506,19 +509,45 @@ final class FailoverDrill implements AutoCloseable {
             await().atMost(Duration.ofSeconds(10)).until(
                     () -> waiter.bean(LockWaiters.class).waiting() > waitingBefore
                             && (Long) master.command("ZCARD", key + ":queue") == 1);
-            master.resetStats();
-            assertThat(first.release()).isTrue();
-            LockHandle handedOver = next.get(20, TimeUnit.SECONDS);
-            long scripts = master.scriptCalls();
-            assertThat(topology.read(List.of(key))).containsEntry(key, HandleTokens.tokenOf(handedOver));
-            assertThat(handedOver.release()).isTrue();
-            if (scripts == 1) {
+            List<String> scripts;
+            try (RespConnection monitor = RespConnection.open(master.host(), master.port(), Duration.ofSeconds(10))) {
+                assertThat(monitor.command("MONITOR")).isEqualTo("OK");
+                assertThat(first.release()).isTrue();
+                LockHandle handedOver = next.get(20, TimeUnit.SECONDS);
+                assertThat(topology.read(List.of(key))).containsEntry(key, HandleTokens.tokenOf(handedOver));
+                assertThat(handedOver.release()).isTrue();
+                scripts = lockScriptsUntilReleased(monitor, master, key);
+            }
+            // The release, then the waiter's release of the handed-over lock: nothing in between.
+            if (scripts.size() == 2) {
                 return;
             }
-            polled.add(lockName + ": " + scripts + " scripts");
+            polled.add(lockName + ": " + scripts);
         }
         throw new AssertionError("The waiter was never woken by the release message after the failover: it "
                 + "polled every time (" + polled + ")");
+    }
+
+    /**
+     * The acquire and release scripts (four keys) the master ran on {@code key} since {@code MONITOR} started,
+     * read up to a marker sent afterwards, so that every command before it has been seen.
+     */
+    private static List<String> lockScriptsUntilReleased(RespConnection monitor, RedisTestServer master, String key)
+            throws IOException {
+        String marker = "failover-drill-" + System.nanoTime();
+        master.command("ECHO", marker);
+        List<String> scripts = new ArrayList<>();
+        while (true) {
+            String line = String.valueOf(monitor.readReply());
+            if (line.contains(marker)) {
+                return scripts;
+            }
+            // e.g. 1700000000.123456 [0 127.0.0.1:41234] "EVALSHA" "<sha>" "4" "lock:{a}" ...
+            boolean script = line.contains("\"EVALSHA\" ") || line.contains("\"EVAL\" ");
+            if (script && line.contains("\" \"4\" \"" + key + "\"")) {
+                scripts.add(line.substring(0, Math.min(line.length(), 120)));
+            }
+        }
     }
 
     // ------------------------------------------------------------------------------------------ figures
