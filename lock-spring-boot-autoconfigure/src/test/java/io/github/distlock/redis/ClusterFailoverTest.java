@@ -13,10 +13,12 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import io.github.distlock.core.LockKey;
 import io.github.distlock.testsupport.RedisClusterExtension;
@@ -27,7 +29,7 @@ import io.lettuce.core.cluster.SlotHash;
 
 /**
  * {@code CLUSTER FAILOVER} on the replica of the master that owns locks being contended for, held and waited for,
- * while two application instances (Lettuce, {@code spring.data.redis.cluster.nodes}) use them: the same drill and
+ * while two application instances (Lettuce or Jedis, {@code spring.data.redis.cluster.nodes}) use them: the same drill and
  * expectations as {@link SentinelFailoverTest} ({@link FailoverDrill}), on a 3-master cluster with a replica per
  * master. Every lock of the drill is on the master that fails over. Each run prints a
  * {@code FAILOVER-FIGURES cluster ...} line.
@@ -41,20 +43,29 @@ class ClusterFailoverTest {
     @RegisterExtension
     static final RedisClusterExtension clusterExtension = new RedisClusterExtension(3, 1);
 
-    @ParameterizedTest(name = "replica-acks={0}")
-    @ValueSource(ints = { 0, 1 })
-    void lockingStaysExclusiveAndResumesThroughAClusterFailover(int acks) throws Exception {
+    /**
+     * Lettuce with and without replica acks; Jedis without, as the Spring Data backend does not confirm locks with
+     * replica acks on a Cluster.
+     */
+    static Stream<Arguments> clientsAndAcks() {
+        return Stream.of(Arguments.of("lettuce", 0), Arguments.of("lettuce", 1), Arguments.of("jedis", 0));
+    }
+
+    @ParameterizedTest(name = "{0}, replica-acks={1}")
+    @MethodSource("clientsAndAcks")
+    void lockingStaysExclusiveAndResumesThroughAClusterFailover(String client, int acks) throws Exception {
         RedisTestCluster cluster = clusterExtension.cluster();
         cluster.masters().forEach(RedisTestServer::flushAll);
         RedisTestServer failing = cluster.masters().get(0);
         RedisTestServer replica = cluster.replicasOf(failing).get(0);
-        List<String> properties = new ArrayList<>(List.of(clusterNodes(cluster.hostAndPorts())));
+        List<String> properties = new ArrayList<>(List.of(clusterNodes(cluster.hostAndPorts()),
+                "spring.data.redis.client-type=" + client));
         properties.addAll(FailoverDrill.replicaAcksProperties(acks));
         String[] instance = properties.toArray(String[]::new);
 
         try (LockApplication first = LockApplication.start(instance);
                 LockApplication second = LockApplication.start(instance);
-                FailoverDrill drill = new FailoverDrill("cluster", acks, List.of(first, second),
+                FailoverDrill drill = new FailoverDrill("cluster", client, acks, List.of(first, second),
                         new ClusterTopology(cluster, failing, replica))) {
             try {
                 drill.warmUp();

@@ -92,6 +92,7 @@ final class FailoverDrill implements AutoCloseable {
     }
 
     private final String topologyName;
+    private final String client;
     private final int acks;
     private final List<LockApplication> apps;
     private final Topology topology;
@@ -122,8 +123,9 @@ final class FailoverDrill implements AutoCloseable {
     private int lost = -1;
     private long resumeMillis = -1;
 
-    FailoverDrill(String topologyName, int acks, List<LockApplication> apps, Topology topology) {
+    FailoverDrill(String topologyName, String client, int acks, List<LockApplication> apps, Topology topology) {
         this.topologyName = topologyName;
+        this.client = client;
         this.acks = acks;
         this.apps = apps;
         this.topology = topology;
@@ -554,11 +556,11 @@ final class FailoverDrill implements AutoCloseable {
 
     /**
      * The one-line summary the failover figures in the docs come from, e.g.
-     * {@code FAILOVER-FIGURES sentinel acks=0 resume=1234ms kept=3 lost=0 violations=0 ...}; -1 for what was not
+     * {@code FAILOVER-FIGURES sentinel acks=0 client=lettuce resume=1234ms kept=3 lost=0 violations=0 ...}; -1 for what was not
      * measured (a check failed before it).
      */
     String figures() {
-        return "FAILOVER-FIGURES " + topologyName + " acks=" + acks + " resume=" + resumeMillis + "ms kept=" + kept
+        return "FAILOVER-FIGURES " + topologyName + " acks=" + acks + " client=" + client + " resume=" + resumeMillis + "ms kept=" + kept
                 + " lost=" + lost + " violations=" + (violations.get() + takeoverViolations.get())
                 + " contention-violations=" + violations.get() + " takeover-violations=" + takeoverViolations.get()
                 + " switch="

@@ -11,10 +11,12 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import io.github.distlock.testsupport.RedisSentinelExtension;
 import io.github.distlock.testsupport.RedisTestSentinelGroup;
@@ -22,7 +24,7 @@ import io.github.distlock.testsupport.RedisTestServer;
 import io.github.distlock.testsupport.RespConnection;
 
 /**
- * {@code SENTINEL FAILOVER} while two application instances (Lettuce, {@code spring.data.redis.sentinel.*}) contend
+ * {@code SENTINEL FAILOVER} while two application instances (Lettuce or Jedis, {@code spring.data.redis.sentinel.*}) contend
  * for locks, hold some and wait for others: see {@link FailoverDrill} for what runs and how it is judged. With
  * {@code distributed-lock.replica-acks=1} no two holders may ever overlap; without, the overlaps are counted and
  * reported. Each run prints a {@code FAILOVER-FIGURES sentinel ...} line.
@@ -35,11 +37,16 @@ class SentinelFailoverTest {
     @RegisterExtension
     static final RedisSentinelExtension sentinel = new RedisSentinelExtension().resetBeforeEach();
 
-    @ParameterizedTest(name = "replica-acks={0}")
-    @ValueSource(ints = { 0, 1 })
-    void lockingStaysExclusiveAndResumesThroughASentinelFailover(int acks) throws Exception {
+    static Stream<Arguments> clientsAndAcks() {
+        return Stream.of(Arguments.of("lettuce", 0), Arguments.of("lettuce", 1), Arguments.of("jedis", 0),
+                Arguments.of("jedis", 1));
+    }
+
+    @ParameterizedTest(name = "{0}, replica-acks={1}")
+    @MethodSource("clientsAndAcks")
+    void lockingStaysExclusiveAndResumesThroughASentinelFailover(String client, int acks) throws Exception {
         RedisTestSentinelGroup group = sentinel.group();
-        List<String> properties = new ArrayList<>(List.of("spring.data.redis.client-type=lettuce",
+        List<String> properties = new ArrayList<>(List.of("spring.data.redis.client-type=" + client,
                 "spring.data.redis.sentinel.master=" + group.masterName(),
                 "spring.data.redis.sentinel.nodes=" + String.join(",", group.sentinelHostAndPorts())));
         properties.addAll(FailoverDrill.replicaAcksProperties(acks));
@@ -47,7 +54,7 @@ class SentinelFailoverTest {
 
         try (LockApplication first = LockApplication.start(instance);
                 LockApplication second = LockApplication.start(instance);
-                FailoverDrill drill = new FailoverDrill("sentinel", acks, List.of(first, second),
+                FailoverDrill drill = new FailoverDrill("sentinel", client, acks, List.of(first, second),
                         new SentinelTopology(group))) {
             try {
                 drill.warmUp();
