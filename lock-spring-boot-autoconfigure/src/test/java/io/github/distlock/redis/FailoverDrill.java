@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -22,7 +23,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongPredicate;
 import java.util.function.Predicate;
+
+import org.junit.jupiter.api.Assumptions;
 
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockLostEvent;
@@ -48,6 +52,11 @@ import io.github.distlock.testsupport.RespConnection;
  * <li><b>Probes.</b> Each instance takes a fresh uncontended lock every {@value #PROBE_PERIOD_MILLIS} ms and keeps
  * it: the first probe that began after the old master stopped taking writes and succeeded tells when locking
  * resumed on the new master, and the probes taken in the failover window are the ones a failover may lose.</li>
+ * <li><b>Takeovers.</b> Right after the failover each instance tries to take the other's probes; a waiter that gets
+ * a held lock before the drill released it took it over. Either, while the first holder still reports the lock
+ * held, is an exclusion violation too: two holders at once.</li>
+ * <li><b>Subscription and hand-over.</b> Both instances' subscriptions deliver again after the failover, and a
+ * release wakes the other instance's waiter by message, without it polling.</li>
  * </ul>
  *
  * <p>Held locks are judged by what Redis holds: a handle is <em>kept</em> if it reports the lock held and the key on
@@ -83,8 +92,8 @@ final class FailoverDrill implements AutoCloseable {
         long subscribers(String channel);
     }
 
-    /** A handle held across the failover, and the instance that holds it. */
-    private record Tracked(LockHandle handle, LockApplication app, String what) {
+    /** A handle held across the failover, the instance that holds it, and whether it is a probe. */
+    private record Tracked(LockHandle handle, LockApplication app, String what, boolean probe) {
     }
 
     /** One probe acquisition: when it began and ended, and its handle if it got one. */
@@ -148,7 +157,7 @@ final class FailoverDrill implements AutoCloseable {
         catch (NoSuchMethodException ex) {
             supported = false;
         }
-        org.junit.jupiter.api.Assumptions.assumeTrue(supported,
+        Assumptions.assumeTrue(supported,
                 "distributed-lock.replica-acks is not implemented on this branch yet; the acks=" + acks
                         + " run waits for it");
         return List.of("distributed-lock.replica-acks=" + acks);
@@ -181,7 +190,7 @@ final class FailoverDrill implements AutoCloseable {
         for (String name : names) {
             LockHandle handle = holder.lockService().lock(LockRequest.of(name).withTtl(HELD_TTL)
                     .withWaitTime(Duration.ZERO).withWatchdog(true));
-            held.add(new Tracked(handle, holder, "held " + name));
+            held.add(new Tracked(handle, holder, "held " + name, false));
         }
     }
 
@@ -306,7 +315,7 @@ final class FailoverDrill implements AutoCloseable {
                     }
                     probes.add(new Probe(start, System.nanoTime(), handle));
                     if (handle != null) {
-                        held.add(new Tracked(handle, app, "probe " + name));
+                        held.add(new Tracked(handle, app, "probe " + name, true));
                     }
                     LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(PROBE_PERIOD_MILLIS));
                 }
@@ -326,7 +335,7 @@ final class FailoverDrill implements AutoCloseable {
      */
     void tryToTakeOverProbes() {
         for (Tracked tracked : List.copyOf(held)) {
-            if (!tracked.what().startsWith("probe ") || !tracked.handle().isHeld()) {
+            if (!tracked.probe() || !tracked.handle().isHeld()) {
                 continue;
             }
             LockApplication other = apps.get((apps.indexOf(tracked.app()) + 1) % apps.size());
@@ -585,7 +594,7 @@ final class FailoverDrill implements AutoCloseable {
     }
 
     private String errorsText() {
-        Map<String, Long> counts = new java.util.TreeMap<>();
+        Map<String, Long> counts = new TreeMap<>();
         errors.forEach((kind, count) -> counts.put(kind, count.sum()));
         return counts.toString().replace(" ", "");
     }
@@ -612,7 +621,7 @@ final class FailoverDrill implements AutoCloseable {
     }
 
     /** Starts a daemon thread that runs {@code check} every 5 ms until it returns true or the drill closes. */
-    void monitor(java.util.function.LongPredicate check) {
+    void monitor(LongPredicate check) {
         threads.submit(() -> {
             while (!closed && !Thread.currentThread().isInterrupted()) {
                 if (check.test(System.nanoTime())) {

@@ -11,6 +11,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -70,21 +71,18 @@ class SentinelFailoverTest {
                 RedisTestServer before = group.master();
                 String beforeAddress = before.host() + ":" + before.port();
                 group.awaitSettled(Duration.ofSeconds(30));
-                drill.monitor(new java.util.function.LongPredicate() {
-                    private boolean switched;
-
-                    @Override
-                    public boolean test(long now) {
-                        if (!switched && !beforeAddress.equals(masterAddressQuietly(group))) {
-                            switched = true;
-                            drill.switched(now);
-                        }
-                        if (FailoverDrill.role("slave").test(before)) {
-                            drill.cutOver(now);
-                            return true;
-                        }
-                        return false;
+                AtomicBoolean switched = new AtomicBoolean();
+                drill.monitor(now -> {
+                    if (!switched.get() && !beforeAddress.equals(masterAddressQuietly(group))) {
+                        switched.set(true);
+                        drill.switched(now);
                     }
+                    // Only once the old master is a replica is it sure to refuse lock writes.
+                    if (FailoverDrill.role("slave").test(before)) {
+                        drill.cutOver(now);
+                        return true;
+                    }
+                    return false;
                 });
                 drill.failoverStarts();
                 RedisTestServer after = group.failover();
