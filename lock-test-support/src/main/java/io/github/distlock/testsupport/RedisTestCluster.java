@@ -61,6 +61,8 @@ public final class RedisTestCluster implements AutoCloseable {
     private final int[] lastSlot;
     /** Index in {@link #nodes} of each slot's owner; changed by {@link #migrateSlot} and {@link #failover}. */
     private final int[] slotOwner = new int[SLOT_COUNT];
+    /** Index in {@link #nodes} of the master of each slot range, as started; changed by {@link #failover}. */
+    private final int[] rangeMaster;
     /** Indexes in {@link #nodes} of the nodes that are replicas now; changed by {@link #failover}. */
     private final Set<Integer> replicaIndexes = new HashSet<>();
     private boolean closed;
@@ -70,7 +72,9 @@ public final class RedisTestCluster implements AutoCloseable {
         this.masterCount = masterCount;
         this.firstSlot = new int[masterCount];
         this.lastSlot = new int[masterCount];
+        this.rangeMaster = new int[masterCount];
         for (int i = 0; i < masterCount; i++) {
+            rangeMaster[i] = i;
             firstSlot[i] = i * SLOT_COUNT / masterCount;
             lastSlot[i] = (i + 1) * SLOT_COUNT / masterCount - 1;
             Arrays.fill(slotOwner, firstSlot[i], lastSlot[i] + 1, i);
@@ -263,7 +267,7 @@ public final class RedisTestCluster implements AutoCloseable {
 
     /**
      * The nodes that are masters now: as started, until {@link #failover(RedisTestServer)} swaps a master with its
-     * replica. Master {@code i} serves the {@code i}-th slot range.
+     * replica. Master {@code i} serves the {@code i}-th slot range, apart from slots moved by {@link #migrateSlot}.
      *
      * <pre>{@code
      * cluster.masters().forEach(RedisTestServer::flushAll);   // replicas refuse FLUSHALL
@@ -274,7 +278,7 @@ public final class RedisTestCluster implements AutoCloseable {
     public synchronized List<RedisTestServer> masters() {
         List<RedisTestServer> masters = new ArrayList<>();
         for (int i = 0; i < masterCount; i++) {
-            masters.add(nodes.get(slotOwner[firstSlot[i]]));
+            masters.add(nodes.get(rangeMaster[i]));
         }
         return masters;
     }
@@ -379,6 +383,7 @@ public final class RedisTestCluster implements AutoCloseable {
                     slotOwner[s] = to;
                 }
             }
+            rangeMaster[range] = to;
             replicaIndexes.remove(to);
             replicaIndexes.add(from);
         }
@@ -386,11 +391,11 @@ public final class RedisTestCluster implements AutoCloseable {
         return replica;
     }
 
-    /** The slot range a master serves, by its first slot. */
+    /** The slot range a master was started with, or took over by a failover. */
     private synchronized int rangeOf(RedisTestServer master) {
         int index = nodes.indexOf(master);
         for (int i = 0; i < masterCount; i++) {
-            if (slotOwner[firstSlot[i]] == index) {
+            if (rangeMaster[i] == index) {
                 return i;
             }
         }
