@@ -53,8 +53,17 @@ import io.netty.buffer.ByteBuf;
  * <li><b>Scripts by digest.</b> {@code EVALSHA}, and {@code EVAL} once on a node that does not
  * have the script yet.</li>
  * </ul>
+ *
+ * <p>It is the piece that runs Redis commands for every Lettuce-based backend: a backend over
+ * several independent masters makes one per master, each from its own client, and gives each to a
+ * {@link RedisLockBackend}.
+ *
+ * <pre>{@code
+ * RedisClient client = RedisClient.create("redis://node-1:6379");
+ * LockConnection connection = new LockConnection(() -> client, Duration.ofMillis(500));
+ * }</pre>
  */
-final class LockConnection implements AutoCloseable {
+public final class LockConnection implements AutoCloseable {
 
     /** How long a failed connect fails the callers that follow at once, rather than retrying. */
     private static final long FAIL_FAST_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -72,7 +81,7 @@ final class LockConnection implements AutoCloseable {
      *        factory that restarts builds a new client, whose connection then replaces ours
      * @param operationTimeout the bound of every call
      */
-    LockConnection(Supplier<AbstractRedisClient> clients, Duration operationTimeout) {
+    public LockConnection(Supplier<AbstractRedisClient> clients, Duration operationTimeout) {
         this.clients = clients;
         this.operationTimeout = operationTimeout;
         this.timeoutNanos = operationTimeout.toNanos();
