@@ -23,7 +23,9 @@ import io.github.distlock.core.LockBackend;
  * Auto-configures the {@link LockService} on top of a {@link LockBackend}: by default one on
  * Spring Boot's Redis connection factory.
  *
- * <p>The backend depends on the driver, as Spring Boot's own Redis configurations do, each
+ * <p>With {@code distributed-lock.redlock.nodes} set, {@link RedlockBackendConfiguration Redlock}
+ * over those independent masters backs every lock. Otherwise the backend depends on the driver, as
+ * Spring Boot's own Redis configurations do, each
  * configuration with its own conditions: the native {@link LettuceLockBackendConfiguration Lettuce
  * backend} for a Lettuce connection factory, and {@link SpringDataLockBackendConfiguration Spring
  * Data's template and script API} for any other (Jedis). Both need Spring Data Redis and a single
@@ -45,7 +47,8 @@ import io.github.distlock.core.LockBackend;
 @AutoConfiguration(after = RedisAutoConfiguration.class)
 @Conditional(OnDistributedLockEnabledCondition.class)
 @EnableConfigurationProperties(DistributedLockProperties.class)
-@Import({ LettuceLockBackendConfiguration.class, SpringDataLockBackendConfiguration.class })
+@Import({ RedlockBackendConfiguration.class, LettuceLockBackendConfiguration.class,
+        SpringDataLockBackendConfiguration.class })
 public class DistributedLockAutoConfiguration {
 
     // The backend configurations are imported, so their beans are registered before the
@@ -75,7 +78,9 @@ public class DistributedLockAutoConfiguration {
     @ConditionalOnMissingBean
     public LockService lockService(LockBackend lockBackend, LeaseWatchdog leaseWatchdog, LockWaiters lockWaiters,
             DistributedLockProperties properties) {
-        return new DefaultLockService(lockBackend, leaseWatchdog, new LockDefaults(properties.getDefaultTtl(), properties.getDefaultWaitTime(), properties.getWatchdog().isEnabled()),
-                lockWaiters);
+        RedlockProperties redlock = properties.getRedlock();
+        LockDefaults defaults = new LockDefaults(properties.getDefaultTtl(), properties.getDefaultWaitTime(),
+                properties.getWatchdog().isEnabled(), redlock.hasNodes() ? redlock.getRetryDelay() : null);
+        return new DefaultLockService(lockBackend, leaseWatchdog, defaults, lockWaiters);
     }
 }

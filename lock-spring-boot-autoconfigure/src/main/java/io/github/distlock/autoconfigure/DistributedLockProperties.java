@@ -83,6 +83,8 @@ public class DistributedLockProperties implements InitializingBean {
 
     private final Web web = new Web();
 
+    private final RedlockProperties redlock = new RedlockProperties();
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -155,6 +157,10 @@ public class DistributedLockProperties implements InitializingBean {
         return watchdog;
     }
 
+    public RedlockProperties getRedlock() {
+        return redlock;
+    }
+
     /** Runs {@link #validate()} right after binding, so bad settings fail the startup. */
     @Override
     public void afterPropertiesSet() {
@@ -200,6 +206,9 @@ public class DistributedLockProperties implements InitializingBean {
         if (unguardedMethods == null) {
             throw new InvalidConfigurationPropertyValueException(PREFIX + ".unguarded-methods", null,
                     "Use fail (the default) or warn.");
+        }
+        if (redlock.hasNodes()) {
+            redlock.validate();
         }
     }
 

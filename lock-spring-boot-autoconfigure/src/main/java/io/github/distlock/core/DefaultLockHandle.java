@@ -178,8 +178,8 @@ final class DefaultLockHandle implements LockHandle {
         return leaseDeadlineNanos;
     }
 
-    void leaseExtended(long sentAtNanos) {
-        leaseDeadlineNanos = sentAtNanos + TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+    void leaseExtended(long sentAtNanos, long validityMillis) {
+        leaseDeadlineNanos = sentAtNanos + TimeUnit.MILLISECONDS.toNanos(validityMillis);
     }
 
     /**

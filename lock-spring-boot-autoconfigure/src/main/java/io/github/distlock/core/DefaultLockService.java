@@ -211,8 +211,16 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 if (remaining <= 0) {
                     return Optional.empty();
                 }
-                long pause = Math.min(remaining, ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1));
-                backoff = Math.min(MAX_BACKOFF_NANOS, backoff * 2);
+                long pause;
+                if (defaults.retryDelay() != null) {
+                    // Random, so that callers that split a vote (Redlock) do not collide again.
+                    long delay = defaults.retryDelay().toNanos();
+                    pause = Math.min(remaining, ThreadLocalRandom.current().nextLong(delay / 2, delay + 1));
+                }
+                else {
+                    pause = Math.min(remaining, ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1));
+                    backoff = Math.min(MAX_BACKOFF_NANOS, backoff * 2);
+                }
                 if (attempt.holderTtlMillis() > 0) {
                     pause = Math.min(pause, TimeUnit.MILLISECONDS.toNanos(attempt.holderTtlMillis()));
                 }
@@ -395,7 +403,15 @@ public class DefaultLockService implements LockService, AutoCloseable {
      * @param ttl the default lease
      * @param waitTime the default wait
      * @param watchdog whether leases are renewed by default
+     * @param retryDelay on a backend without a wait queue, the longest pause between a waiter's
+     *        attempts, each pause random between half of it and all of it; {@code null} for a short
+     *        exponential backoff (2 ms doubling to 100 ms)
      */
-    public record LockDefaults(Duration ttl, Duration waitTime, boolean watchdog) {
+    public record LockDefaults(Duration ttl, Duration waitTime, boolean watchdog, Duration retryDelay) {
+
+        /** Defaults with the exponential backoff between a polling waiter's attempts. */
+        public LockDefaults(Duration ttl, Duration waitTime, boolean watchdog) {
+            this(ttl, waitTime, watchdog, null);
+        }
     }
 }

@@ -82,6 +82,18 @@ public interface LockBackend {
      */
     void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes);
 
+    /**
+     * How long a lease that {@link #renew} reported renewed is surely ours, counted from the start
+     * of that renewal round: the ttl for a single store; a backend over several stores subtracts
+     * the clock drift it allows for.
+     *
+     * @param ttlMillis the lease the renewal asked for
+     * @return the validity in ms, at most {@code ttlMillis}
+     */
+    default long renewedValidityMillis(long ttlMillis) {
+        return ttlMillis;
+    }
+
     /** Receives the outcome of each renewal of a {@link #renew} call, as it comes in. */
     @FunctionalInterface
     interface RenewalOutcomes {
