@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.core.Ordered;
 
@@ -83,6 +84,7 @@ public class DistributedLockProperties implements InitializingBean {
 
     private final Web web = new Web();
 
+    @NestedConfigurationProperty
     private final RedlockProperties redlock = new RedlockProperties();
 
     public boolean isEnabled() {
