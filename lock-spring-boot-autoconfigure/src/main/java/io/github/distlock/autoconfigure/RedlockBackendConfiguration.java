@@ -1,5 +1,7 @@
 package io.github.distlock.autoconfigure;
 
+import java.time.Duration;
+
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
@@ -32,6 +34,9 @@ class RedlockBackendConfiguration {
 
     private static final Log logger = LogFactory.getLog(RedlockBackendConfiguration.class);
 
+    /** How long the startup waits for the nodes' first connections. */
+    private static final Duration STARTUP_CONNECT_WAIT = Duration.ofSeconds(3);
+
     /** The Redlock backend, with a client per node. */
     @Bean(destroyMethod = "close")
     RedlockBackend lockBackend(DistributedLockProperties properties) {
@@ -44,8 +49,15 @@ class RedlockBackendConfiguration {
                     + ", so it tolerates " + (count / 2 - 1) + " failed node(s), no more than " + (count - 1)
                     + " nodes would. Add or remove a node in " + RedlockProperties.PREFIX + ".nodes.");
         }
+        // Connecting takes longer than the node timeout allows one call, so the first locks after a
+        // start would fail for want of connections: give the nodes a moment (they connect side by side).
+        int connected = nodes.awaitConnected(STARTUP_CONNECT_WAIT);
+        if (connected < count / 2 + 1) {
+            logger.warn("Only " + connected + " of " + count + " Redlock nodes " + nodes.names() + " connected within "
+                    + STARTUP_CONNECT_WAIT.toSeconds() + " s of startup; locks fail until a majority answers.");
+        }
         logger.info("Locks are Redlocks over " + count + " independent masters " + nodes.names() + ", a majority of "
-                + (count / 2 + 1) + " needed");
+                + (count / 2 + 1) + " needed; " + connected + " connected");
         return nodes.redlock(redlock.getDriftFactor());
     }
 

@@ -70,6 +70,8 @@ public final class LockConnection implements AutoCloseable {
 
     private final Supplier<AbstractRedisClient> clients;
     private final Duration operationTimeout;
+    /** The property that sets the bound, for messages. */
+    private final String timeoutProperty;
     private final long timeoutNanos;
     private final Object monitor = new Object();
     /** The latest connect attempt; guarded by {@code monitor}, read without it on the fast path. */
@@ -82,6 +84,17 @@ public final class LockConnection implements AutoCloseable {
      * @param operationTimeout the bound of every call
      */
     public LockConnection(Supplier<AbstractRedisClient> clients, Duration operationTimeout) {
+        this(clients, operationTimeout, "distributed-lock.operation-timeout");
+    }
+
+    /**
+     * @param clients the client to open the connection from, asked on every call
+     * @param operationTimeout the bound of every call
+     * @param timeoutProperty the property that sets the bound, named in messages, for example
+     *        {@code distributed-lock.redlock.node-timeout}
+     */
+    public LockConnection(Supplier<AbstractRedisClient> clients, Duration operationTimeout, String timeoutProperty) {
+        this.timeoutProperty = timeoutProperty;
         this.clients = clients;
         this.operationTimeout = operationTimeout;
         this.timeoutNanos = operationTimeout.toNanos();
@@ -119,6 +132,29 @@ public final class LockConnection implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits until the connection is open, at most until {@code deadline} (a {@link System#nanoTime}
+     * value), starting a connect if none is under way. For a start-up that should not answer its
+     * first calls with "could not connect" merely because connecting takes longer than one call's
+     * bound.
+     *
+     * @return whether it is open
+     */
+    public boolean awaitConnected(long deadline) {
+        try {
+            AbstractRedisClient client = clients.get();
+            Attempt current = attempt;
+            if (current == null || current.client() != client || hasExpiredFailure(current)) {
+                current = newAttemptIfNeeded(client);
+            }
+            awaitUninterruptibly(current.future(), deadline);
+            return true;
+        }
+        catch (TimeoutException | ExecutionException | RuntimeException ex) {
+            return false;
+        }
+    }
+
     /** The bound of one call, from now. */
     long deadline() {
         return System.nanoTime() + timeoutNanos;
@@ -146,7 +182,7 @@ public final class LockConnection implements AutoCloseable {
         }
         catch (TimeoutException ex) {
             throw new LockBackendException(key.name(), "Could not connect to Redis for the " + operation + " of lock "
-                    + key.printableName() + " within distributed-lock.operation-timeout=" + operationTimeout
+                    + key.printableName() + " within " + timeoutProperty + "=" + operationTimeout
                     + ". Is Redis reachable?", ex);
         }
         catch (ExecutionException ex) {
@@ -395,7 +431,7 @@ public final class LockConnection implements AutoCloseable {
             // Cancelled, it is not re-sent after a reconnect; if it already ran, the caller undoes it.
             command.cancel(false);
             throw new LockBackendException(key.name(), "Redis did not answer the " + operation + " of lock "
-                    + key.printableName() + " (" + key.printableRedisKey() + ") within distributed-lock.operation-timeout="
+                    + key.printableName() + " (" + key.printableRedisKey() + ") within " + timeoutProperty + "="
                     + operationTimeout + ". Is Redis reachable?", ex);
         }
         catch (ExecutionException ex) {

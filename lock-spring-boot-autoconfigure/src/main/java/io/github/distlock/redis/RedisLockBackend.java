@@ -174,6 +174,15 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
         return Integer.MAX_VALUE - 1;
     }
 
+    /**
+     * Waits until the connection is open, at most until {@code deadline} ({@link System#nanoTime}).
+     *
+     * @return whether it is open
+     */
+    public boolean awaitConnected(long deadline) {
+        return connection.awaitConnected(deadline);
+    }
+
     /** The release channel of locks stored under {@code keyPrefix}, for example {@code lock:released}. */
     public static String releaseChannel(String keyPrefix) {
         return RedisReleaseSubscriber.releaseChannel(keyPrefix);

@@ -63,7 +63,8 @@ public final class LettuceRedlockNodes implements AutoCloseable {
             RedisClient client = RedisClient.create(resources, redisUri);
             clients.add(client);
             names.add(redisUri.getHost() + ":" + redisUri.getPort());
-            backends.add(new RedisLockBackend(new LockConnection(() -> client, nodeTimeout), keyPrefix, channel));
+            backends.add(new RedisLockBackend(new LockConnection(() -> client, nodeTimeout,
+                    "distributed-lock.redlock.node-timeout"), keyPrefix, channel));
         }
         return new LettuceRedlockNodes(resources, clients, backends, names, keyPrefix, nodeTimeout);
     }
@@ -71,6 +72,22 @@ public final class LettuceRedlockNodes implements AutoCloseable {
     /** The Redlock over these nodes; closing it closes these nodes too. */
     public RedlockBackend redlock(double driftFactor) {
         return new RedlockBackend(backends, names, keyPrefix, nodeTimeout, driftFactor, this);
+    }
+
+    /**
+     * Waits until every node is connected, or {@code timeout} has passed.
+     *
+     * @return how many nodes are connected
+     */
+    public int awaitConnected(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        int connected = 0;
+        for (RedisLockBackend backend : backends) {
+            if (backend.awaitConnected(deadline)) {
+                connected++;
+            }
+        }
+        return connected;
     }
 
     /** The nodes' {@code host:port}, in order. */
