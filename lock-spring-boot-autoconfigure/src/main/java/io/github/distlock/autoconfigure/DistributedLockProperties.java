@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.core.Ordered;
 
@@ -83,6 +84,9 @@ public class DistributedLockProperties implements InitializingBean {
 
     private final Web web = new Web();
 
+    @NestedConfigurationProperty
+    private final RedlockProperties redlock = new RedlockProperties();
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -155,6 +159,10 @@ public class DistributedLockProperties implements InitializingBean {
         return watchdog;
     }
 
+    public RedlockProperties getRedlock() {
+        return redlock;
+    }
+
     /** Runs {@link #validate()} right after binding, so bad settings fail the startup. */
     @Override
     public void afterPropertiesSet() {
@@ -200,6 +208,9 @@ public class DistributedLockProperties implements InitializingBean {
         if (unguardedMethods == null) {
             throw new InvalidConfigurationPropertyValueException(PREFIX + ".unguarded-methods", null,
                     "Use fail (the default) or warn.");
+        }
+        if (redlock.hasNodes()) {
+            redlock.validate();
         }
     }
 

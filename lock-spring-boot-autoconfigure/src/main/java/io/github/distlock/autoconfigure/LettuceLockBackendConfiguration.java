@@ -3,6 +3,7 @@ package io.github.distlock.autoconfigure;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -23,15 +24,17 @@ import io.github.distlock.redis.RedisReleaseSubscriber;
  * works on Lettuce too.
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnClass(name = "io.lettuce.core.RedisClient")
-@ConditionalOnBean(LettuceConnectionFactory.class)
+@ConditionalOnClass(name = { "org.springframework.data.redis.connection.RedisConnectionFactory",
+        "io.lettuce.core.RedisClient" })
 @ConditionalOnMissingBean(LockBackend.class)
+@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
+@ConditionalOnBean(LettuceConnectionFactory.class)
 class LettuceLockBackendConfiguration {
 
     /** The single-Redis backend on Lettuce, using Boot's connection factory. */
     @Bean(destroyMethod = "close")
     RedisLockBackend lockBackend(RedisConnectionFactory connectionFactory, DistributedLockProperties properties) {
-        return new RedisLockBackend(connectionFactory, properties.getOperationTimeout(),
+        return new RedisLockBackend(connectionFactory, properties.getOperationTimeout(), properties.getKeyPrefix(),
                 RedisReleaseSubscriber.releaseChannel(properties.getKeyPrefix()));
     }
 
