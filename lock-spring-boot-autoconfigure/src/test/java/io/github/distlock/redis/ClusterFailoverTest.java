@@ -20,7 +20,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import io.github.distlock.core.LockKey;
 import io.github.distlock.testsupport.RedisClusterExtension;
 import io.github.distlock.testsupport.RedisTestCluster;
 import io.github.distlock.testsupport.RedisTestServer;
@@ -119,7 +118,7 @@ class ClusterFailoverTest {
 
         @Override
         public boolean failsOver(String lockName) {
-            RedisTestServer owner = cluster.nodeForSlot(SlotHash.getSlot(LockKey.of("lock:", lockName).redisKey()));
+            RedisTestServer owner = cluster.nodeForSlot(SlotHash.getSlot(RedisKeyNaming.lockKey("lock:", lockName).redisKey()));
             return owner == failing || owner == replica;
         }
 
