@@ -21,6 +21,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import io.github.distlock.testsupport.RedisClusterExtension;
+import io.github.distlock.testsupport.RedisErrorReplyException;
 import io.github.distlock.testsupport.RedisTestCluster;
 import io.github.distlock.testsupport.RedisTestServer;
 import io.github.distlock.testsupport.RespConnection;
@@ -146,10 +147,29 @@ class ClusterFailoverTest {
             return cluster.nodeForSlot(SlotHash.getSlot(redisKey));
         }
 
+        /**
+         * Subscriptions to the broadcast channel on any node (a broadcast reaches every node, replicas included),
+         * plus subscriptions to the per-slot shard channels {@code <channel>:{...}} on the masters only: a shard
+         * channel's messages are published on its slot's master, so a shard subscription left on the old master
+         * would hear nothing after the failover.
+         */
         @Override
         public long subscribers(String channel) {
-            return cluster.nodes().stream().filter(node -> node.isRunning() && !node.isPaused())
+            long broadcast = cluster.nodes().stream().filter(node -> node.isRunning() && !node.isPaused())
                     .mapToLong(node -> node.subscriberCount(channel)).sum();
+            long sharded = 0;
+            for (RedisTestServer master : cluster.masters()) {
+                try {
+                    for (Object shardChannel : (List<?>) master.command("PUBSUB", "SHARDCHANNELS", channel + ":*")) {
+                        List<?> counts = (List<?>) master.command("PUBSUB", "SHARDNUMSUB", (String) shardChannel);
+                        sharded += (Long) counts.get(1);
+                    }
+                }
+                catch (RedisErrorReplyException ex) {
+                    // Redis 6.2 has no sharded pub/sub.
+                }
+            }
+            return broadcast + sharded;
         }
     }
 }

@@ -508,8 +508,10 @@ final class FailoverDrill implements AutoCloseable {
      */
     void assertHandOverWakesWaiter(LockApplication holder, LockApplication waiter, String name) throws Exception {
         List<String> polled = new ArrayList<>();
+        // One lock name for all three: a subscription per slot, if the instance subscribes so, is then in place
+        // from the second hand-over on.
+        String lockName = name;
         for (int attempt = 1; attempt <= 3; attempt++) {
-            String lockName = name + ":" + attempt;
             LockHandle first = holder.lockService().lock(LockRequest.of(lockName).withTtl(Duration.ofSeconds(30))
                     .withWaitTime(Duration.ZERO).withWatchdog(false));
             String key = HandleTokens.redisKeyOf(first);
@@ -533,7 +535,7 @@ final class FailoverDrill implements AutoCloseable {
             if (scripts.size() == 2) {
                 return;
             }
-            polled.add(lockName + ": " + scripts);
+            polled.add("hand-over " + attempt + ": " + scripts);
         }
         throw new AssertionError("The waiter was never woken by the release message after the failover: it "
                 + "polled every time (" + polled + ")");
