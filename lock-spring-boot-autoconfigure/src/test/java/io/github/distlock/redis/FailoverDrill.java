@@ -564,12 +564,12 @@ final class FailoverDrill implements AutoCloseable {
 
     /**
      * The one-line summary the failover figures in the docs come from, e.g.
-     * {@code FAILOVER-FIGURES sentinel acks=0 client=lettuce resume=1234ms kept=3 lost=0 violations=0 ...}; -1 for what was not
-     * measured (a check failed before it).
+     * {@code FAILOVER-FIGURES sentinel acks=0 client=lettuce resume=1234ms kept=3 lost=0 violations=0 ...}; -1 for
+     * what was not measured (a check failed before it).
      */
     String figures() {
-        return "FAILOVER-FIGURES " + topologyName + " acks=" + acks + " client=" + client + " resume=" + resumeMillis + "ms kept=" + kept
-                + " lost=" + lost + " violations=" + (violations.get() + takeoverViolations.get())
+        return "FAILOVER-FIGURES " + topologyName + " acks=" + acks + " client=" + client + " resume=" + resumeMillis
+                + "ms kept=" + kept + " lost=" + lost + " violations=" + (violations.get() + takeoverViolations.get())
                 + " contention-violations=" + violations.get() + " takeover-violations=" + takeoverViolations.get()
                 + " switch="
                 + millisSinceFailover(switchNanos) + "ms cutover=" + millisSinceFailover(cutoverNanos)

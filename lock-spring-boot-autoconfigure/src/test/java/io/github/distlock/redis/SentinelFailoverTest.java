@@ -25,8 +25,8 @@ import io.github.distlock.testsupport.RedisTestServer;
 import io.github.distlock.testsupport.RespConnection;
 
 /**
- * {@code SENTINEL FAILOVER} while two application instances (Lettuce or Jedis, {@code spring.data.redis.sentinel.*}) contend
- * for locks, hold some and wait for others: see {@link FailoverDrill} for what runs and how it is judged. With
+ * {@code SENTINEL FAILOVER} while two application instances (Lettuce or Jedis, {@code spring.data.redis.sentinel.*})
+ * contend for locks, hold some and wait for others: see {@link FailoverDrill} for what runs and how it is judged. With
  * {@code distributed-lock.replica-acks=1} no two holders may ever overlap; without, the overlaps are counted and
  * reported. Each run prints a {@code FAILOVER-FIGURES sentinel ...} line.
  *

@@ -432,7 +432,7 @@ public final class RedisTestCluster implements AutoCloseable {
         return view;
     }
 
-    /** {@code host:port} of a {@code CLUSTER NODES} line, whose second field is {@code host:port@busport[,hostname]}. */
+    /** {@code host:port} of a {@code CLUSTER NODES} line; its second field is {@code host:port@busport[,hostname]}. */
     private static String addressOf(String[] fields) {
         String address = fields[1];
         int bus = address.indexOf('@');
