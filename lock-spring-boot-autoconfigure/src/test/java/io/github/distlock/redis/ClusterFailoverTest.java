@@ -97,9 +97,9 @@ class ClusterFailoverTest {
 
                 await().pollDelay(Duration.ofSeconds(2)).until(() -> true);
                 drill.stopTraffic();
-                drill.assertResumed();
                 drill.assertSubscribed("after the failover");
                 drill.assertHeldLocksKeptOrReportedLost();
+                drill.assertResumed();
                 drill.assertNoViolationWithReplicaAcks();
                 drill.releaseHeldAndServeWaiters();
                 drill.assertHandOverWakesWaiter(first, second, drill.names("handover:a", 1).get(0));

@@ -7,10 +7,13 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -50,8 +53,8 @@ import io.github.distlock.testsupport.RespConnection;
  * <li><b>Held and waited for.</b> Locks taken before the failover and held across it (watchdog on), with threads of
  * the other instance waiting for some of them.</li>
  * <li><b>Probes.</b> Each instance takes a fresh uncontended lock every {@value #PROBE_PERIOD_MILLIS} ms and keeps
- * it: the first probe that began after the old master stopped taking writes and succeeded tells when locking
- * resumed on the new master, and the probes taken in the failover window are the ones a failover may lose.</li>
+ * it: the first probe that began after the master switched and was kept tells when locking resumed on the new
+ * master, and the probes taken in the failover window are the ones a failover may lose.</li>
  * <li><b>Takeovers.</b> Right after the failover each instance tries to take the other's probes; a waiter that gets
  * a held lock before the drill released it took it over. Either, while the first holder still reports the lock
  * held, is an exclusion violation too: two holders at once.</li>
@@ -128,6 +131,7 @@ final class FailoverDrill implements AutoCloseable {
     private volatile long failoverStartNanos;
     private volatile long switchNanos;
     private volatile long cutoverNanos;
+    private volatile Set<LockHandle> keptHandles;
     private int kept = -1;
     private int lost = -1;
     private long resumeMillis = -1;
@@ -404,17 +408,21 @@ final class FailoverDrill implements AutoCloseable {
     }
 
     /**
-     * Locking resumed on the new master: a probe that began after the cutover succeeded, within
-     * {@link #RESUME_BOUND} of the failover's start.
+     * Locking resumed on the new master: a probe that began after the master switched and was kept (so the new
+     * master has it; the old one took writes until the cutover, and lost them) succeeded, within
+     * {@link #RESUME_BOUND} of the failover's start. Call after {@link #assertHeldLocksKeptOrReportedLost()}, which
+     * tells the kept from the lost.
      *
      * @return when, in ms after the failover started
      */
     long assertResumed() {
+        assertThat(switchNanos).as("the monitor saw the switch").isNotZero();
         assertThat(cutoverNanos).as("the monitor saw the cutover").isNotZero();
+        assertThat(keptHandles).as("held locks judged first").isNotNull();
         Optional<Probe> first = probes.stream()
-                .filter(probe -> probe.handle() != null && probe.startNanos() - cutoverNanos > 0)
+                .filter(probe -> probe.startNanos() - switchNanos > 0 && keptHandles.contains(probe.handle()))
                 .min((a, b) -> Long.compare(a.endNanos(), b.endNanos()));
-        assertThat(first).as("a probe that began after the cutover succeeded (%d probes, errors %s)", probes.size(),
+        assertThat(first).as("a probe that began after the switch was kept (%d probes, errors %s)", probes.size(),
                 errors).isPresent();
         resumeMillis = millisSinceFailover(first.get().endNanos());
         assertThat(Duration.ofMillis(resumeMillis)).as("locking resumed after the failover")
@@ -434,7 +442,7 @@ final class FailoverDrill implements AutoCloseable {
             undecided.clear();
             Map<String, String> inRedis = topology.read(all.stream()
                     .map(tracked -> HandleTokens.redisKeyOf(tracked.handle())).toList());
-            int keptNow = 0;
+            Set<LockHandle> keptNow = Collections.newSetFromMap(new IdentityHashMap<>());
             int lostNow = 0;
             for (Tracked tracked : all) {
                 LockHandle handle = tracked.handle();
@@ -442,7 +450,7 @@ final class FailoverDrill implements AutoCloseable {
                 boolean heldNow = handle.isHeld();
                 String value = inRedis.get(HandleTokens.redisKeyOf(handle));
                 if (heldNow && HandleTokens.tokenOf(handle).equals(value)) {
-                    keptNow++;
+                    keptNow.add(handle);
                 }
                 else if (handle.isLost() && !heldNow && reportedLost(tracked)) {
                     lostNow++;
@@ -453,7 +461,8 @@ final class FailoverDrill implements AutoCloseable {
                                     : HandleTokens.tokenOf(handle).equals(value) ? "ours" : "another's"));
                 }
             }
-            kept = keptNow;
+            keptHandles = keptNow;
+            kept = keptNow.size();
             lost = lostNow;
             return undecided.isEmpty();
         });

@@ -92,9 +92,9 @@ class SentinelFailoverTest {
                 // Keep going on the new master for a while: resumption, and exclusion after the switch.
                 await().pollDelay(Duration.ofSeconds(2)).until(() -> true);
                 drill.stopTraffic();
-                drill.assertResumed();
                 drill.assertSubscribed("after the failover, on the new master " + after);
                 drill.assertHeldLocksKeptOrReportedLost();
+                drill.assertResumed();
                 drill.assertNoViolationWithReplicaAcks();
                 drill.releaseHeldAndServeWaiters();
                 drill.assertHandOverWakesWaiter(first, second, "handover:a");
