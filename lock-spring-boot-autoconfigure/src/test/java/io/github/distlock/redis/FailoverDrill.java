@@ -29,6 +29,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongPredicate;
 import java.util.function.Predicate;
 
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Assumptions;
 
 import io.github.distlock.LockHandle;
@@ -438,35 +439,43 @@ final class FailoverDrill implements AutoCloseable {
     void assertHeldLocksKeptOrReportedLost() {
         List<Tracked> all = List.copyOf(held);
         Map<Tracked, String> undecided = new LinkedHashMap<>();
-        await().atMost(HELD_TTL.multipliedBy(2).plusSeconds(5)).pollInterval(Duration.ofMillis(200)).until(() -> {
-            undecided.clear();
-            Map<String, String> inRedis = topology.read(all.stream()
-                    .map(tracked -> HandleTokens.redisKeyOf(tracked.handle())).toList());
-            Set<LockHandle> keptNow = Collections.newSetFromMap(new IdentityHashMap<>());
-            int lostNow = 0;
-            for (Tracked tracked : all) {
-                LockHandle handle = tracked.handle();
-                // isHeld first: a handle found held here must have its token in the value read after it.
-                boolean heldNow = handle.isHeld();
-                String value = inRedis.get(HandleTokens.redisKeyOf(handle));
-                if (heldNow && HandleTokens.tokenOf(handle).equals(value)) {
-                    keptNow.add(handle);
-                }
-                else if (handle.isLost() && !heldNow && reportedLost(tracked)) {
-                    lostNow++;
-                }
-                else {
-                    undecided.put(tracked, "held=" + heldNow + " lost=" + handle.isLost() + " event="
-                            + reportedLost(tracked) + " key " + (value == null ? "missing"
-                                    : HandleTokens.tokenOf(handle).equals(value) ? "ours" : "another's"));
-                }
-            }
-            keptHandles = keptNow;
-            kept = keptNow.size();
-            lost = lostNow;
-            return undecided.isEmpty();
-        });
+        try {
+            await().atMost(HELD_TTL.multipliedBy(2).plusSeconds(5)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> judge(all, undecided));
+        }
+        catch (ConditionTimeoutException ex) {
+            // The assertion below names the handles still undecided.
+        }
         assertThat(kept + lost).as("handles judged (undecided: %s)", undecided).isEqualTo(all.size());
+    }
+
+    /** One look at every handle and at Redis; true when each handle is kept or reported lost. */
+    private boolean judge(List<Tracked> all, Map<Tracked, String> undecided) {
+        undecided.clear();
+        Map<String, String> inRedis = topology.read(all.stream()
+                .map(tracked -> HandleTokens.redisKeyOf(tracked.handle())).toList());
+        Set<LockHandle> keptNow = Collections.newSetFromMap(new IdentityHashMap<>());
+        int lostNow = 0;
+        for (Tracked tracked : all) {
+            LockHandle handle = tracked.handle();
+            boolean heldNow = handle.isHeld();
+            String value = inRedis.get(HandleTokens.redisKeyOf(handle));
+            if (heldNow && HandleTokens.tokenOf(handle).equals(value)) {
+                keptNow.add(handle);
+            }
+            else if (handle.isLost() && !heldNow && reportedLost(tracked)) {
+                lostNow++;
+            }
+            else {
+                undecided.put(tracked, "held=" + heldNow + " lost=" + handle.isLost() + " event="
+                        + reportedLost(tracked) + " key " + (value == null ? "missing"
+                                : HandleTokens.tokenOf(handle).equals(value) ? "ours" : "another's"));
+            }
+        }
+        keptHandles = keptNow;
+        kept = keptNow.size();
+        lost = lostNow;
+        return undecided.isEmpty();
     }
 
     private static boolean reportedLost(Tracked tracked) {
