@@ -16,6 +16,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAccumulator;
 import java.util.function.Function;
 
 import org.springframework.context.SmartLifecycle;
@@ -48,13 +49,18 @@ import io.github.distlock.redis.RedisKeyNaming;
  * {@link RedlockQuorumException}, naming how many nodes answered, so a caller can tell an outage
  * from contention.
  *
+ * <p><b>Restarted nodes.</b> A node that restarted empty has forgotten the locks it granted. With
+ * {@link NodeRestartGuard guards}, its answers do not count until it has been up longer than the
+ * longest lease the application uses (the delayed restart of the Redlock description, enforced by
+ * the client).
+ *
  * <p>No wait queue and no fencing tokens: a waiter polls ({@code retry-delay}), and a fencing token
  * over a changing quorum needs a design of its own.
  *
  * <pre>{@code
  * List<LockBackend> nodes = ...;   // one RedisLockBackend per independent master
  * RedlockBackend redlock = new RedlockBackend(nodes, List.of("lock-1:6379", ...), "lock:",
- *         Duration.ofMillis(50), 0.01, null);
+ *         Duration.ofMillis(50), 0.01, null, null, null);
  * // or, on Lettuce clients of its own: LettuceRedlockNodes.connect(uris, timeout, "lock:").redlock(0.01)
  * }</pre>
  */
@@ -72,6 +78,10 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
     private final ExecutorService fanOut;
     /** Closed last: what the nodes run on (their clients), or nothing. */
     private final AutoCloseable resources;
+    /** Per node, whether its votes count (the delayed-restart rule); {@code null}: always. */
+    private final List<NodeRestartGuard> guards;
+    /** The longest lease asked for, which a restarted node must outlive before it votes. */
+    private final LongAccumulator longestLease;
     private volatile boolean running = true;
 
     /**
@@ -80,11 +90,16 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
      * @param keyPrefix prefix of every lock's key, for example {@code lock:}
      * @param nodeTimeout the bound each node's calls have; a vote waits for the slowest node this long
      * @param driftFactor the share of the ttl allowed for clock drift between the nodes
+     * @param guards per node, whether its votes count now ({@link NodeRestartGuard}); {@code null}
+     *        to count every node's votes
+     * @param longestLease told every ttl asked for, so the guards know the longest lease; may be
+     *        {@code null}
      * @param resources closed after the nodes, when this backend closes (their clients); may be
      *        {@code null}
      */
     public RedlockBackend(List<? extends LockBackend> nodes, List<String> nodeNames, String keyPrefix,
-            Duration nodeTimeout, double driftFactor, AutoCloseable resources) {
+            Duration nodeTimeout, double driftFactor, List<NodeRestartGuard> guards, LongAccumulator longestLease,
+            AutoCloseable resources) {
         if (nodes.size() < 3) {
             throw new IllegalArgumentException("Redlock needs at least 3 nodes, got " + nodes.size());
         }
@@ -100,6 +115,12 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
         this.quorum = nodes.size() / 2 + 1;
         this.fanOut = Executors.newCachedThreadPool(daemonThreads());
         this.resources = resources;
+        if (guards != null && guards.size() != nodes.size()) {
+            throw new IllegalArgumentException("One guard per node: " + guards.size() + " guards, " + nodes.size()
+                    + " nodes");
+        }
+        this.guards = guards == null ? null : List.copyOf(guards);
+        this.longestLease = longestLease;
     }
 
     private static ThreadFactory daemonThreads() {
@@ -128,8 +149,11 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
 
     @Override
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
+        if (longestLease != null) {
+            longestLease.accumulate(ttlMillis);
+        }
         long start = System.nanoTime();
-        List<Vote<AcquireResult>> votes = ask(node -> node.tryAcquire(key, token, ttlMillis));
+        List<Vote<AcquireResult>> votes = heldBack(ask(node -> node.tryAcquire(key, token, ttlMillis)));
         long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         int granted = 0;
         int answered = 0;
@@ -198,21 +222,23 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
             return;
         }
         long start = System.nanoTime();
-        List<Vote<RenewalOutcome[]>> votes = ask(node -> {
+        List<Vote<RenewalOutcome[]>> answers = ask(node -> {
             RenewalOutcome[] perLease = new RenewalOutcome[renewals.size()];
             node.renew(renewals, (index, outcome) -> perLease[index] = outcome);
             return perLease;
         });
+        List<Vote<RenewalOutcome[]>> votes = heldBack(answers);
         long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         for (int i = 0; i < renewals.size(); i++) {
             int renewed = 0;
             int lost = 0;
-            for (Vote<RenewalOutcome[]> vote : votes) {
-                RenewalOutcome outcome = vote.answered() ? vote.value()[i] : null;
+            for (int node = 0; node < votes.size(); node++) {
+                RenewalOutcome outcome = votes.get(node).answered() ? votes.get(node).value()[i] : null;
                 if (outcome == RenewalOutcome.RENEWED) {
                     renewed++;
                 }
-                else if (outcome == RenewalOutcome.LOST) {
+                // "Not ours" is true even from a node whose votes are held back: it forgot the lock.
+                if (answers.get(node).answered() && answers.get(node).value()[i] == RenewalOutcome.LOST) {
                     lost++;
                 }
             }
@@ -227,6 +253,33 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
             else {
                 outcomes.outcome(i, RenewalOutcome.FAILED);
             }
+        }
+    }
+
+    /**
+     * The votes with those of held-back nodes (restarted too recently, see {@link NodeRestartGuard})
+     * turned into "no answer". Asked after the replies are in: a node whose connection changed
+     * while the vote ran is held back from the moment the change was seen, before its reply was read.
+     */
+    private <T> List<Vote<T>> heldBack(List<Vote<T>> votes) {
+        if (guards == null) {
+            return votes;
+        }
+        List<Vote<T>> counted = new ArrayList<>(votes.size());
+        for (int i = 0; i < votes.size(); i++) {
+            Vote<T> vote = votes.get(i);
+            counted.add(vote.answered() && !guards.get(i).votes()
+                    ? new Vote<>(null, new HeldBack()) : vote);
+        }
+        return counted;
+    }
+
+    /** Why a node's answer did not count: it restarted recently, or has not been checked since it reconnected. */
+    private static final class HeldBack extends RuntimeException {
+
+        HeldBack() {
+            super("restarted recently or not yet checked since it reconnected: its votes are held back", null, false,
+                    false);
         }
     }
 

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -95,9 +96,29 @@ class RedlockBackendTest {
         services.clear();
     }
 
+    /**
+     * An instance without restart protection: these servers were started moments ago, and with it
+     * every node would rightly hold its vote back until it had been up for the longest lease. The
+     * protection has tests of its own below.
+     */
     private Service service() {
-        List<String> uris = proxies.stream().map(RedisFaultProxy::redisUri).toList();
-        LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(uris, NODE_TIMEOUT, "lock:");
+        return service(false, Duration.ofSeconds(30), true);
+    }
+
+    /**
+     * @param restartProtection whether recently restarted nodes' votes are held back
+     * @param longestLease the default ttl, which the longest lease is never shorter than
+     * @param throughProxies whether to reach the nodes through their fault proxies; restart tests
+     *        connect directly: a restart drops a direct connection, which is how the client notices
+     *        it at once, while a proxy keeps the client's side open and only the check once a
+     *        second would catch it
+     */
+    private Service service(boolean restartProtection, Duration longestLease, boolean throughProxies) {
+        List<String> uris = throughProxies ? proxies.stream().map(RedisFaultProxy::redisUri).toList()
+                : servers.stream().map(RedisTestServer::redisUri).toList();
+        LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(uris, NODE_TIMEOUT, "lock:", longestLease,
+                restartProtection, Set.of());
+        nodes.awaitConnected(Duration.ofSeconds(10));
         RedlockBackend backend = nodes.redlock(0.01);
         List<String> lost = new CopyOnWriteArrayList<>();
         LeaseWatchdog watchdog = new LeaseWatchdog(backend, 1.0 / 3, (handle, reason) -> lost.add(handle.key()));
@@ -240,6 +261,69 @@ class RedlockBackendTest {
 
         await().atMost(Duration.ofSeconds(5)).until(() -> !held.isHeld());
         assertThat(instance.lost()).contains("order:8");
+    }
+
+    /** Restarts a majority of the nodes, empty (no persistence), and waits until each answers again. */
+    private void restartMajorityEmpty() {
+        for (int i = 0; i < 3; i++) {
+            servers.get(i).restart();
+        }
+    }
+
+    @Test
+    void withoutRestartProtectionNodesThatRestartedEmptyGiveASecondClientALockThatIsStillHeld() {
+        Service first = service(false, Duration.ofSeconds(30), false);
+        Service second = service(false, Duration.ofSeconds(30), false);
+        LockHandle held = first.service().lock(LockRequest.of("restart:1").withTtl(Duration.ofSeconds(30))
+                .withWaitTime(Duration.ZERO).withWatchdog(false));
+
+        restartMajorityEmpty();
+        Optional<LockHandle> stolen = await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
+                .until(() -> second.service().tryLock(LockRequest.of("restart:1").withTtl(Duration.ofSeconds(30))
+                        .withWaitTime(Duration.ZERO).withWatchdog(false)), Optional::isPresent);
+
+        // The unsafe scenario of the Redlock description, for real: two holders at once.
+        assertThat(held.isHeld()).isTrue();
+        assertThat(stolen.get().isHeld()).isTrue();
+        stolen.get().release();
+    }
+
+    @Test
+    void withRestartProtectionNodesThatRestartedEmptyDoNotVoteForASecondClientUntilTheFirstLeaseIsOver() {
+        Duration lease = Duration.ofSeconds(3);
+        Service first = service(true, lease, false);
+        Service second = service(true, lease, false);
+        // Granted once the nodes have been up for the lease (they may have started just now).
+        LockHandle held = await().atMost(Duration.ofSeconds(15)).ignoreExceptions()
+                .until(() -> first.service().tryLock(LockRequest.of("restart:2").withTtl(lease)
+                        .withWaitTime(Duration.ZERO).withWatchdog(false)), Optional::isPresent).get();
+
+        restartMajorityEmpty();
+
+        // The restarted nodes forgot the lock, the others still have it: while the first lease
+        // lasts, no majority may form for anyone else, however often it is asked.
+        int refusedWhileHeld = 0;
+        Optional<LockHandle> next = Optional.empty();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (next.isEmpty() && System.nanoTime() < deadline) {
+            boolean heldBefore = held.isHeld();
+            try {
+                next = second.service().tryLock(LockRequest.of("restart:2").withTtl(lease)
+                        .withWaitTime(Duration.ZERO).withWatchdog(false));
+            }
+            catch (RedlockQuorumException ex) {
+                assertThat(ex).hasMessageContaining("held back");
+            }
+            if (heldBefore && next.isEmpty()) {
+                refusedWhileHeld++;
+            }
+            assertThat(next.isPresent() && held.isHeld()).as("two holders").isFalse();
+        }
+
+        assertThat(refusedWhileHeld).as("attempts refused while the first lease lasted").isPositive();
+        assertThat(next).as("granted once the first lease is over and the nodes have been up that long")
+                .isPresent();
+        next.get().release();
     }
 
     @Test
