@@ -177,7 +177,7 @@ public final class LettuceRedlockNodes implements AutoCloseable {
             String runId = field(info, "run_id");
             String uptime = field(info, "uptime_in_seconds");
             if (runId != null && uptime != null) {
-                guard.verified(epoch, runId, Long.parseLong(uptime) * 1_000);
+                guard.verified(epoch, runId, Long.parseLong(uptime));
             }
         }
         catch (LockBackendException | NumberFormatException ex) {

@@ -46,7 +46,7 @@ public final class NodeRestartGuard {
     private volatile boolean verified;
     /**
      * When the node's process started, as a {@link System#nanoTime} value: now less its uptime at the
-     * last check. Uptime comes in whole seconds, rounded down, so this errs late, on the safe side.
+     * last check, less a second (see {@link #verified}).
      */
     private volatile long upSinceNanos;
     /** The last hold-back logged, so that each restart is logged once. */
@@ -90,11 +90,14 @@ public final class NodeRestartGuard {
      *
      * @param epoch {@link #epoch()} when the check was sent
      * @param nodeRunId the node's {@code run_id}
-     * @param uptimeMillis the node's {@code uptime_in_seconds}, in ms
+     * @param uptimeSeconds the node's {@code uptime_in_seconds}
      */
-    public void verified(long epoch, String nodeRunId, long uptimeMillis) {
+    public void verified(long epoch, String nodeRunId, long uptimeSeconds) {
         String known = runId;
         runId = nodeRunId;
+        // Redis counts uptime as the difference of two whole-second clock readings (its start and
+        // now), so a node up for 10 ms can report 1 s: take one second off, to err late.
+        long uptimeMillis = Math.max(0, uptimeSeconds - 1) * 1_000;
         upSinceNanos = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(uptimeMillis);
         long longest = longestLeaseMillis.getAsLong();
         if (!durable && uptimeMillis < longest && !nodeRunId.equals(loggedFor)) {

@@ -22,6 +22,7 @@ import java.util.function.Function;
 import org.springframework.context.SmartLifecycle;
 
 import io.github.distlock.LockBackendException;
+import io.github.distlock.core.FencingLockBackend;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.redis.RedisKeyNaming;
@@ -54,8 +55,18 @@ import io.github.distlock.redis.RedisKeyNaming;
  * longest lease the application uses (the delayed restart of the Redlock description, enforced by
  * the client).
  *
- * <p>No wait queue and no fencing tokens: a waiter polls ({@code retry-delay}), and a fencing token
- * over a changing quorum needs a design of its own.
+ * <p><b>Fencing tokens over a quorum</b> ({@link #issueFencingToken}, on demand as on a single
+ * node). The largest of the tokens drawn on the nodes that granted the lock is not enough: holder
+ * A's largest may come from a node that holder B's majority leaves out, and B's largest can then be
+ * smaller. So a token is drawn on every node that still holds the lock, the largest is written back
+ * to a majority (conditioned on the lock still being ours there), and only then is it issued. Any
+ * later holder's majority shares a node with that majority and draws a larger token there. This
+ * assumes a node's counter survives until the next holder draws on it (the counter lives a day; the
+ * restart rule keeps a node that forgot it from voting for one longest lease) or, failing that, that
+ * the nodes' clocks agree to within the time between two holders (a token is never below the
+ * server's time in microseconds, see fencing.lua).
+ *
+ * <p>No wait queue: a waiter polls ({@code retry-delay}).
  *
  * <pre>{@code
  * List<LockBackend> nodes = ...;   // one RedisLockBackend per independent master
@@ -64,12 +75,12 @@ import io.github.distlock.redis.RedisKeyNaming;
  * // or, on Lettuce clients of its own: LettuceRedlockNodes.connect(uris, timeout, "lock:").redlock(0.01)
  * }</pre>
  */
-public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCloseable {
+public final class RedlockBackend implements FencingLockBackend, SmartLifecycle, AutoCloseable {
 
     /** The fixed part of the drift allowance: clocks tick in milliseconds. */
     private static final long DRIFT_FLOOR_MILLIS = 2;
 
-    private final List<LockBackend> nodes;
+    private final List<FencingLockBackend> nodes;
     private final List<String> nodeNames;
     private final String keyPrefix;
     private final long nodeTimeoutNanos;
@@ -85,7 +96,8 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
     private volatile boolean running = true;
 
     /**
-     * @param nodes one backend per independent master, each bounding its calls by the node timeout
+     * @param nodes one backend per independent master, each bounding its calls by the node timeout and
+     *        able to take part in a fencing token over several stores
      * @param nodeNames the nodes' names for messages, in the same order (their URIs without passwords)
      * @param keyPrefix prefix of every lock's key, for example {@code lock:}
      * @param nodeTimeout the bound each node's calls have; a vote waits for the slowest node this long
@@ -97,7 +109,7 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
      * @param resources closed after the nodes, when this backend closes (their clients); may be
      *        {@code null}
      */
-    public RedlockBackend(List<? extends LockBackend> nodes, List<String> nodeNames, String keyPrefix,
+    public RedlockBackend(List<? extends FencingLockBackend> nodes, List<String> nodeNames, String keyPrefix,
             Duration nodeTimeout, double driftFactor, List<NodeRestartGuard> guards, LongAccumulator longestLease,
             AutoCloseable resources) {
         if (nodes.size() < 3) {
@@ -181,6 +193,52 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
             throw new RedlockQuorumException(key, "acquire", answered, nodes.size(), quorum, failures(votes));
         }
         return AcquireResult.notAcquired(0, 0);
+    }
+
+    /**
+     * Draws a token on every node that still holds the lock, writes the largest back to a majority,
+     * and issues it. Returns 0 if too few nodes still hold the lock to issue a token (it is lost).
+     */
+    @Override
+    public long issueFencingToken(LockKey key, String token, long ttlMillis) {
+        List<Vote<Long>> drawn = heldBack(ask(node -> node.issueFencingToken(key, token, ttlMillis)));
+        long largest = 0;
+        int holding = 0;
+        int answered = 0;
+        for (Vote<Long> vote : drawn) {
+            if (vote.answered()) {
+                answered++;
+                if (vote.value() > 0) {
+                    holding++;
+                    largest = Math.max(largest, vote.value());
+                }
+            }
+        }
+        if (holding < quorum) {
+            if (answered - holding > nodes.size() - quorum) {
+                return 0; // so many nodes no longer hold it that no majority can
+            }
+            throw new RedlockQuorumException(key, "fencing token", answered, nodes.size(), quorum, failures(drawn));
+        }
+        long fence = largest;
+        List<Vote<Boolean>> raised = heldBack(ask(node -> node.raiseFencingCounter(key, token, fence, ttlMillis)));
+        int written = 0;
+        answered = 0;
+        for (Vote<Boolean> vote : raised) {
+            if (vote.answered()) {
+                answered++;
+                if (vote.value()) {
+                    written++;
+                }
+            }
+        }
+        if (written >= quorum) {
+            return fence;
+        }
+        if (answered - written > nodes.size() - quorum) {
+            return 0;
+        }
+        throw new RedlockQuorumException(key, "fencing token", answered, nodes.size(), quorum, failures(raised));
     }
 
     @Override
@@ -307,14 +365,14 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
      * cuts off a node that is stuck beyond it. One node is asked on the calling thread, which saves
      * a thread hand-off on the hot path.
      */
-    private <T> List<Vote<T>> ask(Function<LockBackend, T> call) {
+    private <T> List<Vote<T>> ask(Function<FencingLockBackend, T> call) {
         boolean[] all = new boolean[nodes.size()];
         Arrays.fill(all, true);
         return ask(all, call);
     }
 
     /** Asks the nodes marked in {@code which}; the others' votes are "no answer". */
-    private <T> List<Vote<T>> ask(boolean[] which, Function<LockBackend, T> call) {
+    private <T> List<Vote<T>> ask(boolean[] which, Function<FencingLockBackend, T> call) {
         int n = nodes.size();
         int last = n - 1;
         while (last >= 0 && !which[last]) {
@@ -322,7 +380,7 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
         }
         List<Future<T>> futures = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            LockBackend node = nodes.get(i);
+            FencingLockBackend node = nodes.get(i);
             futures.add(i == last ? null : which[i] ? submit(() -> call.apply(node))
                     : CompletableFuture.failedFuture(new IllegalStateException("not asked")));
         }
