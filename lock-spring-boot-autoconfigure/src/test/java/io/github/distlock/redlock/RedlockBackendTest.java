@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -308,6 +309,97 @@ class RedlockBackendTest {
         }
 
         assertThatThrownBy(held::fencingToken).isInstanceOf(io.github.distlock.LockLostException.class);
+    }
+
+    /**
+     * A network split: group A's instances reach nodes 0 and 1 plus the shared node 2, group B's
+     * reach nodes 3 and 4 plus node 2 (each group through proxies of its own, the others refusing
+     * them). Four threads per group contend; a shared counter sees every overlap, and a resource
+     * that refuses a token lower than the last it accepted sees every token out of order.
+     */
+    @Test
+    void underAPartitionTwoGroupsThatShareOneNodeNeverHoldALockTogether() throws Exception {
+        List<RedisFaultProxy> groupA = new ArrayList<>();
+        List<RedisFaultProxy> groupB = new ArrayList<>();
+        try {
+            for (RedisTestServer server : servers) {
+                groupA.add(RedisFaultProxy.start(server));
+                groupB.add(RedisFaultProxy.start(server));
+            }
+            for (int node : new int[] { 3, 4 }) {
+                groupA.get(node).refuseConnections();
+            }
+            for (int node : new int[] { 0, 1 }) {
+                groupB.get(node).refuseConnections();
+            }
+            List<Service> instances = List.of(serviceThrough(groupA), serviceThrough(groupA), serviceThrough(groupB),
+                    serviceThrough(groupB));
+            AtomicInteger inside = new AtomicInteger();
+            AtomicInteger overlaps = new AtomicInteger();
+            AtomicInteger entries = new AtomicInteger();
+            AtomicLong lastAccepted = new AtomicLong();
+            AtomicInteger refusedTokens = new AtomicInteger();
+            ConcurrentHashMap<String, Boolean> failures = new ConcurrentHashMap<>();
+            ExecutorService threads = Executors.newFixedThreadPool(8);
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            List<Future<?>> workers = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                Service instance = instances.get(t % 4);
+                workers.add(threads.submit(() -> {
+                    while (System.nanoTime() < end) {
+                        try {
+                            Optional<LockHandle> held = instance.service().tryLock(LockRequest.of("split")
+                                    .withTtl(Duration.ofSeconds(5)).withWaitTime(Duration.ofSeconds(2)));
+                            if (held.isEmpty()) {
+                                continue;
+                            }
+                            if (inside.incrementAndGet() != 1) {
+                                overlaps.incrementAndGet();
+                            }
+                            long token = held.get().fencingToken();
+                            // The resource: accepts a write only with a token above the last one.
+                            if (lastAccepted.getAndAccumulate(token, Math::max) >= token) {
+                                refusedTokens.incrementAndGet();
+                            }
+                            entries.incrementAndGet();
+                            inside.decrementAndGet();
+                            held.get().release();
+                        }
+                        catch (RuntimeException ex) {
+                            failures.put(ex.getClass().getSimpleName() + ": " + ex.getMessage(), true);
+                        }
+                    }
+                }));
+            }
+            for (Future<?> worker : workers) {
+                worker.get(60, TimeUnit.SECONDS);
+            }
+            threads.shutdownNow();
+
+            assertThat(overlaps).as("two holders at once").hasValue(0);
+            assertThat(refusedTokens).as("fencing tokens out of order").hasValue(0);
+            assertThat(failures).isEmpty();
+            assertThat(entries.get()).as("the lock was taken again and again").isGreaterThan(4);
+        }
+        finally {
+            groupA.forEach(RedisFaultProxy::close);
+            groupB.forEach(RedisFaultProxy::close);
+        }
+    }
+
+    private Service serviceThrough(List<RedisFaultProxy> route) {
+        LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(route.stream().map(RedisFaultProxy::redisUri).toList(),
+                NODE_TIMEOUT, "lock:", Duration.ofSeconds(30), false, Set.of());
+        nodes.awaitConnected(Duration.ofSeconds(10));
+        RedlockBackend backend = nodes.redlock(0.01);
+        List<String> lost = new CopyOnWriteArrayList<>();
+        LeaseWatchdog watchdog = new LeaseWatchdog(backend, 1.0 / 3, (handle, reason) -> lost.add(handle.key()));
+        DefaultLockService service = new DefaultLockService(backend, watchdog,
+                new LockDefaults(Duration.ofSeconds(30), Duration.ofSeconds(3), true, Duration.ofMillis(20)),
+                new LockWaiters());
+        Service created = new Service(service, backend, watchdog, lost);
+        services.add(created);
+        return created;
     }
 
     /** Restarts a majority of the nodes, empty (no persistence), and waits until each answers again. */
