@@ -107,6 +107,7 @@ class ClusterFailoverTest {
             }
             finally {
                 System.out.println(drill.figures());
+                System.out.println(drill.errorSamples());
             }
         }
     }

@@ -124,6 +124,8 @@ final class FailoverDrill implements AutoCloseable {
     private final List<String> violationDetails = new CopyOnWriteArrayList<>();
     private final LongAdder contendedAcquisitions = new LongAdder();
     private final Map<String, LongAdder> errors = new ConcurrentHashMap<>();
+    /** The first message of each kind of error, for {@link #errorSamples()}. */
+    private final Map<String, String> firstErrors = new ConcurrentHashMap<>();
 
     private final List<Tracked> held = new CopyOnWriteArrayList<>();
     private final List<Future<LockHandle>> waiters = new CopyOnWriteArrayList<>();
@@ -330,6 +332,7 @@ final class FailoverDrill implements AutoCloseable {
 
     private void count(RuntimeException ex) {
         errors.computeIfAbsent(ex.getClass().getSimpleName(), kind -> new LongAdder()).increment();
+        firstErrors.putIfAbsent(ex.getClass().getSimpleName(), String.valueOf(ex.getMessage()));
     }
 
     /**
@@ -595,6 +598,12 @@ final class FailoverDrill implements AutoCloseable {
                 + " probes=" + probes.size() + " errors=" + errorsText()
                 + (violationDetails.isEmpty() ? ""
                         : " first-violations=" + violationDetails.subList(0, Math.min(3, violationDetails.size())));
+    }
+
+    /** The first message of each kind of error the instances reported during the drill, one line. */
+    String errorSamples() {
+        return "FAILOVER-ERRORS " + topologyName + " acks=" + acks + " client=" + client + " "
+                + new TreeMap<>(firstErrors);
     }
 
     /** The longest time, from the failover's start on, in which no probe succeeded. */

@@ -102,6 +102,7 @@ class SentinelFailoverTest {
             }
             finally {
                 System.out.println(drill.figures());
+                System.out.println(drill.errorSamples());
             }
         }
     }
