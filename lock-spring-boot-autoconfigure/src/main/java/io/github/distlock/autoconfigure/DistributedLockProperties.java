@@ -79,6 +79,15 @@ public class DistributedLockProperties implements InitializingBean {
      */
     private UnguardedMethods unguardedMethods = UnguardedMethods.FAIL;
 
+    /**
+     * How a release wakes waiters in a Redis Cluster, on Lettuce. auto: sharded pub/sub (SPUBLISH on a channel in
+     * the lock's own hash slot, so only the shard owning the lock forwards it) when every node runs Redis 7 or
+     * later, else the global channel <prefix>released. global: always the global channel, which every node
+     * forwards to every other; for a fleet in which some instances listen only there (Jedis, or a rolling upgrade
+     * from a version without sharded pub/sub). Outside a Cluster, and on Jedis, the global channel is used anyway.
+     */
+    private ClusterNotifications clusterNotifications = ClusterNotifications.AUTO;
+
     private final Watchdog watchdog = new Watchdog();
 
     private final Web web = new Web();
@@ -147,6 +156,14 @@ public class DistributedLockProperties implements InitializingBean {
         this.unguardedMethods = unguardedMethods;
     }
 
+    public ClusterNotifications getClusterNotifications() {
+        return clusterNotifications;
+    }
+
+    public void setClusterNotifications(ClusterNotifications clusterNotifications) {
+        this.clusterNotifications = clusterNotifications;
+    }
+
     public Web getWeb() {
         return web;
     }
@@ -201,6 +218,10 @@ public class DistributedLockProperties implements InitializingBean {
             throw new InvalidConfigurationPropertyValueException(PREFIX + ".unguarded-methods", null,
                     "Use fail (the default) or warn.");
         }
+        if (clusterNotifications == null) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".cluster-notifications", null,
+                    "Use auto (the default) or global.");
+        }
     }
 
     /** A duration as written in a property ({@code 1ns}, {@code 30s}), followed by its ISO form. */
@@ -228,6 +249,16 @@ public class DistributedLockProperties implements InitializingBean {
 
         /** Log a WARN and start; calls of the method run without the lock. */
         WARN
+    }
+
+    /** How a release wakes waiters in a Redis Cluster. */
+    public enum ClusterNotifications {
+
+        /** Sharded pub/sub where every node runs Redis 7 or later, else the global channel. */
+        AUTO,
+
+        /** Always the global channel, which every node forwards to every other. */
+        GLOBAL
     }
 
     /** Lease renewal settings. */

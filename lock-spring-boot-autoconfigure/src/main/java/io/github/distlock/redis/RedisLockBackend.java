@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Function;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -87,7 +88,7 @@ public final class RedisLockBackend implements LockBackend, SmartLifecycle, Auto
     private static final byte[] GET = bytes("GET");
 
     private final LockConnection connection;
-    private final byte[] releaseChannel;
+    private final Function<LockKey, ReleaseChannel> releaseChannels;
     /** Set once a server refuses {@code SET NX GET} (Redis before 7.0): scripts take over. */
     private volatile boolean setNxGetRefused;
 
@@ -99,13 +100,25 @@ public final class RedisLockBackend implements LockBackend, SmartLifecycle, Auto
      */
     public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout,
             String releaseChannel) {
+        this(connectionFactory, operationTimeout, ReleaseChannel.everyKeyOn(releaseChannel));
+    }
+
+    /**
+     * @param connectionFactory Spring Data Redis's connection factory; must be Lettuce
+     * @param operationTimeout upper bound on each lock command
+     * @param releaseChannels where a release of a key announces that it handed the lock to a waiter
+     *        (sharded pub/sub in a Cluster: {@link ReleaseNotifications})
+     * @throws IllegalStateException if the factory is not a {@link LettuceConnectionFactory}
+     */
+    public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout,
+            Function<LockKey, ReleaseChannel> releaseChannels) {
         if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
             throw new IllegalStateException("RedisLockBackend runs on Lettuce only, but the RedisConnectionFactory "
                     + "is a " + connectionFactory.getClass().getName() + ". Use SpringDataLockBackend, which runs on "
                     + "any connection factory (the auto-configuration picks it by itself).");
         }
         this.connection = new LockConnection(lettuce::getRequiredNativeClient, operationTimeout);
-        this.releaseChannel = bytes(releaseChannel);
+        this.releaseChannels = releaseChannels;
         connection.connectInBackground();
     }
 
@@ -214,7 +227,8 @@ public final class RedisLockBackend implements LockBackend, SmartLifecycle, Auto
     public boolean release(LockKey key, String token) {
         Reply<Long> reply = connection.script(key, "release", RELEASE,
                 () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), keys(key),
-                new byte[][] { bytes(token), releaseChannel, FENCE_COUNTER_TTL_BYTES }, connection.deadline());
+                releaseChannels.apply(key).releaseArguments(bytes(token), FENCE_COUNTER_TTL_BYTES),
+                connection.deadline());
         return reply.value() == 1L || reply.resent();
     }
 
