@@ -81,10 +81,11 @@ public class DistributedLockProperties implements InitializingBean {
 
     /**
      * How a release wakes waiters in a Redis Cluster, on Lettuce. auto: sharded pub/sub (SPUBLISH on a channel in
-     * the lock's own hash slot, so only the shard owning the lock forwards it) when every node runs Redis 7 or
-     * later, else the global channel <prefix>released. global: always the global channel, which every node
-     * forwards to every other; for a fleet in which some instances listen only there (Jedis, or a rolling upgrade
-     * from a version without sharded pub/sub). Outside a Cluster, and on Jedis, the global channel is used anyway.
+     * the lock's own hash slot, so only the shard that owns the lock forwards it) when every node runs Redis 7 or
+     * later, else the global channel (the key prefix followed by released). global: always the global channel,
+     * which every node forwards to every other; for a fleet in which some instances listen only there (Jedis, or a
+     * rolling upgrade from a version without sharded pub/sub). Outside a Cluster, and on Jedis, the global channel
+     * is used either way.
      */
     private ClusterNotifications clusterNotifications = ClusterNotifications.AUTO;
 
