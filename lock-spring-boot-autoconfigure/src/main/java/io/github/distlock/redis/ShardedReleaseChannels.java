@@ -12,9 +12,9 @@ import io.github.distlock.core.LockKey;
  * stays on the shard that owns the lock, and a JVM subscribes once per slot it waits on, however
  * many keys that slot holds.
  *
- * <p>For example, with the default prefix, the lock {@code lock:{order:42}} (slot 13020) announces
- * its hand-overs on {@code lock:released:{<n>}} for the first {@code n} in 0, 1, 2, ... with
- * {@code CLUSTER KEYSLOT n} = 13020. Any client can compute the same table.
+ * <p>For example, with the default prefix, the lock {@code lock:{order:42}} (slot 8691) announces
+ * its hand-overs on {@code lock:released:{633}}: 633 is the first of 0, 1, 2, ... with
+ * {@code CLUSTER KEYSLOT} 8691. Any client can compute the same table.
  */
 public final class ShardedReleaseChannels {
 

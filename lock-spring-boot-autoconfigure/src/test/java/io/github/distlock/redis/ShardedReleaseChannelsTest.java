@@ -42,6 +42,13 @@ class ShardedReleaseChannelsTest {
         }
     }
 
+    /** The wire format, as the guide states it: other clients compute the same channel. */
+    @Test
+    void theChannelOfOrder42IsFixed() {
+        assertThat(channels.channelFor(LockKey.of("lock:", "order:42"))).isEqualTo("lock:released:{633}");
+        assertThat(SlotHash.getSlot("lock:{order:42}")).isEqualTo(8691);
+    }
+
     @Test
     void theTagIsTheSmallestDecimalNumberInTheSlot() {
         int slot = SlotHash.getSlot("0");
