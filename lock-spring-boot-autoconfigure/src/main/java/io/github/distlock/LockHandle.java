@@ -44,6 +44,8 @@ public interface LockHandle extends AutoCloseable {
      *         for it, and another owner may be running the guarded work
      * @throws IllegalStateException if the token was not issued yet and the handle was released
      * @throws LockBackendException if the token was not issued yet and Redis could not be reached
+     * @throws UnsupportedOperationException if the lock's backend issues no fencing tokens (a custom
+     *         backend that does not implement {@code FencingLockBackend}; the Redis backends do)
      */
     long fencingToken();
 

@@ -1,8 +1,10 @@
 package io.github.distlock.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.time.Duration;
@@ -125,18 +127,18 @@ public abstract class AbstractLockContractTest {
         redis = startRedis();
         first = startApplication(redis.springProperties());
         second = startApplication(redis.springProperties());
-        warmUp(first, second);
-        warmUp(second, first);
+        warmUp(first, second, has(Capability.FENCING));
+        warmUp(second, first, has(Capability.FENCING));
     }
 
     /**
      * Connects {@code instance}, caches every lock script in Redis and starts its release subscription, so that a
      * test's first short lease is not spent on a cold start (a lease over before the call returns is given back).
      */
-    private static void warmUp(ContractApplication instance, ContractApplication other) {
+    private static void warmUp(ContractApplication instance, ContractApplication other, boolean fencing) {
         String name = "warm-up";
-        LockHandle held = instance.lockService().lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO)
-                .withFencingToken());
+        LockRequest request = LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO);
+        LockHandle held = instance.lockService().lock(fencing ? request.withFencingToken() : request);
         other.lockService().tryLock(name, TTL, Duration.ofMillis(100)).ifPresent(LockHandle::release);
         held.release();
         other.lockService().tryLock(name, TTL, Duration.ZERO).ifPresent(LockHandle::release);
@@ -446,6 +448,20 @@ public abstract class AbstractLockContractTest {
                 assertThat(held.issuedFencingToken()).hasValue(token);
                 last = token;
             }
+        }
+    }
+
+    @Test
+    void withoutFencingTokensAskingForOneFailsBeforeAnythingIsSentAndTheLockWorksWithoutIt() {
+        assumeFalse(has(Capability.FENCING), () -> getClass().getSimpleName() + " issues fencing tokens");
+        String name = name();
+        assertThatThrownBy(() -> first.lockService().tryLock(LockRequest.of(name).withTtl(TTL).withFencingToken()))
+                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("FencingLockBackend");
+        assertThat(lockKeyExists(name)).as("nothing was sent").isFalse();
+        try (LockHandle held = first.lockService().lock(name, TTL, Duration.ZERO)) {
+            assertThatThrownBy(held::fencingToken).isInstanceOf(UnsupportedOperationException.class);
+            assertThat(held.issuedFencingToken()).isEmpty();
+            assertThat(held.isHeld()).isTrue();
         }
     }
 
@@ -1085,7 +1101,7 @@ public abstract class AbstractLockContractTest {
     protected void anApplicationThatUsedLocksShutsDownWithoutWarnings() {
         List<String> warnings = warningsWhile(() -> {
             ContractApplication instance = startApplication(redis.springProperties());
-            warmUp(instance, second);
+            warmUp(instance, second, has(Capability.FENCING));
             instance.close();
         });
 
@@ -1169,8 +1185,9 @@ public abstract class AbstractLockContractTest {
         // Connected, and every script the faults could hit cached, so a fault hits the command it names.
         String warmUp = name();
         await().atMost(PATIENCE).ignoreExceptions().until(() -> {
-            try (LockHandle held = proxied.lockService().lock(LockRequest.of(warmUp).withTtl(TTL)
-                    .withWaitTime(Duration.ZERO).withFencingToken())) {
+            LockRequest request = LockRequest.of(warmUp).withTtl(TTL).withWaitTime(Duration.ZERO);
+            try (LockHandle held = proxied.lockService().lock(has(Capability.FENCING) ? request.withFencingToken()
+                    : request)) {
                 return held.isHeld();
             }
         });

@@ -1,9 +1,8 @@
 package io.github.distlock.autoconfigure;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationEventPublisher;
@@ -21,28 +20,43 @@ import io.github.distlock.core.LockWaiters;
 import io.github.distlock.core.LockBackend;
 
 /**
- * Auto-configures the {@link LockService} on top of Spring Boot's Redis connection factory.
+ * Auto-configures the {@link LockService} on top of a {@link LockBackend}: by default one on
+ * Spring Boot's Redis connection factory.
  *
- * <p>The backend depends on the driver, as Spring Boot's own Redis configurations do: the native
- * {@link LettuceLockBackendConfiguration Lettuce backend} for a Lettuce connection factory, and
- * {@link SpringDataLockBackendConfiguration Spring Data's template and script API} for any other
- * (Jedis). An application's own {@link LockBackend} replaces either, and then nothing Redis-specific
- * is wired: no release subscription, waiters poll.
+ * <p>With {@code distributed-lock.redlock.nodes} set, {@link RedlockBackendConfiguration Redlock}
+ * over those independent masters backs every lock. Otherwise the backend depends on the driver, as
+ * Spring Boot's own Redis configurations do, each
+ * configuration with its own conditions: the native {@link LettuceLockBackendConfiguration Lettuce
+ * backend} for a Lettuce connection factory, and {@link SpringDataLockBackendConfiguration Spring
+ * Data's template and script API} for any other (Jedis). Both need Spring Data Redis and a single
+ * {@link RedisConnectionFactory}. An application's own {@link LockBackend} bean replaces either,
+ * and then nothing Redis-specific is wired (no connection, no release subscription) and no
+ * connection factory is needed at all:
  *
- * <p>Backs off when Spring Data Redis is absent, when there is no single
- * {@link RedisConnectionFactory}, or with {@code distributed-lock.enabled=false}. Every bean can be
- * replaced by declaring one of the same type.
+ * <pre>{@code
+ * @Bean
+ * LockBackend lockBackend() {
+ *     return new MyRedlockBackend(...);   // LockService, the watchdog and the annotation use it
+ * }
+ * }</pre>
+ *
+ * <p>Backs off when there is no backend (no Spring Data Redis, or no single connection factory,
+ * and none declared) or with {@code distributed-lock.enabled=false}. Every bean can be replaced by
+ * declaring one of the same type.
  */
 @AutoConfiguration(after = RedisAutoConfiguration.class)
-@ConditionalOnClass(RedisConnectionFactory.class)
-@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
 @Conditional(OnDistributedLockEnabledCondition.class)
 @EnableConfigurationProperties(DistributedLockProperties.class)
-@Import({ LettuceLockBackendConfiguration.class, SpringDataLockBackendConfiguration.class })
+@Import({ RedlockBackendConfiguration.class, LettuceLockBackendConfiguration.class,
+        SpringDataLockBackendConfiguration.class })
 public class DistributedLockAutoConfiguration {
+
+    // The backend configurations are imported, so their beans are registered before the
+    // @ConditionalOnBean(LockBackend.class) below is evaluated, as are an application's own beans.
 
     /** The threads waiting for a lock in this JVM, woken by release messages. */
     @Bean
+    @ConditionalOnBean(LockBackend.class)
     @ConditionalOnMissingBean
     public LockWaiters lockWaiters() {
         return new LockWaiters();
@@ -50,6 +64,7 @@ public class DistributedLockAutoConfiguration {
 
     /** The one scheduler that renews every held lease; lost leases become {@link LockLostEvent}s. */
     @Bean(destroyMethod = "close")
+    @ConditionalOnBean(LockBackend.class)
     @ConditionalOnMissingBean
     public LeaseWatchdog leaseWatchdog(LockBackend lockBackend, DistributedLockProperties properties,
             ApplicationEventPublisher eventPublisher) {
@@ -59,11 +74,13 @@ public class DistributedLockAutoConfiguration {
 
     /** The lock service used by the annotation and injected by applications. */
     @Bean
+    @ConditionalOnBean(LockBackend.class)
     @ConditionalOnMissingBean
     public LockService lockService(LockBackend lockBackend, LeaseWatchdog leaseWatchdog, LockWaiters lockWaiters,
             DistributedLockProperties properties) {
-        return new DefaultLockService(lockBackend, leaseWatchdog, new LockDefaults(properties.getKeyPrefix(),
-                properties.getDefaultTtl(), properties.getDefaultWaitTime(), properties.getWatchdog().isEnabled()),
-                lockWaiters);
+        RedlockProperties redlock = properties.getRedlock();
+        LockDefaults defaults = new LockDefaults(properties.getDefaultTtl(), properties.getDefaultWaitTime(),
+                properties.getWatchdog().isEnabled(), redlock.hasNodes() ? redlock.getRetryDelay() : null);
+        return new DefaultLockService(lockBackend, leaseWatchdog, defaults, lockWaiters);
     }
 }

@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.core.Ordered;
 
@@ -93,6 +94,9 @@ public class DistributedLockProperties implements InitializingBean {
 
     private final Web web = new Web();
 
+    @NestedConfigurationProperty
+    private final RedlockProperties redlock = new RedlockProperties();
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -173,6 +177,10 @@ public class DistributedLockProperties implements InitializingBean {
         return watchdog;
     }
 
+    public RedlockProperties getRedlock() {
+        return redlock;
+    }
+
     /** Runs {@link #validate()} right after binding, so bad settings fail the startup. */
     @Override
     public void afterPropertiesSet() {
@@ -222,6 +230,9 @@ public class DistributedLockProperties implements InitializingBean {
         if (clusterNotifications == null) {
             throw new InvalidConfigurationPropertyValueException(PREFIX + ".cluster-notifications", null,
                     "Use auto (the default) or global.");
+        }
+        if (redlock.hasNodes()) {
+            redlock.validate();
         }
     }
 

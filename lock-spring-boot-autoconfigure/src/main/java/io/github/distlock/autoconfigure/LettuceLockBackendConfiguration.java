@@ -3,6 +3,7 @@ package io.github.distlock.autoconfigure;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -24,16 +25,19 @@ import io.github.distlock.redis.ReleaseNotifications;
  * works on Lettuce too.
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnClass(name = "io.lettuce.core.RedisClient")
-@ConditionalOnBean(LettuceConnectionFactory.class)
+@ConditionalOnClass(name = { "org.springframework.data.redis.connection.RedisConnectionFactory",
+        "io.lettuce.core.RedisClient" })
 @ConditionalOnMissingBean(LockBackend.class)
+@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
+@ConditionalOnBean(LettuceConnectionFactory.class)
 class LettuceLockBackendConfiguration {
 
     /** The single-Redis backend on Lettuce, using Boot's connection factory. */
     @Bean(destroyMethod = "close")
     RedisLockBackend lockBackend(RedisConnectionFactory connectionFactory, DistributedLockProperties properties,
             ReleaseNotifications releaseNotifications) {
-        return new RedisLockBackend(connectionFactory, properties.getOperationTimeout(), releaseNotifications);
+        return new RedisLockBackend(connectionFactory, properties.getOperationTimeout(), properties.getKeyPrefix(),
+                releaseNotifications);
     }
 
     /**
@@ -45,9 +49,10 @@ class LettuceLockBackendConfiguration {
     ReleaseNotifications releaseNotifications(RedisConnectionFactory connectionFactory,
             RedisReleaseSubscriber redisReleaseSubscriber, LockWaiters lockWaiters,
             DistributedLockProperties properties) {
-        return new ReleaseNotifications(connectionFactory, properties.getKeyPrefix(),
-                properties.getClusterNotifications() != DistributedLockProperties.ClusterNotifications.GLOBAL, redisReleaseSubscriber,
-                lockWaiters, properties.getOperationTimeout());
+        boolean shardedAllowed = properties.getClusterNotifications()
+                != DistributedLockProperties.ClusterNotifications.GLOBAL;
+        return new ReleaseNotifications(connectionFactory, properties.getKeyPrefix(), shardedAllowed,
+                redisReleaseSubscriber, lockWaiters, properties.getOperationTimeout());
     }
 
     /** The JVM's one subscription to release messages; it subscribes on the first wait. */

@@ -1,6 +1,8 @@
 package io.github.distlock.autoconfigure;
 
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -17,13 +19,15 @@ import io.github.distlock.redis.SpringDataLockBackend;
  * a backend and the application defined none either.
  */
 @Configuration(proxyBeanMethods = false)
+@ConditionalOnClass(name = "org.springframework.data.redis.connection.RedisConnectionFactory")
 @ConditionalOnMissingBean(LockBackend.class)
+@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
 class SpringDataLockBackendConfiguration {
 
     /** The single-Redis backend on Spring Data Redis, using Boot's connection factory. */
     @Bean(destroyMethod = "close")
     SpringDataLockBackend lockBackend(RedisConnectionFactory connectionFactory, DistributedLockProperties properties) {
-        return new SpringDataLockBackend(connectionFactory, properties.getOperationTimeout(),
+        return new SpringDataLockBackend(connectionFactory, properties.getOperationTimeout(), properties.getKeyPrefix(),
                 RedisReleaseSubscriber.releaseChannel(properties.getKeyPrefix()));
     }
 

@@ -77,7 +77,12 @@ final class DefaultLockHandle implements LockHandle {
         if (released.get()) {
             throw releasedBeforeFencing();
         }
-        long drawn = backend.issueFencingToken(key, token, ttlMillis);
+        if (!(backend instanceof FencingLockBackend fencing)) {
+            throw new UnsupportedOperationException("Lock " + key.printableName() + " has no fencing token: its "
+                    + "backend (" + backend.getClass().getName() + ") issues none. Use a backend that implements "
+                    + "FencingLockBackend (the Redis backends do).");
+        }
+        long drawn = fencing.issueFencingToken(key, token, ttlMillis);
         if (drawn == 0) {
             if (released.get()) {
                 throw releasedBeforeFencing();
@@ -173,8 +178,8 @@ final class DefaultLockHandle implements LockHandle {
         return leaseDeadlineNanos;
     }
 
-    void leaseExtended(long sentAtNanos) {
-        leaseDeadlineNanos = sentAtNanos + TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+    void leaseExtended(long sentAtNanos, long validityMillis) {
+        leaseDeadlineNanos = sentAtNanos + TimeUnit.MILLISECONDS.toNanos(validityMillis);
     }
 
     /**

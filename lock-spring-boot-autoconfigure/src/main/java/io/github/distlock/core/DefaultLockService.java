@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -21,11 +22,13 @@ import io.github.distlock.LockKeys;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
-import io.github.distlock.core.LockBackend.AcquireAttempt;
+import io.github.distlock.core.LockBackend.AcquireResult;
 
 /**
  * The one implementation of acquire, wait and release behind {@link LockService}, the annotation
- * and every backend.
+ * and every backend. It uses what the backend can do: with a {@link QueueingLockBackend} a waiter
+ * queues and is handed the lock; with any other it polls. With a {@link FencingLockBackend} it
+ * issues fencing tokens; with any other, asking for one fails before anything is sent.
  */
 public class DefaultLockService implements LockService, AutoCloseable {
 
@@ -52,6 +55,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
     private static final long QUEUE_ENTRY_MILLIS = 3_000;
 
     private final LockBackend backend;
+    /** The backend's wait queue, or {@code null} if it has none: waiters poll then. */
+    private final QueueingLockBackend queueing;
+    /** The backend's fencing tokens, or {@code null} if it issues none. */
+    private final FencingLockBackend fencing;
     private final LeaseWatchdog watchdog;
     private final LockDefaults defaults;
     private final LockWaiters waiters;
@@ -72,6 +79,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
     public DefaultLockService(LockBackend backend, LeaseWatchdog watchdog, LockDefaults defaults,
             LockWaiters waiters) {
         this.backend = Objects.requireNonNull(backend, "backend");
+        this.queueing = backend instanceof QueueingLockBackend queue ? queue : null;
+        this.fencing = backend instanceof FencingLockBackend fenced ? fenced : null;
         this.watchdog = Objects.requireNonNull(watchdog, "watchdog");
         this.defaults = Objects.requireNonNull(defaults, "defaults");
         this.waiters = Objects.requireNonNull(waiters, "waiters");
@@ -97,7 +106,12 @@ public class DefaultLockService implements LockService, AutoCloseable {
         boolean renew = request.watchdog() != null ? request.watchdog() : defaults.watchdog();
         long ttlMillis = LockDurations.requireValidTtl(name, ttl);
         LockDurations.requireValidWaitTime(name, waitTime);
-        LockKey key = LockKey.of(defaults.keyPrefix(), name);
+        if (request.fencingToken() && fencing == null) {
+            throw new UnsupportedOperationException("Lock " + LockKeys.printable(name) + " was asked for a fencing "
+                    + "token, but its backend (" + backend.getClass().getName() + ") issues none. Use a backend that "
+                    + "implements FencingLockBackend (the Redis backends do), or do not ask for a fencing token.");
+        }
+        LockKey key = backend.lockKey(name);
         if (Thread.currentThread().isInterrupted()) {
             // Like Lock.lockInterruptibly: an interrupted caller does not start; nothing was sent.
             throw interrupted(key, "before acquiring");
@@ -141,15 +155,18 @@ public class DefaultLockService implements LockService, AutoCloseable {
         }
 
         Optional<LockHandle> run(boolean fencingToken, boolean once) {
+            if (queueing == null) {
+                return poll(fencingToken);
+            }
             if (!fencingToken) {
                 // Most locks are free when asked for, and most holders never read the fencing
                 // token: try the bare SET NX PX first, the cheapest acquisition there is, and issue
                 // the token on demand. Only a caller that finds the lock taken goes on to queue.
                 long sentAt = System.nanoTime();
                 sent = true;
-                AcquireAttempt attempt = backend.tryAcquireWithoutFencingToken(key, token, ttlMillis);
+                AcquireResult attempt = backend.tryAcquire(key, token, ttlMillis);
                 if (attempt.acquired()) {
-                    return held(attempt.fencingToken(), attempt.leaseMillis(), sentAt);
+                    return held(attempt.fencingToken(), attempt.validityMillis(), sentAt);
                 }
                 if (deadline - System.nanoTime() <= 0) {
                     return Optional.empty();
@@ -168,6 +185,52 @@ public class DefaultLockService implements LockService, AutoCloseable {
             }
         }
 
+        /**
+         * Waiting on a backend without a wait queue: attempts with a backoff, never sleeping past
+         * the holder's lease. Nothing announces a release, so this is slower to notice a free lock
+         * than a hand-over, and not first come, first served.
+         */
+        private Optional<LockHandle> poll(boolean fencingToken) {
+            long backoff = MIN_BACKOFF_NANOS;
+            while (true) {
+                long sentAt = System.nanoTime();
+                sent = true;
+                AcquireResult attempt = backend.tryAcquire(key, token, ttlMillis);
+                if (attempt.acquired()) {
+                    long fence = attempt.fencingToken();
+                    if (fencingToken && fence == 0) {
+                        fence = fencing.issueFencingToken(key, token, ttlMillis);
+                        if (fence == 0) {
+                            // Lost between the two calls (its lease ran out): no lock, no token.
+                            return Optional.empty();
+                        }
+                    }
+                    return held(fence, attempt.validityMillis(), sentAt);
+                }
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0) {
+                    return Optional.empty();
+                }
+                long pause;
+                if (defaults.retryDelay() != null) {
+                    // Random, so that callers that split a vote (Redlock) do not collide again.
+                    long delay = defaults.retryDelay().toNanos();
+                    pause = Math.min(remaining, ThreadLocalRandom.current().nextLong(delay / 2, delay + 1));
+                }
+                else {
+                    pause = Math.min(remaining, ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1));
+                    backoff = Math.min(MAX_BACKOFF_NANOS, backoff * 2);
+                }
+                if (attempt.holderTtlMillis() > 0) {
+                    pause = Math.min(pause, TimeUnit.MILLISECONDS.toNanos(attempt.holderTtlMillis()));
+                }
+                LockSupport.parkNanos(this, pause);
+                if (Thread.currentThread().isInterrupted()) {
+                    throw interrupted(key, "while waiting");
+                }
+            }
+        }
+
         private Optional<LockHandle> attemptAndWait(LockWaiters.Waiter waiter) {
             long backoff = MIN_BACKOFF_NANOS;
             while (true) {
@@ -182,9 +245,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 boolean queuedBefore = queued;
                 sent = true;
                 queued |= queueMillis > 0;
-                AcquireAttempt attempt = backend.tryAcquire(key, token, ttlMillis, queueMillis, queuedBefore);
+                AcquireResult attempt = queueing.tryAcquire(key, token, ttlMillis, queueMillis, queuedBefore,
+                        fencing != null);
                 if (attempt.acquired()) {
-                    return held(attempt.fencingToken(), attempt.leaseMillis(), sentAt);
+                    return held(attempt.fencingToken(), attempt.validityMillis(), sentAt);
                 }
                 if (waiter != null) {
                     waiter.seen(attempt.fencingCounter());
@@ -232,13 +296,13 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 return Optional.empty();
             }
             long sentAt = System.nanoTime();
-            AcquireAttempt last = backend.stopWaiting(key, token, ttlMillis);
+            AcquireResult last = queueing.stopWaiting(key, token, ttlMillis);
             queued = false;
-            return last.acquired() ? held(last.fencingToken(), last.leaseMillis(), sentAt) : Optional.empty();
+            return last.acquired() ? held(last.fencingToken(), last.validityMillis(), sentAt) : Optional.empty();
         }
 
         /**
-         * The lock holds our token, with {@code leaseMillis} left as of some moment after
+         * The lock holds our token, surely ours for {@code validityMillis} counted from
          * {@code sentAt}. Returns the handle, unless the caller was interrupted meanwhile (then
          * this throws, and the caller undoes the acquisition) or the lease has already run out
          * (a stall between the reply and now): a handle must never report a lock that Redis may
@@ -246,11 +310,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
          * without the lock, even with wait time left: the undo may still be retrying in the
          * background, and would release whatever a further attempt with the same token took.
          */
-        private Optional<LockHandle> held(long fencingToken, long leaseMillis, long sentAt) {
+        private Optional<LockHandle> held(long fencingToken, long validityMillis, long sentAt) {
             if (Thread.currentThread().isInterrupted()) {
                 throw interrupted(key, "while acquiring");
             }
-            long leaseDeadline = sentAt + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+            long leaseDeadline = sentAt + TimeUnit.MILLISECONDS.toNanos(validityMillis);
             if (System.nanoTime() - leaseDeadline >= 0) {
                 pendingReleases.undo(key, token, queued, ttlMillis, true);
                 queued = false;
@@ -336,11 +400,18 @@ public class DefaultLockService implements LockService, AutoCloseable {
     /**
      * What a request gets for the fields it leaves {@code null}.
      *
-     * @param keyPrefix prefix of every Redis key, for example {@code lock:}
      * @param ttl the default lease
      * @param waitTime the default wait
      * @param watchdog whether leases are renewed by default
+     * @param retryDelay on a backend without a wait queue, the longest pause between a waiter's
+     *        attempts, each pause random between half of it and all of it; {@code null} for a short
+     *        exponential backoff (2 ms doubling to 100 ms)
      */
-    public record LockDefaults(String keyPrefix, Duration ttl, Duration waitTime, boolean watchdog) {
+    public record LockDefaults(Duration ttl, Duration waitTime, boolean watchdog, Duration retryDelay) {
+
+        /** Defaults with the exponential backoff between a polling waiter's attempts. */
+        public LockDefaults(Duration ttl, Duration waitTime, boolean watchdog) {
+            this(ttl, waitTime, watchdog, null);
+        }
     }
 }

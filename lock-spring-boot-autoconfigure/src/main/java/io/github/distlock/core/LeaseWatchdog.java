@@ -197,7 +197,7 @@ public final class LeaseWatchdog implements AutoCloseable {
         }
         switch (outcome) {
             case RENEWED -> {
-                handle.leaseExtended(sentAt);
+                handle.leaseExtended(sentAt, backend.renewedValidityMillis(handle.ttlMillis()));
                 handle.nextRenewalNanos(sentAt + renewalPeriodNanos(handle));
             }
             case LOST -> lose(handle, "the key is gone or now holds another owner's token");

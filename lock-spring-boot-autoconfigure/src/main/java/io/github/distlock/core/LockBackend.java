@@ -3,19 +3,36 @@ package io.github.distlock.core;
 import java.util.List;
 
 /**
- * Where locks are stored: the few atomic operations every lock needs. The single-Redis backend
- * and a Redlock backend over several masters both implement it, so waiting, renewal and the
- * annotation are written once, in {@link DefaultLockService} and {@link LeaseWatchdog}.
+ * Where locks are stored: the few atomic operations every lock needs, and nothing else. Waiting,
+ * renewal, undoing unknown outcomes and the annotation are written once, on top of it, in
+ * {@link DefaultLockService} and {@link LeaseWatchdog}.
  *
- * <p>Waiting: a backend queues the callers that will wait, and its release hands the lock to the
- * longest-waiting live one and tells it so through {@link LockWaiters#handedOver}. This avoids a
- * herd of waiters racing for every release, and a releaser re-acquiring ahead of them.
+ * <p>What a store can do beyond this is a capability of its own, an interface the backend may
+ * also implement, and the lock service uses it when it is there:
+ * <ul>
+ * <li>{@link FencingLockBackend}: fencing tokens, strictly increasing per lock;</li>
+ * <li>{@link QueueingLockBackend}: a wait queue, with each release handing the lock to the
+ * longest-waiting live waiter and announcing it ({@link LockWaiters#handedOver}).</li>
+ * </ul>
+ * A backend without the queue still supports waiting: the lock service polls, never sleeping past
+ * the holder's lease. A request for a fencing token fails fast, naming the backend, on a backend
+ * without fencing tokens.
+ *
+ * <p>A custom backend (a Redlock over several masters, a test double) replaces the Redis one by
+ * being declared as a bean:
+ *
+ * <pre>{@code
+ * @Bean
+ * LockBackend lockBackend() {
+ *     return new MyLockBackend(...);   // the auto-configuration then wires no Redis connection
+ * }
+ * }</pre>
  *
  * <p>Faults are the normal case, and every operation must stay correct when it runs once, twice
  * (a client that re-sends a command after a reconnect) or without its reply reaching us:
  * <ul>
  * <li>each operation is idempotent for its token: acquiring a lock that already holds the token
- * succeeds, with a freshly drawn fencing token and the lease Redis has left;</li>
+ * succeeds, with the lease the store has left;</li>
  * <li>calls wait for their reply whatever the calling thread's interrupt flag says (and leave the
  * flag as they found it), and are bounded by the backend's operation timeout;</li>
  * <li>a call that fails throws {@link io.github.distlock.LockBackendException}; the caller then
@@ -25,46 +42,25 @@ import java.util.List;
 public interface LockBackend {
 
     /**
-     * Sets the lock if it is free, and returns a fencing token with it. A caller that will wait
-     * joins the key's wait queue, so that a release can hand the lock straight to it
-     * ({@link LockWaiters#handedOver}); it stays queued for {@code queueMillis} unless it calls
-     * again (which refreshes its place) or {@link #stopWaiting}.
+     * Names the stored lock of an application's lock name. The naming belongs to the store: a
+     * Redis backend adds its key prefix and a Cluster hash tag.
      *
-     * @param key the lock
-     * @param token this acquisition's unique value; it also names the caller in the wait queue
-     * @param ttlMillis the lease in milliseconds
-     * @param queueMillis how long to keep the caller queued if the lock is taken (0: do not queue,
-     *        the caller will not wait)
-     * @param queued whether an earlier call with this token may have queued it
-     * @return the outcome: the fencing token and lease left if acquired, else the holder's lease
-     *         and the fencing counter as of this attempt
+     * @param name the lock's name as the application gave it, for example {@code order:42}
+     * @return both names of the lock
      */
-    AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued);
+    LockKey lockKey(String name);
 
     /**
      * Sets the lock if it is free, and does nothing else: no fencing token, no queue entry. The
-     * cheapest acquisition there is (for Redis, one {@code SET NX PX}); the caller asks for the
-     * fencing token later, with {@link #issueFencingToken}, if it needs one.
+     * cheapest acquisition there is (for Redis, one {@code SET NX PX}).
      *
      * @param key the lock
      * @param token this acquisition's unique value
      * @param ttlMillis the lease in milliseconds
-     * @return the outcome; if acquired its fencing token is 0 (not drawn), and if not the holder's
-     *         lease may be unknown (0)
+     * @return the outcome; {@link AcquireResult#fencingToken()} is 0 (none drawn), and if not
+     *         acquired the holder's lease may be unknown (0)
      */
-    AcquireAttempt tryAcquireWithoutFencingToken(LockKey key, String token, long ttlMillis);
-
-    /**
-     * Issues the next fencing token of the lock, but only if it still holds {@code token}: a token
-     * drawn while the lock is ours is larger than every token of earlier holders and smaller than
-     * every token of later ones, exactly like a token drawn with the acquisition.
-     *
-     * @param key the lock
-     * @param token the value the lock must still hold
-     * @param ttlMillis the lock's lease in milliseconds; the fencing counter outlives it
-     * @return the fencing token ({@code > 0}), or 0 if the lock no longer holds {@code token}
-     */
-    long issueFencingToken(LockKey key, String token, long ttlMillis);
+    AcquireResult tryAcquire(LockKey key, String token, long ttlMillis);
 
     /**
      * Deletes the lock only if it still holds {@code token}. A backend that queues waiters hands
@@ -76,18 +72,6 @@ public interface LockBackend {
     boolean release(LockKey key, String token);
 
     /**
-     * Takes a waiter that gives up out of the wait queue. A release may have handed the lock to it
-     * just before: then the caller owns the lock and must use or release it.
-     *
-     * @param key the lock
-     * @param token the waiter's token
-     * @param ttlMillis the lease the waiter asked for; the fencing counter outlives it
-     * @return acquired, with a fencing token and the lease left, if the lock was handed to this
-     *         waiter; otherwise not acquired
-     */
-    AcquireAttempt stopWaiting(LockKey key, String token, long ttlMillis);
-
-    /**
      * Extends each lease that still holds its token, in as few round trips as the store allows.
      * Tells {@code outcomes} about each lease as soon as its answer is in, on the calling thread,
      * so that one slow node does not hold up the leases on the others; returns once every lease
@@ -97,6 +81,18 @@ public interface LockBackend {
      * @param outcomes told once per renewal, with its index in {@code renewals}
      */
     void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes);
+
+    /**
+     * How long a lease that {@link #renew} reported renewed is surely ours, counted from the start
+     * of that renewal round: the ttl for a single store; a backend over several stores subtracts
+     * the clock drift it allows for.
+     *
+     * @param ttlMillis the lease the renewal asked for
+     * @return the validity in ms, at most {@code ttlMillis}
+     */
+    default long renewedValidityMillis(long ttlMillis) {
+        return ttlMillis;
+    }
 
     /** Receives the outcome of each renewal of a {@link #renew} call, as it comes in. */
     @FunctionalInterface
@@ -110,28 +106,35 @@ public interface LockBackend {
     }
 
     /**
-     * The result of one acquire attempt.
+     * The result of one acquire attempt, as the backend computed it.
      *
      * @param acquired whether the lock now holds the caller's token
+     * @param validityMillis if acquired: how long the lock is surely ours, counted from the moment
+     *        the call started. A single store reports the lease it has left (a hand-over found late
+     *        has less than the ttl asked for); a quorum of stores reports the ttl less the time the
+     *        round took and the clock drift allowed for.
      * @param fencingToken the fencing token ({@code > 0}) if one was drawn, otherwise 0
-     * @param leaseMillis if acquired: the lease left when the store answered, counted by the store
-     *        (a hand-over found late has less left than the ttl asked for)
      * @param holderTtlMillis if not acquired: the holder's remaining lease in ms, or 0 when unknown
-     * @param fencingCounter if not acquired: the key's fencing counter when the attempt ran (0 when
+     * @param fencingCounter if not acquired: the lock's fencing counter when the attempt ran (0 when
      *        unknown). A hand-over announced with a fencing token not above it happened before
-     *        this attempt, and is stale.
+     *        this attempt, and is stale ({@link LockWaiters}).
      */
-    record AcquireAttempt(boolean acquired, long fencingToken, long leaseMillis, long holderTtlMillis,
+    record AcquireResult(boolean acquired, long validityMillis, long fencingToken, long holderTtlMillis,
             long fencingCounter) {
 
-        /** An acquisition, with its fencing token (0 if none was drawn) and the lease left in ms. */
-        public static AcquireAttempt acquired(long fencingToken, long leaseMillis) {
-            return new AcquireAttempt(true, fencingToken, leaseMillis, 0, 0);
+        /** Acquired: valid for {@code validityMillis} from the call's start, with a fencing token or 0. */
+        public static AcquireResult acquired(long fencingToken, long validityMillis) {
+            return new AcquireResult(true, validityMillis, fencingToken, 0, 0);
         }
 
-        /** A lock held by someone else. */
-        public static AcquireAttempt notAcquired(long holderTtlMillis, long fencingCounter) {
-            return new AcquireAttempt(false, 0, 0, holderTtlMillis, fencingCounter);
+        /** Held by someone else, for {@code holderTtlMillis} more (0: unknown). */
+        public static AcquireResult notAcquired(long holderTtlMillis, long fencingCounter) {
+            return new AcquireResult(false, 0, 0, holderTtlMillis, fencingCounter);
+        }
+
+        /** Whether a fencing token came with the acquisition. */
+        public boolean hasFencingToken() {
+            return fencingToken > 0;
         }
     }
 

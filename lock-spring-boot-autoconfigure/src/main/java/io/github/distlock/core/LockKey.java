@@ -3,41 +3,14 @@ package io.github.distlock.core;
 import io.github.distlock.LockKeys;
 
 /**
- * A lock's two names: the one the application uses and the Redis key that stores it.
- *
- * <p>The stored key is {@code <prefix>{<name>}}: the braces are a Redis Cluster hash tag, so the
- * lock and its companion keys ({@code <key>:fence}, {@code <key>:queue}, ...) share one slot and one
- * script can touch them all. A name that itself contains a brace would end the tag early (for
- * {@code }x} the tag of {@code lock:{}x}} is empty, and then every companion key hashes to a slot
- * of its own), so such a name is percent-encoded ({@code %} as {@code %25}, <code>{</code> as
- * {@code %7B}, <code>}</code> as {@code %7D}) and the key gets a trailing {@code %}:
- * <code>a}b</code> is stored as {@code lock:{a%7Db}%}. The trailing {@code %} keeps such a key
- * apart from the key of a name that is literally the encoded text ({@code a%7Db} is stored as
- * {@code lock:{a%7Db}}). Names without braces, nearly all of them, are stored as they are, so any
- * client following the plain {@code SET NX PX} pattern can share the lock.
+ * A lock's two names: the one the application uses and the key the store keeps it under. The
+ * backend makes the second from the first ({@link LockBackend#lockKey}); for Redis it is
+ * {@code <prefix>{<name>}} (see {@link io.github.distlock.redis.RedisKeyNaming}).
  *
  * @param name the key as the caller gave it, for example {@code order:42}
  * @param redisKey the stored key, for example {@code lock:{order:42}}
  */
 public record LockKey(String name, String redisKey) {
-
-    /** Builds the stored key of {@code name} under {@code prefix}. */
-    public static LockKey of(String prefix, String name) {
-        if (name.indexOf('{') < 0 && name.indexOf('}') < 0) {
-            return new LockKey(name, prefix + '{' + name + '}');
-        }
-        StringBuilder encoded = new StringBuilder(name.length() + 16).append(prefix).append('{');
-        for (int i = 0; i < name.length(); i++) {
-            char c = name.charAt(i);
-            switch (c) {
-                case '%' -> encoded.append("%25");
-                case '{' -> encoded.append("%7B");
-                case '}' -> encoded.append("%7D");
-                default -> encoded.append(c);
-            }
-        }
-        return new LockKey(name, encoded.append("}%").toString());
-    }
 
     /** The name for log lines and messages: quoted, with control characters escaped. */
     public String printableName() {

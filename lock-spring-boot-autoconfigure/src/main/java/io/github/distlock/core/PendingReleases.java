@@ -96,9 +96,9 @@ final class PendingReleases implements AutoCloseable {
         /** One try: {@code true} once Redis has answered both calls. */
         boolean attempt() {
             try {
-                if (queued) {
+                if (queued && backend instanceof QueueingLockBackend queueing) {
                     // Leave the queue first, so the release cannot hand the lock to us again.
-                    backend.stopWaiting(key, token, ttlMillis);
+                    queueing.stopWaiting(key, token, ttlMillis);
                 }
                 backend.release(key, token);
                 return true;

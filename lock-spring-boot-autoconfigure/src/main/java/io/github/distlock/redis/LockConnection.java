@@ -53,14 +53,25 @@ import io.netty.buffer.ByteBuf;
  * <li><b>Scripts by digest.</b> {@code EVALSHA}, and {@code EVAL} once on a node that does not
  * have the script yet.</li>
  * </ul>
+ *
+ * <p>It is the piece that runs Redis commands for every Lettuce-based backend: a backend over
+ * several independent masters makes one per master, each from its own client, and gives each to a
+ * {@link RedisLockBackend}.
+ *
+ * <pre>{@code
+ * RedisClient client = RedisClient.create("redis://node-1:6379");
+ * LockConnection connection = new LockConnection(() -> client, Duration.ofMillis(500));
+ * }</pre>
  */
-final class LockConnection implements AutoCloseable {
+public final class LockConnection implements AutoCloseable {
 
     /** How long a failed connect fails the callers that follow at once, rather than retrying. */
     private static final long FAIL_FAST_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final Supplier<AbstractRedisClient> clients;
     private final Duration operationTimeout;
+    /** The property that sets the bound, for messages. */
+    private final String timeoutProperty;
     private final long timeoutNanos;
     private final Object monitor = new Object();
     /** The latest connect attempt; guarded by {@code monitor}, read without it on the fast path. */
@@ -72,7 +83,18 @@ final class LockConnection implements AutoCloseable {
      *        factory that restarts builds a new client, whose connection then replaces ours
      * @param operationTimeout the bound of every call
      */
-    LockConnection(Supplier<AbstractRedisClient> clients, Duration operationTimeout) {
+    public LockConnection(Supplier<AbstractRedisClient> clients, Duration operationTimeout) {
+        this(clients, operationTimeout, "distributed-lock.operation-timeout");
+    }
+
+    /**
+     * @param clients the client to open the connection from, asked on every call
+     * @param operationTimeout the bound of every call
+     * @param timeoutProperty the property that sets the bound, named in messages, for example
+     *        {@code distributed-lock.redlock.node-timeout}
+     */
+    public LockConnection(Supplier<AbstractRedisClient> clients, Duration operationTimeout, String timeoutProperty) {
+        this.timeoutProperty = timeoutProperty;
         this.clients = clients;
         this.operationTimeout = operationTimeout;
         this.timeoutNanos = operationTimeout.toNanos();
@@ -110,6 +132,29 @@ final class LockConnection implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits until the connection is open, at most until {@code deadline} (a {@link System#nanoTime}
+     * value), starting a connect if none is under way. For a start-up that should not answer its
+     * first calls with "could not connect" merely because connecting takes longer than one call's
+     * bound.
+     *
+     * @return whether it is open
+     */
+    public boolean awaitConnected(long deadline) {
+        try {
+            AbstractRedisClient client = clients.get();
+            Attempt current = attempt;
+            if (current == null || current.client() != client || hasExpiredFailure(current)) {
+                current = newAttemptIfNeeded(client);
+            }
+            awaitUninterruptibly(current.future(), deadline);
+            return true;
+        }
+        catch (TimeoutException | ExecutionException | RuntimeException ex) {
+            return false;
+        }
+    }
+
     /** The bound of one call, from now. */
     long deadline() {
         return System.nanoTime() + timeoutNanos;
@@ -137,7 +182,7 @@ final class LockConnection implements AutoCloseable {
         }
         catch (TimeoutException ex) {
             throw new LockBackendException(key.name(), "Could not connect to Redis for the " + operation + " of lock "
-                    + key.printableName() + " within distributed-lock.operation-timeout=" + operationTimeout
+                    + key.printableName() + " within " + timeoutProperty + "=" + operationTimeout
                     + ". Is Redis reachable?", ex);
         }
         catch (ExecutionException ex) {
@@ -386,7 +431,7 @@ final class LockConnection implements AutoCloseable {
             // Cancelled, it is not re-sent after a reconnect; if it already ran, the caller undoes it.
             command.cancel(false);
             throw new LockBackendException(key.name(), "Redis did not answer the " + operation + " of lock "
-                    + key.printableName() + " (" + key.printableRedisKey() + ") within distributed-lock.operation-timeout="
+                    + key.printableName() + " (" + key.printableRedisKey() + ") within " + timeoutProperty + "="
                     + operationTimeout + ". Is Redis reachable?", ex);
         }
         catch (ExecutionException ex) {

@@ -12,8 +12,9 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.github.distlock.LockBackendException;
-import io.github.distlock.core.LockBackend;
+import io.github.distlock.core.FencingLockBackend;
 import io.github.distlock.core.LockKey;
+import io.github.distlock.core.QueueingLockBackend;
 import io.github.distlock.redis.LockConnection.Reply;
 import io.github.distlock.redis.LockConnection.ScriptCall;
 import io.lettuce.core.codec.ByteArrayCodec;
@@ -41,7 +42,7 @@ import io.lettuce.core.protocol.CommandType;
  * {@code EVALSHA}, falling back to {@code EVAL} once per node.
  *
  * <p>The usual acquisition runs no script at all: a first attempt that needs no fencing token is a
- * bare {@code SET NX PX GET} ({@link #tryAcquireWithoutFencingToken}), and {@code fence.lua} issues
+ * bare {@code SET NX PX GET} ({@link #tryAcquire(LockKey, String, long)}), and {@code fence.lua} issues
  * the token later if the holder asks for it. {@code GET} makes it idempotent: re-sent after its
  * reply was lost, it answers with our own token, which means "ours". Redis 6.2 refuses
  * {@code NX} with {@code GET}; there the first attempt runs {@code acquire.lua} instead. Drawing a token costs Redis more than the {@code SET}
@@ -62,7 +63,7 @@ import io.lettuce.core.protocol.CommandType;
  * must fail guarded calls fast, not block them. Fetching a Spring Data connection wrapper per
  * command instead cost half the throughput at 8 threads.
  */
-public final class RedisLockBackend implements LockBackend, SmartLifecycle, AutoCloseable {
+public final class RedisLockBackend implements QueueingLockBackend, FencingLockBackend, SmartLifecycle, AutoCloseable {
 
     /** Suffix of the fencing counter's key. */
     public static final String FENCE_SUFFIX = ":fence";
@@ -88,38 +89,84 @@ public final class RedisLockBackend implements LockBackend, SmartLifecycle, Auto
     private static final byte[] GET = bytes("GET");
 
     private final LockConnection connection;
+    private final String keyPrefix;
     private final Function<LockKey, ReleaseChannel> releaseChannels;
     /** Set once a server refuses {@code SET NX GET} (Redis before 7.0): scripts take over. */
     private volatile boolean setNxGetRefused;
 
     /**
+     * A backend on Spring Boot's connection factory, with a connection of its own opened from the
+     * factory's Lettuce client.
+     *
      * @param connectionFactory Spring Data Redis's connection factory; must be Lettuce
      * @param operationTimeout upper bound on each lock command
+     * @param keyPrefix prefix of every lock's key, for example {@code lock:}
      * @param releaseChannel where a release announces that it handed the lock to a waiter
      * @throws IllegalStateException if the factory is not a {@link LettuceConnectionFactory}
      */
-    public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout,
+    public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
             String releaseChannel) {
-        this(connectionFactory, operationTimeout, ReleaseChannel.everyKeyOn(releaseChannel));
+        this(new LockConnection(lettuceClientOf(connectionFactory), operationTimeout), keyPrefix, releaseChannel);
     }
 
     /**
+     * A backend on a connection of its own making: one per master for a backend that spans several
+     * independent masters (Redlock), each with its own client.
+     *
+     * <pre>{@code
+     * RedisClient client = RedisClient.create("redis://node-1:6379");
+     * LockConnection connection = new LockConnection(() -> client, Duration.ofSeconds(1));
+     * RedisLockBackend node = new RedisLockBackend(connection, "lock:", "lock:released");
+     * }</pre>
+     *
+     * @param connection the connection to run every lock command on; this backend starts and closes it
+     * @param keyPrefix prefix of every lock's key, for example {@code lock:}
+     * @param releaseChannel where a release announces that it handed the lock to a waiter
+     */
+    public RedisLockBackend(LockConnection connection, String keyPrefix, String releaseChannel) {
+        this(connection, keyPrefix, ReleaseChannel.everyKeyOn(releaseChannel));
+    }
+
+    /**
+     * A backend on Spring Boot's connection factory whose releases announce each key's hand-overs
+     * where {@code releaseChannels} says: sharded pub/sub in a Redis Cluster 7+
+     * ({@link ReleaseNotifications}).
+     *
      * @param connectionFactory Spring Data Redis's connection factory; must be Lettuce
      * @param operationTimeout upper bound on each lock command
+     * @param keyPrefix prefix of every lock's key, for example {@code lock:}
      * @param releaseChannels where a release of a key announces that it handed the lock to a waiter
-     *        (sharded pub/sub in a Cluster: {@link ReleaseNotifications})
      * @throws IllegalStateException if the factory is not a {@link LettuceConnectionFactory}
      */
-    public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout,
+    public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
             Function<LockKey, ReleaseChannel> releaseChannels) {
+        this(new LockConnection(lettuceClientOf(connectionFactory), operationTimeout), keyPrefix, releaseChannels);
+    }
+
+    /**
+     * A backend on a connection of its own making, announcing each key's hand-overs where
+     * {@code releaseChannels} says.
+     *
+     * @param connection the connection to run every lock command on; this backend starts and closes it
+     * @param keyPrefix prefix of every lock's key, for example {@code lock:}
+     * @param releaseChannels where a release of a key announces that it handed the lock to a waiter
+     */
+    public RedisLockBackend(LockConnection connection, String keyPrefix,
+            Function<LockKey, ReleaseChannel> releaseChannels) {
+        this.connection = connection;
+        this.keyPrefix = keyPrefix;
+        this.releaseChannels = releaseChannels;
+        connection.connectInBackground();
+    }
+
+    private static java.util.function.Supplier<io.lettuce.core.AbstractRedisClient> lettuceClientOf(
+            RedisConnectionFactory connectionFactory) {
         if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
             throw new IllegalStateException("RedisLockBackend runs on Lettuce only, but the RedisConnectionFactory "
                     + "is a " + connectionFactory.getClass().getName() + ". Use SpringDataLockBackend, which runs on "
                     + "any connection factory (the auto-configuration picks it by itself).");
         }
-        this.connection = new LockConnection(lettuce::getRequiredNativeClient, operationTimeout);
-        this.releaseChannels = releaseChannels;
-        connection.connectInBackground();
+        return lettuce::getRequiredNativeClient;
     }
 
     private volatile boolean running = true;
@@ -157,14 +204,29 @@ public final class RedisLockBackend implements LockBackend, SmartLifecycle, Auto
         return Integer.MAX_VALUE - 1;
     }
 
+    /**
+     * Waits until the connection is open, at most until {@code deadline} ({@link System#nanoTime}).
+     *
+     * @return whether it is open
+     */
+    public boolean awaitConnected(long deadline) {
+        return connection.awaitConnected(deadline);
+    }
+
     /** The release channel of locks stored under {@code keyPrefix}, for example {@code lock:released}. */
     public static String releaseChannel(String keyPrefix) {
         return RedisReleaseSubscriber.releaseChannel(keyPrefix);
     }
 
     @Override
-    public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued) {
-        return acquireScript(key, token, ttlMillis, queueMillis, queued, true);
+    public LockKey lockKey(String name) {
+        return RedisKeyNaming.lockKey(keyPrefix, name);
+    }
+
+    @Override
+    public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
+            boolean fencingToken) {
+        return acquireScript(key, token, ttlMillis, queueMillis, queued, fencingToken);
     }
 
     /**
@@ -173,7 +235,7 @@ public final class RedisLockBackend implements LockBackend, SmartLifecycle, Auto
      * lock: ours all the same, the lease counted from before the first delivery.
      */
     @Override
-    public AcquireAttempt tryAcquireWithoutFencingToken(LockKey key, String token, long ttlMillis) {
+    public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
         if (!setNxGetRefused) {
             byte[] value = bytes(token);
             CommandArgs<byte[], byte[]> args = new CommandArgs<>(ByteArrayCodec.INSTANCE).addKey(bytes(key.redisKey()))
@@ -181,8 +243,8 @@ public final class RedisLockBackend implements LockBackend, SmartLifecycle, Auto
             try {
                 byte[] previous = connection.run(key, "acquire", CommandType.SET,
                         () -> new ValueOutput<>(ByteArrayCodec.INSTANCE), args, connection.deadline()).value();
-                return previous == null || Arrays.equals(previous, value) ? AcquireAttempt.acquired(0, ttlMillis)
-                        : AcquireAttempt.notAcquired(0, 0);
+                return previous == null || Arrays.equals(previous, value) ? AcquireResult.acquired(0, ttlMillis)
+                        : AcquireResult.notAcquired(0, 0);
             }
             catch (LockBackendException ex) {
                 if (!isSyntaxError(ex)) {
@@ -200,15 +262,15 @@ public final class RedisLockBackend implements LockBackend, SmartLifecycle, Auto
                 && ex.getCause().getMessage().contains("syntax error");
     }
 
-    private AcquireAttempt acquireScript(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
+    private AcquireResult acquireScript(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
             boolean fencingToken) {
         byte[][] args = { bytes(token), bytes(Long.toString(ttlMillis)), counterLifetime(ttlMillis),
                 bytes(Long.toString(queueMillis)), queued ? YES : NO, fencingToken ? YES : NO };
         List<Object> reply = script(key, "acquire", ACQUIRE, args).value();
         if ((Long) reply.get(0) == 1L) {
-            return AcquireAttempt.acquired((Long) reply.get(1), (Long) reply.get(2));
+            return AcquireResult.acquired((Long) reply.get(1), (Long) reply.get(2));
         }
-        return AcquireAttempt.notAcquired((Long) reply.get(1), (Long) reply.get(2));
+        return AcquireResult.notAcquired((Long) reply.get(1), (Long) reply.get(2));
     }
 
     @Override
@@ -233,13 +295,13 @@ public final class RedisLockBackend implements LockBackend, SmartLifecycle, Auto
     }
 
     @Override
-    public AcquireAttempt stopWaiting(LockKey key, String token, long ttlMillis) {
+    public AcquireResult stopWaiting(LockKey key, String token, long ttlMillis) {
         List<Object> reply = script(key, "cancel", CANCEL, new byte[][] { bytes(token), counterLifetime(ttlMillis) })
                 .value();
         if ((Long) reply.get(0) == 1L) {
-            return AcquireAttempt.acquired((Long) reply.get(1), (Long) reply.get(2));
+            return AcquireResult.acquired((Long) reply.get(1), (Long) reply.get(2));
         }
-        return AcquireAttempt.notAcquired(0, 0);
+        return AcquireResult.notAcquired(0, 0);
     }
 
     /** Runs one of the per-key scripts that answer with an array; they all take the same four keys. */

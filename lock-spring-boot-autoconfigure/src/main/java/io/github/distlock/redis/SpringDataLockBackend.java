@@ -42,8 +42,10 @@ import org.springframework.data.redis.core.types.Expiration;
 import org.springframework.data.redis.serializer.RedisSerializer;
 
 import io.github.distlock.LockBackendException;
+import io.github.distlock.core.FencingLockBackend;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockKey;
+import io.github.distlock.core.QueueingLockBackend;
 
 /**
  * Locks in one Redis deployment (standalone, Sentinel or Cluster) reached through any Spring Data
@@ -80,7 +82,7 @@ import io.github.distlock.core.LockKey;
  * 1,000 keys each); the calls of each Cluster master run in a lane of their own, the lanes side by
  * side, and each outcome is reported as its call answers ({@link #renew}).
  */
-public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
+public final class SpringDataLockBackend implements QueueingLockBackend, FencingLockBackend, AutoCloseable {
 
     /**
      * Commands in flight at once. Matches the default size of Jedis's pool
@@ -108,6 +110,7 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
     private final StringRedisTemplate template;
     private final Duration operationTimeout;
     private final long timeoutNanos;
+    private final String keyPrefix;
     private final String releaseChannel;
     private final ThreadPoolExecutor executor;
     /** Set once a server refuses {@code SET NX GET} (Redis before 7.0): scripts take over. */
@@ -124,15 +127,17 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
     /**
      * @param connectionFactory Spring Data Redis's connection factory, with any driver
      * @param operationTimeout upper bound on each lock command
+     * @param keyPrefix prefix of every lock's key, for example {@code lock:}
      * @param releaseChannel where a release announces that it handed the lock to a waiter
      *        ({@link RedisReleaseSubscriber#releaseChannel(String)})
      */
-    public SpringDataLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout,
+    public SpringDataLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
             String releaseChannel) {
         this.template = new StringRedisTemplate(Objects.requireNonNull(connectionFactory, "connectionFactory"));
         template.setScriptExecutor(new LateScriptGuard(template));
         this.operationTimeout = operationTimeout;
         this.timeoutNanos = operationTimeout.toNanos();
+        this.keyPrefix = keyPrefix;
         this.releaseChannel = releaseChannel;
         this.executor = new ThreadPoolExecutor(THREADS, THREADS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
                 daemonThreads("distributed-lock-redis-"));
@@ -177,8 +182,14 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
     }
 
     @Override
-    public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued) {
-        return acquireScript(key, token, ttlMillis, queueMillis, queued, true);
+    public LockKey lockKey(String name) {
+        return RedisKeyNaming.lockKey(keyPrefix, name);
+    }
+
+    @Override
+    public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
+            boolean fencingToken) {
+        return acquireScript(key, token, ttlMillis, queueMillis, queued, fencingToken);
     }
 
     /**
@@ -187,7 +198,7 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
      * before the first delivery.
      */
     @Override
-    public AcquireAttempt tryAcquireWithoutFencingToken(LockKey key, String token, long ttlMillis) {
+    public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
         if (!setNxGetRefused) {
             byte[] redisKey = bytes(key.redisKey());
             byte[] value = bytes(token);
@@ -199,7 +210,7 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
                                     Expiration.milliseconds(ttlMillis), SetOption.ifAbsent());
                         }));
                 return previous == null || token.equals(new String(previous, StandardCharsets.UTF_8))
-                        ? AcquireAttempt.acquired(0, ttlMillis) : AcquireAttempt.notAcquired(0, 0);
+                        ? AcquireResult.acquired(0, ttlMillis) : AcquireResult.notAcquired(0, 0);
             }
             catch (LockBackendException ex) {
                 if (!hasMessage(ex, "syntax error")) {
@@ -212,15 +223,15 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
         return acquireScript(key, token, ttlMillis, 0, false, false);
     }
 
-    private AcquireAttempt acquireScript(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
+    private AcquireResult acquireScript(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
             boolean fencingToken) {
         List<Object> reply = script(key, "acquire", ACQUIRE, token, Long.toString(ttlMillis),
                 Long.toString(LockScripts.counterLifetime(ttlMillis)), Long.toString(queueMillis), queued ? "1" : "0",
                 fencingToken ? "1" : "0");
         if ((Long) reply.get(0) == 1L) {
-            return AcquireAttempt.acquired((Long) reply.get(1), (Long) reply.get(2));
+            return AcquireResult.acquired((Long) reply.get(1), (Long) reply.get(2));
         }
-        return AcquireAttempt.notAcquired((Long) reply.get(1), (Long) reply.get(2));
+        return AcquireResult.notAcquired((Long) reply.get(1), (Long) reply.get(2));
     }
 
     @Override
@@ -235,12 +246,12 @@ public final class SpringDataLockBackend implements LockBackend, AutoCloseable {
     }
 
     @Override
-    public AcquireAttempt stopWaiting(LockKey key, String token, long ttlMillis) {
+    public AcquireResult stopWaiting(LockKey key, String token, long ttlMillis) {
         List<Object> reply = script(key, "cancel", CANCEL, token, Long.toString(LockScripts.counterLifetime(ttlMillis)));
         if ((Long) reply.get(0) == 1L) {
-            return AcquireAttempt.acquired((Long) reply.get(1), (Long) reply.get(2));
+            return AcquireResult.acquired((Long) reply.get(1), (Long) reply.get(2));
         }
-        return AcquireAttempt.notAcquired(0, 0);
+        return AcquireResult.notAcquired(0, 0);
     }
 
     /** Runs one of the per-key scripts; they all take the lock's four keys. */

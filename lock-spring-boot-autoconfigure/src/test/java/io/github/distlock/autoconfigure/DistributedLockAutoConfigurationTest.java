@@ -1,6 +1,7 @@
 package io.github.distlock.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -167,6 +168,48 @@ class DistributedLockAutoConfigurationTest {
                     assertThat(context.getBean(LockBackend.class)).isSameAs(CustomBackend.BACKEND);
                     assertThat(context).doesNotHaveBean(RedisReleaseSubscriber.class);
                 });
+    }
+
+    @Test
+    void aUserDefinedBackendNeedsNoRedisConnectionFactoryNorSpringDataRedis() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
+                .withUserConfiguration(CustomBackend.class)
+                .withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class)).run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(LockService.class)
+                            .doesNotHaveBean(RedisReleaseSubscriber.class);
+                    assertThat(context.getBean(LockBackend.class)).isSameAs(CustomBackend.BACKEND);
+                });
+    }
+
+    @Test
+    void aUserDefinedBackendWorksNextToSeveralConnectionFactories() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
+                .withUserConfiguration(TwoConnectionFactories.class, CustomBackend.class).run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(LockService.class)
+                            .doesNotHaveBean(RedisReleaseSubscriber.class);
+                    LockHandle handle = context.getBean(LockService.class).lock("order:42", Duration.ofSeconds(5),
+                            Duration.ZERO);
+                    assertThat(handle.isHeld()).isTrue();
+                    // The minimal backend issues no fencing tokens: asking fails, naming the backend.
+                    assertThatThrownBy(handle::fencingToken).isInstanceOf(UnsupportedOperationException.class)
+                            .hasMessageContaining("FencingLockBackend");
+                    assertThatThrownBy(() -> context.getBean(LockService.class)
+                            .tryLock(LockRequest.of("order:43").withFencingToken()))
+                            .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("order:43")
+                            .hasMessageContaining("FencingLockBackend");
+                    assertThat(handle.release()).isTrue();
+                });
+    }
+
+    @Test
+    void backsOffWithSeveralConnectionFactoriesAndNoBackend() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
+                .withUserConfiguration(TwoConnectionFactories.class)
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class)
+                        .doesNotHaveBean(LockBackend.class).doesNotHaveBean(RedisReleaseSubscriber.class));
     }
 
     @Test
@@ -386,15 +429,22 @@ class DistributedLockAutoConfigurationTest {
         List<Map<String, Object>> properties = all.stream()
                 .filter(property -> ((String) property.get("name")).startsWith("distributed-lock."))
                 .toList();
-        assertThat(properties).extracting(property -> property.get("name"))
-                .containsExactlyInAnyOrderElementsOf(DistributedLockPropertyNames.all());
+        // A list or map property is one entry in the metadata; its elements are name[0], name.key, ...
+        assertThat(properties).extracting(property -> property.get("name")).containsExactlyInAnyOrderElementsOf(
+                DistributedLockPropertyNames.all().stream().map(name -> name.replace(".*", "")).toList());
         DistributedLockProperties defaults = new DistributedLockProperties();
         for (Map<String, Object> property : properties) {
             String name = (String) property.get("name");
             assertThat((String) property.get("description")).as(name + " description").isNotBlank()
                     .doesNotContain("{@").doesNotContain("<code>");
-            // Every property has a default: each field of the properties class is initialised.
-            assertThat(property.get("defaultValue")).as(name + " defaultValue").isNotNull();
+            // Every property has a default: each field of the properties class is initialised. An
+            // empty list has none to show (the processor omits it), so its description says so.
+            if (((String) property.get("type")).startsWith("java.util.List")) {
+                assertThat((String) property.get("description")).as(name + " description").contains("Empty (the default)");
+            }
+            else {
+                assertThat(property.get("defaultValue")).as(name + " defaultValue").isNotNull();
+            }
         }
         assertThat(properties).filteredOn(property -> property.get("name").equals("distributed-lock.aspect-order"))
                 .singleElement().extracting(property -> ((Number) property.get("defaultValue")).intValue())
@@ -467,29 +517,32 @@ class DistributedLockAutoConfigurationTest {
     }
 
     @Configuration(proxyBeanMethods = false)
+    static class TwoConnectionFactories {
+
+        @Bean
+        LettuceConnectionFactory ordersConnectionFactory() {
+            return new LettuceConnectionFactory();
+        }
+
+        @Bean
+        LettuceConnectionFactory sessionsConnectionFactory() {
+            return new LettuceConnectionFactory();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
     static class CustomBackend {
 
+        /** The bare minimum: no fencing tokens, no wait queue, no key prefix of ours. */
         static final LockBackend BACKEND = new LockBackend() {
             @Override
-            public AcquireAttempt tryAcquire(io.github.distlock.core.LockKey key, String token, long ttlMillis,
-                    long queueMillis, boolean queued) {
-                return AcquireAttempt.acquired(1, ttlMillis);
+            public io.github.distlock.core.LockKey lockKey(String name) {
+                return new io.github.distlock.core.LockKey(name, "custom/" + name);
             }
 
             @Override
-            public AcquireAttempt tryAcquireWithoutFencingToken(io.github.distlock.core.LockKey key, String token,
-                    long ttlMillis) {
-                return AcquireAttempt.acquired(0, ttlMillis);
-            }
-
-            @Override
-            public long issueFencingToken(io.github.distlock.core.LockKey key, String token, long ttlMillis) {
-                return 1;
-            }
-
-            @Override
-            public AcquireAttempt stopWaiting(io.github.distlock.core.LockKey key, String token, long ttlMillis) {
-                return AcquireAttempt.notAcquired(0, 0);
+            public AcquireResult tryAcquire(io.github.distlock.core.LockKey key, String token, long ttlMillis) {
+                return AcquireResult.acquired(0, ttlMillis);
             }
 
             @Override

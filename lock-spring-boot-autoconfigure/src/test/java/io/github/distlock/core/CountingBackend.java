@@ -7,30 +7,37 @@ import java.util.concurrent.atomic.AtomicLong;
  * Passes every call to the real backend and counts acquire attempts (bare and queueing alike), so a
  * test can tell a wake-up from a poll.
  */
-class CountingBackend implements LockBackend {
+class CountingBackend implements QueueingLockBackend, FencingLockBackend {
 
     final AtomicLong acquireAttempts = new AtomicLong();
     private final LockBackend delegate;
 
+    /** @param delegate a backend with a wait queue and fencing tokens, as the Redis backends are */
     CountingBackend(LockBackend delegate) {
         this.delegate = delegate;
     }
 
     @Override
-    public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued) {
-        acquireAttempts.incrementAndGet();
-        return delegate.tryAcquire(key, token, ttlMillis, queueMillis, queued);
+    public LockKey lockKey(String name) {
+        return delegate.lockKey(name);
     }
 
     @Override
-    public AcquireAttempt tryAcquireWithoutFencingToken(LockKey key, String token, long ttlMillis) {
+    public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
+            boolean fencingToken) {
         acquireAttempts.incrementAndGet();
-        return delegate.tryAcquireWithoutFencingToken(key, token, ttlMillis);
+        return ((QueueingLockBackend) delegate).tryAcquire(key, token, ttlMillis, queueMillis, queued, fencingToken);
+    }
+
+    @Override
+    public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
+        acquireAttempts.incrementAndGet();
+        return delegate.tryAcquire(key, token, ttlMillis);
     }
 
     @Override
     public long issueFencingToken(LockKey key, String token, long ttlMillis) {
-        return delegate.issueFencingToken(key, token, ttlMillis);
+        return ((FencingLockBackend) delegate).issueFencingToken(key, token, ttlMillis);
     }
 
     @Override
@@ -39,8 +46,8 @@ class CountingBackend implements LockBackend {
     }
 
     @Override
-    public AcquireAttempt stopWaiting(LockKey key, String token, long ttlMillis) {
-        return delegate.stopWaiting(key, token, ttlMillis);
+    public AcquireResult stopWaiting(LockKey key, String token, long ttlMillis) {
+        return ((QueueingLockBackend) delegate).stopWaiting(key, token, ttlMillis);
     }
 
     @Override

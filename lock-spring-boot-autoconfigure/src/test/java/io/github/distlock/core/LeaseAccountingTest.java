@@ -16,7 +16,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
-import io.github.distlock.core.LockBackend.AcquireAttempt;
+import io.github.distlock.core.LockBackend.AcquireResult;
 import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
@@ -58,9 +58,9 @@ class LeaseAccountingTest {
         AtomicBoolean released = new AtomicBoolean();
         waiter = new LockServiceConnection(redis, Duration.ofSeconds(2), false, backend -> new CountingBackend(backend) {
             @Override
-            public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis,
-                    boolean queued) {
-                AcquireAttempt attempt = super.tryAcquire(key, token, ttlMillis, queueMillis, queued);
+            public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis,
+                    boolean queued, boolean fencingToken) {
+                AcquireResult attempt = super.tryAcquire(key, token, ttlMillis, queueMillis, queued, fencingToken);
                 if (!attempt.acquired() && released.compareAndSet(false, true)) {
                     held.release();
                 }

@@ -79,7 +79,7 @@ final class LockServiceConnection implements AutoCloseable {
             jedis.afterPropertiesSet();
             jedis.start();
             connectionFactory = jedis;
-            backend = new SpringDataLockBackend(jedis, operationTimeout, channel);
+            backend = new SpringDataLockBackend(jedis, operationTimeout, "lock:", channel);
         }
         else {
             LettuceConnectionFactory lettuce = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port),
@@ -87,12 +87,12 @@ final class LockServiceConnection implements AutoCloseable {
             lettuce.afterPropertiesSet();
             lettuce.start();
             connectionFactory = lettuce;
-            backend = new RedisLockBackend(lettuce, operationTimeout, channel);
+            backend = new RedisLockBackend(lettuce, operationTimeout, "lock:", channel);
         }
         LockBackend used = decorator.apply(backend);
         watchdog = new LeaseWatchdog(used, 1.0 / 3, (handle, reason) -> lostLeases.add(handle.key() + ": " + reason));
         subscriber = new RedisReleaseSubscriber(connectionFactory, channel, waiters);
-        service = new DefaultLockService(used, watchdog, new LockDefaults("lock:", Duration.ofSeconds(30),
+        service = new DefaultLockService(used, watchdog, new LockDefaults(Duration.ofSeconds(30),
                 Duration.ofSeconds(3), watchdogByDefault), waiters);
     }
 

@@ -10,6 +10,7 @@ import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.core.LockBackend.LeaseRenewal;
+import io.github.distlock.redis.RedisKeyNaming;
 import io.github.distlock.redis.RedisLockBackend;
 import io.github.distlock.testsupport.RedisFaultProxy;
 import io.github.distlock.testsupport.RedisTestServer;
@@ -65,7 +66,7 @@ final class ProxiedLockServices implements AutoCloseable {
         if (none.isPresent()) {
             throw new IllegalStateException("warm-up: the lock was taken twice");
         }
-        proxied.backend.renew(List.of(new LeaseRenewal(LockKey.of(PREFIX, "warm-up"), "not-the-token", 1_000)),
+        proxied.backend.renew(List.of(new LeaseRenewal(RedisKeyNaming.lockKey(PREFIX, "warm-up"), "not-the-token", 1_000)),
                 (index, outcome) -> { });
         held.release();
         for (LockServiceConnection instance : List.of(proxied, direct)) {
@@ -75,7 +76,7 @@ final class ProxiedLockServices implements AutoCloseable {
 
     /** The Redis key of lock {@code name}. */
     static String redisKey(String name) {
-        return LockKey.of(PREFIX, name).redisKey();
+        return RedisKeyNaming.lockKey(PREFIX, name).redisKey();
     }
 
     /** The value of the lock key in Redis now (a holder's token), or null; read directly, not through the proxy. */

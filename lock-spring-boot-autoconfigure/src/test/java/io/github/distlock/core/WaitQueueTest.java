@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.distlock.LockAcquisitionException;
 import io.github.distlock.LockHandle;
-import io.github.distlock.core.LockBackend.AcquireAttempt;
+import io.github.distlock.core.LockBackend.AcquireResult;
 import io.github.distlock.redis.RedisLockBackend;
 import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
@@ -137,10 +137,10 @@ class WaitQueueTest {
     @Test
     void aLockHandedOverJustAsTheWaitEndsBelongsToTheWaiter() {
         LockServiceConnection connection = instance();
-        LockBackend backend = connection.backend;
-        LockKey key = LockKey.of("lock:", "queue");
-        long holderFence = backend.tryAcquire(key, "holder", 30_000, 0, false).fencingToken();
-        assertThat(backend.tryAcquire(key, "waiter", 30_000, 3_000, false).acquired()).isFalse();
+        QueueingLockBackend backend = (QueueingLockBackend) connection.backend;
+        LockKey key = backend.lockKey("queue");
+        long holderFence = backend.tryAcquire(key, "holder", 30_000, 0, false, true).fencingToken();
+        assertThat(backend.tryAcquire(key, "waiter", 30_000, 3_000, false, true).acquired()).isFalse();
 
         // The release lands between the waiter's last attempt and its giving up.
         assertThat(backend.release(key, "holder")).isTrue();
@@ -154,14 +154,14 @@ class WaitQueueTest {
     @Test
     void aHandOverWhoseMessageIsLostIsFoundByTheWaitersNextAttempt() {
         LockServiceConnection connection = instance();
-        LockBackend backend = connection.backend;
-        LockKey key = LockKey.of("lock:", "queue");
-        long holderFence = backend.tryAcquire(key, "holder", 30_000, 0, false).fencingToken();
-        assertThat(backend.tryAcquire(key, "waiter", 5_000, 3_000, false).acquired()).isFalse();
+        QueueingLockBackend backend = (QueueingLockBackend) connection.backend;
+        LockKey key = backend.lockKey("queue");
+        long holderFence = backend.tryAcquire(key, "holder", 30_000, 0, false, true).fencingToken();
+        assertThat(backend.tryAcquire(key, "waiter", 5_000, 3_000, false, true).acquired()).isFalse();
 
         backend.release(key, "holder");
 
-        LockBackend.AcquireAttempt retry = backend.tryAcquire(key, "waiter", 5_000, 3_000, true);
+        LockBackend.AcquireResult retry = backend.tryAcquire(key, "waiter", 5_000, 3_000, true, true);
         assertThat(retry.acquired()).isTrue();
         assertThat(retry.fencingToken()).isGreaterThan(holderFence);
         assertThat(redis.pttl(LOCK)).isBetween(1L, 5_000L);
@@ -229,9 +229,9 @@ class WaitQueueTest {
         LockServiceConnection waiter = new LockServiceConnection(driver(), redis.host(), redis.port(), Duration.ofSeconds(2), true,
                 backend -> new CountingBackend(backend) {
                     @Override
-                    public AcquireAttempt tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis,
-                            boolean queued) {
-                        AcquireAttempt attempt = super.tryAcquire(key, token, ttlMillis, queueMillis, queued);
+                    public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis,
+                            boolean queued, boolean fencingToken) {
+                        AcquireResult attempt = super.tryAcquire(key, token, ttlMillis, queueMillis, queued, fencingToken);
                         if (!attempt.acquired()) {
                             held.release();
                             subscribed.set(true);
@@ -280,7 +280,7 @@ class WaitQueueTest {
 
         // Only the holder's instance was subscribed; the waiter's first failed attempt subscribes it.
         await().atMost(Duration.ofSeconds(10)).until(() -> redis.subscriberCount(channel) == 2);
-        assertThat(waiter.waiters.notificationsDelivered(LockKey.of("lock:", "queue"))).isTrue();
+        assertThat(waiter.waiters.notificationsDelivered(io.github.distlock.redis.RedisKeyNaming.lockKey("lock:", "queue"))).isTrue();
         assertThat(waiting).isNotDone();
         held.release();
         assertThat(waiting.get(10, TimeUnit.SECONDS).isHeld()).isTrue();
@@ -290,10 +290,10 @@ class WaitQueueTest {
     @Test
     void theReleaseOfALockThatIsNoLongerOursHandsNothingOver() {
         LockServiceConnection connection = instance();
-        LockBackend backend = connection.backend;
-        LockKey key = LockKey.of("lock:", "queue");
-        backend.tryAcquire(key, "holder", 30_000, 0, false);
-        backend.tryAcquire(key, "waiter", 30_000, 3_000, false);
+        QueueingLockBackend backend = (QueueingLockBackend) connection.backend;
+        LockKey key = backend.lockKey("queue");
+        backend.tryAcquire(key, "holder", 30_000, 0, false, true);
+        backend.tryAcquire(key, "waiter", 30_000, 3_000, false, true);
 
         assertThat(backend.release(key, "somebody-else")).isFalse();
 

@@ -36,7 +36,7 @@ class ShardedReleaseChannelsTest {
     @Test
     void aLocksChannelIsInTheLocksSlotWhateverItsName() {
         for (String name : List.of("order:42", "a}b", "{}x}", "}", "{", "x{y}z", "ключ", "🔒", "")) {
-            LockKey key = LockKey.of("lock:", name);
+            LockKey key = RedisKeyNaming.lockKey("lock:", name);
             assertThat(SlotHash.getSlot(channels.channelFor(key))).as(name)
                     .isEqualTo(SlotHash.getSlot(key.redisKey()));
         }
@@ -45,7 +45,7 @@ class ShardedReleaseChannelsTest {
     /** The wire format, as the guide states it: other clients compute the same channel. */
     @Test
     void theChannelOfOrder42IsFixed() {
-        assertThat(channels.channelFor(LockKey.of("lock:", "order:42"))).isEqualTo("lock:released:{633}");
+        assertThat(channels.channelFor(RedisKeyNaming.lockKey("lock:", "order:42"))).isEqualTo("lock:released:{633}");
         assertThat(SlotHash.getSlot("lock:{order:42}")).isEqualTo(8691);
     }
 

@@ -20,7 +20,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
-import io.github.distlock.core.LockBackend.AcquireAttempt;
+import io.github.distlock.core.LockBackend.AcquireResult;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.redis.ReleaseNotifications.Mode;
 import io.github.distlock.testsupport.RedisServerBinary;
@@ -87,7 +87,7 @@ class ShardedReleaseNotificationOnRedis62Test {
     void aReleaseHandsOverThroughTheGlobalChannel() throws Exception {
         await().atMost(Duration.ofSeconds(10)).until(() -> waiter.bean(ReleaseNotifications.class).mode() != null);
         String name = "old:1";
-        RedisTestServer owner = cluster.nodeForKey(LockKey.of(PREFIX, name).redisKey());
+        RedisTestServer owner = cluster.nodeForKey(RedisKeyNaming.lockKey(PREFIX, name).redisKey());
         cluster.nodes().forEach(RedisTestServer::resetStats);
         LockHandle held = holder.lockService().lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO)
                 .withFencingToken());
@@ -113,12 +113,12 @@ class ShardedReleaseNotificationOnRedis62Test {
     void aReleaseToldToSpublishOnANodeWithoutItStillHandsOverAndPublishes() {
         ShardedReleaseChannels channels = new ShardedReleaseChannels(PREFIX);
         RedisLockBackend backend = new RedisLockBackend(holder.bean(RedisConnectionFactory.class),
-                Duration.ofSeconds(2), key -> ReleaseChannel.sharded(GLOBAL_CHANNEL, channels.channelFor(key)));
+                Duration.ofSeconds(2), PREFIX, key -> ReleaseChannel.sharded(GLOBAL_CHANNEL, channels.channelFor(key)));
         try {
-            LockKey key = LockKey.of(PREFIX, "old:2");
+            LockKey key = RedisKeyNaming.lockKey(PREFIX, "old:2");
             RedisTestServer owner = cluster.nodeForKey(key.redisKey());
-            assertThat(backend.tryAcquire(key, "holder-token", TTL.toMillis(), 0, false).acquired()).isTrue();
-            AcquireAttempt queued = backend.tryAcquire(key, "waiter-token", TTL.toMillis(), 10_000, false);
+            assertThat(backend.tryAcquire(key, "holder-token", TTL.toMillis(), 0, false, false).acquired()).isTrue();
+            AcquireResult queued = backend.tryAcquire(key, "waiter-token", TTL.toMillis(), 10_000, false, false);
             assertThat(queued.acquired()).isFalse();
             owner.resetStats();
 

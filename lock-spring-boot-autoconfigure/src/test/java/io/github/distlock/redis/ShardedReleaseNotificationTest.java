@@ -135,7 +135,7 @@ class ShardedReleaseNotificationTest {
     void theShardChannelsHashToTheLocksSlotAsRedisComputesIt() {
         ShardedReleaseChannels channels = new ShardedReleaseChannels(PREFIX);
         for (String name : List.of("order:42", "a}b", "ключ", "handover:7")) {
-            LockKey key = LockKey.of(PREFIX, name);
+            LockKey key = RedisKeyNaming.lockKey(PREFIX, name);
             assertThat(cluster.slotOf(channels.channelFor(key))).as(name).isEqualTo(cluster.slotOf(key.redisKey()));
         }
     }
@@ -143,7 +143,7 @@ class ShardedReleaseNotificationTest {
     @Test
     void aReleaseWakesTheWaiterWithOneSpublishOnTheLocksMasterAndNothingElsewhere() throws Exception {
         String name = "order:42";
-        LockKey key = LockKey.of(PREFIX, name);
+        LockKey key = RedisKeyNaming.lockKey(PREFIX, name);
         RedisTestServer owner = cluster.nodeForKey(key.redisKey());
         String channel = new ShardedReleaseChannels(PREFIX).channelFor(key);
         cluster.nodes().forEach(RedisTestServer::resetStats);
@@ -184,7 +184,7 @@ class ShardedReleaseNotificationTest {
     @Test
     void aWaiterWhoseSlotMigratesIsSubscribedOnTheNewMasterAndWokenThere() throws Exception {
         String name = "migrating:1";
-        LockKey key = LockKey.of(PREFIX, name);
+        LockKey key = RedisKeyNaming.lockKey(PREFIX, name);
         int slot = cluster.slotOf(key.redisKey());
         RedisTestServer from = cluster.nodeForSlot(slot);
         RedisTestServer to = cluster.nodes().stream().filter(node -> node != from).findFirst().orElseThrow();
@@ -224,7 +224,7 @@ class ShardedReleaseNotificationTest {
         assertThat(output).contains("Lock release notifications: pub/sub on channel 'lock:released' "
                 + "(distributed-lock.cluster-notifications=global)");
         String name = "global:1";
-        LockKey key = LockKey.of(PREFIX, name);
+        LockKey key = RedisKeyNaming.lockKey(PREFIX, name);
         RedisTestServer owner = cluster.nodeForKey(key.redisKey());
         cluster.nodes().forEach(RedisTestServer::resetStats);
         LockHandle held = globalHolder.lockService().lock(LockRequest.of(name).withTtl(TTL)
@@ -256,7 +256,7 @@ class ShardedReleaseNotificationTest {
         assertThatExceptionOfType(NoSuchBeanDefinitionException.class).as("no sharded pub/sub on Jedis")
                 .isThrownBy(() -> jedis.bean(ReleaseNotifications.class));
         String name = "mixed:1";
-        LockKey key = LockKey.of(PREFIX, name);
+        LockKey key = RedisKeyNaming.lockKey(PREFIX, name);
         RedisTestServer owner = cluster.nodeForKey(key.redisKey());
         cluster.nodes().forEach(RedisTestServer::resetStats);
         LockHandle held = jedis.lockService().lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO)

@@ -1,0 +1,163 @@
+package io.github.distlock.autoconfigure;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+
+/**
+ * Redlock over independent Redis masters ({@code distributed-lock.redlock.*}). With nodes
+ * configured, every lock is a Redlock over them; without, the single Redis of
+ * {@code spring.data.redis.*} backs every lock.
+ *
+ * <pre>{@code
+ * distributed-lock:
+ *   redlock:
+ *     nodes: redis://lock-1:6379, redis://lock-2:6379, rediss://user:secret@lock-3:6380
+ *     node-timeout: 50ms
+ * }</pre>
+ */
+public class RedlockProperties {
+
+    /** Where the Redlock settings live. */
+    public static final String PREFIX = DistributedLockProperties.PREFIX + ".redlock";
+
+    /**
+     * The independent masters, as Redis URIs (redis://[user:password@]host[:port][/database], or rediss:// for TLS):
+     * at least 3, 5 recommended, an odd number. Each gets its own client. Empty (the default) means no Redlock.
+     */
+    private List<String> nodes = new ArrayList<>();
+
+    /**
+     * Upper bound on each command to each node. A node that has not answered by then counts as a no vote, so keep
+     * it short (a few round trips of the network to the nodes), well below the ttl.
+     */
+    private Duration nodeTimeout = Duration.ofMillis(50);
+
+    /**
+     * Share of the ttl allowed for the clocks of the nodes running at different rates: a lock is valid for the ttl
+     * less the time the vote took, less ttl x drift-factor + 2 ms. From 0 to 0.5.
+     */
+    private double driftFactor = 0.01;
+
+    /**
+     * Longest pause between two attempts of a caller that waits for a Redlock; each pause is random between half of
+     * it and all of it, so that two callers that split the votes do not collide again.
+     */
+    private Duration retryDelay = Duration.ofMillis(50);
+
+    public List<String> getNodes() {
+        return nodes;
+    }
+
+    public void setNodes(List<String> nodes) {
+        this.nodes = nodes;
+    }
+
+    public Duration getNodeTimeout() {
+        return nodeTimeout;
+    }
+
+    public void setNodeTimeout(Duration nodeTimeout) {
+        this.nodeTimeout = nodeTimeout;
+    }
+
+    public double getDriftFactor() {
+        return driftFactor;
+    }
+
+    public void setDriftFactor(double driftFactor) {
+        this.driftFactor = driftFactor;
+    }
+
+    public Duration getRetryDelay() {
+        return retryDelay;
+    }
+
+    public void setRetryDelay(Duration retryDelay) {
+        this.retryDelay = retryDelay;
+    }
+
+    /** Whether Redlock is configured at all. */
+    public boolean hasNodes() {
+        return nodes != null && !nodes.isEmpty();
+    }
+
+    /**
+     * Checks the settings; only called when nodes are configured.
+     *
+     * @throws InvalidConfigurationPropertyValueException naming the property, the value and the fix
+     */
+    void validate() {
+        String joined = String.join(", ", nodes);
+        if (nodes.size() < 3) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".nodes", joined, "Redlock needs at least 3 "
+                    + "independent masters, so that a majority survives the loss of one; " + nodes.size() + " "
+                    + (nodes.size() == 1 ? "is" : "are") + " configured. Add nodes (5 is the usual choice), or remove "
+                    + PREFIX + ".nodes to lock on the single Redis of spring.data.redis.*.");
+        }
+        Map<String, String> seen = new HashMap<>();
+        for (String node : nodes) {
+            String address = address(node);
+            String earlier = seen.putIfAbsent(address, node);
+            if (earlier != null) {
+                throw new InvalidConfigurationPropertyValueException(PREFIX + ".nodes", joined, "The node " + address
+                        + " is listed twice (" + earlier + " and " + node + "). Redlock's safety comes from a majority "
+                        + "of independent masters; the same master twice would vote twice. List each master once.");
+            }
+        }
+        if (nodeTimeout == null || nodeTimeout.toMillis() < 1) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".node-timeout", nodeTimeout,
+                    "The timeout must be at least 1ms. Use a few round trips to the nodes, such as 50ms.");
+        }
+        if (nodeTimeout.compareTo(Duration.ofMinutes(1)) > 0) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".node-timeout", nodeTimeout,
+                    "A node timeout over a minute would hold every lock call that long when one node hangs. Use a "
+                            + "few round trips to the nodes, such as 50ms.");
+        }
+        if (!(driftFactor >= 0 && driftFactor < 0.5)) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".drift-factor", driftFactor,
+                    "The drift factor must be at least 0 and below 0.5; 0.01 allows clocks to run 1% apart.");
+        }
+        if (retryDelay == null || retryDelay.toMillis() < 1 || retryDelay.compareTo(Duration.ofMinutes(1)) > 0) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".retry-delay", retryDelay,
+                    "The retry delay must be from 1ms to 1m; 50ms is the default.");
+        }
+    }
+
+    /**
+     * The {@code host:port} a node URI points at, for finding duplicates.
+     *
+     * @throws InvalidConfigurationPropertyValueException if it is not a redis:// or rediss:// URI with a host
+     */
+    static String address(String node) {
+        URI uri;
+        try {
+            uri = new URI(node == null ? "" : node.trim());
+        }
+        catch (URISyntaxException ex) {
+            throw badNode(node, ex.getMessage());
+        }
+        String scheme = uri.getScheme() == null ? null : uri.getScheme().toLowerCase(Locale.ROOT);
+        if (!"redis".equals(scheme) && !"rediss".equals(scheme)) {
+            throw badNode(node, "it does not start with redis:// or rediss://");
+        }
+        if (uri.getHost() == null || uri.getHost().isBlank()) {
+            throw badNode(node, "it names no host");
+        }
+        int port = uri.getPort() == -1 ? 6379 : uri.getPort();
+        return uri.getHost().toLowerCase(Locale.ROOT) + ":" + port;
+    }
+
+    private static InvalidConfigurationPropertyValueException badNode(String node, String why) {
+        return new InvalidConfigurationPropertyValueException(PREFIX + ".nodes", node, "The node '" + node
+                + "' is not a Redis URI: " + why + ". Write each node as redis://[user:password@]host[:port], or "
+                + "rediss://... for TLS, for example redis://lock-1:6379.");
+    }
+}
