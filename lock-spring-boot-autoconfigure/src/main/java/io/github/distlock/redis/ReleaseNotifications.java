@@ -264,10 +264,11 @@ public final class ReleaseNotifications implements Function<LockKey, ReleaseChan
         }
     }
 
-    /** Nothing to do: subscriptions start on the first wait. */
+    /** Nothing to do but allow subscriptions again after a stop: they start on the first wait. */
     @Override
     public void start() {
         running = true;
+        sharded.reopen();
     }
 
     /** Unsubscribes while the connection factory still runs (our phase is later than its). */

@@ -51,6 +51,8 @@ final class ShardedReleaseSubscriber implements AutoCloseable {
     private final AtomicReference<CompletableFuture<StatefulRedisClusterPubSubConnection<byte[], byte[]>>> connection =
             new AtomicReference<>();
     private volatile boolean closed;
+    /** Whether the last failure was logged at WARN already: an outage warns once, not per slot and wait. */
+    private volatile boolean failureWarned;
 
     ShardedReleaseSubscriber(Supplier<RedisClusterClient> client, ShardedReleaseChannels channels,
             LockWaiters waiters) {
@@ -96,12 +98,18 @@ final class ShardedReleaseSubscriber implements AutoCloseable {
                     if (failure == null) {
                         // The reply to SSUBSCRIBE: from now on the owner forwards the slot's messages.
                         slots.compareAndSet(slot, SUBSCRIBING, CONFIRMED);
+                        failureWarned = false;
+                        return;
+                    }
+                    slots.compareAndSet(slot, SUBSCRIBING, UNSUBSCRIBED);
+                    String message = "Could not subscribe to sharded lock release channel '" + channels.channelOf(slot)
+                            + "'; waiters on its slot poll until a later wait subscribes: " + failure.getMessage();
+                    if (failureWarned) {
+                        logger.debug(message);
                     }
                     else {
-                        slots.compareAndSet(slot, SUBSCRIBING, UNSUBSCRIBED);
-                        logger.warn("Could not subscribe to sharded lock release channel '"
-                                + channels.channelOf(slot) + "'; waiters on its slot poll until a later wait "
-                                + "subscribes: " + failure.getMessage());
+                        failureWarned = true;
+                        logger.warn(message);
                     }
                 });
     }
@@ -135,6 +143,18 @@ final class ShardedReleaseSubscriber implements AutoCloseable {
         connector.setDaemon(true);
         connector.start();
         return next;
+    }
+
+    /** After {@link #close}: subscribes again from scratch, on the first wait per slot. */
+    void reopen() {
+        if (!closed) {
+            return;
+        }
+        connection.set(null);
+        for (int slot = 0; slot < ShardedReleaseChannels.SLOTS; slot++) {
+            slots.set(slot, UNSUBSCRIBED);
+        }
+        closed = false;
     }
 
     /** Closes the pub/sub connection, waiting at most {@code timeout}; the client is not ours. */
