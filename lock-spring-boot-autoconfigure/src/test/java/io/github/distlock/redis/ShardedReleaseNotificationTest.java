@@ -8,7 +8,9 @@ import static org.awaitility.Awaitility.await;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -35,6 +37,7 @@ import io.github.distlock.redis.ReleaseNotifications.Mode;
 import io.github.distlock.testsupport.RedisClusterExtension;
 import io.github.distlock.testsupport.RedisTestCluster;
 import io.github.distlock.testsupport.RedisTestServer;
+import io.lettuce.core.cluster.SlotHash;
 
 /**
  * Release notifications in a real 3-master Redis 7 Cluster: on Lettuce a release announces a
@@ -181,6 +184,41 @@ class ShardedReleaseNotificationTest {
         assertThat(handedOver.release()).isTrue();
     }
 
+    /**
+     * Subscriptions are per slot and kept: waits on two keys of one slot cost one {@code SSUBSCRIBE}
+     * on that slot's master, a key of another slot one more, and a second round of the same waits
+     * none at all.
+     */
+    @Test
+    void waitsSubscribeOncePerSlotOnItsMasterOnly() {
+        List<String> sameSlot = namesInOneSlot("same-slot:", 2);
+        String otherSlot = "other-slot:1";
+        int slot = cluster.slotOf(RedisKeyNaming.lockKey(PREFIX, sameSlot.get(0)).redisKey());
+        assertThat(cluster.slotOf(RedisKeyNaming.lockKey(PREFIX, otherSlot).redisKey())).isNotEqualTo(slot);
+        RedisTestServer owner = cluster.nodeForSlot(slot);
+        ReleaseNotifications notifications = waiter.bean(ReleaseNotifications.class);
+        int slotsBefore = notifications.subscribedSlots();
+        cluster.nodes().forEach(RedisTestServer::resetStats);
+        List<String> names = List.of(sameSlot.get(0), sameSlot.get(1), otherSlot);
+
+        for (int round = 0; round < 2; round++) {
+            for (String name : names) {
+                try (LockHandle held = holder.lockService().lock(LockRequest.of(name).withTtl(TTL)
+                        .withWaitTime(Duration.ZERO))) {
+                    assertThat(waiter.lockService().tryLock(LockRequest.of(name)
+                            .withWaitTime(Duration.ofMillis(300)))).as("%s is held", name).isEmpty();
+                }
+            }
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> notifications.subscribedSlots() == slotsBefore + 2);
+        }
+
+        assertThat(owner.commandCalls("ssubscribe")).as("SSUBSCRIBE on the master of both keys' slot").isEqualTo(1);
+        assertThat(cluster.nodes().stream().mapToLong(node -> node.commandCalls("ssubscribe")).sum())
+                .as("SSUBSCRIBE in all: one per slot").isEqualTo(2);
+        assertThat(cluster.nodes().stream().mapToLong(node -> node.commandCalls("sunsubscribe")).sum()).isZero();
+    }
+
     @Test
     void aWaiterWhoseSlotMigratesIsSubscribedOnTheNewMasterAndWokenThere() throws Exception {
         String name = "migrating:1";
@@ -294,6 +332,21 @@ class ShardedReleaseNotificationTest {
         long scripts = owner.scriptCalls();
         await().atMost(Duration.ofSeconds(10)).until(() -> owner.scriptCalls() >= scripts + 2
                 && waiterThread.get() != null && waiterThread.get().getState() == Thread.State.TIMED_WAITING);
+    }
+
+    /** {@code count} lock names whose keys share one hash slot, found by trying names. */
+    private List<String> namesInOneSlot(String stem, int count) {
+        Map<Integer, List<String>> bySlot = new HashMap<>();
+        for (int i = 0;; i++) {
+            String name = stem + i;
+            List<String> names = bySlot.computeIfAbsent(
+                    SlotHash.getSlot(RedisKeyNaming.lockKey(PREFIX, name).redisKey()),
+                    s -> new ArrayList<>());
+            names.add(name);
+            if (names.size() == count) {
+                return names;
+            }
+        }
     }
 
     private static long shardSubscribers(RedisTestServer node, String channel) {
