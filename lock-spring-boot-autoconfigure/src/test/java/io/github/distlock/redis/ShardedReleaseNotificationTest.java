@@ -3,6 +3,7 @@ package io.github.distlock.redis;
 import static io.github.distlock.redis.LockApplication.clusterNodes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.nio.charset.StandardCharsets;
@@ -141,6 +142,28 @@ class ShardedReleaseNotificationTest {
             LockKey key = RedisKeyNaming.lockKey(PREFIX, name);
             assertThat(cluster.slotOf(channels.channelFor(key))).as(name).isEqualTo(cluster.slotOf(key.redisKey()));
         }
+    }
+
+    /**
+     * Why each lock gets a channel in its own slot: a script may {@code SPUBLISH} to a shard channel
+     * of its keys' slot, and Redis refuses one whose slot another master owns. (Redis 7.0 accepts a
+     * different slot of the same master too; the lock's own slot does not depend on that.)
+     */
+    @Test
+    void aScriptMaySpublishOnItsKeysSlotChannelButNotOnAnotherMastersSlot() {
+        LockKey key = RedisKeyNaming.lockKey(PREFIX, "order:42");
+        RedisTestServer owner = cluster.nodeForKey(key.redisKey());
+        ShardedReleaseChannels channels = new ShardedReleaseChannels(PREFIX);
+        int foreignSlot = 0;
+        while (cluster.nodeForSlot(foreignSlot) == owner) {
+            foreignSlot++;
+        }
+        String script = "redis.call('SET', KEYS[1], 'x') return redis.call('SPUBLISH', ARGV[1], 'hello')";
+
+        assertThat(owner.command("EVAL", script, "1", key.redisKey(), channels.channelFor(key))).isEqualTo(0L);
+        String foreign = channels.channelOf(foreignSlot);
+        assertThatThrownBy(() -> owner.command("EVAL", script, "1", key.redisKey(), foreign))
+                .hasMessageContaining("non local key");
     }
 
     @Test
