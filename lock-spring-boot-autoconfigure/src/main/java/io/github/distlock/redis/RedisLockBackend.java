@@ -35,8 +35,9 @@ import io.lettuce.core.protocol.CommandType;
  * {@code <prefix>{<key>}:waiting}, all in the lock's Cluster slot. A release hands the lock to the
  * longest-waiting live waiter (it sets the key to that waiter's token) and publishes
  * {@code <SHA-1 of the token>:<fencing token>:<proof>} on the release channel (release.lua says why
- * the token itself is never published); with nobody queued it just deletes the key and publishes
- * nothing. The scripts ({@code acquire.lua}, {@code release.lua},
+ * the token itself is never published; in a Redis Cluster 7+ it is {@code SPUBLISH}ed on the lock's
+ * slot channel instead, see {@link ReleaseNotifications}); with nobody queued it just deletes the
+ * key and publishes nothing. The scripts ({@code acquire.lua}, {@code release.lua},
  * {@code renew.lua}, {@code cancel.lua}, {@code fence.lua}, and {@code fencing.lua} with the
  * fencing-token functions that the others share) sit next to this class and run with
  * {@code EVALSHA}, falling back to {@code EVAL} once per node.

@@ -42,6 +42,13 @@ import io.lettuce.core.codec.StringCodec;
  * startup; retried while Redis does not answer), releases publish on the global channel and waiters
  * poll.
  *
+ * <pre>{@code
+ * ReleaseNotifications notifications = new ReleaseNotifications(lettuceConnectionFactory, "lock:", true,
+ *         releaseSubscriber, lockWaiters, Duration.ofSeconds(2));
+ * RedisLockBackend backend = new RedisLockBackend(lettuceConnectionFactory, Duration.ofSeconds(2), "lock:",
+ *         notifications);   // releases announce where the notifications say
+ * }</pre>
+ *
  * <p>Waiters and releasers in different JVMs must agree for wake-ups to be prompt; where they do
  * not (a rolling upgrade from a version without sharded pub/sub, or a Jedis service sharing the
  * locks), hand-overs are still made in Redis and found by the waiter's fallback poll, at most a
