@@ -38,12 +38,15 @@ public final class RedlockRedis implements ContractRedis {
     /**
      * The nodes as {@code distributed-lock.redlock.nodes}, with a node timeout generous enough for a busy build
      * machine; {@code spring.data.redis.*} points at the first node only so that Boot's own (unused) connection
-     * factory never reaches for a Redis on the default port.
+     * factory never reaches for a Redis on the default port. Restart protection is off: these servers started
+     * moments ago, and with it every node would rightly withhold its vote until it had been up for the longest
+     * lease (30 s by default). The protection has tests of its own ({@code RedlockBackendTest}).
      */
     @Override
     public List<String> springProperties() {
         String uris = nodes.stream().map(RedisTestServer::redisUri).collect(Collectors.joining(","));
         return List.of("distributed-lock.redlock.nodes=" + uris, "distributed-lock.redlock.node-timeout=500ms",
+                "distributed-lock.redlock.restart-protection=false",
                 "spring.data.redis.host=" + nodes.get(0).host(), "spring.data.redis.port=" + nodes.get(0).port());
     }
 

@@ -4,8 +4,8 @@ import java.util.EnumSet;
 import java.util.Set;
 
 /**
- * The contract on a Redlock over 5 independent masters ({@code distributed-lock.redlock.nodes}): no wait queue
- * and no fencing tokens, so waiters poll, and no single fault proxy can front 5 servers.
+ * The contract on a Redlock over 5 independent masters ({@code distributed-lock.redlock.nodes}): fencing tokens
+ * over the quorum, no wait queue (waiters poll), and no single fault proxy can front 5 servers.
  */
 class Redlock5NodesLockContractTest extends AbstractLockContractTest {
 
@@ -16,6 +16,6 @@ class Redlock5NodesLockContractTest extends AbstractLockContractTest {
 
     @Override
     protected Set<Capability> capabilities() {
-        return EnumSet.noneOf(Capability.class);
+        return EnumSet.of(Capability.FENCING);
     }
 }

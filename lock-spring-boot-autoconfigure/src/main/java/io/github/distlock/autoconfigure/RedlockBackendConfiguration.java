@@ -42,7 +42,8 @@ class RedlockBackendConfiguration {
     RedlockBackend lockBackend(DistributedLockProperties properties) {
         RedlockProperties redlock = properties.getRedlock();
         LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(redlock.getNodes(), redlock.getNodeTimeout(),
-                properties.getKeyPrefix());
+                properties.getKeyPrefix(), properties.getDefaultTtl(), redlock.isRestartProtection(),
+                redlock.durableAddresses());
         int count = nodes.names().size();
         if (count % 2 == 0) {
             logger.warn("Redlock runs on " + count + " nodes, an even number: a majority is " + (count / 2 + 1)

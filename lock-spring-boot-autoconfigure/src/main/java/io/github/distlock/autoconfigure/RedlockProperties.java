@@ -5,9 +5,11 @@ import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 
@@ -52,6 +54,20 @@ public class RedlockProperties {
      */
     private Duration retryDelay = Duration.ofMillis(50);
 
+    /**
+     * Whether a node that restarted recently, or whose connection dropped and has not been checked since, has its
+     * votes held back until it has been up longer than the longest lease the application uses: a node without
+     * persistence forgets the locks it granted when it restarts.
+     */
+    private boolean restartProtection = true;
+
+    /**
+     * Nodes that keep every acknowledged write across a restart (AOF with appendfsync always), as host:port or a
+     * Redis URI from nodes: their votes count again as soon as they are reachable after a restart. Empty (the
+     * default) means none.
+     */
+    private List<String> durableNodes = new ArrayList<>();
+
     public List<String> getNodes() {
         return nodes;
     }
@@ -82,6 +98,31 @@ public class RedlockProperties {
 
     public void setRetryDelay(Duration retryDelay) {
         this.retryDelay = retryDelay;
+    }
+
+    public boolean isRestartProtection() {
+        return restartProtection;
+    }
+
+    public void setRestartProtection(boolean restartProtection) {
+        this.restartProtection = restartProtection;
+    }
+
+    public List<String> getDurableNodes() {
+        return durableNodes;
+    }
+
+    public void setDurableNodes(List<String> durableNodes) {
+        this.durableNodes = durableNodes;
+    }
+
+    /** The {@code host:port} of each durable node, as the nodes are named. */
+    public Set<String> durableAddresses() {
+        Set<String> addresses = new HashSet<>();
+        for (String node : durableNodes) {
+            addresses.add(address(node.contains("://") ? node : "redis://" + node));
+        }
+        return addresses;
     }
 
     /** Whether Redlock is configured at all. */
@@ -124,6 +165,15 @@ public class RedlockProperties {
         if (!(driftFactor >= 0 && driftFactor < 0.5)) {
             throw new InvalidConfigurationPropertyValueException(PREFIX + ".drift-factor", driftFactor,
                     "The drift factor must be at least 0 and below 0.5; 0.01 allows clocks to run 1% apart.");
+        }
+        List<String> configured = nodes.stream().map(RedlockProperties::address).toList();
+        for (String durable : durableNodes) {
+            String address = address(durable.contains("://") ? durable : "redis://" + durable);
+            if (!configured.contains(address)) {
+                throw new InvalidConfigurationPropertyValueException(PREFIX + ".durable-nodes", durable, "The node "
+                        + address + " is not one of " + PREFIX + ".nodes (" + String.join(", ", configured)
+                        + "). List only configured nodes, as host:port or as written in nodes.");
+            }
         }
         if (retryDelay == null || retryDelay.toMillis() < 1 || retryDelay.compareTo(Duration.ofMinutes(1)) > 0) {
             throw new InvalidConfigurationPropertyValueException(PREFIX + ".retry-delay", retryDelay,

@@ -25,6 +25,7 @@ import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.output.CommandOutput;
+import io.lettuce.core.output.StatusOutput;
 import io.lettuce.core.protocol.AsyncCommand;
 import io.lettuce.core.protocol.Command;
 import io.lettuce.core.protocol.CommandArgs;
@@ -153,6 +154,17 @@ public final class LockConnection implements AutoCloseable {
         catch (TimeoutException | ExecutionException | RuntimeException ex) {
             return false;
         }
+    }
+
+    /**
+     * Reads a section of {@code INFO} (for example {@code server}), bounded like any call.
+     *
+     * @throws LockBackendException if Redis does not answer in time
+     */
+    public String info(String section) {
+        LockKey subject = new LockKey("INFO " + section, "");
+        return run(subject, "INFO", CommandType.INFO, () -> new StatusOutput<>(
+                ByteArrayCodec.INSTANCE), new CommandArgs<>(ByteArrayCodec.INSTANCE).add(section), deadline()).value();
     }
 
     /** The bound of one call, from now. */

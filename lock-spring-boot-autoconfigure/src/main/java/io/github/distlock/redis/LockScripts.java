@@ -35,6 +35,9 @@ final class LockScripts {
     /** The fencing token of a lock taken without one. */
     static final LuaScript FENCE = LuaScript.load("fence.lua", FENCING);
 
+    /** Raises the fencing counter to a token drawn elsewhere, while the lock is still ours (Redlock). */
+    static final LuaScript RAISE_FENCE = LuaScript.load("raise_fence.lua");
+
     /**
      * The fencing counter outlives the lock so tokens keep increasing across acquisitions. Every
      * acquisition writes it with this expiry (or the lease, if longer), so it goes a day after the

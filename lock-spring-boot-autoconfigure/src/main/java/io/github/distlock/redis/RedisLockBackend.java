@@ -280,6 +280,16 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
                 keys(key), new byte[][] { bytes(token), counterLifetime(ttlMillis) }, connection.deadline()).value();
     }
 
+    @Override
+    public boolean raiseFencingCounter(LockKey key, String token, long fencingToken, long ttlMillis) {
+        String lock = key.redisKey();
+        return connection.script(key, "fencing counter", LockScripts.RAISE_FENCE,
+                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE),
+                new byte[][] { bytes(lock), bytes(lock + FENCE_SUFFIX) },
+                new byte[][] { bytes(token), bytes(Long.toString(fencingToken)), counterLifetime(ttlMillis) },
+                connection.deadline()).value() == 1L;
+    }
+
     /**
      * Compare-and-delete (or hand over). "Not ours" from a release that Lettuce re-sent after a
      * reconnect means its first delivery most likely ran and released the lock; there is no way to

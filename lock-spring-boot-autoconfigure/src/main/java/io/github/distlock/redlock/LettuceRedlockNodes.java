@@ -1,13 +1,26 @@
 package io.github.distlock.redlock;
 
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAccumulator;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import io.github.distlock.LockBackendException;
 import io.github.distlock.redis.LockConnection;
 import io.github.distlock.redis.RedisLockBackend;
 import io.github.distlock.redis.RedisReleaseSubscriber;
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
@@ -15,33 +28,51 @@ import io.lettuce.core.resource.DefaultClientResources;
 /**
  * The Lettuce clients of a Redlock: one {@link RedisClient} per independent master, all sharing
  * one set of client resources (event loops, timers), each with a {@link RedisLockBackend} on a
- * {@link LockConnection} of its own. Closing shuts the clients and the resources down.
+ * {@link LockConnection} of its own. With restart protection on, each node also has a
+ * {@link NodeRestartGuard}: a connection that drops or comes back stops the node's votes until
+ * {@code INFO server} says it did not restart recently, and a check once a second catches a
+ * restart the connection did not notice. Closing shuts the clients and the resources down.
  *
  * <pre>{@code
- * try (LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(
+ * LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(
  *         List.of("redis://lock-1:6379", "redis://lock-2:6379", "redis://lock-3:6379"),
- *         Duration.ofMillis(50), "lock:")) {
- *     RedlockBackend redlock = nodes.redlock(0.01);
- * }
+ *         Duration.ofMillis(50), "lock:", Duration.ofSeconds(30), true, Set.of());
+ * RedlockBackend redlock = nodes.redlock(0.01);   // closing it closes the nodes
  * }</pre>
  */
 public final class LettuceRedlockNodes implements AutoCloseable {
 
+    private static final Log logger = LogFactory.getLog(LettuceRedlockNodes.class);
+
+    /** How often every node's run id is read again, besides after every connection change. */
+    private static final long CHECK_PERIOD_MILLIS = 1_000;
+
     private final ClientResources resources;
-    private final List<RedisClient> clients;
-    private final List<RedisLockBackend> backends;
-    private final List<String> names;
+    private final List<RedisClient> clients = new ArrayList<>();
+    private final List<LockConnection> connections = new ArrayList<>();
+    private final List<RedisLockBackend> backends = new ArrayList<>();
+    private final List<String> names = new ArrayList<>();
+    /** One per node, or none when restart protection is off. */
+    private final List<NodeRestartGuard> guards = new ArrayList<>();
+    private final LongAccumulator longestLease = new LongAccumulator(Math::max, 0);
+    private final ScheduledExecutorService checks;
     private final String keyPrefix;
     private final Duration nodeTimeout;
 
-    private LettuceRedlockNodes(ClientResources resources, List<RedisClient> clients, List<RedisLockBackend> backends,
-            List<String> names, String keyPrefix, Duration nodeTimeout) {
-        this.resources = resources;
-        this.clients = clients;
-        this.backends = backends;
-        this.names = names;
+    private LettuceRedlockNodes(String keyPrefix, Duration nodeTimeout, boolean restartProtection) {
+        this.resources = DefaultClientResources.create();
         this.keyPrefix = keyPrefix;
         this.nodeTimeout = nodeTimeout;
+        ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1, task -> {
+            Thread thread = new Thread(task, "distributed-lock-redlock-restart-check");
+            thread.setDaemon(true);
+            return thread;
+        });
+        scheduler.setRemoveOnCancelPolicy(true);
+        this.checks = restartProtection ? scheduler : null;
+        if (!restartProtection) {
+            scheduler.shutdown();
+        }
     }
 
     /**
@@ -51,43 +82,116 @@ public final class LettuceRedlockNodes implements AutoCloseable {
      *        {@code rediss://} for TLS)
      * @param nodeTimeout the bound of every command to a node
      * @param keyPrefix prefix of every lock's key
+     * @param defaultTtl the default lease: the longest lease is never taken to be shorter
+     * @param restartProtection whether a recently restarted node's votes are held back
+     * @param durableNodes the {@code host:port} of nodes that keep every write across a restart
      */
-    public static LettuceRedlockNodes connect(List<String> uris, Duration nodeTimeout, String keyPrefix) {
-        ClientResources resources = DefaultClientResources.create();
-        List<RedisClient> clients = new ArrayList<>(uris.size());
-        List<RedisLockBackend> backends = new ArrayList<>(uris.size());
-        List<String> names = new ArrayList<>(uris.size());
+    public static LettuceRedlockNodes connect(List<String> uris, Duration nodeTimeout, String keyPrefix,
+            Duration defaultTtl, boolean restartProtection, Set<String> durableNodes) {
+        LettuceRedlockNodes nodes = new LettuceRedlockNodes(keyPrefix, nodeTimeout, restartProtection);
+        nodes.longestLease.accumulate(defaultTtl.toMillis());
         String channel = RedisReleaseSubscriber.releaseChannel(keyPrefix);
         for (String uri : uris) {
             RedisURI redisUri = RedisURI.create(uri.trim());
-            RedisClient client = RedisClient.create(resources, redisUri);
-            clients.add(client);
-            names.add(redisUri.getHost() + ":" + redisUri.getPort());
-            backends.add(new RedisLockBackend(new LockConnection(() -> client, nodeTimeout,
-                    "distributed-lock.redlock.node-timeout"), keyPrefix, channel));
+            RedisClient client = RedisClient.create(nodes.resources, redisUri);
+            String name = redisUri.getHost() + ":" + redisUri.getPort();
+            LockConnection connection = new LockConnection(() -> client, nodeTimeout,
+                    "distributed-lock.redlock.node-timeout");
+            if (restartProtection) {
+                NodeRestartGuard guard = new NodeRestartGuard(name, durableNodes.contains(name),
+                        nodes.longestLease::get);
+                nodes.guards.add(guard);
+                int index = nodes.guards.size() - 1;
+                client.addListener(new RedisConnectionStateListener() {
+                    @Override
+                    public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
+                        guard.connectionChanged();
+                        nodes.checkSoon(index);
+                    }
+
+                    @Override
+                    public void onRedisDisconnected(RedisChannelHandler<?, ?> handler) {
+                        guard.connectionChanged();
+                    }
+                });
+            }
+            nodes.clients.add(client);
+            nodes.connections.add(connection);
+            nodes.names.add(name);
+            nodes.backends.add(new RedisLockBackend(connection, keyPrefix, channel));
         }
-        return new LettuceRedlockNodes(resources, clients, backends, names, keyPrefix, nodeTimeout);
+        if (restartProtection) {
+            nodes.checks.scheduleWithFixedDelay(nodes::checkAll, CHECK_PERIOD_MILLIS, CHECK_PERIOD_MILLIS,
+                    TimeUnit.MILLISECONDS);
+        }
+        return nodes;
     }
 
     /** The Redlock over these nodes; closing it closes these nodes too. */
     public RedlockBackend redlock(double driftFactor) {
-        return new RedlockBackend(backends, names, keyPrefix, nodeTimeout, driftFactor, this);
+        return new RedlockBackend(backends, names, keyPrefix, nodeTimeout, driftFactor,
+                guards.isEmpty() ? null : guards, longestLease, this);
     }
 
     /**
-     * Waits until every node is connected, or {@code timeout} has passed.
+     * Waits until every node is connected (and, with restart protection, checked), or
+     * {@code timeout} has passed.
      *
      * @return how many nodes are connected
      */
     public int awaitConnected(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         int connected = 0;
-        for (RedisLockBackend backend : backends) {
-            if (backend.awaitConnected(deadline)) {
+        for (int i = 0; i < backends.size(); i++) {
+            if (backends.get(i).awaitConnected(deadline)) {
                 connected++;
+                if (!guards.isEmpty()) {
+                    check(i);
+                }
             }
         }
         return connected;
+    }
+
+    private void checkSoon(int index) {
+        try {
+            checks.execute(() -> check(index));
+        }
+        catch (RejectedExecutionException ex) {
+            // Closing.
+        }
+    }
+
+    private void checkAll() {
+        for (int i = 0; i < guards.size(); i++) {
+            check(i);
+        }
+    }
+
+    /** Reads the node's run id and uptime and tells its guard; a node that does not answer stays as it is. */
+    private void check(int index) {
+        NodeRestartGuard guard = guards.get(index);
+        long epoch = guard.epoch();
+        try {
+            String info = connections.get(index).info("server");
+            String runId = field(info, "run_id");
+            String uptime = field(info, "uptime_in_seconds");
+            if (runId != null && uptime != null) {
+                guard.verified(epoch, runId, Long.parseLong(uptime));
+            }
+        }
+        catch (LockBackendException | NumberFormatException ex) {
+            logger.debug("Could not check Redlock node " + guard.node() + " for a restart", ex);
+        }
+    }
+
+    private static String field(String info, String name) {
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith(name + ":")) {
+                return line.substring(name.length() + 1).trim();
+            }
+        }
+        return null;
     }
 
     /** The nodes' {@code host:port}, in order. */
@@ -97,6 +201,9 @@ public final class LettuceRedlockNodes implements AutoCloseable {
 
     @Override
     public void close() {
+        if (checks != null) {
+            checks.shutdownNow();
+        }
         for (RedisLockBackend backend : backends) {
             backend.close();
         }

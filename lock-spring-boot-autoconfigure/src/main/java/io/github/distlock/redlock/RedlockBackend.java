@@ -16,11 +16,13 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAccumulator;
 import java.util.function.Function;
 
 import org.springframework.context.SmartLifecycle;
 
 import io.github.distlock.LockBackendException;
+import io.github.distlock.core.FencingLockBackend;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.redis.RedisKeyNaming;
@@ -48,22 +50,37 @@ import io.github.distlock.redis.RedisKeyNaming;
  * {@link RedlockQuorumException}, naming how many nodes answered, so a caller can tell an outage
  * from contention.
  *
- * <p>No wait queue and no fencing tokens: a waiter polls ({@code retry-delay}), and a fencing token
- * over a changing quorum needs a design of its own.
+ * <p><b>Restarted nodes.</b> A node that restarted empty has forgotten the locks it granted. With
+ * {@link NodeRestartGuard guards}, its answers do not count until it has been up longer than the
+ * longest lease the application uses (the delayed restart of the Redlock description, enforced by
+ * the client).
+ *
+ * <p><b>Fencing tokens over a quorum</b> ({@link #issueFencingToken}, on demand as on a single
+ * node). The largest of the tokens drawn on the nodes that granted the lock is not enough: holder
+ * A's largest may come from a node that holder B's majority leaves out, and B's largest can then be
+ * smaller. So a token is drawn on every node that still holds the lock, the largest is written back
+ * to a majority (conditioned on the lock still being ours there), and only then is it issued. Any
+ * later holder's majority shares a node with that majority and draws a larger token there. This
+ * assumes a node's counter survives until the next holder draws on it (the counter lives a day; the
+ * restart rule keeps a node that forgot it from voting for one longest lease) or, failing that, that
+ * the nodes' clocks agree to within the time between two holders (a token is never below the
+ * server's time in microseconds, see fencing.lua).
+ *
+ * <p>No wait queue: a waiter polls ({@code retry-delay}).
  *
  * <pre>{@code
  * List<LockBackend> nodes = ...;   // one RedisLockBackend per independent master
  * RedlockBackend redlock = new RedlockBackend(nodes, List.of("lock-1:6379", ...), "lock:",
- *         Duration.ofMillis(50), 0.01, null);
+ *         Duration.ofMillis(50), 0.01, null, null, null);
  * // or, on Lettuce clients of its own: LettuceRedlockNodes.connect(uris, timeout, "lock:").redlock(0.01)
  * }</pre>
  */
-public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCloseable {
+public final class RedlockBackend implements FencingLockBackend, SmartLifecycle, AutoCloseable {
 
     /** The fixed part of the drift allowance: clocks tick in milliseconds. */
     private static final long DRIFT_FLOOR_MILLIS = 2;
 
-    private final List<LockBackend> nodes;
+    private final List<FencingLockBackend> nodes;
     private final List<String> nodeNames;
     private final String keyPrefix;
     private final long nodeTimeoutNanos;
@@ -72,19 +89,29 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
     private final ExecutorService fanOut;
     /** Closed last: what the nodes run on (their clients), or nothing. */
     private final AutoCloseable resources;
+    /** Per node, whether its votes count (the delayed-restart rule); {@code null}: always. */
+    private final List<NodeRestartGuard> guards;
+    /** The longest lease asked for, which a restarted node must outlive before it votes. */
+    private final LongAccumulator longestLease;
     private volatile boolean running = true;
 
     /**
-     * @param nodes one backend per independent master, each bounding its calls by the node timeout
+     * @param nodes one backend per independent master, each bounding its calls by the node timeout and
+     *        able to take part in a fencing token over several stores
      * @param nodeNames the nodes' names for messages, in the same order (their URIs without passwords)
      * @param keyPrefix prefix of every lock's key, for example {@code lock:}
      * @param nodeTimeout the bound each node's calls have; a vote waits for the slowest node this long
      * @param driftFactor the share of the ttl allowed for clock drift between the nodes
+     * @param guards per node, whether its votes count now ({@link NodeRestartGuard}); {@code null}
+     *        to count every node's votes
+     * @param longestLease told every ttl asked for, so the guards know the longest lease; may be
+     *        {@code null}
      * @param resources closed after the nodes, when this backend closes (their clients); may be
      *        {@code null}
      */
-    public RedlockBackend(List<? extends LockBackend> nodes, List<String> nodeNames, String keyPrefix,
-            Duration nodeTimeout, double driftFactor, AutoCloseable resources) {
+    public RedlockBackend(List<? extends FencingLockBackend> nodes, List<String> nodeNames, String keyPrefix,
+            Duration nodeTimeout, double driftFactor, List<NodeRestartGuard> guards, LongAccumulator longestLease,
+            AutoCloseable resources) {
         if (nodes.size() < 3) {
             throw new IllegalArgumentException("Redlock needs at least 3 nodes, got " + nodes.size());
         }
@@ -100,6 +127,12 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
         this.quorum = nodes.size() / 2 + 1;
         this.fanOut = Executors.newCachedThreadPool(daemonThreads());
         this.resources = resources;
+        if (guards != null && guards.size() != nodes.size()) {
+            throw new IllegalArgumentException("One guard per node: " + guards.size() + " guards, " + nodes.size()
+                    + " nodes");
+        }
+        this.guards = guards == null ? null : List.copyOf(guards);
+        this.longestLease = longestLease;
     }
 
     private static ThreadFactory daemonThreads() {
@@ -128,8 +161,11 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
 
     @Override
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
+        if (longestLease != null) {
+            longestLease.accumulate(ttlMillis);
+        }
         long start = System.nanoTime();
-        List<Vote<AcquireResult>> votes = ask(node -> node.tryAcquire(key, token, ttlMillis));
+        List<Vote<AcquireResult>> votes = heldBack(ask(node -> node.tryAcquire(key, token, ttlMillis)));
         long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         int granted = 0;
         int answered = 0;
@@ -157,6 +193,52 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
             throw new RedlockQuorumException(key, "acquire", answered, nodes.size(), quorum, failures(votes));
         }
         return AcquireResult.notAcquired(0, 0);
+    }
+
+    /**
+     * Draws a token on every node that still holds the lock, writes the largest back to a majority,
+     * and issues it. Returns 0 if too few nodes still hold the lock to issue a token (it is lost).
+     */
+    @Override
+    public long issueFencingToken(LockKey key, String token, long ttlMillis) {
+        List<Vote<Long>> drawn = heldBack(ask(node -> node.issueFencingToken(key, token, ttlMillis)));
+        long largest = 0;
+        int holding = 0;
+        int answered = 0;
+        for (Vote<Long> vote : drawn) {
+            if (vote.answered()) {
+                answered++;
+                if (vote.value() > 0) {
+                    holding++;
+                    largest = Math.max(largest, vote.value());
+                }
+            }
+        }
+        if (holding < quorum) {
+            if (answered - holding > nodes.size() - quorum) {
+                return 0; // so many nodes no longer hold it that no majority can
+            }
+            throw new RedlockQuorumException(key, "fencing token", answered, nodes.size(), quorum, failures(drawn));
+        }
+        long fence = largest;
+        List<Vote<Boolean>> raised = heldBack(ask(node -> node.raiseFencingCounter(key, token, fence, ttlMillis)));
+        int written = 0;
+        answered = 0;
+        for (Vote<Boolean> vote : raised) {
+            if (vote.answered()) {
+                answered++;
+                if (vote.value()) {
+                    written++;
+                }
+            }
+        }
+        if (written >= quorum) {
+            return fence;
+        }
+        if (answered - written > nodes.size() - quorum) {
+            return 0;
+        }
+        throw new RedlockQuorumException(key, "fencing token", answered, nodes.size(), quorum, failures(raised));
     }
 
     @Override
@@ -198,21 +280,23 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
             return;
         }
         long start = System.nanoTime();
-        List<Vote<RenewalOutcome[]>> votes = ask(node -> {
+        List<Vote<RenewalOutcome[]>> answers = ask(node -> {
             RenewalOutcome[] perLease = new RenewalOutcome[renewals.size()];
             node.renew(renewals, (index, outcome) -> perLease[index] = outcome);
             return perLease;
         });
+        List<Vote<RenewalOutcome[]>> votes = heldBack(answers);
         long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         for (int i = 0; i < renewals.size(); i++) {
             int renewed = 0;
             int lost = 0;
-            for (Vote<RenewalOutcome[]> vote : votes) {
-                RenewalOutcome outcome = vote.answered() ? vote.value()[i] : null;
+            for (int node = 0; node < votes.size(); node++) {
+                RenewalOutcome outcome = votes.get(node).answered() ? votes.get(node).value()[i] : null;
                 if (outcome == RenewalOutcome.RENEWED) {
                     renewed++;
                 }
-                else if (outcome == RenewalOutcome.LOST) {
+                // "Not ours" is true even from a node whose votes are held back: it forgot the lock.
+                if (answers.get(node).answered() && answers.get(node).value()[i] == RenewalOutcome.LOST) {
                     lost++;
                 }
             }
@@ -227,6 +311,33 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
             else {
                 outcomes.outcome(i, RenewalOutcome.FAILED);
             }
+        }
+    }
+
+    /**
+     * The votes with those of held-back nodes (restarted too recently, see {@link NodeRestartGuard})
+     * turned into "no answer". Asked after the replies are in: a node whose connection changed
+     * while the vote ran is held back from the moment the change was seen, before its reply was read.
+     */
+    private <T> List<Vote<T>> heldBack(List<Vote<T>> votes) {
+        if (guards == null) {
+            return votes;
+        }
+        List<Vote<T>> counted = new ArrayList<>(votes.size());
+        for (int i = 0; i < votes.size(); i++) {
+            Vote<T> vote = votes.get(i);
+            counted.add(vote.answered() && !guards.get(i).votes()
+                    ? new Vote<>(null, new HeldBack()) : vote);
+        }
+        return counted;
+    }
+
+    /** Why a node's answer did not count: it restarted recently, or has not been checked since it reconnected. */
+    private static final class HeldBack extends RuntimeException {
+
+        HeldBack() {
+            super("restarted recently or not yet checked since it reconnected: its votes are held back", null, false,
+                    false);
         }
     }
 
@@ -254,14 +365,14 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
      * cuts off a node that is stuck beyond it. One node is asked on the calling thread, which saves
      * a thread hand-off on the hot path.
      */
-    private <T> List<Vote<T>> ask(Function<LockBackend, T> call) {
+    private <T> List<Vote<T>> ask(Function<FencingLockBackend, T> call) {
         boolean[] all = new boolean[nodes.size()];
         Arrays.fill(all, true);
         return ask(all, call);
     }
 
     /** Asks the nodes marked in {@code which}; the others' votes are "no answer". */
-    private <T> List<Vote<T>> ask(boolean[] which, Function<LockBackend, T> call) {
+    private <T> List<Vote<T>> ask(boolean[] which, Function<FencingLockBackend, T> call) {
         int n = nodes.size();
         int last = n - 1;
         while (last >= 0 && !which[last]) {
@@ -269,7 +380,7 @@ public final class RedlockBackend implements LockBackend, SmartLifecycle, AutoCl
         }
         List<Future<T>> futures = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            LockBackend node = nodes.get(i);
+            FencingLockBackend node = nodes.get(i);
             futures.add(i == last ? null : which[i] ? submit(() -> call.apply(node))
                     : CompletableFuture.failedFuture(new IllegalStateException("not asked")));
         }

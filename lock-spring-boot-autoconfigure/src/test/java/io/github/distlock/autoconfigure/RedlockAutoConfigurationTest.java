@@ -90,6 +90,14 @@ class RedlockAutoConfigurationTest {
     }
 
     @Test
+    void aDurableNodeThatIsNotANodeFailsTheStartup() {
+        assertStartupFails(THREE_NODES, "distributed-lock.redlock.durable-nodes=127.0.0.1:9",
+                "distributed-lock.redlock.durable-nodes", "127.0.0.1:9", "is not one of");
+        runner.withPropertyValues(THREE_NODES, "distributed-lock.redlock.durable-nodes=127.0.0.1:2,redis://127.0.0.1:3")
+                .run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
     void badTimingsFailTheStartup() {
         assertStartupFails(THREE_NODES, "distributed-lock.redlock.node-timeout=0",
                 "distributed-lock.redlock.node-timeout", "PT0S", "at least 1ms");

@@ -6,8 +6,10 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -15,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -41,7 +44,8 @@ import io.github.distlock.testsupport.RedisTestServer;
 class RedlockBackendTest {
 
     private static final int NODES = 5;
-    private static final Duration NODE_TIMEOUT = Duration.ofMillis(300);
+    // Generous: a build machine under load can take hundreds of milliseconds to schedule a reply.
+    private static final Duration NODE_TIMEOUT = Duration.ofSeconds(1);
 
     private final List<RedisTestServer> servers = new ArrayList<>();
     private final List<RedisFaultProxy> proxies = new ArrayList<>();
@@ -95,9 +99,29 @@ class RedlockBackendTest {
         services.clear();
     }
 
+    /**
+     * An instance without restart protection: these servers were started moments ago, and with it
+     * every node would rightly hold its vote back until it had been up for the longest lease. The
+     * protection has tests of its own below.
+     */
     private Service service() {
-        List<String> uris = proxies.stream().map(RedisFaultProxy::redisUri).toList();
-        LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(uris, NODE_TIMEOUT, "lock:");
+        return service(false, Duration.ofSeconds(30), true);
+    }
+
+    /**
+     * @param restartProtection whether recently restarted nodes' votes are held back
+     * @param longestLease the default ttl, which the longest lease is never shorter than
+     * @param throughProxies whether to reach the nodes through their fault proxies; restart tests
+     *        connect directly: a restart drops a direct connection, which is how the client notices
+     *        it at once, while a proxy keeps the client's side open and only the check once a
+     *        second would catch it
+     */
+    private Service service(boolean restartProtection, Duration longestLease, boolean throughProxies) {
+        List<String> uris = throughProxies ? proxies.stream().map(RedisFaultProxy::redisUri).toList()
+                : servers.stream().map(RedisTestServer::redisUri).toList();
+        LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(uris, NODE_TIMEOUT, "lock:", longestLease,
+                restartProtection, Set.of());
+        nodes.awaitConnected(Duration.ofSeconds(10));
         RedlockBackend backend = nodes.redlock(0.01);
         List<String> lost = new CopyOnWriteArrayList<>();
         LeaseWatchdog watchdog = new LeaseWatchdog(backend, 1.0 / 3, (handle, reason) -> lost.add(handle.key()));
@@ -216,11 +240,11 @@ class RedlockBackendTest {
     @Test
     void theWatchdogKeepsALockPastItsTtlOnAMajority() throws Exception {
         Service instance = service();
-        LockHandle held = instance.service().lock(LockRequest.of("order:7").withTtl(Duration.ofMillis(900))
+        LockHandle held = instance.service().lock(LockRequest.of("order:7").withTtl(Duration.ofSeconds(2))
                 .withWaitTime(Duration.ZERO));
         servers.get(0).stop();
 
-        Thread.sleep(2_500);
+        Thread.sleep(5_000);
 
         assertThat(held.isHeld()).isTrue();
         assertThat(nodesHolding("order:7")).isEqualTo(4);
@@ -240,6 +264,210 @@ class RedlockBackendTest {
 
         await().atMost(Duration.ofSeconds(5)).until(() -> !held.isHeld());
         assertThat(instance.lost()).contains("order:8");
+    }
+
+    @Test
+    void fencingTokensStrictlyIncreaseWhateverQuorumEachHolderGets() {
+        // One node's counter runs far ahead of the others (as after a clock that ran fast): a holder
+        // whose majority includes it gets a token from it that a majority without it would not
+        // reach, unless the token was written back to a majority before it was issued.
+        servers.get(0).set("lock:{fenced}:fence", Long.toString(System.currentTimeMillis() * 1_000 + 3_600_000_000L));
+        int[][] minoritiesDown = { { 3, 4 }, { 0, 1 }, { 0, 2 }, { 1, 2 }, { 3, 0 }, { 4, 1 }, { 2, 3 }, { 0, 4 } };
+        long last = 0;
+        for (int round = 0; round < minoritiesDown.length; round++) {
+            for (int node : minoritiesDown[round]) {
+                proxies.get(node).refuseConnections();
+                proxies.get(node).resetConnections();
+            }
+            // A new instance per holder, as in a fleet: it reaches exactly the nodes that are up
+            // now, with no reconnect backoff left over from the previous round.
+            Service holder = service();
+            LockRequest request = LockRequest.of("fenced").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO)
+                    .withWatchdog(false);
+            LockHandle held = holder.service().lock(round % 3 == 0 ? request.withFencingToken() : request);
+            long token = held.fencingToken();
+
+            assertThat(token).as("round %d, nodes %s down", round, Arrays.toString(minoritiesDown[round]))
+                    .isGreaterThan(last);
+            last = token;
+            held.release();
+            holder.close();
+            services.remove(holder);
+            for (int node : minoritiesDown[round]) {
+                proxies.get(node).heal();
+            }
+        }
+    }
+
+    @Test
+    void aFencingTokenIsRefusedOnceTheLockIsLostOnAMajority() {
+        Service instance = service();
+        LockHandle held = instance.service().lock(LockRequest.of("fenced:lost").withTtl(Duration.ofSeconds(10))
+                .withWaitTime(Duration.ZERO).withWatchdog(false));
+        for (int i = 0; i < 3; i++) {
+            servers.get(i).del("lock:{fenced:lost}");
+        }
+
+        assertThatThrownBy(held::fencingToken).isInstanceOf(io.github.distlock.LockLostException.class);
+    }
+
+    /**
+     * A network split: group A's instances reach nodes 0 and 1 plus the shared node 2, group B's
+     * reach nodes 3 and 4 plus node 2 (each group through proxies of its own, the others refusing
+     * them). Four threads per group contend; a shared counter sees every overlap, and a resource
+     * that refuses a token lower than the last it accepted sees every token out of order.
+     */
+    @Test
+    void underAPartitionTwoGroupsThatShareOneNodeNeverHoldALockTogether() throws Exception {
+        List<RedisFaultProxy> groupA = new ArrayList<>();
+        List<RedisFaultProxy> groupB = new ArrayList<>();
+        try {
+            for (RedisTestServer server : servers) {
+                groupA.add(RedisFaultProxy.start(server));
+                groupB.add(RedisFaultProxy.start(server));
+            }
+            for (int node : new int[] { 3, 4 }) {
+                groupA.get(node).refuseConnections();
+            }
+            for (int node : new int[] { 0, 1 }) {
+                groupB.get(node).refuseConnections();
+            }
+            List<Service> instances = List.of(serviceThrough(groupA), serviceThrough(groupA), serviceThrough(groupB),
+                    serviceThrough(groupB));
+            AtomicInteger inside = new AtomicInteger();
+            AtomicInteger overlaps = new AtomicInteger();
+            AtomicInteger entries = new AtomicInteger();
+            AtomicLong lastAccepted = new AtomicLong();
+            AtomicInteger refusedTokens = new AtomicInteger();
+            ConcurrentHashMap<String, Boolean> failures = new ConcurrentHashMap<>();
+            ExecutorService threads = Executors.newFixedThreadPool(8);
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            List<Future<?>> workers = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                Service instance = instances.get(t % 4);
+                workers.add(threads.submit(() -> {
+                    while (System.nanoTime() < end) {
+                        try {
+                            Optional<LockHandle> held = instance.service().tryLock(LockRequest.of("split")
+                                    .withTtl(Duration.ofSeconds(5)).withWaitTime(Duration.ofSeconds(2)));
+                            if (held.isEmpty()) {
+                                continue;
+                            }
+                            if (inside.incrementAndGet() != 1) {
+                                overlaps.incrementAndGet();
+                            }
+                            long token = held.get().fencingToken();
+                            // The resource: accepts a write only with a token above the last one.
+                            if (lastAccepted.getAndAccumulate(token, Math::max) >= token) {
+                                refusedTokens.incrementAndGet();
+                            }
+                            entries.incrementAndGet();
+                            inside.decrementAndGet();
+                            held.get().release();
+                        }
+                        catch (RuntimeException ex) {
+                            failures.put(ex.getClass().getSimpleName() + ": " + ex.getMessage(), true);
+                        }
+                    }
+                }));
+            }
+            for (Future<?> worker : workers) {
+                worker.get(60, TimeUnit.SECONDS);
+            }
+            threads.shutdownNow();
+
+            assertThat(overlaps).as("two holders at once").hasValue(0);
+            assertThat(refusedTokens).as("fencing tokens out of order").hasValue(0);
+            assertThat(failures).isEmpty();
+            assertThat(entries.get()).as("the lock was taken again and again").isGreaterThan(4);
+        }
+        finally {
+            groupA.forEach(RedisFaultProxy::close);
+            groupB.forEach(RedisFaultProxy::close);
+        }
+    }
+
+    private Service serviceThrough(List<RedisFaultProxy> route) {
+        LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(route.stream().map(RedisFaultProxy::redisUri).toList(),
+                NODE_TIMEOUT, "lock:", Duration.ofSeconds(30), false, Set.of());
+        nodes.awaitConnected(Duration.ofSeconds(10));
+        RedlockBackend backend = nodes.redlock(0.01);
+        List<String> lost = new CopyOnWriteArrayList<>();
+        LeaseWatchdog watchdog = new LeaseWatchdog(backend, 1.0 / 3, (handle, reason) -> lost.add(handle.key()));
+        DefaultLockService service = new DefaultLockService(backend, watchdog,
+                new LockDefaults(Duration.ofSeconds(30), Duration.ofSeconds(3), true, Duration.ofMillis(20)),
+                new LockWaiters());
+        Service created = new Service(service, backend, watchdog, lost);
+        services.add(created);
+        return created;
+    }
+
+    /** Restarts a majority of the nodes, empty (no persistence), and waits until each answers again. */
+    private void restartMajorityEmpty() {
+        for (int i = 0; i < 3; i++) {
+            servers.get(i).restart();
+        }
+    }
+
+    @Test
+    void withoutRestartProtectionNodesThatRestartedEmptyGiveASecondClientALockThatIsStillHeld() {
+        Service first = service(false, Duration.ofSeconds(30), false);
+        Service second = service(false, Duration.ofSeconds(30), false);
+        LockHandle held = first.service().lock(LockRequest.of("restart:1").withTtl(Duration.ofSeconds(30))
+                .withWaitTime(Duration.ZERO).withWatchdog(false));
+
+        restartMajorityEmpty();
+        Optional<LockHandle> stolen = await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
+                .until(() -> second.service().tryLock(LockRequest.of("restart:1").withTtl(Duration.ofSeconds(30))
+                        .withWaitTime(Duration.ZERO).withWatchdog(false)), Optional::isPresent);
+
+        // The unsafe scenario of the Redlock description, for real: two holders at once.
+        assertThat(held.isHeld()).isTrue();
+        assertThat(stolen.get().isHeld()).isTrue();
+        stolen.get().release();
+    }
+
+    @Test
+    void withRestartProtectionNodesThatRestartedEmptyDoNotVoteForASecondClientUntilTheFirstLeaseIsOver() {
+        Duration lease = Duration.ofSeconds(3);
+        Service first = service(true, lease, false);
+        Service second = service(true, lease, false);
+        // Granted once the nodes have been up for the lease (they may have started just now).
+        LockHandle held = await().atMost(Duration.ofSeconds(15)).ignoreExceptions()
+                .until(() -> first.service().tryLock(LockRequest.of("restart:2").withTtl(lease)
+                        .withWaitTime(Duration.ZERO).withWatchdog(false)), Optional::isPresent).get();
+
+        restartMajorityEmpty();
+
+        // The restarted nodes forgot the lock, the others still have it: while the first lease
+        // lasts, no majority may form for anyone else, however often it is asked.
+        int refusedWhileHeld = 0;
+        Optional<LockHandle> next = Optional.empty();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (next.isEmpty() && System.nanoTime() < deadline) {
+            boolean heldBefore = held.isHeld();
+            try {
+                next = second.service().tryLock(LockRequest.of("restart:2").withTtl(lease)
+                        .withWaitTime(Duration.ZERO).withWatchdog(false));
+            }
+            catch (RedlockQuorumException ex) {
+                assertThat(ex).hasMessageContaining("held back");
+            }
+            if (heldBefore && next.isEmpty()) {
+                refusedWhileHeld++;
+            }
+            boolean heldAfter = held.isHeld();
+            Optional<LockHandle> got = next;
+            assertThat(got.isPresent() && heldAfter).as(() -> "two holders: " + held + " and " + got.get()
+                    + ", restarted nodes' keys " + servers.stream().map(server -> server.get("lock:{restart:2}"))
+                            .toList() + " pttl " + servers.stream().map(server -> server.pttl("lock:{restart:2}"))
+                            .toList()).isFalse();
+        }
+
+        assertThat(refusedWhileHeld).as("attempts refused while the first lease lasted").isPositive();
+        assertThat(next).as("granted once the first lease is over and the nodes have been up that long")
+                .isPresent();
+        next.get().release();
     }
 
     @Test
