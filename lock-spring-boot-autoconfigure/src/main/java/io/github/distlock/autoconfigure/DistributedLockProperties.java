@@ -80,6 +80,16 @@ public class DistributedLockProperties implements InitializingBean {
      */
     private UnguardedMethods unguardedMethods = UnguardedMethods.FAIL;
 
+    /**
+     * How a release wakes waiters in a Redis Cluster, on Lettuce. auto: sharded pub/sub (SPUBLISH on a channel in
+     * the lock's own hash slot, so only the shard that owns the lock forwards it) when every node runs Redis 7 or
+     * later, else the global channel (the key prefix followed by released). global: always the global channel,
+     * which every node forwards to every other; for a fleet in which some instances listen only there (Jedis, or a
+     * rolling upgrade from a version without sharded pub/sub). Outside a Cluster, and on Jedis, the global channel
+     * is used either way.
+     */
+    private ClusterNotifications clusterNotifications = ClusterNotifications.AUTO;
+
     private final Watchdog watchdog = new Watchdog();
 
     private final Web web = new Web();
@@ -151,6 +161,14 @@ public class DistributedLockProperties implements InitializingBean {
         this.unguardedMethods = unguardedMethods;
     }
 
+    public ClusterNotifications getClusterNotifications() {
+        return clusterNotifications;
+    }
+
+    public void setClusterNotifications(ClusterNotifications clusterNotifications) {
+        this.clusterNotifications = clusterNotifications;
+    }
+
     public Web getWeb() {
         return web;
     }
@@ -209,6 +227,10 @@ public class DistributedLockProperties implements InitializingBean {
             throw new InvalidConfigurationPropertyValueException(PREFIX + ".unguarded-methods", null,
                     "Use fail (the default) or warn.");
         }
+        if (clusterNotifications == null) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".cluster-notifications", null,
+                    "Use auto (the default) or global.");
+        }
         if (redlock.hasNodes()) {
             redlock.validate();
         }
@@ -239,6 +261,16 @@ public class DistributedLockProperties implements InitializingBean {
 
         /** Log a WARN and start; calls of the method run without the lock. */
         WARN
+    }
+
+    /** How a release wakes waiters in a Redis Cluster. */
+    public enum ClusterNotifications {
+
+        /** Sharded pub/sub where every node runs Redis 7 or later, else the global channel. */
+        AUTO,
+
+        /** Always the global channel, which every node forwards to every other. */
+        GLOBAL
     }
 
     /** Lease renewal settings. */

@@ -237,7 +237,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 // Wake-ups can be trusted only if the subscription was up before this attempt: a
                 // hand-over published before it started is lost and must be found by polling.
                 // (Asked without starting it: only a failed attempt starts the subscription.)
-                boolean notifiedBefore = waiter != null && waiters.notificationsDelivered();
+                boolean notifiedBefore = waiter != null && waiters.notificationsDelivered(key);
                 long sentAt = System.nanoTime();
                 long waitLeft = deadline - sentAt;
                 long queueMillis = waitLeft > 0
@@ -259,7 +259,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 }
                 // Asked after every failed attempt, as this is what starts the subscription on the
                 // first wait; it must not sit behind notifiedBefore, which is false until then.
-                boolean notifying = waiters.startNotifications();
+                boolean notifying = waiters.startNotifications(key);
                 long pause;
                 if (notifiedBefore && notifying) {
                     pause = Math.min(remaining, FALLBACK_POLL_NANOS);

@@ -1,6 +1,5 @@
 package io.github.distlock.redis;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -14,7 +13,6 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 
-import io.github.distlock.LockKeys;
 import io.github.distlock.core.LockWaiters;
 
 /**
@@ -86,7 +84,7 @@ public final class RedisReleaseSubscriber implements MessageListener, SmartLifec
         container.setSubscriptionExecutor(subscriptionThreads);
         container.setBeanName("distributed-lock-release-subscriber");
         container.addMessageListener(this, new ChannelTopic(channel));
-        waiters.notificationsFrom(this::startListening, container::isListening);
+        waiters.notificationsFrom(this::startListening, this::isListening);
     }
 
     /**
@@ -100,6 +98,11 @@ public final class RedisReleaseSubscriber implements MessageListener, SmartLifec
             starter.start();
             return false;
         }
+        return container.isListening();
+    }
+
+    /** Whether release messages arrive now, without starting anything. */
+    public boolean isListening() {
         return container.isListening();
     }
 
@@ -153,35 +156,7 @@ public final class RedisReleaseSubscriber implements MessageListener, SmartLifec
 
     @Override
     public void onMessage(Message message, byte[] pattern) {
-        String body = new String(message.getBody(), StandardCharsets.US_ASCII);
-        int first = body.indexOf(':');
-        int second = body.indexOf(':', first + 1);
-        if (first < 0 || second < 0) {
-            ignore(body);
-            return;
-        }
-        String fencingText = body.substring(first + 1, second);
-        String proof = body.substring(second + 1);
-        long fencingToken;
-        try {
-            fencingToken = Long.parseLong(fencingText);
-        }
-        catch (NumberFormatException ex) {
-            ignore(body);
-            return;
-        }
-        // The proof is SHA-1(token:fencing token), as release.lua makes it: only a script that knew
-        // the waiter's token can have sent this.
-        waiters.handedOver(body.substring(0, first), fencingToken,
-                token -> LockWaiters.sha1Hex(token + ':' + fencingText).equals(proof));
-    }
-
-    private void ignore(String body) {
-        // Not ours: someone else publishes on this channel. The waiter will poll.
-        if (logger.isDebugEnabled()) {
-            logger.debug("Ignoring unexpected message on lock release channel '" + channel + "': "
-                    + LockKeys.printable(body));
-        }
+        HandOverMessages.deliver(channel, message.getBody(), waiters);
     }
 
     @Override

@@ -39,6 +39,7 @@ import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.redis.RedisLockBackend;
 import io.github.distlock.redis.RedisReleaseSubscriber;
+import io.github.distlock.redis.ReleaseNotifications;
 import io.github.distlock.redis.SpringDataLockBackend;
 
 /**
@@ -88,6 +89,40 @@ class DistributedLockAutoConfigurationTest {
         runner.run(context -> {
             assertThat(context).getBean(LockBackend.class).isInstanceOf(RedisLockBackend.class);
             assertThat(context).hasSingleBean(RedisReleaseSubscriber.class).doesNotHaveBean(SpringDataLockBackend.class);
+        });
+    }
+
+    @Test
+    void aLettuceConnectionFactoryOutsideAClusterGetsReleaseNotificationsOnTheGlobalChannel() {
+        runner.run(context -> {
+            assertThat(context).hasSingleBean(ReleaseNotifications.class);
+            assertThat(context.getBean(ReleaseNotifications.class).mode()).isEqualTo(ReleaseNotifications.Mode.GLOBAL);
+        });
+    }
+
+    @Test
+    void shardedPubSubIsLettuceOnlyJedisAndUserBackendsGetNoReleaseNotifications() {
+        runner.withPropertyValues("spring.data.redis.client-type=jedis")
+                .run(context -> assertThat(context).doesNotHaveBean(ReleaseNotifications.class));
+        runner.withUserConfiguration(CustomBackend.class)
+                .run(context -> assertThat(context).doesNotHaveBean(ReleaseNotifications.class));
+    }
+
+    @Test
+    void clusterNotificationsIsBoundAndDefaultsToAuto() {
+        runner.run(context -> assertThat(context.getBean(DistributedLockProperties.class).getClusterNotifications())
+                .isEqualTo(DistributedLockProperties.ClusterNotifications.AUTO));
+        runner.withPropertyValues("distributed-lock.cluster-notifications=global")
+                .run(context -> assertThat(context.getBean(DistributedLockProperties.class)
+                        .getClusterNotifications()).isEqualTo(DistributedLockProperties.ClusterNotifications.GLOBAL));
+    }
+
+    @Test
+    void anUnknownClusterNotificationsValueFailsTheStartupNamingTheProperty() {
+        runner.withPropertyValues("distributed-lock.cluster-notifications=sharded-always").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasStackTraceContaining("sharded-always")
+                    .hasStackTraceContaining("Failed to bind properties under 'distributed-lock.cluster-notifications'");
         });
     }
 
@@ -368,7 +403,7 @@ class DistributedLockAutoConfigurationTest {
                 "distributed-lock.default-ttl=10s", "distributed-lock.default-wait-time=1s",
                 "distributed-lock.operation-timeout=1s", "distributed-lock.aspect-order=1",
                 "distributed-lock.throw-on-lease-lost=false", "distributed-lock.unguarded-methods=warn",
-                "distributed-lock.watchdog.enabled=false", "distributed-lock.watchdog.renewal-ratio=0.5")
+                "distributed-lock.cluster-notifications=global", "distributed-lock.watchdog.enabled=false", "distributed-lock.watchdog.renewal-ratio=0.5")
                 .run(context -> assertThat(context).hasNotFailed());
     }
 
