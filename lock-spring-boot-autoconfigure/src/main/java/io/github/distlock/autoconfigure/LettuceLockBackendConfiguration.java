@@ -13,6 +13,7 @@ import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockWaiters;
 import io.github.distlock.redis.RedisLockBackend;
 import io.github.distlock.redis.RedisReleaseSubscriber;
+import io.github.distlock.redis.ReplicaAcks;
 
 /**
  * The native Lettuce backend, when the connection factory is a {@link LettuceConnectionFactory}
@@ -35,7 +36,8 @@ class LettuceLockBackendConfiguration {
     @Bean(destroyMethod = "close")
     RedisLockBackend lockBackend(RedisConnectionFactory connectionFactory, DistributedLockProperties properties) {
         return new RedisLockBackend(connectionFactory, properties.getOperationTimeout(), properties.getKeyPrefix(),
-                RedisReleaseSubscriber.releaseChannel(properties.getKeyPrefix()));
+                RedisReleaseSubscriber.releaseChannel(properties.getKeyPrefix()),
+                new ReplicaAcks(properties.getReplicaAcks(), properties.getReplicaAckTimeout()));
     }
 
     /** The JVM's one subscription to release messages; it subscribes on the first wait. */

@@ -90,6 +90,8 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
     private final LockConnection connection;
     private final String keyPrefix;
     private final byte[] releaseChannel;
+    /** Confirms lock writes with {@code WAIT}; {@code null} when no replica acks are asked for. */
+    private final LettuceReplicaConfirmation confirmation;
     /** Set once a server refuses {@code SET NX GET} (Redis before 7.0): scripts take over. */
     private volatile boolean setNxGetRefused;
 
@@ -105,7 +107,23 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
      */
     public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
             String releaseChannel) {
-        this(new LockConnection(lettuceClientOf(connectionFactory), operationTimeout), keyPrefix, releaseChannel);
+        this(connectionFactory, operationTimeout, keyPrefix, releaseChannel, ReplicaAcks.NONE);
+    }
+
+    /**
+     * A backend on Spring Boot's connection factory that waits for replicas to confirm each lock write.
+     *
+     * @param connectionFactory Spring Data Redis's connection factory; must be Lettuce
+     * @param operationTimeout upper bound on each lock command
+     * @param keyPrefix prefix of every lock's key, for example {@code lock:}
+     * @param releaseChannel where a release announces that it handed the lock to a waiter
+     * @param replicaAcks how many replicas must confirm each lock write ({@link LettuceReplicaConfirmation})
+     * @throws IllegalStateException if the factory is not a {@link LettuceConnectionFactory}
+     */
+    public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
+            String releaseChannel, ReplicaAcks replicaAcks) {
+        this(new LockConnection(lettuceClientOf(connectionFactory), operationTimeout), keyPrefix, releaseChannel,
+                replicaAcks);
     }
 
     /**
@@ -123,9 +141,23 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
      * @param releaseChannel where a release announces that it handed the lock to a waiter
      */
     public RedisLockBackend(LockConnection connection, String keyPrefix, String releaseChannel) {
+        this(connection, keyPrefix, releaseChannel, ReplicaAcks.NONE);
+    }
+
+    /**
+     * A backend on a connection of its own making that waits for replicas to confirm each lock write.
+     *
+     * @param connection the connection to run every lock command on; this backend starts and closes it
+     * @param keyPrefix prefix of every lock's key, for example {@code lock:}
+     * @param releaseChannel where a release announces that it handed the lock to a waiter
+     * @param replicaAcks how many replicas must confirm each lock write ({@link LettuceReplicaConfirmation})
+     */
+    public RedisLockBackend(LockConnection connection, String keyPrefix, String releaseChannel,
+            ReplicaAcks replicaAcks) {
         this.connection = connection;
         this.keyPrefix = keyPrefix;
         this.releaseChannel = bytes(releaseChannel);
+        this.confirmation = replicaAcks.enabled() ? new LettuceReplicaConfirmation(connection, replicaAcks) : null;
         connection.connectInBackground();
     }
 
@@ -196,7 +228,27 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
     @Override
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
             boolean fencingToken) {
-        return acquireScript(key, token, ttlMillis, queueMillis, queued, fencingToken);
+        return confirmed(key, token, ttlMillis, acquireScript(key, token, ttlMillis, queueMillis, queued, fencingToken));
+    }
+
+    /**
+     * An acquisition counts once enough replicas confirm it, when that is asked for; one that is no longer
+     * ours by then (it expired, or a failover lost it) did not happen.
+     */
+    private AcquireResult confirmed(LockKey key, String token, long ttlMillis, AcquireResult attempt) {
+        if (confirmation == null || !attempt.acquired()) {
+            return attempt;
+        }
+        return confirmation.confirm(key, token, ttlMillis) ? attempt : AcquireResult.notAcquired(0, 0);
+    }
+
+    @Override
+    public AcquireResult confirmHandOver(LockKey key, String token, long ttlMillis, long fencingToken) {
+        if (confirmation == null) {
+            return QueueingLockBackend.super.confirmHandOver(key, token, ttlMillis, fencingToken);
+        }
+        return confirmation.confirm(key, token, ttlMillis) ? AcquireResult.acquired(fencingToken, ttlMillis)
+                : AcquireResult.notAcquired(0, 0);
     }
 
     /**
@@ -213,8 +265,8 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
             try {
                 byte[] previous = connection.run(key, "acquire", CommandType.SET,
                         () -> new ValueOutput<>(ByteArrayCodec.INSTANCE), args, connection.deadline()).value();
-                return previous == null || Arrays.equals(previous, value) ? AcquireResult.acquired(0, ttlMillis)
-                        : AcquireResult.notAcquired(0, 0);
+                return confirmed(key, token, ttlMillis, previous == null || Arrays.equals(previous, value)
+                        ? AcquireResult.acquired(0, ttlMillis) : AcquireResult.notAcquired(0, 0));
             }
             catch (LockBackendException ex) {
                 if (!isSyntaxError(ex)) {
@@ -224,7 +276,7 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
                 setNxGetRefused = true;
             }
         }
-        return acquireScript(key, token, ttlMillis, 0, false, false);
+        return confirmed(key, token, ttlMillis, acquireScript(key, token, ttlMillis, 0, false, false));
     }
 
     private static boolean isSyntaxError(LockBackendException ex) {
@@ -292,6 +344,10 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
     @Override
     public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
         List<List<Integer>> batches = LockScripts.batches(renewals, connection.isCluster());
+        if (confirmation != null && !renewals.isEmpty()) {
+            confirmation.renew(renewals, batches, outcomes);
+            return;
+        }
         List<ScriptCall> calls = new ArrayList<>(batches.size());
         for (List<Integer> batch : batches) {
             calls.add(renewalCall(renewals, batch));
