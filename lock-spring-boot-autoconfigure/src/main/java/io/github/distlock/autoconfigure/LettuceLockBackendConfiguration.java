@@ -14,6 +14,7 @@ import io.github.distlock.core.LockWaiters;
 import io.github.distlock.redis.RedisLockBackend;
 import io.github.distlock.redis.RedisReleaseSubscriber;
 import io.github.distlock.redis.ReleaseNotifications;
+import io.github.distlock.redis.ReplicaAcks;
 
 /**
  * The native Lettuce backend, when the connection factory is a {@link LettuceConnectionFactory}
@@ -37,7 +38,8 @@ class LettuceLockBackendConfiguration {
     RedisLockBackend lockBackend(RedisConnectionFactory connectionFactory, DistributedLockProperties properties,
             ReleaseNotifications releaseNotifications) {
         return new RedisLockBackend(connectionFactory, properties.getOperationTimeout(), properties.getKeyPrefix(),
-                releaseNotifications);
+                releaseNotifications, new ReplicaAcks(properties.getReplicaAcks(),
+                        properties.getReplicaAckTimeout()));
     }
 
     /**

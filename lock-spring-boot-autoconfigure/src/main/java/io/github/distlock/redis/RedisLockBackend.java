@@ -92,6 +92,8 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
     private final LockConnection connection;
     private final String keyPrefix;
     private final Function<LockKey, ReleaseChannel> releaseChannels;
+    /** Confirms lock writes with {@code WAIT}; {@code null} when no replica acks are asked for. */
+    private final LettuceReplicaConfirmation confirmation;
     /** Set once a server refuses {@code SET NX GET} (Redis before 7.0): scripts take over. */
     private volatile boolean setNxGetRefused;
 
@@ -125,7 +127,7 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
      * @param releaseChannel where a release announces that it handed the lock to a waiter
      */
     public RedisLockBackend(LockConnection connection, String keyPrefix, String releaseChannel) {
-        this(connection, keyPrefix, ReleaseChannel.everyKeyOn(releaseChannel));
+        this(connection, keyPrefix, ReleaseChannel.everyKeyOn(releaseChannel), ReplicaAcks.NONE);
     }
 
     /**
@@ -137,11 +139,13 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
      * @param operationTimeout upper bound on each lock command
      * @param keyPrefix prefix of every lock's key, for example {@code lock:}
      * @param releaseChannels where a release of a key announces that it handed the lock to a waiter
+     * @param replicaAcks how many replicas must confirm each lock write ({@link LettuceReplicaConfirmation})
      * @throws IllegalStateException if the factory is not a {@link LettuceConnectionFactory}
      */
     public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
-            Function<LockKey, ReleaseChannel> releaseChannels) {
-        this(new LockConnection(lettuceClientOf(connectionFactory), operationTimeout), keyPrefix, releaseChannels);
+            Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks) {
+        this(new LockConnection(lettuceClientOf(connectionFactory), operationTimeout), keyPrefix, releaseChannels,
+                replicaAcks);
     }
 
     /**
@@ -151,12 +155,14 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
      * @param connection the connection to run every lock command on; this backend starts and closes it
      * @param keyPrefix prefix of every lock's key, for example {@code lock:}
      * @param releaseChannels where a release of a key announces that it handed the lock to a waiter
+     * @param replicaAcks how many replicas must confirm each lock write ({@link LettuceReplicaConfirmation})
      */
     public RedisLockBackend(LockConnection connection, String keyPrefix,
-            Function<LockKey, ReleaseChannel> releaseChannels) {
+            Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks) {
         this.connection = connection;
         this.keyPrefix = keyPrefix;
         this.releaseChannels = releaseChannels;
+        this.confirmation = replicaAcks.enabled() ? new LettuceReplicaConfirmation(connection, replicaAcks) : null;
         connection.connectInBackground();
     }
 
@@ -227,7 +233,27 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
     @Override
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
             boolean fencingToken) {
-        return acquireScript(key, token, ttlMillis, queueMillis, queued, fencingToken);
+        return confirmed(key, token, ttlMillis, acquireScript(key, token, ttlMillis, queueMillis, queued, fencingToken));
+    }
+
+    /**
+     * An acquisition counts once enough replicas confirm it, when that is asked for; one that is no longer
+     * ours by then (it expired, or a failover lost it) did not happen.
+     */
+    private AcquireResult confirmed(LockKey key, String token, long ttlMillis, AcquireResult attempt) {
+        if (confirmation == null || !attempt.acquired()) {
+            return attempt;
+        }
+        return confirmation.confirm(key, token, ttlMillis) ? attempt : AcquireResult.notAcquired(0, 0);
+    }
+
+    @Override
+    public AcquireResult confirmHandOver(LockKey key, String token, long ttlMillis, long fencingToken) {
+        if (confirmation == null) {
+            return QueueingLockBackend.super.confirmHandOver(key, token, ttlMillis, fencingToken);
+        }
+        return confirmation.confirm(key, token, ttlMillis) ? AcquireResult.acquired(fencingToken, ttlMillis)
+                : AcquireResult.notAcquired(0, 0);
     }
 
     /**
@@ -244,8 +270,8 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
             try {
                 byte[] previous = connection.run(key, "acquire", CommandType.SET,
                         () -> new ValueOutput<>(ByteArrayCodec.INSTANCE), args, connection.deadline()).value();
-                return previous == null || Arrays.equals(previous, value) ? AcquireResult.acquired(0, ttlMillis)
-                        : AcquireResult.notAcquired(0, 0);
+                return confirmed(key, token, ttlMillis, previous == null || Arrays.equals(previous, value)
+                        ? AcquireResult.acquired(0, ttlMillis) : AcquireResult.notAcquired(0, 0));
             }
             catch (LockBackendException ex) {
                 if (!isSyntaxError(ex)) {
@@ -255,7 +281,7 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
                 setNxGetRefused = true;
             }
         }
-        return acquireScript(key, token, ttlMillis, 0, false, false);
+        return confirmed(key, token, ttlMillis, acquireScript(key, token, ttlMillis, 0, false, false));
     }
 
     private static boolean isSyntaxError(LockBackendException ex) {
@@ -324,6 +350,10 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
     @Override
     public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
         List<List<Integer>> batches = LockScripts.batches(renewals, connection.isCluster());
+        if (confirmation != null && !renewals.isEmpty()) {
+            confirmation.renew(renewals, batches, outcomes);
+            return;
+        }
         List<ScriptCall> calls = new ArrayList<>(batches.size());
         for (List<Integer> batch : batches) {
             calls.add(renewalCall(renewals, batch));

@@ -277,6 +277,55 @@ class DistributedLockAutoConfigurationTest {
     }
 
     @Test
+    void replicaAcksAreOffByDefaultAndBound() {
+        runner.run(context -> {
+            DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
+            assertThat(properties.getReplicaAcks()).isZero();
+            assertThat(properties.getReplicaAckTimeout()).hasSeconds(1);
+        });
+        runner.withPropertyValues("distributed-lock.replica-acks=2", "distributed-lock.replica-ack-timeout=500ms")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
+                    assertThat(properties.getReplicaAcks()).isEqualTo(2);
+                    assertThat(properties.getReplicaAckTimeout()).hasMillis(500);
+                    assertThat(context).getBean(LockBackend.class).isInstanceOf(RedisLockBackend.class);
+                });
+    }
+
+    @Test
+    void aNegativeReplicaAcksFailsTheStartup() {
+        assertStartupFails("distributed-lock.replica-acks=-1", "distributed-lock.replica-acks", "-1",
+                "Use 0 to wait for no replica");
+    }
+
+    @Test
+    void aReplicaAckTimeoutUnderOneMillisecondFailsTheStartup() {
+        assertStartupFails("distributed-lock.replica-ack-timeout=0ms", "distributed-lock.replica-ack-timeout", "PT0S",
+                "at least 1ms");
+        assertStartupFails("distributed-lock.replica-ack-timeout=500us", "distributed-lock.replica-ack-timeout",
+                "500us", "0 would wait for ever");
+    }
+
+    @Test
+    void aReplicaAckTimeoutLongerThanTheOperationTimeoutFailsTheStartupWhenAcksAreAskedFor() {
+        runner.withPropertyValues("distributed-lock.replica-acks=1", "distributed-lock.replica-ack-timeout=3s")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause()
+                            .hasMessageContaining("distributed-lock.replica-ack-timeout").hasMessageContaining("3s")
+                            .hasMessageContaining("distributed-lock.operation-timeout (2s)")
+                            .hasMessageContaining("Lower replica-ack-timeout or raise operation-timeout");
+                });
+    }
+
+    @Test
+    void aShortOperationTimeoutDoesNotTripOverTheReplicaAckTimeoutWhileAcksAreOff() {
+        runner.withPropertyValues("distributed-lock.operation-timeout=200ms")
+                .run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
     void aRenewalRatioOutsideZeroToOneFailsTheStartup() {
         assertStartupFails("distributed-lock.watchdog.renewal-ratio=1.5", "distributed-lock.watchdog.renewal-ratio",
                 "1.5", "between 0 and 1");
@@ -403,7 +452,9 @@ class DistributedLockAutoConfigurationTest {
                 "distributed-lock.default-ttl=10s", "distributed-lock.default-wait-time=1s",
                 "distributed-lock.operation-timeout=1s", "distributed-lock.aspect-order=1",
                 "distributed-lock.throw-on-lease-lost=false", "distributed-lock.unguarded-methods=warn",
-                "distributed-lock.cluster-notifications=global", "distributed-lock.watchdog.enabled=false", "distributed-lock.watchdog.renewal-ratio=0.5")
+                "distributed-lock.cluster-notifications=global", "distributed-lock.watchdog.enabled=false",
+                "distributed-lock.watchdog.renewal-ratio=0.5", "distributed-lock.replica-acks=0",
+                "distributed-lock.replica-ack-timeout=1s")
                 .run(context -> assertThat(context).hasNotFailed());
     }
 
@@ -415,7 +466,8 @@ class DistributedLockAutoConfigurationTest {
             assertThat(metadata).contains("\"distributed-lock.enabled\"", "\"distributed-lock.key-prefix\"",
                     "\"distributed-lock.default-ttl\"", "\"distributed-lock.default-wait-time\"",
                     "\"distributed-lock.operation-timeout\"", "\"distributed-lock.aspect-order\"",
-                    "\"distributed-lock.watchdog.enabled\"", "\"distributed-lock.watchdog.renewal-ratio\"");
+                    "\"distributed-lock.watchdog.enabled\"", "\"distributed-lock.watchdog.renewal-ratio\"",
+                    "\"distributed-lock.replica-acks\"", "\"distributed-lock.replica-ack-timeout\"");
             assertThat(metadata).contains("Upper bound on every single lock command");
         }
     }

@@ -113,7 +113,8 @@ class ShardedReleaseNotificationOnRedis62Test {
     void aReleaseToldToSpublishOnANodeWithoutItStillHandsOverAndPublishes() {
         ShardedReleaseChannels channels = new ShardedReleaseChannels(PREFIX);
         RedisLockBackend backend = new RedisLockBackend(holder.bean(RedisConnectionFactory.class),
-                Duration.ofSeconds(2), PREFIX, key -> ReleaseChannel.sharded(GLOBAL_CHANNEL, channels.channelFor(key)));
+                Duration.ofSeconds(2), PREFIX, key -> ReleaseChannel.sharded(GLOBAL_CHANNEL, channels.channelFor(key)),
+                ReplicaAcks.NONE);
         try {
             LockKey key = RedisKeyNaming.lockKey(PREFIX, "old:2");
             RedisTestServer owner = cluster.nodeForKey(key.redisKey());
