@@ -15,6 +15,7 @@ import io.github.distlock.LockLostEvent;
 import io.github.distlock.LockService;
 import io.github.distlock.core.DefaultLockService;
 import io.github.distlock.core.DefaultLockService.LockDefaults;
+import io.github.distlock.core.HandOverNotifications;
 import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockWaiters;
 import io.github.distlock.core.LockBackend;
@@ -81,6 +82,10 @@ public class DistributedLockAutoConfiguration {
         RedlockProperties redlock = properties.getRedlock();
         LockDefaults defaults = new LockDefaults(properties.getDefaultTtl(), properties.getDefaultWaitTime(),
                 properties.getWatchdog().isEnabled(), redlock.hasNodes() ? redlock.getRetryDelay() : null);
+        if (lockBackend instanceof HandOverNotifications notifications) {
+            // A backend that announces hand-overs itself wakes the waiters itself.
+            lockWaiters.notificationsFrom(notifications);
+        }
         return new DefaultLockService(lockBackend, leaseWatchdog, defaults, lockWaiters);
     }
 }

@@ -57,6 +57,11 @@ public final class LockWaiters {
         this.notificationsDelivered = delivered;
     }
 
+    /** Takes the hand-over announcements {@code source} delivers as the waiters' wake-ups. */
+    public void notificationsFrom(HandOverNotifications source) {
+        notificationsFrom(source::startDelivery, source::isDelivering);
+    }
+
     /** {@link #notificationsFrom(Predicate, Predicate)} for a delivery that covers every key alike. */
     public void notificationsFrom(BooleanSupplier active, BooleanSupplier delivered) {
         notificationsFrom(key -> active.getAsBoolean(), key -> delivered.getAsBoolean());

@@ -13,6 +13,8 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 
+import io.github.distlock.core.HandOverNotifications;
+import io.github.distlock.core.LockKey;
 import io.github.distlock.core.LockWaiters;
 
 /**
@@ -37,7 +39,8 @@ import io.github.distlock.core.LockWaiters;
  * connecting to an unresponsive server holds the container's lock until the client's command
  * timeout (a minute by default), and the container's stop waits for that lock.
  */
-public final class RedisReleaseSubscriber implements MessageListener, SmartLifecycle, AutoCloseable {
+public final class RedisReleaseSubscriber implements MessageListener, HandOverNotifications, SmartLifecycle,
+        AutoCloseable {
 
     private static final Log logger = LogFactory.getLog(RedisReleaseSubscriber.class);
 
@@ -84,7 +87,7 @@ public final class RedisReleaseSubscriber implements MessageListener, SmartLifec
         container.setSubscriptionExecutor(subscriptionThreads);
         container.setBeanName("distributed-lock-release-subscriber");
         container.addMessageListener(this, new ChannelTopic(channel));
-        waiters.notificationsFrom(this::startListening, this::isListening);
+        waiters.notificationsFrom(this);
     }
 
     /**
@@ -104,6 +107,18 @@ public final class RedisReleaseSubscriber implements MessageListener, SmartLifec
     /** Whether release messages arrive now, without starting anything. */
     public boolean isListening() {
         return container.isListening();
+    }
+
+    /** One channel carries every key's hand-overs: {@link #startListening()}. */
+    @Override
+    public boolean startDelivery(LockKey key) {
+        return startListening();
+    }
+
+    /** One channel carries every key's hand-overs: {@link #isListening()}. */
+    @Override
+    public boolean isDelivering(LockKey key) {
+        return isListening();
     }
 
     private void subscribe() {

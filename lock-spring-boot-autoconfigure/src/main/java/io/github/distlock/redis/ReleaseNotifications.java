@@ -18,6 +18,7 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
+import io.github.distlock.core.HandOverNotifications;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.core.LockWaiters;
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -54,7 +55,8 @@ import io.lettuce.core.codec.StringCodec;
  * locks), hand-overs are still made in Redis and found by the waiter's fallback poll, at most a
  * second later. A message is only ever a hint.
  */
-public final class ReleaseNotifications implements Function<LockKey, ReleaseChannel>, SmartLifecycle, AutoCloseable {
+public final class ReleaseNotifications
+        implements Function<LockKey, ReleaseChannel>, HandOverNotifications, SmartLifecycle, AutoCloseable {
 
     private static final Log logger = LogFactory.getLog(ReleaseNotifications.class);
 
@@ -109,7 +111,7 @@ public final class ReleaseNotifications implements Function<LockKey, ReleaseChan
         this.sharded = new ShardedReleaseSubscriber(this::clusterClient, channels, waiters);
         this.timeout = timeout;
         // Replaces the global subscriber's own registration (it registered when it was built, before us).
-        waiters.notificationsFrom(this::startListening, this::isListening);
+        waiters.notificationsFrom(this);
         if (!shardedAllowed) {
             decide(Mode.GLOBAL, "distributed-lock.cluster-notifications=global");
         }
@@ -156,6 +158,16 @@ public final class ReleaseNotifications implements Function<LockKey, ReleaseChan
         }
         detectInBackground();
         return false;
+    }
+
+    @Override
+    public boolean startDelivery(LockKey key) {
+        return startListening(key);
+    }
+
+    @Override
+    public boolean isDelivering(LockKey key) {
+        return isListening(key);
     }
 
     /** Whether hand-overs of {@code key} arrive now, without starting anything. */

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -35,8 +36,11 @@ import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.core.DefaultLockService;
+import io.github.distlock.core.HandOverNotifications;
 import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockBackend;
+import io.github.distlock.core.LockKey;
+import io.github.distlock.core.LockWaiters;
 import io.github.distlock.redis.RedisLockBackend;
 import io.github.distlock.redis.RedisReleaseSubscriber;
 import io.github.distlock.redis.ReleaseNotifications;
@@ -200,6 +204,20 @@ class DistributedLockAutoConfigurationTest {
                             .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("order:43")
                             .hasMessageContaining("FencingLockBackend");
                     assertThat(handle.release()).isTrue();
+                });
+    }
+
+    @Test
+    void aUserDefinedBackendThatDeliversItsOwnHandOversWakesTheWaiters() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
+                .withUserConfiguration(NotifyingBackend.class).run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(LockService.class);
+                    LockWaiters waiters = context.getBean(LockWaiters.class);
+                    LockKey key = new LockKey("a", "custom/a");
+                    assertThat(waiters.notificationsDelivered(key)).isFalse();
+                    assertThat(waiters.startNotifications(key)).isTrue();
+                    assertThat(waiters.notificationsDelivered(key)).isTrue();
                 });
     }
 
@@ -565,6 +583,50 @@ class DistributedLockAutoConfigurationTest {
         @Bean
         LockService customLockService() {
             return SERVICE;
+        }
+    }
+
+    /** A backend that delivers its own hand-over announcements: started on the first wait. */
+    @Configuration(proxyBeanMethods = false)
+    static class NotifyingBackend {
+
+        @Bean
+        LockBackend notifyingLockBackend() {
+            abstract class Notifying implements LockBackend, HandOverNotifications {
+            }
+            AtomicBoolean started = new AtomicBoolean();
+            return new Notifying() {
+                @Override
+                public LockKey lockKey(String name) {
+                    return CustomBackend.BACKEND.lockKey(name);
+                }
+
+                @Override
+                public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
+                    return CustomBackend.BACKEND.tryAcquire(key, token, ttlMillis);
+                }
+
+                @Override
+                public boolean release(LockKey key, String token) {
+                    return true;
+                }
+
+                @Override
+                public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
+                    CustomBackend.BACKEND.renew(renewals, outcomes);
+                }
+
+                @Override
+                public boolean startDelivery(LockKey key) {
+                    started.set(true);
+                    return true;
+                }
+
+                @Override
+                public boolean isDelivering(LockKey key) {
+                    return started.get();
+                }
+            };
         }
     }
 
