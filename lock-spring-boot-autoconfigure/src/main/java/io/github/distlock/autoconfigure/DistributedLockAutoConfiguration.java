@@ -9,6 +9,7 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportRuntimeHints;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.github.distlock.LockLostEvent;
@@ -48,6 +49,7 @@ import io.github.distlock.core.LockBackend;
 @AutoConfiguration(after = RedisAutoConfiguration.class)
 @Conditional(OnDistributedLockEnabledCondition.class)
 @EnableConfigurationProperties(DistributedLockProperties.class)
+@ImportRuntimeHints(DistributedLockRuntimeHints.class)
 @Import({ RedlockBackendConfiguration.class, LettuceLockBackendConfiguration.class,
         SpringDataLockBackendConfiguration.class })
 public class DistributedLockAutoConfiguration {
