@@ -204,7 +204,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     if (fencingToken && fence == 0) {
                         fence = fencing.issueFencingToken(key, token, ttlMillis);
                         if (fence == 0) {
-                            // Lost between the two calls (its lease ran out): no lock, no token.
+                            // Lost between the two calls (its lease ran out, or most of a quorum's
+                            // did): no lock, no token, and whatever of it is left is given back.
+                            pendingReleases.undo(key, token, false, ttlMillis, true);
                             return Optional.empty();
                         }
                     }
