@@ -9,12 +9,14 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportRuntimeHints;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.github.distlock.LockLostEvent;
 import io.github.distlock.LockService;
 import io.github.distlock.core.DefaultLockService;
 import io.github.distlock.core.DefaultLockService.LockDefaults;
+import io.github.distlock.core.HandOverNotifications;
 import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockWaiters;
 import io.github.distlock.core.LockBackend;
@@ -47,6 +49,7 @@ import io.github.distlock.core.LockBackend;
 @AutoConfiguration(after = RedisAutoConfiguration.class)
 @Conditional(OnDistributedLockEnabledCondition.class)
 @EnableConfigurationProperties(DistributedLockProperties.class)
+@ImportRuntimeHints(DistributedLockRuntimeHints.class)
 @Import({ RedlockBackendConfiguration.class, LettuceLockBackendConfiguration.class,
         SpringDataLockBackendConfiguration.class })
 public class DistributedLockAutoConfiguration {
@@ -81,6 +84,10 @@ public class DistributedLockAutoConfiguration {
         RedlockProperties redlock = properties.getRedlock();
         LockDefaults defaults = new LockDefaults(properties.getDefaultTtl(), properties.getDefaultWaitTime(),
                 properties.getWatchdog().isEnabled(), redlock.hasNodes() ? redlock.getRetryDelay() : null);
+        if (lockBackend instanceof HandOverNotifications notifications) {
+            // A backend that announces hand-overs itself wakes the waiters itself.
+            lockWaiters.notificationsFrom(notifications);
+        }
         return new DefaultLockService(lockBackend, leaseWatchdog, defaults, lockWaiters);
     }
 }

@@ -61,6 +61,20 @@ public class DistributedLockProperties implements InitializingBean {
     private Duration operationTimeout = Duration.ofSeconds(2);
 
     /**
+     * How many replicas must confirm each lock write (acquire, hand-over and renewal) with Redis's WAIT before it
+     * counts; 0 (the default) waits for none. Closes most of the window in which a master fails over before a lock
+     * reached a replica, at the cost of one more round trip per acquisition. Too few confirmations within
+     * replica-ack-timeout fail the acquisition with ReplicaAcknowledgementException, and the lock is released.
+     */
+    private int replicaAcks = 0;
+
+    /**
+     * How long one WAIT may wait for replica-acks replicas to confirm a lock write; more than 0 and at most
+     * operation-timeout. A bare number means milliseconds. Only used when replica-acks is above 0.
+     */
+    private Duration replicaAckTimeout = Duration.ofSeconds(1);
+
+    /**
      * Order of the @DistributedLock interceptor; lower runs further outside. The default, Ordered.LOWEST_PRECEDENCE
      * - 100, runs just outside @Transactional (whose order is Ordered.LOWEST_PRECEDENCE), so the lock outlives the
      * commit.
@@ -79,6 +93,16 @@ public class DistributedLockProperties implements InitializingBean {
      * startup with a message naming the method and the fix; warn only logs it.
      */
     private UnguardedMethods unguardedMethods = UnguardedMethods.FAIL;
+
+    /**
+     * How a release wakes waiters in a Redis Cluster, on Lettuce. auto: sharded pub/sub (SPUBLISH on a channel in
+     * the lock's own hash slot, so only the shard that owns the lock forwards it) when every node runs Redis 7 or
+     * later, else the global channel (the key prefix followed by released). global: always the global channel,
+     * which every node forwards to every other; for a fleet in which some instances listen only there (Jedis, or a
+     * rolling upgrade from a version without sharded pub/sub). Outside a Cluster, and on Jedis, the global channel
+     * is used either way.
+     */
+    private ClusterNotifications clusterNotifications = ClusterNotifications.AUTO;
 
     private final Watchdog watchdog = new Watchdog();
 
@@ -127,6 +151,22 @@ public class DistributedLockProperties implements InitializingBean {
         this.operationTimeout = operationTimeout;
     }
 
+    public int getReplicaAcks() {
+        return replicaAcks;
+    }
+
+    public void setReplicaAcks(int replicaAcks) {
+        this.replicaAcks = replicaAcks;
+    }
+
+    public Duration getReplicaAckTimeout() {
+        return replicaAckTimeout;
+    }
+
+    public void setReplicaAckTimeout(Duration replicaAckTimeout) {
+        this.replicaAckTimeout = replicaAckTimeout;
+    }
+
     public int getAspectOrder() {
         return aspectOrder;
     }
@@ -149,6 +189,14 @@ public class DistributedLockProperties implements InitializingBean {
 
     public void setUnguardedMethods(UnguardedMethods unguardedMethods) {
         this.unguardedMethods = unguardedMethods;
+    }
+
+    public ClusterNotifications getClusterNotifications() {
+        return clusterNotifications;
+    }
+
+    public void setClusterNotifications(ClusterNotifications clusterNotifications) {
+        this.clusterNotifications = clusterNotifications;
     }
 
     public Web getWeb() {
@@ -198,6 +246,7 @@ public class DistributedLockProperties implements InitializingBean {
                             + "such as 3s (at most 36500d).");
         }
         requirePositive("operation-timeout", operationTimeout, "Use a positive duration such as 2s.");
+        validateReplicaAcks();
         double ratio = watchdog.renewalRatio;
         if (!(ratio > 0 && ratio < 1)) {
             throw new InvalidConfigurationPropertyValueException(PREFIX + ".watchdog.renewal-ratio", ratio,
@@ -209,8 +258,46 @@ public class DistributedLockProperties implements InitializingBean {
             throw new InvalidConfigurationPropertyValueException(PREFIX + ".unguarded-methods", null,
                     "Use fail (the default) or warn.");
         }
+        if (clusterNotifications == null) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".cluster-notifications", null,
+                    "Use auto (the default) or global.");
+        }
         if (redlock.hasNodes()) {
             redlock.validate();
+            if (replicaAcks > 0) {
+                // Silently ignored, the setting would promise a safety the Redlock backend does not give.
+                throw new InvalidConfigurationPropertyValueException(PREFIX + ".replica-acks", replicaAcks,
+                        "Replica acknowledgements apply to the single-Redis backend; with "
+                                + RedlockProperties.PREFIX + ".nodes set, locks are Redlocks over independent "
+                                + "masters, which do not wait for replicas. Remove replica-acks, or the Redlock nodes.");
+            }
+        }
+    }
+
+    /**
+     * No upper bound on replica-acks: Redis has none on replicas, and a number above the replicas present fails the
+     * first acquisition with a message giving both counts. The timeout is checked against operation-timeout only
+     * when acks are asked for, so that a short operation-timeout alone never fails on a feature that is off.
+     */
+    private void validateReplicaAcks() {
+        if (replicaAcks < 0) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".replica-acks", replicaAcks,
+                    "The number of replicas may not be negative. Use 0 to wait for no replica, or the number of "
+                            + "replicas that must confirm each lock, such as 1.");
+        }
+        // WAIT with a timeout of 0 blocks for ever; a sub-millisecond timeout would be sent as 0.
+        if (replicaAckTimeout == null || replicaAckTimeout.toMillis() < 1) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".replica-ack-timeout",
+                    describe(replicaAckTimeout), "The timeout must be at least 1ms (Redis's WAIT counts whole "
+                            + "milliseconds, and 0 would wait for ever). Use a duration such as 1s.");
+        }
+        if (replicaAcks > 0 && replicaAckTimeout.compareTo(operationTimeout) > 0) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".replica-ack-timeout",
+                    describe(replicaAckTimeout), "With " + PREFIX + ".replica-acks=" + replicaAcks + " the wait for "
+                            + "replicas may be at most " + PREFIX + ".operation-timeout ("
+                            + LockDurations.describe(operationTimeout) + "): a lock write that takes longer to "
+                            + "confirm than a command may take to answer is a Redis in trouble. Lower "
+                            + "replica-ack-timeout or raise operation-timeout.");
         }
     }
 
@@ -239,6 +326,16 @@ public class DistributedLockProperties implements InitializingBean {
 
         /** Log a WARN and start; calls of the method run without the lock. */
         WARN
+    }
+
+    /** How a release wakes waiters in a Redis Cluster. */
+    public enum ClusterNotifications {
+
+        /** Sharded pub/sub where every node runs Redis 7 or later, else the global channel. */
+        AUTO,
+
+        /** Always the global channel, which every node forwards to every other. */
+        GLOBAL
     }
 
     /** Lease renewal settings. */

@@ -13,6 +13,8 @@ import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockWaiters;
 import io.github.distlock.redis.RedisLockBackend;
 import io.github.distlock.redis.RedisReleaseSubscriber;
+import io.github.distlock.redis.ReleaseNotifications;
+import io.github.distlock.redis.ReplicaAcks;
 
 /**
  * The native Lettuce backend, when the connection factory is a {@link LettuceConnectionFactory}
@@ -33,9 +35,26 @@ class LettuceLockBackendConfiguration {
 
     /** The single-Redis backend on Lettuce, using Boot's connection factory. */
     @Bean(destroyMethod = "close")
-    RedisLockBackend lockBackend(RedisConnectionFactory connectionFactory, DistributedLockProperties properties) {
+    RedisLockBackend lockBackend(RedisConnectionFactory connectionFactory, DistributedLockProperties properties,
+            ReleaseNotifications releaseNotifications) {
         return new RedisLockBackend(connectionFactory, properties.getOperationTimeout(), properties.getKeyPrefix(),
-                RedisReleaseSubscriber.releaseChannel(properties.getKeyPrefix()));
+                releaseNotifications, new ReplicaAcks(properties.getReplicaAcks(),
+                        properties.getReplicaAckTimeout()));
+    }
+
+    /**
+     * Chooses, and logs, how releases announce hand-overs: sharded pub/sub in a Redis Cluster 7+, the
+     * global channel otherwise. Waiters then ask it, not the global subscriber, whether wake-ups arrive.
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    ReleaseNotifications releaseNotifications(RedisConnectionFactory connectionFactory,
+            RedisReleaseSubscriber redisReleaseSubscriber, LockWaiters lockWaiters,
+            DistributedLockProperties properties) {
+        boolean shardedAllowed = properties.getClusterNotifications()
+                != DistributedLockProperties.ClusterNotifications.GLOBAL;
+        return new ReleaseNotifications(connectionFactory, properties.getKeyPrefix(), shardedAllowed,
+                redisReleaseSubscriber, lockWaiters, properties.getOperationTimeout());
     }
 
     /** The JVM's one subscription to release messages; it subscribes on the first wait. */

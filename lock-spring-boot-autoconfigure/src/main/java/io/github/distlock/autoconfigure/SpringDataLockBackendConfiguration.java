@@ -10,6 +10,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockWaiters;
 import io.github.distlock.redis.RedisReleaseSubscriber;
+import io.github.distlock.redis.ReplicaAcks;
 import io.github.distlock.redis.SpringDataLockBackend;
 
 /**
@@ -28,7 +29,8 @@ class SpringDataLockBackendConfiguration {
     @Bean(destroyMethod = "close")
     SpringDataLockBackend lockBackend(RedisConnectionFactory connectionFactory, DistributedLockProperties properties) {
         return new SpringDataLockBackend(connectionFactory, properties.getOperationTimeout(), properties.getKeyPrefix(),
-                RedisReleaseSubscriber.releaseChannel(properties.getKeyPrefix()));
+                RedisReleaseSubscriber.releaseChannel(properties.getKeyPrefix()),
+                new ReplicaAcks(properties.getReplicaAcks(), properties.getReplicaAckTimeout()));
     }
 
     /** The JVM's one subscription to release messages; it subscribes on the first wait. */

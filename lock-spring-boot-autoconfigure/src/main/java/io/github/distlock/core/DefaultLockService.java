@@ -22,6 +22,7 @@ import io.github.distlock.LockKeys;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
+import io.github.distlock.ReplicaAcknowledgementException;
 import io.github.distlock.core.LockBackend.AcquireResult;
 
 /**
@@ -126,7 +127,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
             // may stay in Redis. After a backend failure, undo in the background rather than
             // holding the caller up for a Redis that just failed it.
             if (acquisition.sent) {
-                boolean backendFailed = ex instanceof LockBackendException;
+                // Too few replica acks is Redis answering: the lock is ours on the master, release it now.
+                boolean backendFailed = ex instanceof LockBackendException
+                        && !(ex instanceof ReplicaAcknowledgementException);
                 pendingReleases.undo(key, acquisition.token, acquisition.queued, ttlMillis, !backendFailed);
             }
             throw ex;
@@ -201,7 +204,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     if (fencingToken && fence == 0) {
                         fence = fencing.issueFencingToken(key, token, ttlMillis);
                         if (fence == 0) {
-                            // Lost between the two calls (its lease ran out): no lock, no token.
+                            // Lost between the two calls (its lease ran out, or most of a quorum's
+                            // did): no lock, no token, and whatever of it is left is given back.
+                            pendingReleases.undo(key, token, false, ttlMillis, true);
                             return Optional.empty();
                         }
                     }
@@ -237,7 +242,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 // Wake-ups can be trusted only if the subscription was up before this attempt: a
                 // hand-over published before it started is lost and must be found by polling.
                 // (Asked without starting it: only a failed attempt starts the subscription.)
-                boolean notifiedBefore = waiter != null && waiters.notificationsDelivered();
+                boolean notifiedBefore = waiter != null && waiters.notificationsDelivered(key);
                 long sentAt = System.nanoTime();
                 long waitLeft = deadline - sentAt;
                 long queueMillis = waitLeft > 0
@@ -259,7 +264,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 }
                 // Asked after every failed attempt, as this is what starts the subscription on the
                 // first wait; it must not sit behind notifiedBefore, which is false until then.
-                boolean notifying = waiters.startNotifications();
+                boolean notifying = waiters.startNotifications(key);
                 long pause;
                 if (notifiedBefore && notifying) {
                     pause = Math.min(remaining, FALLBACK_POLL_NANOS);
@@ -276,9 +281,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 // re-check often enough that the count errs by at most a quarter of the lease.
                 pause = Math.min(pause, TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 4);
                 long handedOver = waiter.await(pause);
-                if (handedOver > 0) {
-                    // Proven, and drawn after this attempt ran (LockWaiters): the lease started
-                    // after sentAt, so counting from sentAt never outlasts Redis's count.
+                // Proven, and drawn after this attempt ran (LockWaiters): the lease started after
+                // sentAt, so counting from sentAt never outlasts Redis's count. Confirmed first (replica
+                // acks): the hand-over was written on the releaser's connection, not ours.
+                if (handedOver > 0 && queueing.confirmHandOver(key, token, ttlMillis, handedOver).acquired()) {
                     return held(handedOver, ttlMillis, sentAt);
                 }
                 if (Thread.currentThread().isInterrupted()) {
@@ -298,7 +304,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
             long sentAt = System.nanoTime();
             AcquireResult last = queueing.stopWaiting(key, token, ttlMillis);
             queued = false;
-            return last.acquired() ? held(last.fencingToken(), last.validityMillis(), sentAt) : Optional.empty();
+            // A hand-over, like one announced by message: confirmed before it counts (replica acks).
+            return last.acquired() && queueing.confirmHandOver(key, token, ttlMillis, last.fencingToken()).acquired()
+                    ? held(last.fencingToken(), last.validityMillis(), sentAt) : Optional.empty();
         }
 
         /**

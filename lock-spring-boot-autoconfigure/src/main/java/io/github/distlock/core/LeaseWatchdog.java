@@ -204,7 +204,9 @@ public final class LeaseWatchdog implements AutoCloseable {
             case FAILED -> {
                 long now = System.nanoTime();
                 if (now - handle.leaseDeadlineNanos() >= 0) {
-                    lose(handle, "Redis could not be reached until the lease ran out");
+                    // Also where renewals ran but too few replicas confirmed them (replica acks).
+                    lose(handle, "Redis could not be reached (or too few replicas confirmed the renewal) until the "
+                            + "lease ran out");
                 }
                 else {
                     long retry = now + renewalPeriodNanos(handle) / RETRIES_PER_PERIOD;

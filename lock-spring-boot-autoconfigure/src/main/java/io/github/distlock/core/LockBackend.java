@@ -12,7 +12,10 @@ import java.util.List;
  * <ul>
  * <li>{@link FencingLockBackend}: fencing tokens, strictly increasing per lock;</li>
  * <li>{@link QueueingLockBackend}: a wait queue, with each release handing the lock to the
- * longest-waiting live waiter and announcing it ({@link LockWaiters#handedOver}).</li>
+ * longest-waiting live waiter and announcing it ({@link LockWaiters#handedOver});</li>
+ * <li>{@link HandOverNotifications}: wake-ups, the delivery of those announcements to this JVM's
+ * waiters (for Redis, a pub/sub subscription, a bean of its own; a custom backend may deliver
+ * them itself).</li>
  * </ul>
  * A backend without the queue still supports waiting: the lock service polls, never sleeping past
  * the holder's lease. A request for a fencing token fails fast, naming the backend, on a backend

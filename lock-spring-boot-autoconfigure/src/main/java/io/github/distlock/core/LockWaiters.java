@@ -38,31 +38,46 @@ import java.util.function.Predicate;
 public final class LockWaiters {
 
     private final ConcurrentHashMap<String, Waiter> byId = new ConcurrentHashMap<>();
-    private volatile BooleanSupplier notificationsActive = () -> false;
-    private volatile BooleanSupplier notificationsDelivered = () -> false;
+    private volatile Predicate<LockKey> notificationsActive = key -> false;
+    private volatile Predicate<LockKey> notificationsDelivered = key -> false;
 
     /**
-     * Tells the registry how to know whether hand-over messages are currently being delivered.
-     * While they are not, waiters poll with a short backoff instead of trusting the wake-up.
+     * Tells the registry how to know whether hand-over messages for a key are currently being
+     * delivered. While they are not, waiters on that key poll with a short backoff instead of
+     * trusting the wake-up. Per key, because a delivery may cover some keys only: sharded pub/sub
+     * in a Redis Cluster subscribes per hash slot.
      *
-     * @param active asked when a thread is about to wait; may start the delivery (a subscription)
-     *        and answer {@code false} until it runs
+     * @param active asked when a thread is about to wait for {@code key}; may start the delivery (a
+     *        subscription) and answer {@code false} until it runs
      * @param delivered asked before every attempt of a waiting thread; must not start anything, so
      *        that locks nobody waits for never open a subscription
      */
-    public void notificationsFrom(BooleanSupplier active, BooleanSupplier delivered) {
+    public void notificationsFrom(Predicate<LockKey> active, Predicate<LockKey> delivered) {
         this.notificationsActive = active;
         this.notificationsDelivered = delivered;
     }
 
-    /** Starts the delivery of hand-over messages if it is not running, and says whether it runs now. */
-    public boolean startNotifications() {
-        return notificationsActive.getAsBoolean();
+    /** Takes the hand-over announcements {@code source} delivers as the waiters' wake-ups. */
+    public void notificationsFrom(HandOverNotifications source) {
+        notificationsFrom(source::startDelivery, source::isDelivering);
     }
 
-    /** Whether hand-over messages are being delivered now, without starting anything. */
-    public boolean notificationsDelivered() {
-        return notificationsDelivered.getAsBoolean();
+    /** {@link #notificationsFrom(Predicate, Predicate)} for a delivery that covers every key alike. */
+    public void notificationsFrom(BooleanSupplier active, BooleanSupplier delivered) {
+        notificationsFrom(key -> active.getAsBoolean(), key -> delivered.getAsBoolean());
+    }
+
+    /**
+     * Starts the delivery of hand-over messages for {@code key} if it is not running, and says
+     * whether it runs now.
+     */
+    public boolean startNotifications(LockKey key) {
+        return notificationsActive.test(key);
+    }
+
+    /** Whether hand-over messages for {@code key} are being delivered now, without starting anything. */
+    public boolean notificationsDelivered(LockKey key) {
+        return notificationsDelivered.test(key);
     }
 
     /**

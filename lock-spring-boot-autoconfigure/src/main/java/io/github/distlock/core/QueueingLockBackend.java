@@ -46,4 +46,25 @@ public interface QueueingLockBackend extends LockBackend {
      *         lock was handed to this waiter; otherwise not acquired
      */
     AcquireResult stopWaiting(LockKey key, String token, long ttlMillis);
+
+    /**
+     * Confirms a lock that a release handed to this caller (announced to {@link LockWaiters#handedOver}, or
+     * found by {@link #stopWaiting}) before the caller counts it as held. The hand-over was written by the
+     * releaser's connection; a backend that waits for replicas to confirm its writes
+     * ({@code distributed-lock.replica-acks}) cannot count on that write, so it writes the lock once more on
+     * its own connection and waits for that. Called only with a proven, newer hand-over; this default trusts
+     * it without a call.
+     *
+     * @param key the lock
+     * @param token the waiter's token, which the release set as the lock's value
+     * @param ttlMillis the lease the waiter asked for
+     * @param fencingToken the fencing token that came with the hand-over
+     * @return acquired, with {@code fencingToken}, if the lock holds {@code token} and is confirmed; not
+     *         acquired if it no longer holds it (expired, or lost to a failover), and the caller waits on
+     * @throws io.github.distlock.ReplicaAcknowledgementException if too few replicas confirmed it; the
+     *         caller then releases it
+     */
+    default AcquireResult confirmHandOver(LockKey key, String token, long ttlMillis, long fencingToken) {
+        return AcquireResult.acquired(fencingToken, ttlMillis);
+    }
 }

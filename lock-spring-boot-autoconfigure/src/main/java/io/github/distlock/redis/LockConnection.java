@@ -167,6 +167,11 @@ public final class LockConnection implements AutoCloseable {
                 ByteArrayCodec.INSTANCE), new CommandArgs<>(ByteArrayCodec.INSTANCE).add(section), deadline()).value();
     }
 
+    /** The bound of each call, as configured, for messages. */
+    Duration operationTimeout() {
+        return operationTimeout;
+    }
+
     /** The bound of one call, from now. */
     long deadline() {
         return System.nanoTime() + timeoutNanos;
@@ -460,7 +465,7 @@ public final class LockConnection implements AutoCloseable {
      * Waits for {@code future} until {@code deadline}, through interrupts; the interrupt flag is
      * restored before returning.
      */
-    private static <T> T awaitUninterruptibly(CompletableFuture<T> future, long deadline)
+    static <T> T awaitUninterruptibly(CompletableFuture<T> future, long deadline)
             throws TimeoutException, ExecutionException {
         boolean interrupted = false;
         try {

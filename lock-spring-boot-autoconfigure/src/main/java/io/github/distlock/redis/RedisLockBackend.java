@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Function;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -34,8 +35,9 @@ import io.lettuce.core.protocol.CommandType;
  * {@code <prefix>{<key>}:waiting}, all in the lock's Cluster slot. A release hands the lock to the
  * longest-waiting live waiter (it sets the key to that waiter's token) and publishes
  * {@code <SHA-1 of the token>:<fencing token>:<proof>} on the release channel (release.lua says why
- * the token itself is never published); with nobody queued it just deletes the key and publishes
- * nothing. The scripts ({@code acquire.lua}, {@code release.lua},
+ * the token itself is never published; in a Redis Cluster 7+ it is {@code SPUBLISH}ed on the lock's
+ * slot channel instead, see {@link ReleaseNotifications}); with nobody queued it just deletes the
+ * key and publishes nothing. The scripts ({@code acquire.lua}, {@code release.lua},
  * {@code renew.lua}, {@code cancel.lua}, {@code fence.lua}, and {@code fencing.lua} with the
  * fencing-token functions that the others share) sit next to this class and run with
  * {@code EVALSHA}, falling back to {@code EVAL} once per node.
@@ -89,7 +91,9 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
 
     private final LockConnection connection;
     private final String keyPrefix;
-    private final byte[] releaseChannel;
+    private final Function<LockKey, ReleaseChannel> releaseChannels;
+    /** Confirms lock writes with {@code WAIT}; {@code null} when no replica acks are asked for. */
+    private final LettuceReplicaConfirmation confirmation;
     /** Set once a server refuses {@code SET NX GET} (Redis before 7.0): scripts take over. */
     private volatile boolean setNxGetRefused;
 
@@ -123,9 +127,42 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
      * @param releaseChannel where a release announces that it handed the lock to a waiter
      */
     public RedisLockBackend(LockConnection connection, String keyPrefix, String releaseChannel) {
+        this(connection, keyPrefix, ReleaseChannel.everyKeyOn(releaseChannel), ReplicaAcks.NONE);
+    }
+
+    /**
+     * A backend on Spring Boot's connection factory whose releases announce each key's hand-overs
+     * where {@code releaseChannels} says: sharded pub/sub in a Redis Cluster 7+
+     * ({@link ReleaseNotifications}).
+     *
+     * @param connectionFactory Spring Data Redis's connection factory; must be Lettuce
+     * @param operationTimeout upper bound on each lock command
+     * @param keyPrefix prefix of every lock's key, for example {@code lock:}
+     * @param releaseChannels where a release of a key announces that it handed the lock to a waiter
+     * @param replicaAcks how many replicas must confirm each lock write ({@link LettuceReplicaConfirmation})
+     * @throws IllegalStateException if the factory is not a {@link LettuceConnectionFactory}
+     */
+    public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
+            Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks) {
+        this(new LockConnection(lettuceClientOf(connectionFactory), operationTimeout), keyPrefix, releaseChannels,
+                replicaAcks);
+    }
+
+    /**
+     * A backend on a connection of its own making, announcing each key's hand-overs where
+     * {@code releaseChannels} says.
+     *
+     * @param connection the connection to run every lock command on; this backend starts and closes it
+     * @param keyPrefix prefix of every lock's key, for example {@code lock:}
+     * @param releaseChannels where a release of a key announces that it handed the lock to a waiter
+     * @param replicaAcks how many replicas must confirm each lock write ({@link LettuceReplicaConfirmation})
+     */
+    public RedisLockBackend(LockConnection connection, String keyPrefix,
+            Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks) {
         this.connection = connection;
         this.keyPrefix = keyPrefix;
-        this.releaseChannel = bytes(releaseChannel);
+        this.releaseChannels = releaseChannels;
+        this.confirmation = replicaAcks.enabled() ? new LettuceReplicaConfirmation(connection, replicaAcks) : null;
         connection.connectInBackground();
     }
 
@@ -196,7 +233,27 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
     @Override
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
             boolean fencingToken) {
-        return acquireScript(key, token, ttlMillis, queueMillis, queued, fencingToken);
+        return confirmed(key, token, ttlMillis, acquireScript(key, token, ttlMillis, queueMillis, queued, fencingToken));
+    }
+
+    /**
+     * An acquisition counts once enough replicas confirm it, when that is asked for; one that is no longer
+     * ours by then (it expired, or a failover lost it) did not happen.
+     */
+    private AcquireResult confirmed(LockKey key, String token, long ttlMillis, AcquireResult attempt) {
+        if (confirmation == null || !attempt.acquired()) {
+            return attempt;
+        }
+        return confirmation.confirm(key, token, ttlMillis) ? attempt : AcquireResult.notAcquired(0, 0);
+    }
+
+    @Override
+    public AcquireResult confirmHandOver(LockKey key, String token, long ttlMillis, long fencingToken) {
+        if (confirmation == null) {
+            return QueueingLockBackend.super.confirmHandOver(key, token, ttlMillis, fencingToken);
+        }
+        return confirmation.confirm(key, token, ttlMillis) ? AcquireResult.acquired(fencingToken, ttlMillis)
+                : AcquireResult.notAcquired(0, 0);
     }
 
     /**
@@ -213,8 +270,8 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
             try {
                 byte[] previous = connection.run(key, "acquire", CommandType.SET,
                         () -> new ValueOutput<>(ByteArrayCodec.INSTANCE), args, connection.deadline()).value();
-                return previous == null || Arrays.equals(previous, value) ? AcquireResult.acquired(0, ttlMillis)
-                        : AcquireResult.notAcquired(0, 0);
+                return confirmed(key, token, ttlMillis, previous == null || Arrays.equals(previous, value)
+                        ? AcquireResult.acquired(0, ttlMillis) : AcquireResult.notAcquired(0, 0));
             }
             catch (LockBackendException ex) {
                 if (!isSyntaxError(ex)) {
@@ -224,7 +281,7 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
                 setNxGetRefused = true;
             }
         }
-        return acquireScript(key, token, ttlMillis, 0, false, false);
+        return confirmed(key, token, ttlMillis, acquireScript(key, token, ttlMillis, 0, false, false));
     }
 
     private static boolean isSyntaxError(LockBackendException ex) {
@@ -269,7 +326,8 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
     public boolean release(LockKey key, String token) {
         Reply<Long> reply = connection.script(key, "release", RELEASE,
                 () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), keys(key),
-                new byte[][] { bytes(token), releaseChannel, FENCE_COUNTER_TTL_BYTES }, connection.deadline());
+                releaseChannels.apply(key).releaseArguments(bytes(token), FENCE_COUNTER_TTL_BYTES),
+                connection.deadline());
         return reply.value() == 1L || reply.resent();
     }
 
@@ -292,6 +350,10 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
     @Override
     public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
         List<List<Integer>> batches = LockScripts.batches(renewals, connection.isCluster());
+        if (confirmation != null && !renewals.isEmpty()) {
+            confirmation.renew(renewals, batches, outcomes);
+            return;
+        }
         List<ScriptCall> calls = new ArrayList<>(batches.size());
         for (List<Integer> batch : batches) {
             calls.add(renewalCall(renewals, batch));

@@ -1,6 +1,5 @@
 package io.github.distlock.redis;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -14,7 +13,8 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 
-import io.github.distlock.LockKeys;
+import io.github.distlock.core.HandOverNotifications;
+import io.github.distlock.core.LockKey;
 import io.github.distlock.core.LockWaiters;
 
 /**
@@ -39,7 +39,8 @@ import io.github.distlock.core.LockWaiters;
  * connecting to an unresponsive server holds the container's lock until the client's command
  * timeout (a minute by default), and the container's stop waits for that lock.
  */
-public final class RedisReleaseSubscriber implements MessageListener, SmartLifecycle, AutoCloseable {
+public final class RedisReleaseSubscriber implements MessageListener, HandOverNotifications, SmartLifecycle,
+        AutoCloseable {
 
     private static final Log logger = LogFactory.getLog(RedisReleaseSubscriber.class);
 
@@ -86,7 +87,7 @@ public final class RedisReleaseSubscriber implements MessageListener, SmartLifec
         container.setSubscriptionExecutor(subscriptionThreads);
         container.setBeanName("distributed-lock-release-subscriber");
         container.addMessageListener(this, new ChannelTopic(channel));
-        waiters.notificationsFrom(this::startListening, container::isListening);
+        waiters.notificationsFrom(this);
     }
 
     /**
@@ -101,6 +102,23 @@ public final class RedisReleaseSubscriber implements MessageListener, SmartLifec
             return false;
         }
         return container.isListening();
+    }
+
+    /** Whether release messages arrive now, without starting anything. */
+    public boolean isListening() {
+        return container.isListening();
+    }
+
+    /** One channel carries every key's hand-overs: {@link #startListening()}. */
+    @Override
+    public boolean startDelivery(LockKey key) {
+        return startListening();
+    }
+
+    /** One channel carries every key's hand-overs: {@link #isListening()}. */
+    @Override
+    public boolean isDelivering(LockKey key) {
+        return isListening();
     }
 
     private void subscribe() {
@@ -153,35 +171,7 @@ public final class RedisReleaseSubscriber implements MessageListener, SmartLifec
 
     @Override
     public void onMessage(Message message, byte[] pattern) {
-        String body = new String(message.getBody(), StandardCharsets.US_ASCII);
-        int first = body.indexOf(':');
-        int second = body.indexOf(':', first + 1);
-        if (first < 0 || second < 0) {
-            ignore(body);
-            return;
-        }
-        String fencingText = body.substring(first + 1, second);
-        String proof = body.substring(second + 1);
-        long fencingToken;
-        try {
-            fencingToken = Long.parseLong(fencingText);
-        }
-        catch (NumberFormatException ex) {
-            ignore(body);
-            return;
-        }
-        // The proof is SHA-1(token:fencing token), as release.lua makes it: only a script that knew
-        // the waiter's token can have sent this.
-        waiters.handedOver(body.substring(0, first), fencingToken,
-                token -> LockWaiters.sha1Hex(token + ':' + fencingText).equals(proof));
-    }
-
-    private void ignore(String body) {
-        // Not ours: someone else publishes on this channel. The waiter will poll.
-        if (logger.isDebugEnabled()) {
-            logger.debug("Ignoring unexpected message on lock release channel '" + channel + "': "
-                    + LockKeys.printable(body));
-        }
+        HandOverMessages.deliver(channel, message.getBody(), waiters);
     }
 
     @Override

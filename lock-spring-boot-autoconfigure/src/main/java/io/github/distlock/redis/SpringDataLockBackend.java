@@ -1,5 +1,6 @@
 package io.github.distlock.redis;
 
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,6 +41,7 @@ import org.springframework.data.redis.core.script.DefaultScriptExecutor;
 import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.data.redis.core.types.Expiration;
 import org.springframework.data.redis.serializer.RedisSerializer;
+import org.springframework.util.ReflectionUtils;
 
 import io.github.distlock.LockBackendException;
 import io.github.distlock.core.FencingLockBackend;
@@ -108,6 +110,8 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
     private static final ThreadLocal<Long> DEADLINE = new ThreadLocal<>();
 
     private final StringRedisTemplate template;
+    /** How many replicas confirm each lock write ({@link #confirm}); none by default. */
+    private final ReplicaAcks replicaAcks;
     private final Duration operationTimeout;
     private final long timeoutNanos;
     private final String keyPrefix;
@@ -133,6 +137,24 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
      */
     public SpringDataLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
             String releaseChannel) {
+        this(connectionFactory, operationTimeout, keyPrefix, releaseChannel, ReplicaAcks.NONE);
+    }
+
+    /**
+     * @param connectionFactory Spring Data Redis's connection factory, with any driver
+     * @param operationTimeout upper bound on each lock command
+     * @param keyPrefix prefix of every lock's key, for example {@code lock:}
+     * @param releaseChannel where a release announces that it handed the lock to a waiter
+     *        ({@link RedisReleaseSubscriber#releaseChannel(String)})
+     * @param replicaAcks how many replicas must confirm each lock write ({@link #confirm})
+     * @throws IllegalStateException if replica acks are asked for on a Redis Cluster connection factory
+     */
+    public SpringDataLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
+            String releaseChannel, ReplicaAcks replicaAcks) {
+        if (replicaAcks.enabled() && isClusterAware(connectionFactory)) {
+            throw clusterRefused(replicaAcks);
+        }
+        this.replicaAcks = replicaAcks;
         this.template = new StringRedisTemplate(Objects.requireNonNull(connectionFactory, "connectionFactory"));
         template.setScriptExecutor(new LateScriptGuard(template));
         this.operationTimeout = operationTimeout;
@@ -142,6 +164,28 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
         this.executor = new ThreadPoolExecutor(THREADS, THREADS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
                 daemonThreads("distributed-lock-redis-"));
         executor.allowCoreThreadTimeOut(true);
+    }
+
+    /**
+     * Whether the factory connects to a Redis Cluster: both of Spring Data's factories say so with
+     * {@code isRedisClusterAware()}, read reflectively so that neither driver has to be present.
+     */
+    private static boolean isClusterAware(RedisConnectionFactory connectionFactory) {
+        Method clusterAware = ReflectionUtils.findMethod(connectionFactory.getClass(), "isRedisClusterAware");
+        return clusterAware != null && Boolean.TRUE.equals(ReflectionUtils.invokeMethod(clusterAware, connectionFactory));
+    }
+
+    /**
+     * Jedis's Cluster connection borrows a pooled connection per command and sends {@code WAIT} (which has
+     * no key) to any node, so the write and the {@code WAIT} cannot be put on one connection to the lock's
+     * master through Spring Data's API.
+     */
+    private static IllegalStateException clusterRefused(ReplicaAcks replicaAcks) {
+        return new IllegalStateException("distributed-lock.replica-acks=" + replicaAcks.replicas() + " is not "
+                + "supported on a Redis Cluster through Spring Data Redis's template (Jedis): WAIT counts only the "
+                + "writes of the connection it runs on, and the Cluster connection sends each command on a pooled "
+                + "connection of its own and WAIT to an arbitrary node. Use Lettuce (the native backend confirms "
+                + "on the lock master's connection), or set distributed-lock.replica-acks=0.");
     }
 
     private static ThreadFactory daemonThreads(String prefix) {
@@ -189,7 +233,84 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
     @Override
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
             boolean fencingToken) {
-        return acquireScript(key, token, ttlMillis, queueMillis, queued, fencingToken);
+        return confirmed(key, token, ttlMillis, acquireScript(key, token, ttlMillis, queueMillis, queued, fencingToken));
+    }
+
+    /**
+     * An acquisition counts once enough replicas confirm it, when that is asked for; one that is no longer
+     * ours by then (it expired, or a failover lost it) did not happen.
+     */
+    private AcquireResult confirmed(LockKey key, String token, long ttlMillis, AcquireResult attempt) {
+        if (!replicaAcks.enabled() || !attempt.acquired()) {
+            return attempt;
+        }
+        return confirm(key, token, ttlMillis) ? attempt : AcquireResult.notAcquired(0, 0);
+    }
+
+    @Override
+    public AcquireResult confirmHandOver(LockKey key, String token, long ttlMillis, long fencingToken) {
+        if (!replicaAcks.enabled()) {
+            return QueueingLockBackend.super.confirmHandOver(key, token, ttlMillis, fencingToken);
+        }
+        return confirm(key, token, ttlMillis) ? AcquireResult.acquired(fencingToken, ttlMillis)
+                : AcquireResult.notAcquired(0, 0);
+    }
+
+    /**
+     * Writes the lock again ({@code renew.lua}: compare-and-{@code PEXPIRE}, which follows the lock's own
+     * write or hand-over in the replication stream) and sends {@code WAIT}, both inside one callback, so on
+     * one borrowed connection: {@code WAIT} counts only that connection's writes. Jedis never re-sends on
+     * another connection behind our back; a broken one fails the call.
+     *
+     * @return {@code true} if the lock holds {@code token} and enough replicas have it; {@code false} if it
+     *         no longer holds {@code token}
+     * @throws io.github.distlock.ReplicaAcknowledgementException if too few replicas confirmed it in time
+     */
+    private boolean confirm(LockKey key, String token, long ttlMillis) {
+        long deadline = deadline() + replicaAcks.timeout().toNanos();
+        long[] renewedAndAcks = call(key, "replica acknowledgement", deadline, () -> template.execute(
+                (RedisCallback<long[]>) connection -> renewAndWait(connection, List.of(key.redisKey()),
+                        List.of(token, Long.toString(ttlMillis)))));
+        if (renewedAndAcks[0] != 1L) {
+            return false;
+        }
+        replicaAcks.require(key, renewedAndAcks[1]);
+        return true;
+    }
+
+    /**
+     * Runs {@code renew.lua} on {@code keys} and then {@code WAIT}, on this one connection.
+     *
+     * @return the script's answer for each key (1 renewed, 0 not ours), then the replicas that acknowledged
+     */
+    private long[] renewAndWait(RedisConnection connection, List<String> keys, List<String> args) {
+        LateScriptGuard.refuseIfLate();
+        if (connection instanceof RedisClusterConnection
+                || (connection instanceof DecoratedRedisConnection decorated
+                        && decorated.getDelegate() instanceof RedisClusterConnection)) {
+            throw clusterRefused(replicaAcks);
+        }
+        byte[][] keysAndArgs = new byte[keys.size() + args.size()][];
+        for (int i = 0; i < keys.size(); i++) {
+            keysAndArgs[i] = bytes(keys.get(i));
+        }
+        for (int i = 0; i < args.size(); i++) {
+            keysAndArgs[keys.size() + i] = bytes(args.get(i));
+        }
+        // EVAL, not EVALSHA: the script is small, and a NOSCRIPT answer would need a second round trip.
+        List<?> renewed = connection.scriptingCommands().eval(LockScripts.RENEW.sourceBytes(), ReturnType.MULTI,
+                keys.size(), keysAndArgs);
+        long[] result = new long[keys.size() + 1];
+        boolean anyWritten = false;
+        for (int i = 0; i < keys.size(); i++) {
+            result[i] = ((Number) renewed.get(i)).longValue();
+            anyWritten |= result[i] == 1L;
+        }
+        if (anyWritten) {
+            Object acks = connection.execute("WAIT", replicaAcks.replicasArgument(), replicaAcks.timeoutArgument());
+            result[keys.size()] = ((Number) acks).longValue();
+        }
+        return result;
     }
 
     /**
@@ -209,8 +330,9 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
                             return connection.stringCommands().setGet(redisKey, value,
                                     Expiration.milliseconds(ttlMillis), SetOption.ifAbsent());
                         }));
-                return previous == null || token.equals(new String(previous, StandardCharsets.UTF_8))
-                        ? AcquireResult.acquired(0, ttlMillis) : AcquireResult.notAcquired(0, 0);
+                return confirmed(key, token, ttlMillis,
+                        previous == null || token.equals(new String(previous, StandardCharsets.UTF_8))
+                                ? AcquireResult.acquired(0, ttlMillis) : AcquireResult.notAcquired(0, 0));
             }
             catch (LockBackendException ex) {
                 if (!hasMessage(ex, "syntax error")) {
@@ -220,7 +342,7 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
                 setNxGetRefused = true;
             }
         }
-        return acquireScript(key, token, ttlMillis, 0, false, false);
+        return confirmed(key, token, ttlMillis, acquireScript(key, token, ttlMillis, 0, false, false));
     }
 
     private AcquireResult acquireScript(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
@@ -367,7 +489,7 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
             List<Integer> batch = batches.get(answer.batch());
             for (int i = 0; i < batch.size(); i++) {
                 outcomes.outcome(batch.get(i), answer.result() == null ? RenewalOutcome.FAILED
-                        : ((Long) answer.result().get(i) == 1L ? RenewalOutcome.RENEWED : RenewalOutcome.LOST));
+                        : renewalOutcome((Long) answer.result().get(i)));
             }
         }
         for (int b = 0; b < batches.size(); b++) {
@@ -384,6 +506,19 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
         }
     }
 
+    /** 1: renewed; 0: the key is gone or not ours; {@link #UNCONFIRMED}: renewed, but too few replicas have it. */
+    private static RenewalOutcome renewalOutcome(long answer) {
+        return answer == 1L ? RenewalOutcome.RENEWED : answer == UNCONFIRMED ? RenewalOutcome.FAILED
+                : RenewalOutcome.LOST;
+    }
+
+    /**
+     * A renewal the master made but too few replicas confirmed. It counts as failed, not renewed: a
+     * replica promoted now would still have the old expiry, so the handle keeps its old deadline, and the
+     * watchdog tries again. Not lost either: the lock is still ours on the master.
+     */
+    private static final long UNCONFIRMED = -1;
+
     /** One renewal script call, on a lane's thread; {@code null} if it failed. */
     private List<Object> renewBatch(List<LeaseRenewal> renewals, List<Integer> batch, long deadline) {
         List<String> keys = new ArrayList<>(batch.size());
@@ -395,11 +530,30 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
             args[2 * i + 1] = Long.toString(renewal.ttlMillis());
         }
         try {
+            if (replicaAcks.enabled()) {
+                return renewAndConfirm(keys, args, deadline + replicaAcks.timeout().toNanos());
+            }
             return withDeadline(deadline, () -> retryingClusterRefusals(deadline, () -> template.execute(RENEW, keys, args)));
         }
         catch (RuntimeException ex) {
             return null;
         }
+    }
+
+    /** A renewal batch and its {@code WAIT} on one connection; renewals too few replicas have are {@link #UNCONFIRMED}. */
+    private List<Object> renewAndConfirm(List<String> keys, Object[] args, long deadline) {
+        List<String> argStrings = new ArrayList<>(args.length);
+        for (Object arg : args) {
+            argStrings.add((String) arg);
+        }
+        long[] answers = withDeadline(deadline, () -> template.execute(
+                (RedisCallback<long[]>) connection -> renewAndWait(connection, keys, argStrings)));
+        boolean confirmed = replicaAcks.satisfiedBy(answers[keys.size()]);
+        List<Object> result = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            result.add(answers[i] == 1L && !confirmed ? UNCONFIRMED : answers[i]);
+        }
+        return result;
     }
 
     private void refreshTopologyInBackground() {

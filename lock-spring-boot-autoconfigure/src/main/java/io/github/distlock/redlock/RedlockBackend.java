@@ -69,10 +69,10 @@ import io.github.distlock.redis.RedisKeyNaming;
  * <p>No wait queue: a waiter polls ({@code retry-delay}).
  *
  * <pre>{@code
- * List<LockBackend> nodes = ...;   // one RedisLockBackend per independent master
+ * List<RedisLockBackend> nodes = ...;   // one per independent master, each on its own client
  * RedlockBackend redlock = new RedlockBackend(nodes, List.of("lock-1:6379", ...), "lock:",
  *         Duration.ofMillis(50), 0.01, null, null, null);
- * // or, on Lettuce clients of its own: LettuceRedlockNodes.connect(uris, timeout, "lock:").redlock(0.01)
+ * // or, with Lettuce clients, restart protection and all: LettuceRedlockNodes.connect(...).redlock(0.01)
  * }</pre>
  */
 public final class RedlockBackend implements FencingLockBackend, SmartLifecycle, AutoCloseable {
@@ -87,7 +87,7 @@ public final class RedlockBackend implements FencingLockBackend, SmartLifecycle,
     private final double driftFactor;
     private final int quorum;
     private final ExecutorService fanOut;
-    /** Closed last: what the nodes run on (their clients), or nothing. */
+    /** Closed after the nodes: what they run on (their clients), or nothing. */
     private final AutoCloseable resources;
     /** Per node, whether its votes count (the delayed-restart rule); {@code null}: always. */
     private final List<NodeRestartGuard> guards;

@@ -1,6 +1,8 @@
 -- Release: compare-and-delete, or compare-and-hand-over to the longest-waiting live waiter.
 -- KEYS[1] lock key, KEYS[2] fencing counter, KEYS[3] wait queue, KEYS[4] waiter entries
--- (see acquire.lua); ARGV[1] our token, ARGV[2] the release channel, ARGV[3] counter lifetime in ms.
+-- (see acquire.lua); ARGV[1] our token, ARGV[2] the release channel, ARGV[3] counter lifetime in ms,
+-- ARGV[4] (optional) the lock's sharded release channel: in a Redis Cluster 7+, a shard channel in the
+-- lock's own slot, announced with SPUBLISH to that shard only instead of PUBLISH to every node.
 -- Returns 1 if our lock was deleted or handed over, 0 if it was no longer ours (expired, and maybe
 -- taken by another owner, which is left alone).
 -- A hand-over sets the lock to the waiter's token with the waiter's lease and a fresh fencing
@@ -36,7 +38,12 @@ while true do
       -- The fencing token exactly as acquire.lua makes it, the counter outliving the new lease.
       local fence = next_fence(KEYS[2], math.max(tonumber(ARGV[3]), tonumber(lease)))
       local text = string.format('%.0f', fence)
-      redis.call('PUBLISH', ARGV[2], redis.sha1hex(waiter) .. ':' .. text .. ':' .. redis.sha1hex(waiter .. ':' .. text))
+      local message = redis.sha1hex(waiter) .. ':' .. text .. ':' .. redis.sha1hex(waiter .. ':' .. text)
+      -- The lock is already handed over: a node that cannot SPUBLISH (a Redis 6 node that joined the
+      -- cluster later) must not fail the release, so it announces on the global channel instead.
+      if not (ARGV[4] and type(redis.pcall('SPUBLISH', ARGV[4], message)) == 'number') then
+        redis.call('PUBLISH', ARGV[2], message)
+      end
       return 1
     end
   end

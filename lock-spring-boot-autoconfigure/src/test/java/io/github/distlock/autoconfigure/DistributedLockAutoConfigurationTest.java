@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -35,10 +36,14 @@ import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.core.DefaultLockService;
+import io.github.distlock.core.HandOverNotifications;
 import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockBackend;
+import io.github.distlock.core.LockKey;
+import io.github.distlock.core.LockWaiters;
 import io.github.distlock.redis.RedisLockBackend;
 import io.github.distlock.redis.RedisReleaseSubscriber;
+import io.github.distlock.redis.ReleaseNotifications;
 import io.github.distlock.redis.SpringDataLockBackend;
 
 /**
@@ -88,6 +93,40 @@ class DistributedLockAutoConfigurationTest {
         runner.run(context -> {
             assertThat(context).getBean(LockBackend.class).isInstanceOf(RedisLockBackend.class);
             assertThat(context).hasSingleBean(RedisReleaseSubscriber.class).doesNotHaveBean(SpringDataLockBackend.class);
+        });
+    }
+
+    @Test
+    void aLettuceConnectionFactoryOutsideAClusterGetsReleaseNotificationsOnTheGlobalChannel() {
+        runner.run(context -> {
+            assertThat(context).hasSingleBean(ReleaseNotifications.class);
+            assertThat(context.getBean(ReleaseNotifications.class).mode()).isEqualTo(ReleaseNotifications.Mode.GLOBAL);
+        });
+    }
+
+    @Test
+    void shardedPubSubIsLettuceOnlyJedisAndUserBackendsGetNoReleaseNotifications() {
+        runner.withPropertyValues("spring.data.redis.client-type=jedis")
+                .run(context -> assertThat(context).doesNotHaveBean(ReleaseNotifications.class));
+        runner.withUserConfiguration(CustomBackend.class)
+                .run(context -> assertThat(context).doesNotHaveBean(ReleaseNotifications.class));
+    }
+
+    @Test
+    void clusterNotificationsIsBoundAndDefaultsToAuto() {
+        runner.run(context -> assertThat(context.getBean(DistributedLockProperties.class).getClusterNotifications())
+                .isEqualTo(DistributedLockProperties.ClusterNotifications.AUTO));
+        runner.withPropertyValues("distributed-lock.cluster-notifications=global")
+                .run(context -> assertThat(context.getBean(DistributedLockProperties.class)
+                        .getClusterNotifications()).isEqualTo(DistributedLockProperties.ClusterNotifications.GLOBAL));
+    }
+
+    @Test
+    void anUnknownClusterNotificationsValueFailsTheStartupNamingTheProperty() {
+        runner.withPropertyValues("distributed-lock.cluster-notifications=sharded-always").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasStackTraceContaining("sharded-always")
+                    .hasStackTraceContaining("Failed to bind properties under 'distributed-lock.cluster-notifications'");
         });
     }
 
@@ -169,6 +208,20 @@ class DistributedLockAutoConfigurationTest {
     }
 
     @Test
+    void aUserDefinedBackendThatDeliversItsOwnHandOversWakesTheWaiters() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
+                .withUserConfiguration(NotifyingBackend.class).run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(LockService.class);
+                    LockWaiters waiters = context.getBean(LockWaiters.class);
+                    LockKey key = new LockKey("a", "custom/a");
+                    assertThat(waiters.notificationsDelivered(key)).isFalse();
+                    assertThat(waiters.startNotifications(key)).isTrue();
+                    assertThat(waiters.notificationsDelivered(key)).isTrue();
+                });
+    }
+
+    @Test
     void backsOffWithSeveralConnectionFactoriesAndNoBackend() {
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
@@ -239,6 +292,55 @@ class DistributedLockAutoConfigurationTest {
     void anOperationTimeoutTooLongToTimeFailsTheStartupInsteadOfOverflowing() {
         assertStartupFails("distributed-lock.operation-timeout=110000d", "distributed-lock.operation-timeout",
                 "PT2640000H", "at most 36500d");
+    }
+
+    @Test
+    void replicaAcksAreOffByDefaultAndBound() {
+        runner.run(context -> {
+            DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
+            assertThat(properties.getReplicaAcks()).isZero();
+            assertThat(properties.getReplicaAckTimeout()).hasSeconds(1);
+        });
+        runner.withPropertyValues("distributed-lock.replica-acks=2", "distributed-lock.replica-ack-timeout=500ms")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
+                    assertThat(properties.getReplicaAcks()).isEqualTo(2);
+                    assertThat(properties.getReplicaAckTimeout()).hasMillis(500);
+                    assertThat(context).getBean(LockBackend.class).isInstanceOf(RedisLockBackend.class);
+                });
+    }
+
+    @Test
+    void aNegativeReplicaAcksFailsTheStartup() {
+        assertStartupFails("distributed-lock.replica-acks=-1", "distributed-lock.replica-acks", "-1",
+                "Use 0 to wait for no replica");
+    }
+
+    @Test
+    void aReplicaAckTimeoutUnderOneMillisecondFailsTheStartup() {
+        assertStartupFails("distributed-lock.replica-ack-timeout=0ms", "distributed-lock.replica-ack-timeout", "PT0S",
+                "at least 1ms");
+        assertStartupFails("distributed-lock.replica-ack-timeout=500us", "distributed-lock.replica-ack-timeout",
+                "500us", "0 would wait for ever");
+    }
+
+    @Test
+    void aReplicaAckTimeoutLongerThanTheOperationTimeoutFailsTheStartupWhenAcksAreAskedFor() {
+        runner.withPropertyValues("distributed-lock.replica-acks=1", "distributed-lock.replica-ack-timeout=3s")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause()
+                            .hasMessageContaining("distributed-lock.replica-ack-timeout").hasMessageContaining("3s")
+                            .hasMessageContaining("distributed-lock.operation-timeout (2s)")
+                            .hasMessageContaining("Lower replica-ack-timeout or raise operation-timeout");
+                });
+    }
+
+    @Test
+    void aShortOperationTimeoutDoesNotTripOverTheReplicaAckTimeoutWhileAcksAreOff() {
+        runner.withPropertyValues("distributed-lock.operation-timeout=200ms")
+                .run(context -> assertThat(context).hasNotFailed());
     }
 
     @Test
@@ -368,7 +470,9 @@ class DistributedLockAutoConfigurationTest {
                 "distributed-lock.default-ttl=10s", "distributed-lock.default-wait-time=1s",
                 "distributed-lock.operation-timeout=1s", "distributed-lock.aspect-order=1",
                 "distributed-lock.throw-on-lease-lost=false", "distributed-lock.unguarded-methods=warn",
-                "distributed-lock.watchdog.enabled=false", "distributed-lock.watchdog.renewal-ratio=0.5")
+                "distributed-lock.cluster-notifications=global", "distributed-lock.watchdog.enabled=false",
+                "distributed-lock.watchdog.renewal-ratio=0.5", "distributed-lock.replica-acks=0",
+                "distributed-lock.replica-ack-timeout=1s")
                 .run(context -> assertThat(context).hasNotFailed());
     }
 
@@ -380,7 +484,8 @@ class DistributedLockAutoConfigurationTest {
             assertThat(metadata).contains("\"distributed-lock.enabled\"", "\"distributed-lock.key-prefix\"",
                     "\"distributed-lock.default-ttl\"", "\"distributed-lock.default-wait-time\"",
                     "\"distributed-lock.operation-timeout\"", "\"distributed-lock.aspect-order\"",
-                    "\"distributed-lock.watchdog.enabled\"", "\"distributed-lock.watchdog.renewal-ratio\"");
+                    "\"distributed-lock.watchdog.enabled\"", "\"distributed-lock.watchdog.renewal-ratio\"",
+                    "\"distributed-lock.replica-acks\"", "\"distributed-lock.replica-ack-timeout\"");
             assertThat(metadata).contains("Upper bound on every single lock command");
         }
     }
@@ -478,6 +583,50 @@ class DistributedLockAutoConfigurationTest {
         @Bean
         LockService customLockService() {
             return SERVICE;
+        }
+    }
+
+    /** A backend that delivers its own hand-over announcements: started on the first wait. */
+    @Configuration(proxyBeanMethods = false)
+    static class NotifyingBackend {
+
+        @Bean
+        LockBackend notifyingLockBackend() {
+            abstract class Notifying implements LockBackend, HandOverNotifications {
+            }
+            AtomicBoolean started = new AtomicBoolean();
+            return new Notifying() {
+                @Override
+                public LockKey lockKey(String name) {
+                    return CustomBackend.BACKEND.lockKey(name);
+                }
+
+                @Override
+                public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
+                    return CustomBackend.BACKEND.tryAcquire(key, token, ttlMillis);
+                }
+
+                @Override
+                public boolean release(LockKey key, String token) {
+                    return true;
+                }
+
+                @Override
+                public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
+                    CustomBackend.BACKEND.renew(renewals, outcomes);
+                }
+
+                @Override
+                public boolean startDelivery(LockKey key) {
+                    started.set(true);
+                    return true;
+                }
+
+                @Override
+                public boolean isDelivering(LockKey key) {
+                    return started.get();
+                }
+            };
         }
     }
 

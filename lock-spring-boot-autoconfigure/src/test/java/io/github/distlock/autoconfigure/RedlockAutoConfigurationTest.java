@@ -115,6 +115,12 @@ class RedlockAutoConfigurationTest {
         });
     }
 
+    @Test
+    void replicaAcksWithRedlockNodesFailTheStartupRatherThanBeIgnored() {
+        assertStartupFails(THREE_NODES, "distributed-lock.replica-acks=1", "distributed-lock.replica-acks", "1",
+                "Remove replica-acks, or the Redlock nodes");
+    }
+
     private void assertStartupFails(String property, String name, String value, String fix) {
         assertStartupFails(property, "", name, value, fix);
     }

@@ -17,6 +17,8 @@ import io.github.distlock.LockService;
 import io.github.distlock.core.DefaultLockService.LockDefaults;
 import io.github.distlock.redis.RedisLockBackend;
 import io.github.distlock.redis.RedisReleaseSubscriber;
+import io.github.distlock.redis.ReleaseChannel;
+import io.github.distlock.redis.ReplicaAcks;
 import io.github.distlock.redis.SpringDataLockBackend;
 import io.github.distlock.testsupport.RedisTestServer;
 
@@ -72,6 +74,16 @@ final class LockServiceConnection implements AutoCloseable {
      */
     LockServiceConnection(Driver driver, String host, int port, Duration operationTimeout, boolean watchdogByDefault,
             UnaryOperator<LockBackend> decorator) {
+        this(driver, host, port, operationTimeout, watchdogByDefault, decorator, ReplicaAcks.NONE);
+    }
+
+    /**
+     * Connects with the given driver, confirming lock writes with {@code WAIT} as {@code replicaAcks} says.
+     *
+     * @param decorator wraps the real backend, for tests that count what reaches Redis
+     */
+    LockServiceConnection(Driver driver, String host, int port, Duration operationTimeout, boolean watchdogByDefault,
+            UnaryOperator<LockBackend> decorator, ReplicaAcks replicaAcks) {
         String channel = RedisReleaseSubscriber.releaseChannel("lock:");
         if (driver == Driver.JEDIS) {
             JedisConnectionFactory jedis = new JedisConnectionFactory(new RedisStandaloneConfiguration(host, port),
@@ -79,7 +91,7 @@ final class LockServiceConnection implements AutoCloseable {
             jedis.afterPropertiesSet();
             jedis.start();
             connectionFactory = jedis;
-            backend = new SpringDataLockBackend(jedis, operationTimeout, "lock:", channel);
+            backend = new SpringDataLockBackend(jedis, operationTimeout, "lock:", channel, replicaAcks);
         }
         else {
             LettuceConnectionFactory lettuce = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port),
@@ -87,7 +99,8 @@ final class LockServiceConnection implements AutoCloseable {
             lettuce.afterPropertiesSet();
             lettuce.start();
             connectionFactory = lettuce;
-            backend = new RedisLockBackend(lettuce, operationTimeout, "lock:", channel);
+            backend = new RedisLockBackend(lettuce, operationTimeout, "lock:", ReleaseChannel.everyKeyOn(channel),
+                    replicaAcks);
         }
         LockBackend used = decorator.apply(backend);
         watchdog = new LeaseWatchdog(used, 1.0 / 3, (handle, reason) -> lostLeases.add(handle.key() + ": " + reason));

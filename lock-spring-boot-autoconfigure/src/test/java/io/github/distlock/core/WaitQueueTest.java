@@ -280,7 +280,7 @@ class WaitQueueTest {
 
         // Only the holder's instance was subscribed; the waiter's first failed attempt subscribes it.
         await().atMost(Duration.ofSeconds(10)).until(() -> redis.subscriberCount(channel) == 2);
-        assertThat(waiter.waiters.notificationsDelivered()).isTrue();
+        assertThat(waiter.waiters.notificationsDelivered(io.github.distlock.redis.RedisKeyNaming.lockKey("lock:", "queue"))).isTrue();
         assertThat(waiting).isNotDone();
         held.release();
         assertThat(waiting.get(10, TimeUnit.SECONDS).isHeld()).isTrue();

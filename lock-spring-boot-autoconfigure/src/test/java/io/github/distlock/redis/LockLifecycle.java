@@ -36,6 +36,13 @@ final class LockLifecycle {
      * @param waiter contends for it, from another instance or the same one
      */
     static void run(String name, LockService holder, LockService waiter, RedisTestServer redis) throws Exception {
+        // Connected first: a cold connection (through Sentinel, on a busy machine) can take longer
+        // than the short lease below, and a lease over before the call returns is given back.
+        for (LockService service : List.of(holder, waiter)) {
+            await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> service.tryLock(LockRequest
+                    .of(name + ":warm-up").withTtl(Duration.ofSeconds(5)).withWaitTime(Duration.ZERO))
+                    .map(LockHandle::release).orElse(false));
+        }
         LockHandle held = holder.tryLock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO)
                 .withWatchdog(true)).orElseThrow();
         assertThat(held.fencingToken()).isPositive();

@@ -1,5 +1,6 @@
 package io.github.distlock.testsupport;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -104,7 +105,21 @@ public final class RedisTestCluster implements AutoCloseable {
      * @throws IllegalStateException when the cluster does not form in time
      */
     public static RedisTestCluster start(int masters) {
-        return start(masters, 0);
+        return start(masters, 0, RedisTestServer.builder());
+    }
+
+    /**
+     * Starts a cluster of {@code masters} masters of the given {@code redis-server} binary, e.g.
+     * {@link RedisServerBinary#bundled()} (Redis 6.2) to test what a client does without the features of Redis 7.
+     *
+     * @param masters     number of master nodes, at least 1
+     * @param redisServer the {@code redis-server} executable
+     * @return the running cluster; close it when done
+     * @throws RedisStartupException when a node does not start
+     * @throws IllegalStateException when the cluster does not form in time
+     */
+    public static RedisTestCluster start(int masters, Path redisServer) {
+        return start(masters, 0, RedisTestServer.builder().binary(redisServer));
     }
 
     /**
@@ -126,13 +141,17 @@ public final class RedisTestCluster implements AutoCloseable {
      * @throws IllegalStateException when the cluster does not form in time
      */
     public static RedisTestCluster start(int masters, int replicasPerMaster) {
+        return start(masters, replicasPerMaster, RedisTestServer.builder());
+    }
+
+    private static RedisTestCluster start(int masters, int replicasPerMaster, RedisTestServer.Builder builder) {
         if (masters < 1) {
             throw new IllegalArgumentException("masters must be at least 1, was " + masters);
         }
         if (replicasPerMaster < 0) {
             throw new IllegalArgumentException("replicasPerMaster must be at least 0, was " + replicasPerMaster);
         }
-        List<RedisTestServer> nodes = RedisTestServer.builder()
+        List<RedisTestServer> nodes = builder
                 .clusterEnabled()
                 .args("--cluster-node-timeout", Integer.toString(NODE_TIMEOUT_MILLIS))
                 .startMany(masters * (1 + replicasPerMaster));
