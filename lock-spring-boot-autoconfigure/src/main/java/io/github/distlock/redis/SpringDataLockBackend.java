@@ -82,7 +82,8 @@ import io.github.distlock.core.QueueingLockBackend;
  *
  * <p>Renewals are grouped like the Lettuce backend's (one script call per slot in a Cluster, up to
  * 1,000 keys each); the calls of each Cluster master run in a lane of their own, the lanes side by
- * side, and each outcome is reported as its call answers ({@link #renew}).
+ * side, and each outcome is reported as its call answers ({@link #renew}). On a Jedis Cluster a
+ * master's calls go to it as one pipeline ({@link JedisClusterRenewalPipeline}).
  */
 public final class SpringDataLockBackend implements QueueingLockBackend, FencingLockBackend, AutoCloseable {
 
@@ -388,6 +389,9 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
      * answers. A master that stops answering holds up only its own lanes; while one of them is still
      * blocked (Jedis waits for its socket timeout), the next rounds report that master's leases as
      * failed at once instead of sending more calls to it, so blocked threads stay a few per master.
+     * On a Jedis Cluster without replica acknowledgements, a master's calls go to it as one pipeline, in a single lane
+     * ({@link #renewPipelined}): hundreds of round trips one after another do not fit in a round
+     * on a loaded machine.
      */
     @Override
     public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
@@ -418,6 +422,9 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
             lanes.computeIfAbsent(node, n -> new ArrayList<>()).add(b);
         }
         int round = rounds.getAndIncrement() * 7919;
+        // With replica acknowledgements each renewal call is followed by WAIT on its own connection
+        // (renewBatch), which the pipeline does not do: those go call by call.
+        boolean pipelined = known.pipelined() && !replicaAcks.enabled();
         BlockingQueue<Answer> answers = new LinkedBlockingQueue<>();
         boolean[] reported = new boolean[batches.size()];
         int pending = batches.size();
@@ -439,7 +446,15 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
             List<Integer> calls = new ArrayList<>(node.getValue());
             Collections.rotate(calls, round);
             List<Lane> started = new ArrayList<>(LANES_PER_MASTER);
-            for (int l = 0; l < LANES_PER_MASTER && l < calls.size(); l++) {
+            if (pipelined) {
+                Lane lane = new Lane();
+                lane.task = new FutureTask<>(() -> {
+                    renewPipelined(node.getKey(), renewals, batches, calls, deadline, lane, answers);
+                    return null;
+                });
+                started.add(lane);
+            }
+            for (int l = 0; l < LANES_PER_MASTER && l < calls.size() && !pipelined; l++) {
                 List<Integer> share = new ArrayList<>();
                 for (int i = l; i < calls.size(); i += LANES_PER_MASTER) {
                     share.add(calls.get(i));
@@ -461,6 +476,8 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
                     return null;
                 });
                 started.add(lane);
+            }
+            for (Lane lane : started) {
                 try {
                     renewalLanes.execute(lane.task);
                 }
@@ -518,6 +535,75 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
      * watchdog tries again. Not lost either: the lock is still ours on the master.
      */
     private static final long UNCONFIRMED = -1;
+
+    /**
+     * A master's renewal calls of one round on a Jedis Cluster, on a lane's thread: all of them in
+     * one pipeline to that master ({@link JedisClusterRenewalPipeline}), reported together when it
+     * answers; then, one by one through the cluster client, those the master refused (a slot that
+     * moved or is migrating: the client follows {@code MOVED} and {@code ASK}). If the pipeline's
+     * connection fails, the master's leases are reported failed at once.
+     */
+    private void renewPipelined(String node, List<LeaseRenewal> renewals, List<List<Integer>> batches,
+            List<Integer> calls, long deadline, Lane lane, BlockingQueue<Answer> answers) {
+        if (System.nanoTime() - deadline > 0) {
+            return;
+        }
+        List<List<String>> keys = new ArrayList<>(calls.size());
+        List<List<String>> args = new ArrayList<>(calls.size());
+        for (int b : calls) {
+            List<String> callKeys = new ArrayList<>();
+            List<String> callArgs = new ArrayList<>();
+            for (int index : batches.get(b)) {
+                LeaseRenewal renewal = renewals.get(index);
+                callKeys.add(renewal.key().redisKey());
+                callArgs.add(renewal.token());
+                callArgs.add(Long.toString(renewal.ttlMillis()));
+            }
+            keys.add(callKeys);
+            args.add(callArgs);
+        }
+        List<List<Object>> replies;
+        lane.callStartedAt = System.nanoTime();
+        try {
+            replies = template.execute((RedisCallback<List<List<Object>>>) connection ->
+                    JedisClusterRenewalPipeline.send(connection, node, LockScripts.RENEW, keys, args));
+        }
+        catch (RuntimeException ex) {
+            for (int b : calls) {
+                answers.add(new Answer(b, null));
+            }
+            return;
+        }
+        finally {
+            lane.callStartedAt = 0;
+        }
+        List<Integer> refused = new ArrayList<>();
+        for (int c = 0; c < calls.size(); c++) {
+            List<Object> reply = replies == null ? null : replies.get(c);
+            if (reply == null) {
+                refused.add(calls.get(c));
+            }
+            else {
+                answers.add(new Answer(calls.get(c), reply));
+            }
+        }
+        if (!refused.isEmpty()) {
+            // Our map of slots is out of date, or a slot is on the move: read it again.
+            refreshTopologyInBackground();
+        }
+        for (int b : refused) {
+            if (System.nanoTime() - deadline > 0) {
+                return;
+            }
+            lane.callStartedAt = System.nanoTime();
+            try {
+                answers.add(new Answer(b, renewBatch(renewals, batches.get(b), deadline)));
+            }
+            finally {
+                lane.callStartedAt = 0;
+            }
+        }
+    }
 
     /** One renewal script call, on a lane's thread; {@code null} if it failed. */
     private List<Object> renewBatch(List<LeaseRenewal> renewals, List<Integer> batch, long deadline) {
@@ -595,23 +681,30 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
     }
 
     /**
-     * Which master serves each slot, as last read: only to put each master's renewals in a lane of
-     * their own. Commands are routed by the client, never by this map, so a stale one costs at most
-     * some isolation until the next refresh.
+     * Which master serves each slot, as last read: to put each master's renewals in a lane of their
+     * own. Commands are routed by the client, except a Jedis renewal pipeline, which goes to the
+     * master this map names; a master refuses ({@code MOVED}) what is no longer its own, and that is
+     * sent again through the client. So a stale map costs at most some isolation and some round
+     * trips until the next refresh.
      *
      * @param cluster whether the connection goes to a Redis Cluster
      * @param masters the master of each slot ({@code null} where unknown); empty if not a Cluster
      * @param readAt when it was read, in {@link System#nanoTime()}
+     * @param pipelined whether a master's renewals go to it as one Jedis pipeline
+     *        ({@link JedisClusterRenewalPipeline}) rather than one script call after another
      */
-    private record Topology(boolean cluster, String[] masters, long readAt) {
+    private record Topology(boolean cluster, String[] masters, long readAt, boolean pipelined) {
 
         static Topology read(RedisConnection connection) {
             // StringRedisTemplate hands callbacks a string-converting decorator of the connection.
             RedisConnection raw = connection instanceof DecoratedRedisConnection decorated ? decorated.getDelegate()
                     : connection;
             if (!(raw instanceof RedisClusterConnection clusterConnection)) {
-                return new Topology(false, new String[0], System.nanoTime());
+                return new Topology(false, new String[0], System.nanoTime(), false);
             }
+            // By name first: JedisClusterRenewalPipeline refers to Jedis, which may not be there.
+            boolean pipelined = raw.getClass().getName().equals(JedisClusterRenewalPipeline.JEDIS_CLUSTER_CONNECTION)
+                    && JedisClusterRenewalPipeline.canPipeline(raw);
             String[] masters = new String[ClusterSlotHashUtil.SLOT_COUNT];
             for (RedisClusterNode node : clusterConnection.clusterGetNodes()) {
                 if (node.isMaster() && node.getSlotRange() != null) {
@@ -620,7 +713,7 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
                     }
                 }
             }
-            return new Topology(true, masters, System.nanoTime());
+            return new Topology(true, masters, System.nanoTime(), pipelined);
         }
 
         boolean isStale() {
