@@ -6,14 +6,9 @@ import java.util.Set;
 
 /**
  * The contract on a Sentinel-managed master (a master, a replica and three Sentinels) through Jedis, so through the
- * Spring Data backend ({@code SpringDataLockBackend}), found through the Sentinels.
+ * Spring Data backend ({@code SpringDataLockBackend}), with a failover ({@link AbstractSentinelLockContractTest}).
  */
-class SentinelJedisLockContractTest extends AbstractLockContractTest {
-
-    @Override
-    protected ContractRedis startRedis() {
-        return SentinelRedis.start();
-    }
+class SentinelJedisLockContractTest extends AbstractSentinelLockContractTest {
 
     @Override
     protected Set<Capability> capabilities() {
