@@ -1,5 +1,6 @@
 package io.github.distlock.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -96,7 +97,7 @@ final class JedisClusterRenewalPipeline {
             }
             if (!notCached.isEmpty()) {
                 nodeConnection.executeCommand(new CommandArguments(Protocol.Command.SCRIPT).add("LOAD")
-                        .add(script.asRedisScript(Object.class).getScriptAsString()));
+                        .add(script.sourceBytes()));
                 pipeline(nodeConnection, script, keys, args, notCached, replies, errors);
             }
         }
@@ -107,7 +108,7 @@ final class JedisClusterRenewalPipeline {
     @SuppressWarnings("unchecked")
     private static void pipeline(Connection nodeConnection, LuaScript script, List<List<String>> keys,
             List<List<String>> args, List<Integer> which, List<List<Object>> replies, List<String> errors) {
-        String sha1 = script.asRedisScript(Object.class).getSha1();
+        String sha1 = new String(script.sha1Bytes(), StandardCharsets.US_ASCII);
         Pipeline pipeline = new Pipeline(nodeConnection);
         List<Response<Object>> responses = new ArrayList<>(which.size());
         for (int i : which) {

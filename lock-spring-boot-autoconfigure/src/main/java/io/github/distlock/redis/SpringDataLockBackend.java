@@ -545,6 +545,8 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
      */
     private void renewPipelined(String node, List<LeaseRenewal> renewals, List<List<Integer>> batches,
             List<Integer> calls, long deadline, Lane lane, BlockingQueue<Answer> answers) {
+        // Checked before sending only: a pipeline sent late (the pool made the lane wait) extends
+        // nothing but leases that still hold our tokens, which the next round counts in any case.
         if (System.nanoTime() - deadline > 0) {
             return;
         }
