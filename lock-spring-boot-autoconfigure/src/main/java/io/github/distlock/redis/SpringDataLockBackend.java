@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -105,6 +106,8 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
      * slots, one script call each, and Jedis cannot pipeline them.
      */
     private static final int LANES_PER_MASTER = 4;
+    /** Reads of the first map of slots that a renewal round may start, one after another (see {@link #readFirstTopology}). */
+    private static final int FIRST_TOPOLOGY_READS = 8;
     /** How often the renewals' map of slots to masters is read again. */
     private static final long TOPOLOGY_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(10);
     /** The bound of the command the current executor thread runs, for {@link LateScriptGuard}. */
@@ -401,16 +404,14 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
         long deadline = deadline();
         Topology known = topology;
         if (known == null) {
-            try {
-                known = call(renewals.get(0).key(), "renewal", deadline, () -> template.execute(Topology::read));
-                topology = known;
-            }
-            catch (LockBackendException ex) {
+            known = readFirstTopology(deadline);
+            if (known == null) {
                 for (int i = 0; i < renewals.size(); i++) {
                     outcomes.outcome(i, RenewalOutcome.FAILED);
                 }
                 return;
             }
+            topology = known;
         }
         else if (known.isStale()) {
             refreshTopologyInBackground();
@@ -642,6 +643,70 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
             result.add(answers[i] == 1L && !confirmed ? UNCONFIRMED : answers[i]);
         }
         return result;
+    }
+
+    /**
+     * The first map of slots, which the first renewals wait for. Spring Data reads it from a node
+     * picked at random (Jedis's topology provider shuffles them), and a hung master answers only
+     * after the client's socket timeout: so a read that has not answered within an eighth of the
+     * operation timeout is left running and another starts, on the renewal threads, until one
+     * answers or the round's deadline passes. At most {@link #FIRST_TOPOLOGY_READS} reads.
+     *
+     * @return the map, or {@code null} if no read answered in time
+     */
+    private Topology readFirstTopology(long deadline) {
+        CompletableFuture<Topology> firstAnswer = new CompletableFuture<>();
+        long staggerNanos = Math.max(timeoutNanos / FIRST_TOPOLOGY_READS, TimeUnit.MILLISECONDS.toNanos(1));
+        boolean interrupted = false;
+        try {
+            for (int read = 0; read < FIRST_TOPOLOGY_READS && !firstAnswer.isDone(); read++) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                try {
+                    renewalLanes.execute(() -> {
+                        try {
+                            firstAnswer.complete(template.execute(Topology::read));
+                        }
+                        catch (RuntimeException ex) {
+                            // The next read, if there is time for one, asks another node.
+                        }
+                    });
+                }
+                catch (RejectedExecutionException ex) {
+                    return null; // closed
+                }
+                try {
+                    return firstAnswer.get(Math.min(staggerNanos, left), TimeUnit.NANOSECONDS);
+                }
+                catch (TimeoutException ex) {
+                    // Not yet: start another read.
+                }
+                catch (InterruptedException ex) {
+                    interrupted = true;
+                }
+                catch (ExecutionException ex) {
+                    return null; // not thrown: the reads never complete it exceptionally
+                }
+            }
+            long left = deadline - System.nanoTime();
+            try {
+                return left > 0 ? firstAnswer.get(left, TimeUnit.NANOSECONDS) : firstAnswer.getNow(null);
+            }
+            catch (TimeoutException | ExecutionException ex) {
+                return null;
+            }
+            catch (InterruptedException ex) {
+                interrupted = true;
+                return firstAnswer.getNow(null);
+            }
+        }
+        finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     private void refreshTopologyInBackground() {
