@@ -425,7 +425,9 @@ public abstract class AbstractLockContractTest {
         assertThat(interrupted).as("the method's blocking call was interrupted").isTrue();
         assertThat(thrown).isInstanceOf(LockLostException.class);
         assertThat(Thread.currentThread().isInterrupted()).as("no interrupt left for the caller's thread").isFalse();
-        assertThat(lostIn(first, name)).isPresent();
+        // The event is published after the interrupt, on the watchdog's listener thread: it may come a moment after
+        // the method returned.
+        await().atMost(PATIENCE).until(() -> lostIn(first, name).isPresent());
     }
 
     // ------------------------------------------------------------------------------------------ fencing

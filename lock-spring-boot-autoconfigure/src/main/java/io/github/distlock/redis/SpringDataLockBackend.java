@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -82,7 +83,8 @@ import io.github.distlock.core.QueueingLockBackend;
  *
  * <p>Renewals are grouped like the Lettuce backend's (one script call per slot in a Cluster, up to
  * 1,000 keys each); the calls of each Cluster master run in a lane of their own, the lanes side by
- * side, and each outcome is reported as its call answers ({@link #renew}).
+ * side, and each outcome is reported as its call answers ({@link #renew}). On a Jedis Cluster a
+ * master's calls go to it as one pipeline ({@link JedisClusterRenewalPipeline}).
  */
 public final class SpringDataLockBackend implements QueueingLockBackend, FencingLockBackend, AutoCloseable {
 
@@ -104,6 +106,8 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
      * slots, one script call each, and Jedis cannot pipeline them.
      */
     private static final int LANES_PER_MASTER = 4;
+    /** Reads of the first map of slots that a renewal round may start, one after another (see {@link #readFirstTopology}). */
+    private static final int FIRST_TOPOLOGY_READS = 8;
     /** How often the renewals' map of slots to masters is read again. */
     private static final long TOPOLOGY_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(10);
     /** The bound of the command the current executor thread runs, for {@link LateScriptGuard}. */
@@ -388,6 +392,9 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
      * answers. A master that stops answering holds up only its own lanes; while one of them is still
      * blocked (Jedis waits for its socket timeout), the next rounds report that master's leases as
      * failed at once instead of sending more calls to it, so blocked threads stay a few per master.
+     * On a Jedis Cluster without replica acknowledgements, a master's calls go to it as one pipeline, in a single lane
+     * ({@link #renewPipelined}): hundreds of round trips one after another do not fit in a round
+     * on a loaded machine.
      */
     @Override
     public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
@@ -397,16 +404,14 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
         long deadline = deadline();
         Topology known = topology;
         if (known == null) {
-            try {
-                known = call(renewals.get(0).key(), "renewal", deadline, () -> template.execute(Topology::read));
-                topology = known;
-            }
-            catch (LockBackendException ex) {
+            known = readFirstTopology(deadline);
+            if (known == null) {
                 for (int i = 0; i < renewals.size(); i++) {
                     outcomes.outcome(i, RenewalOutcome.FAILED);
                 }
                 return;
             }
+            topology = known;
         }
         else if (known.isStale()) {
             refreshTopologyInBackground();
@@ -418,6 +423,9 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
             lanes.computeIfAbsent(node, n -> new ArrayList<>()).add(b);
         }
         int round = rounds.getAndIncrement() * 7919;
+        // With replica acknowledgements each renewal call is followed by WAIT on its own connection
+        // (renewBatch), which the pipeline does not do: those go call by call.
+        boolean pipelined = known.pipelined() && !replicaAcks.enabled();
         BlockingQueue<Answer> answers = new LinkedBlockingQueue<>();
         boolean[] reported = new boolean[batches.size()];
         int pending = batches.size();
@@ -439,7 +447,15 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
             List<Integer> calls = new ArrayList<>(node.getValue());
             Collections.rotate(calls, round);
             List<Lane> started = new ArrayList<>(LANES_PER_MASTER);
-            for (int l = 0; l < LANES_PER_MASTER && l < calls.size(); l++) {
+            if (pipelined) {
+                Lane lane = new Lane();
+                lane.task = new FutureTask<>(() -> {
+                    renewPipelined(node.getKey(), renewals, batches, calls, deadline, lane, answers);
+                    return null;
+                });
+                started.add(lane);
+            }
+            for (int l = 0; l < LANES_PER_MASTER && l < calls.size() && !pipelined; l++) {
                 List<Integer> share = new ArrayList<>();
                 for (int i = l; i < calls.size(); i += LANES_PER_MASTER) {
                     share.add(calls.get(i));
@@ -461,6 +477,8 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
                     return null;
                 });
                 started.add(lane);
+            }
+            for (Lane lane : started) {
                 try {
                     renewalLanes.execute(lane.task);
                 }
@@ -519,6 +537,77 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
      */
     private static final long UNCONFIRMED = -1;
 
+    /**
+     * A master's renewal calls of one round on a Jedis Cluster, on a lane's thread: all of them in
+     * one pipeline to that master ({@link JedisClusterRenewalPipeline}), reported together when it
+     * answers; then, one by one through the cluster client, those the master refused (a slot that
+     * moved or is migrating: the client follows {@code MOVED} and {@code ASK}). If the pipeline's
+     * connection fails, the master's leases are reported failed at once.
+     */
+    private void renewPipelined(String node, List<LeaseRenewal> renewals, List<List<Integer>> batches,
+            List<Integer> calls, long deadline, Lane lane, BlockingQueue<Answer> answers) {
+        // Checked before sending only: a pipeline sent late (the pool made the lane wait) extends
+        // nothing but leases that still hold our tokens, which the next round counts in any case.
+        if (System.nanoTime() - deadline > 0) {
+            return;
+        }
+        List<List<String>> keys = new ArrayList<>(calls.size());
+        List<List<String>> args = new ArrayList<>(calls.size());
+        for (int b : calls) {
+            List<String> callKeys = new ArrayList<>();
+            List<String> callArgs = new ArrayList<>();
+            for (int index : batches.get(b)) {
+                LeaseRenewal renewal = renewals.get(index);
+                callKeys.add(renewal.key().redisKey());
+                callArgs.add(renewal.token());
+                callArgs.add(Long.toString(renewal.ttlMillis()));
+            }
+            keys.add(callKeys);
+            args.add(callArgs);
+        }
+        List<List<Object>> replies;
+        lane.callStartedAt = System.nanoTime();
+        try {
+            replies = template.execute((RedisCallback<List<List<Object>>>) connection ->
+                    JedisClusterRenewalPipeline.send(connection, node, LockScripts.RENEW, keys, args));
+        }
+        catch (RuntimeException ex) {
+            for (int b : calls) {
+                answers.add(new Answer(b, null));
+            }
+            return;
+        }
+        finally {
+            lane.callStartedAt = 0;
+        }
+        List<Integer> refused = new ArrayList<>();
+        for (int c = 0; c < calls.size(); c++) {
+            List<Object> reply = replies == null ? null : replies.get(c);
+            if (reply == null) {
+                refused.add(calls.get(c));
+            }
+            else {
+                answers.add(new Answer(calls.get(c), reply));
+            }
+        }
+        if (!refused.isEmpty()) {
+            // Our map of slots is out of date, or a slot is on the move: read it again.
+            refreshTopologyInBackground();
+        }
+        for (int b : refused) {
+            if (System.nanoTime() - deadline > 0) {
+                return;
+            }
+            lane.callStartedAt = System.nanoTime();
+            try {
+                answers.add(new Answer(b, renewBatch(renewals, batches.get(b), deadline)));
+            }
+            finally {
+                lane.callStartedAt = 0;
+            }
+        }
+    }
+
     /** One renewal script call, on a lane's thread; {@code null} if it failed. */
     private List<Object> renewBatch(List<LeaseRenewal> renewals, List<Integer> batch, long deadline) {
         List<String> keys = new ArrayList<>(batch.size());
@@ -554,6 +643,70 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
             result.add(answers[i] == 1L && !confirmed ? UNCONFIRMED : answers[i]);
         }
         return result;
+    }
+
+    /**
+     * The first map of slots, which the first renewals wait for. Spring Data reads it from a node
+     * picked at random (Jedis's topology provider shuffles them), and a hung master answers only
+     * after the client's socket timeout: so a read that has not answered within an eighth of the
+     * operation timeout is left running and another starts, on the renewal threads, until one
+     * answers or the round's deadline passes. At most {@link #FIRST_TOPOLOGY_READS} reads.
+     *
+     * @return the map, or {@code null} if no read answered in time
+     */
+    private Topology readFirstTopology(long deadline) {
+        CompletableFuture<Topology> firstAnswer = new CompletableFuture<>();
+        long staggerNanos = Math.max(timeoutNanos / FIRST_TOPOLOGY_READS, TimeUnit.MILLISECONDS.toNanos(1));
+        boolean interrupted = false;
+        try {
+            for (int read = 0; read < FIRST_TOPOLOGY_READS && !firstAnswer.isDone(); read++) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                try {
+                    renewalLanes.execute(() -> {
+                        try {
+                            firstAnswer.complete(template.execute(Topology::read));
+                        }
+                        catch (RuntimeException ex) {
+                            // The next read, if there is time for one, asks another node.
+                        }
+                    });
+                }
+                catch (RejectedExecutionException ex) {
+                    return null; // closed
+                }
+                try {
+                    return firstAnswer.get(Math.min(staggerNanos, left), TimeUnit.NANOSECONDS);
+                }
+                catch (TimeoutException ex) {
+                    // Not yet: start another read.
+                }
+                catch (InterruptedException ex) {
+                    interrupted = true;
+                }
+                catch (ExecutionException ex) {
+                    return null; // not thrown: the reads never complete it exceptionally
+                }
+            }
+            long left = deadline - System.nanoTime();
+            try {
+                return left > 0 ? firstAnswer.get(left, TimeUnit.NANOSECONDS) : firstAnswer.getNow(null);
+            }
+            catch (TimeoutException | ExecutionException ex) {
+                return null;
+            }
+            catch (InterruptedException ex) {
+                interrupted = true;
+                return firstAnswer.getNow(null);
+            }
+        }
+        finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     private void refreshTopologyInBackground() {
@@ -595,23 +748,30 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
     }
 
     /**
-     * Which master serves each slot, as last read: only to put each master's renewals in a lane of
-     * their own. Commands are routed by the client, never by this map, so a stale one costs at most
-     * some isolation until the next refresh.
+     * Which master serves each slot, as last read: to put each master's renewals in a lane of their
+     * own. Commands are routed by the client, except a Jedis renewal pipeline, which goes to the
+     * master this map names; a master refuses ({@code MOVED}) what is no longer its own, and that is
+     * sent again through the client. So a stale map costs at most some isolation and some round
+     * trips until the next refresh.
      *
      * @param cluster whether the connection goes to a Redis Cluster
      * @param masters the master of each slot ({@code null} where unknown); empty if not a Cluster
      * @param readAt when it was read, in {@link System#nanoTime()}
+     * @param pipelined whether a master's renewals go to it as one Jedis pipeline
+     *        ({@link JedisClusterRenewalPipeline}) rather than one script call after another
      */
-    private record Topology(boolean cluster, String[] masters, long readAt) {
+    private record Topology(boolean cluster, String[] masters, long readAt, boolean pipelined) {
 
         static Topology read(RedisConnection connection) {
             // StringRedisTemplate hands callbacks a string-converting decorator of the connection.
             RedisConnection raw = connection instanceof DecoratedRedisConnection decorated ? decorated.getDelegate()
                     : connection;
             if (!(raw instanceof RedisClusterConnection clusterConnection)) {
-                return new Topology(false, new String[0], System.nanoTime());
+                return new Topology(false, new String[0], System.nanoTime(), false);
             }
+            // By name first: JedisClusterRenewalPipeline refers to Jedis, which may not be there.
+            boolean pipelined = raw.getClass().getName().equals(JedisClusterRenewalPipeline.JEDIS_CLUSTER_CONNECTION)
+                    && JedisClusterRenewalPipeline.canPipeline(raw);
             String[] masters = new String[ClusterSlotHashUtil.SLOT_COUNT];
             for (RedisClusterNode node : clusterConnection.clusterGetNodes()) {
                 if (node.isMaster() && node.getSlotRange() != null) {
@@ -620,7 +780,7 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
                     }
                 }
             }
-            return new Topology(true, masters, System.nanoTime());
+            return new Topology(true, masters, System.nanoTime(), pipelined);
         }
 
         boolean isStale() {

@@ -41,6 +41,7 @@ import io.github.distlock.LockService;
 import io.github.distlock.testsupport.RedisClusterExtension;
 import io.github.distlock.testsupport.RedisTestCluster;
 import io.github.distlock.testsupport.RedisTestServer;
+import io.github.distlock.testsupport.RespConnection;
 
 /**
  * The lock on a real 3-master Redis Cluster, configured as an application configures it
@@ -509,6 +510,65 @@ class ClusterLockTest {
         finally {
             pool.shutdownNow();
             releaseQuietly(held);
+        }
+    }
+
+    /**
+     * The watchdog keeps a lease alive while its slot is half-way to another master, and after it
+     * got there, although the holder's instance learned where the slot was before the move: the old
+     * master answers the renewal with {@code ASK} while the slot is half-way, then with
+     * {@code MOVED}, and the renewal must follow both, not count the lease failed until it runs out.
+     * (On Jedis a master's renewals go to it as one pipeline, which follows no redirect itself.)
+     */
+    @Test
+    void aWatchedLeaseIsRenewedWhileItsSlotIsHalfWayMigratedAndAfterItMoved() throws Exception {
+        String name = "renewed-while-migrating";
+        Duration ttl = Duration.ofSeconds(3);
+        LockHandle held = first.lockService().lock(LockRequest.of(name).withTtl(ttl).withWaitTime(Duration.ZERO)
+                .withWatchdog(true));
+        try {
+            String lockKey = theOnlyLeaseKey();
+            int slot = cluster.slotOf(lockKey);
+            RedisTestServer home = cluster.nodeForSlot(slot);
+            RedisTestServer away = cluster.nodes().stream().filter(node -> node != home).findFirst().orElseThrow();
+            long lockedAt = System.nanoTime();
+            // Renewed at least once on its first master: more left than the ttl minus the time since.
+            await().atMost(Duration.ofSeconds(20)).until(() -> System.nanoTime() - lockedAt > ttl.toNanos() / 2
+                    && home.pttl(lockKey) > ttl.toMillis() * 2 / 3);
+
+            try (RedisTestCluster.SlotMigration migration = cluster.beginSlotMigration(slot, away)) {
+                assertThat(migration.moveKeys()).as("keys moved to the importing master").isEqualTo(1);
+                awaitKeptAlive(held, ttl, () -> pttlWhileImporting(away, lockKey));
+            }
+            awaitKeptAlive(held, ttl, () -> away.pttl(lockKey));
+
+            assertThat(held.isLost()).isFalse();
+            assertThat(held.release()).isTrue();
+            assertThat(leaseKeys()).isEmpty();
+        }
+        finally {
+            releaseQuietly(held);
+        }
+    }
+
+    /** For 1.5 ttl: the handle is held and its lease, as {@code pttl} reads it, has not run out. */
+    private static void awaitKeptAlive(LockHandle held, Duration ttl, java.util.function.LongSupplier pttl) {
+        long from = System.nanoTime();
+        await().pollInterval(Duration.ofMillis(200)).atMost(Duration.ofSeconds(30)).until(() -> {
+            assertThat(held.isHeld()).as("held").isTrue();
+            assertThat(pttl.getAsLong()).as("lease left, ms").isPositive();
+            return System.nanoTime() - from > ttl.multipliedBy(3).dividedBy(2).toNanos();
+        });
+    }
+
+    /** PTTL of a key on the master importing its slot, which answers only after {@code ASKING}. */
+    private static long pttlWhileImporting(RedisTestServer importing, String key) {
+        try (RespConnection connection = importing.openConnection()) {
+            connection.command("ASKING");
+            return (Long) connection.command("PTTL", key);
+        }
+        catch (java.io.IOException ex) {
+            throw new java.io.UncheckedIOException(ex);
         }
     }
 

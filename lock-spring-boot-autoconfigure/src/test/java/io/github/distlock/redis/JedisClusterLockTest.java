@@ -1,19 +1,27 @@
 package io.github.distlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
-import org.junit.jupiter.api.Disabled;
+import java.time.Duration;
+import java.util.Map;
+
 import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 
+import io.github.distlock.LockHandle;
+import io.github.distlock.LockRequest;
 import io.github.distlock.core.LockBackend;
+import io.github.distlock.testsupport.RedisTestServer;
 
 /**
  * Every {@link ClusterLockTest} on Jedis ({@code spring.data.redis.client-type=jedis}) and
  * {@link SpringDataLockBackend}, on a real 3-master cluster: awkward names, renewals batched per slot
- * (the paused-master test is disabled here, see below), hand-over through cluster pub/sub, and slot migration (Jedis's cluster
- * client follows {@code MOVED} and {@code ASK} itself; the Lettuce refresh property is ignored).
+ * and pipelined per master (so that a paused master does not cost the healthy masters' leases),
+ * hand-over through cluster pub/sub, and slot migration (Jedis's cluster client follows {@code MOVED}
+ * and {@code ASK} itself, and the renewal pipeline hands what a master refuses to it; the Lettuce
+ * refresh property is ignored).
  */
 class JedisClusterLockTest extends ClusterLockTest {
 
@@ -23,22 +31,36 @@ class JedisClusterLockTest extends ClusterLockTest {
     }
 
     /**
-     * A known limitation of SpringDataLockBackend on a Jedis Cluster, open in the topology issue: the
-     * healthy masters' leases are renewed in lanes apart from the paused one's, but through Spring
-     * Data each of a master's ~330 per-slot renewal scripts is a round trip of its own (Jedis cannot
-     * pipeline them there), and on a loaded machine a round sometimes gets through only part of them,
-     * so some healthy leases run out. It passes alone about half the time; the guide's driver section
-     * states the limitation. Tried and reverted: a lane's share sent as one Jedis ClusterPipeline
-     * (JedisCluster.pipelined()) cuts the round trips, but the pipeline does not follow MOVED, so
-     * renewals failed after a slot migration (aLockWhoseSlotMigrates... failed) and this test still
-     * failed one run in three. A fix needs MOVED handling around the pipeline, or fewer calls per
-     * master (renewals spread over rounds).
+     * A master that has not cached the renewal script (restarted, newly added, or {@code SCRIPT
+     * FLUSH}ed) answers the pipelined renewals with {@code NOSCRIPT}: the pipeline loads the script
+     * there and sends them again, so the lease lives on, and without falling back to one
+     * {@code EVAL} per slot through the cluster client.
      */
-    @Override
     @Test
-    @Disabled("Known limitation, open in the topology issue: Jedis renews per-slot scripts one round trip each, and "
-            + "under load a round misses some healthy leases while a master is paused (see the Javadoc)")
-    void leasesOnHealthyMastersSurviveWhileAnotherMasterIsPaused() {
+    void renewalsReachAMasterThatForgotItsScriptsInOnePipeline() {
+        Duration ttl = Duration.ofSeconds(3);
+        try (LockApplication app = startInstance()) {
+            LockHandle held = app.lockService().lock(LockRequest.of("forgetful").withTtl(ttl)
+                    .withWaitTime(Duration.ZERO).withWatchdog(true));
+            Map<String, RedisTestServer> keys = clusterExtension.cluster().keys("lock:*");
+            assertThat(keys).hasSize(1);
+            String key = keys.keySet().iterator().next();
+            RedisTestServer master = keys.get(key);
+            master.command("SCRIPT", "FLUSH");
+            master.resetStats();
+
+            long flushedAt = System.nanoTime();
+            await().pollInterval(Duration.ofMillis(200)).atMost(Duration.ofSeconds(30)).until(() -> {
+                assertThat(held.isHeld()).as("held").isTrue();
+                assertThat(master.pttl(key)).as("lease left, ms").isPositive();
+                return System.nanoTime() - flushedAt > ttl.multipliedBy(3).dividedBy(2).toNanos();
+            });
+
+            assertThat(master.commandCalls("script|load")).as("SCRIPT LOAD on the master").isPositive();
+            assertThat(master.commandCalls("evalsha")).as("renewals by EVALSHA").isPositive();
+            assertThat(master.commandCalls("eval")).as("renewals by EVAL, one per slot").isZero();
+            assertThat(held.release()).isTrue();
+        }
     }
 
     @Test

@@ -1,0 +1,136 @@
+package io.github.distlock.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.springframework.data.redis.connection.DecoratedRedisConnection;
+import org.springframework.data.redis.connection.RedisConnection;
+
+import redis.clients.jedis.CommandArguments;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.ConnectionPool;
+import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.Pipeline;
+import redis.clients.jedis.Protocol;
+import redis.clients.jedis.Response;
+import redis.clients.jedis.exceptions.JedisDataException;
+
+/**
+ * The renewal script calls of one Cluster master sent to it as one Jedis pipeline: one round trip
+ * for the leases of hundreds of slots, where Spring Data's {@code execute(RedisScript, keys, args)}
+ * makes one round trip per slot (a script call cannot span slots, and Spring Data does not
+ * pipeline on a Cluster). Used by {@link SpringDataLockBackend} on a Jedis Cluster connection only.
+ *
+ * <p>The pipeline goes to the node the backend's own map of slots names, on a connection of the
+ * Jedis cluster client's pool for that node; it does not follow {@code MOVED} or {@code ASK}. A
+ * call the node refuses (its slot moved or is migrating, {@code TRYAGAIN}, {@code CLUSTERDOWN}) is
+ * handed back unanswered, and the backend sends it again on its own through the cluster client,
+ * which follows redirects. A script the node has not cached ({@code NOSCRIPT}: a restarted or new
+ * master) is loaded once with {@code SCRIPT LOAD} and the calls that missed it are sent again in a
+ * second pipeline. Renewal is idempotent for its token, so sending a call twice is safe.
+ *
+ * <pre>{@code
+ * List<List<Object>> replies = JedisClusterRenewalPipeline.send(connection, "10.0.0.5:6379", LockScripts.RENEW,
+ *         List.of(List.of("lock:{a}"), List.of("lock:{b}")), List.of(List.of(tokenA, "30000"), List.of(tokenB, "30000")));
+ * // replies.get(i): the script's reply for call i, or null if that call must be sent again through the client
+ * }</pre>
+ *
+ * <p>This class refers to Jedis types; nothing loads it unless the connection is a Jedis Cluster
+ * connection, so Jedis stays an optional dependency.
+ */
+final class JedisClusterRenewalPipeline {
+
+    /** Spring Data's Jedis Cluster connection, by name: checking it needs no Jedis class loaded. */
+    static final String JEDIS_CLUSTER_CONNECTION = "org.springframework.data.redis.connection.jedis.JedisClusterConnection";
+
+    private JedisClusterRenewalPipeline() {
+    }
+
+    /**
+     * Whether {@code connection} (as Spring Data's template hands it to a callback, decorated or not) is a Jedis
+     * Cluster connection whose calls this class can pipeline.
+     */
+    static boolean canPipeline(RedisConnection connection) {
+        RedisConnection raw = undecorated(connection);
+        return raw.getClass().getName().equals(JEDIS_CLUSTER_CONNECTION)
+                && raw.getNativeConnection() instanceof JedisCluster;
+    }
+
+    /**
+     * Sends script calls to one master in one pipeline, on a connection of that master's pool.
+     *
+     * @param connection a connection from the template, on which {@link #canPipeline} is true
+     * @param node the master, as {@code host:port}
+     * @param script the script every call runs
+     * @param keys each call's keys, all in one slot of that master
+     * @param args each call's arguments
+     * @return each call's reply, in order, or {@code null} for a call the node refused (to be sent again through
+     *         the cluster client); {@code null} as a whole if the client knows no pool for {@code node} (the
+     *         cluster's shape changed): send every call through the client then
+     * @throws RuntimeException if the connection fails (a timeout, a reset): none of the calls has an answer
+     */
+    static List<List<Object>> send(RedisConnection connection, String node, LuaScript script, List<List<String>> keys,
+            List<List<String>> args) {
+        JedisCluster cluster = (JedisCluster) undecorated(connection).getNativeConnection();
+        ConnectionPool pool = cluster.getClusterNodes().get(node);
+        if (pool == null) {
+            return null;
+        }
+        List<Integer> all = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            all.add(i);
+        }
+        List<List<Object>> replies = new ArrayList<>(keys.size());
+        List<String> errors = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            replies.add(null);
+            errors.add(null);
+        }
+        try (Connection nodeConnection = pool.getResource()) {
+            pipeline(nodeConnection, script, keys, args, all, replies, errors);
+            List<Integer> notCached = new ArrayList<>();
+            for (int i = 0; i < errors.size(); i++) {
+                if (errors.get(i) != null && errors.get(i).startsWith("NOSCRIPT")) {
+                    notCached.add(i);
+                }
+            }
+            if (!notCached.isEmpty()) {
+                nodeConnection.executeCommand(new CommandArguments(Protocol.Command.SCRIPT).add("LOAD")
+                        .add(script.sourceBytes()));
+                pipeline(nodeConnection, script, keys, args, notCached, replies, errors);
+            }
+        }
+        return replies;
+    }
+
+    /** Sends the calls {@code which} in one pipeline; puts each reply, or each refusal's message, in its place. */
+    @SuppressWarnings("unchecked")
+    private static void pipeline(Connection nodeConnection, LuaScript script, List<List<String>> keys,
+            List<List<String>> args, List<Integer> which, List<List<Object>> replies, List<String> errors) {
+        String sha1 = new String(script.sha1Bytes(), StandardCharsets.US_ASCII);
+        Pipeline pipeline = new Pipeline(nodeConnection);
+        List<Response<Object>> responses = new ArrayList<>(which.size());
+        for (int i : which) {
+            responses.add(pipeline.evalsha(sha1, keys.get(i), args.get(i)));
+        }
+        pipeline.sync();
+        for (int r = 0; r < which.size(); r++) {
+            int i = which.get(r);
+            try {
+                replies.set(i, (List<Object>) responses.get(r).get());
+                errors.set(i, null);
+            }
+            catch (JedisDataException ex) {
+                // MOVED, ASK, TRYAGAIN, CLUSTERDOWN, NOSCRIPT: an answer, but not the script's.
+                replies.set(i, null);
+                errors.set(i, String.valueOf(ex.getMessage()));
+            }
+        }
+    }
+
+    private static RedisConnection undecorated(RedisConnection connection) {
+        // StringRedisTemplate hands callbacks a string-converting decorator of the connection.
+        return connection instanceof DecoratedRedisConnection decorated ? decorated.getDelegate() : connection;
+    }
+}
