@@ -11,6 +11,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 
+import io.github.distlock.benchmarks.adapter.FirstUse;
 import io.github.distlock.benchmarks.adapter.Implementation;
 import io.github.distlock.benchmarks.adapter.LockAdapter;
 import io.github.distlock.benchmarks.adapter.RedisTarget;
@@ -65,6 +66,7 @@ public final class RoundTripScenario {
         String key = "bench:cost:" + implementation.name().toLowerCase(java.util.Locale.ROOT);
         try (LockAdapter adapter = implementation.open(target)) {
             // Connections, script loading and subscriptions happen here, not in the counted cycles.
+            FirstUse.cycle(adapter, key);
             cycle(adapter, key, WARMUP_CYCLES);
 
             CommandStats.reset(server);
