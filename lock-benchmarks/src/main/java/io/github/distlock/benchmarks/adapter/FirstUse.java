@@ -1,6 +1,7 @@
 package io.github.distlock.benchmarks.adapter;
 
 import java.time.Duration;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntConsumer;
 
 /**
@@ -18,6 +19,8 @@ public final class FirstUse {
 
     /** How long attempts go on before the last failure is thrown. */
     static final Duration PATIENCE = Duration.ofSeconds(30);
+
+    private static final Duration PAUSE = Duration.ofMillis(200);
 
     private FirstUse() {
     }
@@ -52,6 +55,8 @@ public final class FirstUse {
                 }
                 // Visible in the run's output, so that a slow setup is not mistaken for a quiet one.
                 System.out.println("setup: " + what + " failed (attempt " + attempt + "), trying again: " + ex);
+                // A connect that failed fast fails fast again for a moment: no busy loop.
+                LockSupport.parkNanos(PAUSE.toNanos());
             }
         }
     }
