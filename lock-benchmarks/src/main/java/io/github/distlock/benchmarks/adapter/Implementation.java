@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
+import org.springframework.boot.autoconfigure.data.redis.RedisProperties.ClientType;
 import org.springframework.integration.redis.util.RedisLockRegistry.RedisLockType;
 
 /**
@@ -17,12 +18,24 @@ public enum Implementation {
     OURS_SERVICE("ours: LockService", Role.OURS, true) {
         @Override
         public LockAdapter open(RedisTarget target) {
-            return new OursLockServiceAdapter(target, null);
+            return new OursLockServiceAdapter(target, null, ClientType.LETTUCE);
         }
 
         @Override
         public LeaseHolder openLeaseHolder(RedisTarget target, Duration ttl) {
-            return new OursLockServiceAdapter(target, ttl);
+            return new OursLockServiceAdapter(target, ttl, ClientType.LETTUCE);
+        }
+    },
+
+    /**
+     * Ours through {@code LockService} on Jedis ({@code spring.data.redis.client-type=jedis}, pooled; see
+     * {@link OurApplication#JEDIS_POOL_SIZE}): the auto-configuration then picks the Spring Data backend
+     * instead of the native Lettuce one. Ours, so never a peer; not part of the watchdog scenario.
+     */
+    OURS_SERVICE_JEDIS("ours: LockService, Jedis", Role.OURS, false) {
+        @Override
+        public LockAdapter open(RedisTarget target) {
+            return new OursLockServiceAdapter(target, null, ClientType.JEDIS);
         }
     },
 
@@ -141,6 +154,7 @@ public enum Implementation {
     public String shortLabel() {
         return switch (this) {
             case OURS_SERVICE -> "ours (service)";
+            case OURS_SERVICE_JEDIS -> "ours (Jedis)";
             case OURS_ANNOTATION -> "ours (annotation)";
             case REDISSON_RLOCK -> "Redisson RLock";
             case REDISSON_FENCED -> "Redisson fenced";

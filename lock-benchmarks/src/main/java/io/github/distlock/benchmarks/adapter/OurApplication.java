@@ -2,6 +2,7 @@ package io.github.distlock.benchmarks.adapter;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -9,26 +10,43 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurationImportSelector;
 import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
+import org.springframework.boot.autoconfigure.data.redis.RedisProperties.ClientType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.annotation.AnnotationAttributes;
 import org.springframework.core.type.AnnotationMetadata;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.github.distlock.DistributedLock;
+import io.github.distlock.core.LockBackend;
+import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.SpringDataLockBackend;
 
 /**
  * A small Spring Boot application holding our lock exactly as a user gets it: Boot's Redis
  * auto-configuration plus every auto-configuration our starter ships, configured only through
- * properties. Each instance has its own Lettuce client and connection, like a separate application
- * instance.
+ * properties. Each instance has its own client (Lettuce by default, or a Jedis pool) and
+ * connections, like a separate application instance.
  *
  * <p>Nothing else is auto-configured: the benchmark classpath also carries Spring Integration,
  * whose Boot auto-configuration would start message-handling infrastructure that a lock user does
  * not have.
  */
 public final class OurApplication implements AutoCloseable {
+
+    /**
+     * {@code spring.data.redis.jedis.pool.max-active} and {@code max-idle} of the Jedis runs. Our
+     * Spring Data backend runs at most 8 commands at once (its executor), the release subscription
+     * keeps one pooled connection for as long as it listens, and renewals use up to 4 more: Boot's
+     * default of 8 would leave a thread of an 8-thread run waiting for a connection once a waiter
+     * has subscribed. Max-idle equal to max-active keeps every opened connection instead of closing
+     * and reopening it as the load dips.
+     */
+    public static final int JEDIS_POOL_SIZE = 16;
 
     private final ConfigurableApplicationContext context;
 
@@ -44,6 +62,21 @@ public final class OurApplication implements AutoCloseable {
      * @return the running application
      */
     public static OurApplication start(RedisTarget target, Duration ttl) {
+        return start(target, ttl, ClientType.LETTUCE);
+    }
+
+    /**
+     * Starts the application against {@code target} on the given Redis client.
+     *
+     * @param target the Redis to use; its wait time becomes the annotation's and the default wait
+     * @param ttl the default lease ({@code distributed-lock.default-ttl}), or {@code null} for the starter's default
+     * @param clientType Lettuce (our native backend) or Jedis (a pool of {@link #JEDIS_POOL_SIZE}, our
+     *        Spring Data backend)
+     * @return the running application
+     * @throws IllegalStateException if the auto-configuration did not pick the backend that goes with
+     *         the client, so that a run cannot silently measure the other one
+     */
+    public static OurApplication start(RedisTarget target, Duration ttl, ClientType clientType) {
         Map<String, Object> properties = new java.util.HashMap<>(Map.of(
                 "spring.data.redis.host", target.host(),
                 "spring.data.redis.port", target.port(),
@@ -55,12 +88,45 @@ public final class OurApplication implements AutoCloseable {
         if (ttl != null) {
             properties.put("distributed-lock.default-ttl", ttl.toMillis() + "ms");
         }
+        properties.put("spring.data.redis.client-type", clientType.name().toLowerCase(Locale.ROOT));
+        if (clientType == ClientType.JEDIS) {
+            properties.put("spring.data.redis.jedis.pool.enabled", "true");
+            properties.put("spring.data.redis.jedis.pool.max-active", JEDIS_POOL_SIZE);
+            properties.put("spring.data.redis.jedis.pool.max-idle", JEDIS_POOL_SIZE);
+        }
         ConfigurableApplicationContext context = new SpringApplicationBuilder(Config.class)
                 .web(WebApplicationType.NONE)
                 .registerShutdownHook(false)
                 .properties(properties)
                 .run();
+        try {
+            requireBackendFor(clientType, context);
+        }
+        catch (RuntimeException ex) {
+            context.close();
+            throw ex;
+        }
         return new OurApplication(context);
+    }
+
+    private static void requireBackendFor(ClientType clientType, ConfigurableApplicationContext context) {
+        RedisConnectionFactory factory = context.getBean(RedisConnectionFactory.class);
+        boolean expected = switch (clientType) {
+            case LETTUCE -> factory instanceof LettuceConnectionFactory
+                    && !context.getBeansOfType(RedisLockBackend.class).isEmpty();
+            case JEDIS -> factory instanceof JedisConnectionFactory jedis && jedis.getUsePool()
+                    && !context.getBeansOfType(SpringDataLockBackend.class).isEmpty();
+        };
+        if (!expected) {
+            throw new IllegalStateException("client type " + clientType + " got connection factory "
+                    + factory.getClass().getSimpleName() + " and lock backend(s) "
+                    + context.getBeansOfType(LockBackend.class).keySet() + " "
+                    + context.getBeansOfType(LockBackend.class).values().stream()
+                            .map(backend -> backend.getClass().getSimpleName()).toList()
+                    + "; expected " + (clientType == ClientType.JEDIS
+                            ? "a pooled JedisConnectionFactory and SpringDataLockBackend"
+                            : "LettuceConnectionFactory and RedisLockBackend"));
+        }
     }
 
     /**

@@ -2,13 +2,15 @@ package io.github.distlock.benchmarks.adapter;
 
 import java.time.Duration;
 
+import org.springframework.boot.autoconfigure.data.redis.RedisProperties.ClientType;
+
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 
 /**
  * Ours through {@link LockService}, as an application injects it: default ttl (30 s) with the
- * watchdog on, the target's wait time.
+ * watchdog on, the target's wait time, on Lettuce (Boot's default) or Jedis.
  */
 final class OursLockServiceAdapter implements LockAdapter, LeaseHolder {
 
@@ -17,8 +19,8 @@ final class OursLockServiceAdapter implements LockAdapter, LeaseHolder {
     private final Duration waitTime;
     private final Duration leaseTtl;
 
-    OursLockServiceAdapter(RedisTarget target, Duration leaseTtl) {
-        this.application = OurApplication.start(target, leaseTtl);
+    OursLockServiceAdapter(RedisTarget target, Duration leaseTtl, ClientType clientType) {
+        this.application = OurApplication.start(target, leaseTtl, clientType);
         this.lockService = application.bean(LockService.class);
         this.waitTime = target.waitTime();
         this.leaseTtl = leaseTtl;

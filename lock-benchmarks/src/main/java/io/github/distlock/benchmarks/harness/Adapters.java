@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.stream.Collectors;
 
+import io.github.distlock.benchmarks.adapter.FirstUse;
 import io.github.distlock.benchmarks.adapter.LockAdapter;
 
 /**
@@ -26,7 +27,7 @@ final class Adapters {
      * @param adapter a freshly opened adapter
      */
     static void prime(LockAdapter adapter) {
-        adapter.runLocked("bench:prime:" + UUID.randomUUID(), () -> { });
+        FirstUse.cycle(adapter, "bench:prime:" + UUID.randomUUID());
     }
 
     /**

@@ -76,6 +76,28 @@ public final class CommandStats {
         return field(cpu, "used_cpu_user") + field(cpu, "used_cpu_sys");
     }
 
+    /**
+     * Socket reads the server has processed so far ({@code INFO stats total_reads_processed}): one per
+     * read event, however many commands it brought.
+     *
+     * @param server the server
+     * @return the count since start (not reset by {@code CONFIG RESETSTAT} in every version: take deltas)
+     */
+    public static long readsProcessed(RedisTestServer server) {
+        return (long) field(server.info("stats"), "total_reads_processed");
+    }
+
+    /**
+     * Client connections open now ({@code INFO clients connected_clients}), without the short-lived one
+     * that asks.
+     *
+     * @param server the server
+     * @return connections of everyone else
+     */
+    public static int clientConnections(RedisTestServer server) {
+        return (int) field(server.info("clients"), "connected_clients") - 1;
+    }
+
     private static double field(String info, String name) {
         for (String line : info.split("\r?\n")) {
             if (line.startsWith(name + ":")) {

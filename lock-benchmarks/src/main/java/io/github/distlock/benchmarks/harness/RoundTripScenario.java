@@ -11,6 +11,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 
+import io.github.distlock.benchmarks.adapter.FirstUse;
 import io.github.distlock.benchmarks.adapter.Implementation;
 import io.github.distlock.benchmarks.adapter.LockAdapter;
 import io.github.distlock.benchmarks.adapter.RedisTarget;
@@ -26,7 +27,10 @@ import io.github.distlock.testsupport.RedisTestServer;
  *   <li>{@code MONITOR} of one more cycle, as a transcript;</li>
  *   <li>the server's CPU time ({@code INFO cpu}, user plus system, so socket I/O counts too) per
  *       cycle while {@value #LOADED_THREADS} threads, each on its own key, run cycles through the one
- *       client for a fixed time, after a warm-up.</li>
+ *       client for a fixed time, after a warm-up; in the same window, the socket reads the server
+ *       processed per cycle ({@code INFO stats total_reads_processed}) and the client's connections
+ *       ({@code INFO clients}). Fewer than one read per command means the client pipelines: it
+ *       writes several threads' commands on one connection before the server reads them.</li>
  * </ol>
  * Background traffic in those windows (watchdog, pings) is counted too: it is part of the cost.
  *
@@ -62,6 +66,7 @@ public final class RoundTripScenario {
         String key = "bench:cost:" + implementation.name().toLowerCase(java.util.Locale.ROOT);
         try (LockAdapter adapter = implementation.open(target)) {
             // Connections, script loading and subscriptions happen here, not in the counted cycles.
+            FirstUse.cycle(adapter, key);
             cycle(adapter, key, WARMUP_CYCLES);
 
             CommandStats.reset(server);
@@ -81,18 +86,23 @@ public final class RoundTripScenario {
                         .map(MonitorRecorder::readable)
                         .toList();
             }
-            double cpuMicrosPerCycle = serverCpuMicrosPerCycle(server, adapter, key, cpuWarmup, cpuMeasure);
+            LoadedWindow loaded = loadedWindow(server, adapter, key, cpuWarmup, cpuMeasure);
             return new RoundTripResult(implementation.name(), cycles, clientCommands.size() / (double) cycles,
-                    CommandStats.total(calls) / (double) cycles, cpuMicrosPerCycle,
-                    CommandStats.per(calls, cycles), transcript);
+                    CommandStats.total(calls) / (double) cycles, loaded.cpuMicrosPerCycle(),
+                    loaded.readsPerCycle(), loaded.connections(), CommandStats.per(calls, cycles), transcript);
         }
     }
 
+    /** What the server did per cycle while {@value #LOADED_THREADS} threads ran cycles. */
+    private record LoadedWindow(double cpuMicrosPerCycle, double readsPerCycle, int connections) {
+    }
+
     /**
-     * The server's CPU time per cycle while {@value #LOADED_THREADS} threads run cycles on their own
-     * keys: measured over {@code measure}, after {@code warmup}.
+     * The server's CPU time and socket reads per cycle while {@value #LOADED_THREADS} threads run cycles
+     * on their own keys, measured over {@code measure} after {@code warmup}, and the connections open
+     * meanwhile.
      */
-    private static double serverCpuMicrosPerCycle(RedisTestServer server, LockAdapter adapter, String key,
+    private static LoadedWindow loadedWindow(RedisTestServer server, LockAdapter adapter, String key,
             Duration warmup, Duration measure) {
         AtomicBoolean running = new AtomicBoolean(true);
         LongAdder completed = new LongAdder();
@@ -109,14 +119,18 @@ public final class RoundTripScenario {
         try {
             sleep(warmup, threads);
             double cpuBefore = CommandStats.cpuSeconds(server);
+            long readsBefore = CommandStats.readsProcessed(server);
             long cyclesBefore = completed.sum();
             sleep(measure, threads);
             double cpuAfter = CommandStats.cpuSeconds(server);
+            long readsAfter = CommandStats.readsProcessed(server);
             long cycles = completed.sum() - cyclesBefore;
+            int connections = CommandStats.clientConnections(server);
             if (cycles == 0) {
                 throw new IllegalStateException("no cycle completed in the CPU window of " + measure);
             }
-            return (cpuAfter - cpuBefore) * 1e6 / cycles;
+            return new LoadedWindow((cpuAfter - cpuBefore) * 1e6 / cycles, (readsAfter - readsBefore)
+                    / (double) cycles, connections);
         }
         finally {
             running.set(false);
@@ -165,11 +179,14 @@ public final class RoundTripScenario {
      * @param serverCommandsPerCycle commands the server executed per cycle (commandstats)
      * @param serverCpuMicrosPerCycle the server's CPU time per cycle, user plus system, in µs, while
      *        {@value #LOADED_THREADS} threads run cycles
+     * @param serverReadsPerCycle socket reads the server processed per cycle in that window; below the
+     *        client round trips per cycle when the client pipelines
+     * @param clientConnections the client's connections to the server at the end of that window
      * @param serverCommandsBreakdown the same per command name
      * @param oneCycle MONITOR transcript of one cycle
      */
     public record RoundTripResult(String implementation, int cycles, double clientCommandsPerCycle,
-            double serverCommandsPerCycle, double serverCpuMicrosPerCycle, Map<String, Double> serverCommandsBreakdown,
-            List<String> oneCycle) {
+            double serverCommandsPerCycle, double serverCpuMicrosPerCycle, double serverReadsPerCycle,
+            int clientConnections, Map<String, Double> serverCommandsBreakdown, List<String> oneCycle) {
     }
 }

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import io.github.distlock.benchmarks.adapter.FirstUse;
 import io.github.distlock.benchmarks.adapter.Implementation;
 import io.github.distlock.benchmarks.adapter.LeaseHolder;
 import io.github.distlock.benchmarks.adapter.LeaseHolder.Lease;
@@ -72,7 +73,7 @@ public final class WatchdogScenario {
         try (LeaseHolder holder = implementation.openLeaseHolder(target, ttl)) {
             // One lock taken and released first, so that lazily created machinery (schedulers, scripts)
             // is not counted as per-lock heap.
-            holder.hold("bench:watchdog:warmup").release();
+            FirstUse.run("the first lease", attempt -> holder.hold("bench:watchdog:warmup:" + attempt).release());
             settle();
 
             long heapBefore = usedHeapAfterGc();

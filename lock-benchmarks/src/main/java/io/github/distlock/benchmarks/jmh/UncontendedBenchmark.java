@@ -18,6 +18,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
+import io.github.distlock.benchmarks.adapter.FirstUse;
 import io.github.distlock.benchmarks.adapter.Implementation;
 import io.github.distlock.benchmarks.adapter.LockAdapter;
 import io.github.distlock.benchmarks.adapter.RedisTarget;
@@ -44,8 +45,8 @@ public class UncontendedBenchmark {
     public static class Client {
 
         /** The implementation, by {@link Implementation} constant name. */
-        @Param({ "OURS_SERVICE", "OURS_ANNOTATION", "REDISSON_RLOCK", "REDISSON_FENCED", "SI_PUB_SUB", "SI_SPIN",
-                "FLOOR" })
+        @Param({ "OURS_SERVICE", "OURS_SERVICE_JEDIS", "OURS_ANNOTATION", "REDISSON_RLOCK", "REDISSON_FENCED",
+                "SI_PUB_SUB", "SI_SPIN", "FLOOR" })
         public String implementation;
 
         RedisTestServer server;
@@ -57,7 +58,7 @@ public class UncontendedBenchmark {
             server = RedisTestServer.start();
             adapter = Implementation.valueOf(implementation).open(RedisTarget.of(server.host(), server.port()));
             // Lazily opened connections and subscriptions belong to setup, not to the first iteration.
-            adapter.runLocked("bench:prime:" + implementation, EMPTY_CRITICAL_SECTION);
+            FirstUse.cycle(adapter, "bench:prime:" + implementation);
         }
 
         /** Closes the client, then the server. */

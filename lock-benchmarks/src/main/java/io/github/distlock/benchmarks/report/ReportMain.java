@@ -20,6 +20,7 @@ import java.util.stream.Collectors;
 
 import io.github.distlock.benchmarks.adapter.Implementation;
 import io.github.distlock.benchmarks.adapter.Implementation.Role;
+import io.github.distlock.benchmarks.adapter.OurApplication;
 import io.github.distlock.benchmarks.harness.Arguments;
 import io.github.distlock.benchmarks.harness.ContendedResult;
 import io.github.distlock.benchmarks.harness.HarnessResults;
@@ -125,7 +126,8 @@ public final class ReportMain {
                     + "every scenario runs. Publish only a `full` run.**");
             line();
         }
-        line("Our lock next to Redisson, Spring Integration's `RedisLockRegistry` and the cheapest safe lock "
+        line("Our lock (on Lettuce, Boot's default, and on Jedis) next to Redisson, Spring Integration's "
+                + "`RedisLockRegistry` and the cheapest safe lock "
                 + "(the *floor*), each against its own local `redis-server` with persistence off. Generated "
                 + OffsetDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"))
                 + " by:");
@@ -285,7 +287,13 @@ public final class ReportMain {
                     + " threads (one client per JVM) on one key; counter in a shared memory-mapped file; "
                     + seconds(s.processWarmup()) + " warm-up, " + seconds(s.processMeasure()) + " window.");
         }
-        line("- Ours is configured only through properties, with defaults: ttl 30 s, watchdog on. Redisson: "
+        line("- Ours is configured only through properties, with defaults: ttl 30 s, watchdog on. On Lettuce "
+                + "(Boot's default client) the auto-configuration picks our native backend (its own connection, "
+                + "shared by all threads); *ours: LockService, Jedis* sets `spring.data.redis.client-type=jedis` "
+                + "with `spring.data.redis.jedis.pool.max-active` and `max-idle` = " + OurApplication.JEDIS_POOL_SIZE
+                + " (the backend runs up to 8 commands at once, the release subscription holds one connection, "
+                + "renewals up to 4 more), which gets our Spring Data backend: a pooled connection per command. "
+                + "Ours on Jedis is ours, never a peer, and is not part of scenario 4. Redisson: "
                 + "defaults, `lock()`/`tryLock(wait)` without lease time (watchdog on, 30 s). Spring Integration: "
                 + "defaults, 30 s expiry; it renews only when given a scheduler, which only scenario 4 does. Floor: "
                 + "one Lettuce connection, `SET NX PX` + `EVALSHA`, retries every 1 ms when contended.");
@@ -410,13 +418,21 @@ public final class ReportMain {
                 + "8-thread run. Timed over one thread's cycles instead, the server sleeps between commands and "
                 + "wakes to cold caches, and the figure moved by 2× between runs.");
         line();
+        line("*Server reads* are the socket reads redis-server processed (`INFO stats total_reads_processed`) per "
+                + "cycle in the same window: fewer than the round trips when the client writes several threads' "
+                + "commands on one connection before the server reads (pipelining), as many when each command "
+                + "travels alone on a connection of its own. *Connections* are the client's open connections "
+                + "at the end of that window (`INFO clients`).");
+        line();
+        int loaded = RoundTripScenario.LOADED_THREADS;
         line("| implementation | client round trips / cycle | server commands / cycle | server CPU µs / cycle, "
-                + RoundTripScenario.LOADED_THREADS + " threads "
-                + "| server commands per cycle, by command |");
-        line("|---|---:|---:|---:|---|");
+                + loaded + " threads | server reads / cycle, " + loaded + " threads | connections, " + loaded
+                + " threads | server commands per cycle, by command |");
+        line("|---|---:|---:|---:|---:|---:|---|");
         for (RoundTripResult result : ordered(harness.roundTrips(), RoundTripResult::implementation)) {
             line("| " + label(result.implementation()) + " | " + format(result.clientCommandsPerCycle(), 2) + " | "
                     + format(result.serverCommandsPerCycle(), 2) + " | " + format(result.serverCpuMicrosPerCycle(), 1)
+                    + " | " + format(result.serverReadsPerCycle(), 2) + " | " + result.clientConnections()
                     + " | " + breakdown(result.serverCommandsBreakdown())
                     + " |");
         }
@@ -473,8 +489,9 @@ public final class ReportMain {
                     + " | " + forks.stream().mapToLong(WatchdogResult::lost).sum() + " |");
         }
         line();
-        line("Not measured: `@DistributedLock` (same watchdog as `LockService`), Spring Integration `SPIN_LOCK` "
-                + "(same renewal as `PUB_SUB_LOCK`), the floor (no renewal).");
+        line("Not measured: `@DistributedLock` (same watchdog as `LockService`), ours on Jedis (left out to keep "
+                + "the run short), Spring Integration `SPIN_LOCK` (same renewal as `PUB_SUB_LOCK`), the floor "
+                + "(no renewal).");
         line();
     }
 

@@ -1,0 +1,104 @@
+package io.github.distlock.benchmarks.report;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import io.github.distlock.benchmarks.adapter.Implementation;
+import io.github.distlock.benchmarks.harness.Arguments;
+import io.github.distlock.benchmarks.harness.ContendedResult;
+import io.github.distlock.benchmarks.harness.HarnessResults;
+import io.github.distlock.benchmarks.harness.HarnessSettings;
+import io.github.distlock.benchmarks.harness.Json;
+
+/**
+ * The page the report writes from given results, without running anything: which rows it shows and
+ * whom the targets compare ours with.
+ */
+class ReportMainTest {
+
+    @TempDir
+    Path directory;
+
+    @Test
+    void oursOnJedisHasRowsInTheTablesButIsNeverTheBestPeerOfTheTargets() throws Exception {
+        // Ours on Jedis is given the best figures of all: were it counted as a peer, every target would name it.
+        Path jmh = directory.resolve("jmh.json");
+        ArrayNode entries = Json.MAPPER.createArrayNode();
+        for (var cycles : Map.of(Implementation.OURS_SERVICE, new double[] { 5_000, 30_000 },
+                Implementation.OURS_SERVICE_JEDIS, new double[] { 9_000, 90_000 },
+                Implementation.OURS_ANNOTATION, new double[] { 4_990, 29_900 },
+                Implementation.SI_SPIN, new double[] { 4_000, 20_000 },
+                Implementation.FLOOR, new double[] { 5_100, 31_000 }).entrySet()) {
+            entries.add(throughputEntry(cycles.getKey(), 1, cycles.getValue()[0]));
+            entries.add(throughputEntry(cycles.getKey(), 8, cycles.getValue()[1]));
+        }
+        Files.writeString(jmh, Json.MAPPER.writeValueAsString(entries));
+        Path harness = directory.resolve("harness.json");
+        List<ContendedResult> contended = new ArrayList<>();
+        contended.add(isolated(Implementation.OURS_SERVICE, 6_000, 2_000_000));
+        contended.add(isolated(Implementation.OURS_SERVICE_JEDIS, 20_000, 100_000));
+        contended.add(isolated(Implementation.SI_PUB_SUB, 3_000, 8_000_000));
+        Json.write(harness, new HarnessResults(HarnessSettings.from(Arguments.parse("--profile=smoke")), contended,
+                List.of(), List.of(), List.of(), List.of(), 1));
+        Path page = directory.resolve("benchmarks.md");
+
+        List<String> problems = ReportMain.write(jmh, harness, page, "(test)");
+
+        String text = Files.readString(page);
+        assertThat(problems).isEmpty();
+        assertThat(text)
+                .contains("| uncontended ahead of every peer, 1 thread | 1.25× the fastest peer, "
+                        + "Spring Integration SPIN_LOCK (4,000 cycles/s) | met |")
+                .contains("| uncontended ahead of every peer, 8 threads | 1.50× the fastest peer, "
+                        + "Spring Integration SPIN_LOCK (20,000 cycles/s) | met |")
+                .contains("| contended (isolated) owner switches/s ≥ 1.5× best peer | 2.00× "
+                        + "Spring Integration PUB_SUB_LOCK | met |")
+                .contains("| contended (isolated) wait p99 ≤ ½ best peer's | 2.00 ms vs 8.00 ms "
+                        + "(Spring Integration PUB_SUB_LOCK) | met |")
+                .contains("| ours: LockService, Jedis | 9,000 | 1.76 |")
+                .contains("| ours: LockService, Jedis | 20,000 | 20,000 |")
+                .contains("`spring.data.redis.client-type=jedis`");
+    }
+
+    /** One JMH Throughput result as JmhMain writes it: one fork, one iteration. */
+    private static ObjectNode throughputEntry(Implementation implementation, int threads, double cyclesPerSecond) {
+        ObjectNode entry = Json.MAPPER.createObjectNode();
+        entry.put("jmhVersion", "1.37");
+        entry.put("benchmark", "io.github.distlock.benchmarks.jmh.UncontendedBenchmark.throughput" + threads);
+        entry.put("mode", "thrpt");
+        entry.put("threads", threads);
+        entry.put("forks", 1);
+        entry.putArray("jvmArgs").add("-Xmx1g");
+        entry.put("warmupIterations", 1);
+        entry.put("warmupTime", "1 s");
+        entry.put("measurementIterations", 1);
+        entry.put("measurementTime", "1 s");
+        entry.putObject("params").put("implementation", implementation.name());
+        ObjectNode metric = entry.putObject("primaryMetric");
+        metric.put("score", cyclesPerSecond);
+        metric.put("scoreError", Double.NaN);
+        metric.put("scoreUnit", "ops/s");
+        metric.putArray("rawData").addArray().add(cyclesPerSecond);
+        return entry;
+    }
+
+    /** A contended isolated run in which every acquisition changed owner. */
+    private static ContendedResult isolated(Implementation implementation, long switchesPerSecond, long waitP99Nanos) {
+        long[] perThread = new long[8];
+        java.util.Arrays.fill(perThread, switchesPerSecond / 8);
+        return new ContendedResult(implementation.name(), "isolated", 1, 8, 1.0, switchesPerSecond,
+                switchesPerSecond, perThread, waitP99Nanos / 2, waitP99Nanos, waitP99Nanos * 2, switchesPerSecond,
+                switchesPerSecond, 0, 0, List.of(), "");
+    }
+}
