@@ -58,6 +58,9 @@ final class LettuceReplicaConfirmation {
 
     private static final byte[] RENEW_SOURCE = LockScripts.RENEW.sourceBytes();
 
+    /** How often one confirmation follows a {@code MOVED} before it gives up (a failover moves a slot once). */
+    private static final int MAX_REDIRECTS = 2;
+
     private final LockConnection connection;
     private final ReplicaAcks acks;
     private final long timeoutNanos;
@@ -85,26 +88,63 @@ final class LettuceReplicaConfirmation {
         long deadline = deadline();
         Open open = connection.open(key, "replica acknowledgement", deadline);
         StatefulConnection<byte[], byte[]> node = masterConnection(open, key, deadline);
-        Burst burst = send(node, List.of(renewalArgs(List.of(new LeaseRenewal(key, token, ttlMillis)))));
+        for (int redirects = 0;; redirects++) {
+            Burst burst = send(node, List.of(renewalArgs(List.of(new LeaseRenewal(key, token, ttlMillis)))));
+            try {
+                LockConnection.awaitUninterruptibly(burst.all(), deadline);
+            }
+            catch (TimeoutException ex) {
+                burst.cancel();
+                throw new LockBackendException(key.name(), "Redis did not confirm lock " + key.printableName() + " ("
+                        + key.printableRedisKey() + ") with WAIT within distributed-lock.operation-timeout="
+                        + connection.operationTimeout() + " plus distributed-lock.replica-ack-timeout="
+                        + acks.timeout() + ". Is Redis reachable?", ex);
+            }
+            catch (ExecutionException ex) {
+                // Sent straight to a node, the confirmation is not redirected by Lettuce: after a
+                // failover the old master answers MOVED. Follow it to the new master; the renewal is
+                // a compare-and-extend, so sending it again is harmless.
+                String target = movedTarget(ex.getCause());
+                if (target != null && redirects < MAX_REDIRECTS
+                        && open.stateful() instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster) {
+                    refreshPartitions(open);
+                    int colon = target.lastIndexOf(':');
+                    node = nodeConnection(cluster, target.substring(0, colon),
+                            Integer.parseInt(target.substring(colon + 1)), key, deadline);
+                    continue;
+                }
+                throw failed(open, key, ex.getCause());
+            }
+            if ((Long) burst.renewals().get(0).join().get(0) != 1L) {
+                return false;
+            }
+            requireOneConnection(key, burst);
+            acks.require(key, burst.acks().join());
+            return true;
+        }
+    }
+
+    /** The {@code host:port} a {@code MOVED} error names, or {@code null} for any other error. */
+    private static String movedTarget(Throwable cause) {
+        String message = cause == null ? null : cause.getMessage();
+        if (message == null || !message.startsWith("MOVED ")) {
+            return null;
+        }
+        String[] parts = message.trim().split(" ");
+        return parts.length >= 3 ? parts[2] : null;
+    }
+
+    /** The node connection Lettuce keeps for the master at {@code host:port}, which ran the lock's writes. */
+    private static StatefulConnection<byte[], byte[]> nodeConnection(
+            StatefulRedisClusterConnection<byte[], byte[]> cluster, String host, int port, LockKey key, long deadline) {
         try {
-            LockConnection.awaitUninterruptibly(burst.all(), deadline);
+            return LockConnection.awaitUninterruptibly(cluster.getConnectionAsync(host, port, ConnectionIntent.WRITE),
+                    deadline);
         }
-        catch (TimeoutException ex) {
-            burst.cancel();
-            throw new LockBackendException(key.name(), "Redis did not confirm lock " + key.printableName() + " ("
-                    + key.printableRedisKey() + ") with WAIT within distributed-lock.operation-timeout="
-                    + connection.operationTimeout() + " plus distributed-lock.replica-ack-timeout=" + acks.timeout()
-                    + ". Is Redis reachable?", ex);
+        catch (TimeoutException | ExecutionException ex) {
+            throw new LockBackendException(key.name(), "Could not reach the Redis Cluster master " + host + ":" + port
+                    + " of lock " + key.printableName() + " to confirm it with its replicas", ex);
         }
-        catch (ExecutionException ex) {
-            throw failed(open, key, ex.getCause());
-        }
-        if ((Long) burst.renewals().get(0).join().get(0) != 1L) {
-            return false;
-        }
-        requireOneConnection(key, burst);
-        acks.require(key, burst.acks().join());
-        return true;
     }
 
     /**
@@ -260,14 +300,7 @@ final class LettuceReplicaConfirmation {
                     + key.printableName() + " (" + key.printableRedisKey() + "), so its replicas cannot be asked",
                     null);
         }
-        try {
-            return LockConnection.awaitUninterruptibly(cluster.getConnectionAsync(master.getUri().getHost(),
-                    master.getUri().getPort(), ConnectionIntent.WRITE), deadline);
-        }
-        catch (TimeoutException | ExecutionException ex) {
-            throw new LockBackendException(key.name(), "Could not reach the Redis Cluster master " + master.getUri()
-                    + " of lock " + key.printableName() + " to confirm it with its replicas", ex);
-        }
+        return nodeConnection(cluster, master.getUri().getHost(), master.getUri().getPort(), key, deadline);
     }
 
     private static int slot(LockKey key) {
