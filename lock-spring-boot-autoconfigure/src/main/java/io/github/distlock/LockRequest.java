@@ -21,8 +21,29 @@ import java.time.Duration;
  *        {@code distributed-lock.watchdog.enabled}
  * @param fencingToken whether to issue the fencing token together with the lock; otherwise it is
  *        issued on the first {@link LockHandle#fencingToken()} call
+ * @param name what metrics, traces and the Actuator call this kind of lock, for example
+ *        {@code "invoice-export"}; {@code null} for {@value #UNNAMED}. Unlike the key it must not
+ *        vary per call: it becomes a metric tag, and a tag per order id would make a time series
+ *        per order. {@code @DistributedLock} sets its {@code name}, or {@code Class.method}.
  */
-public record LockRequest(String key, Duration ttl, Duration waitTime, Boolean watchdog, boolean fencingToken) {
+public record LockRequest(String key, Duration ttl, Duration waitTime, Boolean watchdog, boolean fencingToken,
+        String name) {
+
+    /** The {@link #name()} of requests that give none. */
+    public static final String UNNAMED = "unnamed";
+
+    /**
+     * A request without a name.
+     *
+     * @param key the lock name
+     * @param ttl the lease length, or {@code null} for the default
+     * @param waitTime the wait, or {@code null} for the default
+     * @param watchdog whether to renew the lease, or {@code null} for the default
+     * @param fencingToken whether to issue the fencing token together with the lock
+     */
+    public LockRequest(String key, Duration ttl, Duration waitTime, Boolean watchdog, boolean fencingToken) {
+        this(key, ttl, waitTime, watchdog, fencingToken, null);
+    }
 
     /**
      * A request without the fencing token up front, the usual case.
@@ -33,27 +54,27 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, Boolean w
      * @param watchdog whether to renew the lease, or {@code null} for the default
      */
     public LockRequest(String key, Duration ttl, Duration waitTime, Boolean watchdog) {
-        this(key, ttl, waitTime, watchdog, false);
+        this(key, ttl, waitTime, watchdog, false, null);
     }
 
     /** A request for {@code key} with every option at its configured default. */
     public static LockRequest of(String key) {
-        return new LockRequest(key, null, null, null, false);
+        return new LockRequest(key, null, null, null, false, null);
     }
 
     /** A copy with the given lease length ({@code null}: the default). */
     public LockRequest withTtl(Duration ttl) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name);
     }
 
     /** A copy with the given wait time ({@code null}: the default; zero: try once). */
     public LockRequest withWaitTime(Duration waitTime) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name);
     }
 
     /** A copy that renews the lease until release ({@code true}) or keeps it fixed ({@code false}). */
     public LockRequest withWatchdog(Boolean watchdog) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name);
     }
 
     /**
@@ -69,6 +90,30 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, Boolean w
      * }</pre>
      */
     public LockRequest withFencingToken() {
-        return new LockRequest(key, ttl, waitTime, watchdog, true);
+        return new LockRequest(key, ttl, waitTime, watchdog, true, name);
+    }
+
+    /**
+     * A copy with the given name for metrics, traces and the Actuator ({@code null}: {@value #UNNAMED}).
+     *
+     * <pre>{@code
+     * lockService.lock(LockRequest.of("invoice:" + id).withName("invoice-export"));
+     * // acquisitions are counted under lock.name=invoice-export, never under each invoice's key
+     * }</pre>
+     *
+     * @throws IllegalArgumentException if {@code name} is blank
+     */
+    public LockRequest withName(String name) {
+        if (name != null && name.isBlank()) {
+            throw new IllegalArgumentException("A lock request's name must not be blank; give a name that is the same "
+                    + "for every call of this kind of lock, for example \"invoice-export\", or null for \"" + UNNAMED
+                    + "\".");
+        }
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name);
+    }
+
+    /** The name for metrics, traces and the Actuator: {@link #name()}, or {@value #UNNAMED} if none was given. */
+    public String nameOrDefault() {
+        return name != null ? name : UNNAMED;
     }
 }

@@ -1,5 +1,9 @@
 package io.github.distlock.autoconfigure;
 
+import java.util.ArrayList;
+import java.util.List;
+
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -18,6 +22,8 @@ import io.github.distlock.core.DefaultLockService;
 import io.github.distlock.core.DefaultLockService.LockDefaults;
 import io.github.distlock.core.HandOverNotifications;
 import io.github.distlock.core.LeaseWatchdog;
+import io.github.distlock.core.LockListener;
+import io.github.distlock.core.LockListeners;
 import io.github.distlock.core.LockWaiters;
 import io.github.distlock.core.LockBackend;
 
@@ -65,22 +71,25 @@ public class DistributedLockAutoConfiguration {
         return new LockWaiters();
     }
 
-    /** The one scheduler that renews every held lease; lost leases become {@link LockLostEvent}s. */
+    /** The one scheduler that renews every held lease. */
     @Bean(destroyMethod = "close")
     @ConditionalOnBean(LockBackend.class)
     @ConditionalOnMissingBean
-    public LeaseWatchdog leaseWatchdog(LockBackend lockBackend, DistributedLockProperties properties,
-            ApplicationEventPublisher eventPublisher) {
-        return new LeaseWatchdog(lockBackend, properties.getWatchdog().getRenewalRatio(),
-                (handle, reason) -> eventPublisher.publishEvent(new LockLostEvent(handle, reason)));
+    public LeaseWatchdog leaseWatchdog(LockBackend lockBackend, DistributedLockProperties properties) {
+        return new LeaseWatchdog(lockBackend, properties.getWatchdog().getRenewalRatio());
     }
 
-    /** The lock service used by the annotation and injected by applications. */
+    /**
+     * The lock service used by the annotation and injected by applications. Everything that
+     * happens to a lock goes to the {@link LockListener} beans, in {@code @Order}, after the
+     * built-in ones: the lost-lease WARN and the {@link LockLostEvent}.
+     */
     @Bean
     @ConditionalOnBean(LockBackend.class)
     @ConditionalOnMissingBean
     public LockService lockService(LockBackend lockBackend, LeaseWatchdog leaseWatchdog, LockWaiters lockWaiters,
-            DistributedLockProperties properties) {
+            DistributedLockProperties properties, ApplicationEventPublisher eventPublisher,
+            ObjectProvider<LockListener> lockListeners) {
         RedlockProperties redlock = properties.getRedlock();
         LockDefaults defaults = new LockDefaults(properties.getDefaultTtl(), properties.getDefaultWaitTime(),
                 properties.getWatchdog().isEnabled(), redlock.hasNodes() ? redlock.getRetryDelay() : null);
@@ -88,6 +97,10 @@ public class DistributedLockAutoConfiguration {
             // A backend that announces hand-overs itself wakes the waiters itself.
             lockWaiters.notificationsFrom(notifications);
         }
-        return new DefaultLockService(lockBackend, leaseWatchdog, defaults, lockWaiters);
+        List<LockListener> listeners = new ArrayList<>();
+        listeners.add(new LockLostEventPublisher(eventPublisher));
+        lockListeners.orderedStream().forEach(listeners::add);
+        return new DefaultLockService(lockBackend, leaseWatchdog, defaults, lockWaiters,
+                LockListeners.of(listeners));
     }
 }

@@ -47,12 +47,15 @@ final class DefaultLockHandle implements LockHandle {
     /** Guarded by itself; emptied once the listeners have run. */
     private final List<Consumer<? super LockHandle>> lostListeners = new ArrayList<>(0);
     private volatile long leaseDeadlineNanos;
+    private final LockContext context;
+    private final LockListener listener;
 
     /** Written and read only by the watchdog's thread. */
     private long nextRenewalNanos;
 
     DefaultLockHandle(LockKey key, String token, long fencingToken, long ttlMillis, long leaseDeadlineNanos,
-            LockBackend backend, LeaseWatchdog watchdog, PendingReleases pendingReleases) {
+            LockBackend backend, LeaseWatchdog watchdog, PendingReleases pendingReleases, LockContext context,
+            LockListener listener) {
         this.key = key;
         this.token = token;
         this.fencingToken = fencingToken;
@@ -61,6 +64,8 @@ final class DefaultLockHandle implements LockHandle {
         this.watchdog = watchdog;
         this.pendingReleases = pendingReleases;
         this.leaseDeadlineNanos = leaseDeadlineNanos;
+        this.context = context;
+        this.listener = listener;
     }
 
     @Override
@@ -142,15 +147,20 @@ final class DefaultLockHandle implements LockHandle {
         if (watchdog != null) {
             watchdog.unwatch(this);
         }
+        boolean wasOurs;
         try {
-            return backend.release(key, token);
+            wasOurs = backend.release(key, token);
         }
         catch (LockBackendException ex) {
             // The release may not have run: retry it in the background, so the key does not block
             // the others for the rest of its lease.
             pendingReleases.releaseLater(key, token, ttlMillis, leaseDeadlineNanos);
+            listener.released(context, LockListener.ReleaseOutcome.FAILED);
             throw ex;
         }
+        listener.released(context, wasOurs ? LockListener.ReleaseOutcome.RELEASED
+                : LockListener.ReleaseOutcome.ALREADY_GONE);
+        return wasOurs;
     }
 
     @Override
@@ -180,15 +190,23 @@ final class DefaultLockHandle implements LockHandle {
 
     void leaseExtended(long sentAtNanos, long validityMillis) {
         leaseDeadlineNanos = sentAtNanos + TimeUnit.MILLISECONDS.toNanos(validityMillis);
+        context.markRenewed();
+        listener.renewed(context, true);
+    }
+
+    /** A renewal failed; the watchdog retries it while the lease lasts. */
+    void renewalFailed() {
+        listener.renewed(context, false);
     }
 
     /**
-     * Marks the lease lost at once ({@link #isHeld()} turns false), and runs the listeners, once, on
-     * {@code listenerExecutor}: a slow listener must not hold up whoever found the loss.
+     * Marks the lease lost at once ({@link #isHeld()} turns false), and tells, once, this handle's
+     * {@code onLost} listeners and then the {@link LockListener}s (the WARN, the event, metrics),
+     * on {@code listenerExecutor}: a slow listener must not hold up whoever found the loss.
      *
      * @return whether this call marked it (false if it was lost already)
      */
-    boolean markLost(Executor listenerExecutor) {
+    boolean markLost(Executor listenerExecutor, LockListener.LeaseLossReason reason, String description) {
         List<Consumer<? super LockHandle>> listeners;
         synchronized (lostListeners) {
             if (lost) {
@@ -198,13 +216,14 @@ final class DefaultLockHandle implements LockHandle {
             listeners = List.copyOf(lostListeners);
             lostListeners.clear();
         }
-        if (!listeners.isEmpty()) {
-            try {
-                listenerExecutor.execute(() -> listeners.forEach(this::notify));
-            }
-            catch (RejectedExecutionException ex) {
-                // The watchdog is closing: nobody is left to tell.
-            }
+        try {
+            listenerExecutor.execute(() -> {
+                listeners.forEach(this::notify);
+                listener.leaseLost(context, reason, description);
+            });
+        }
+        catch (RejectedExecutionException ex) {
+            // The watchdog is closing: nobody is left to tell.
         }
         return true;
     }

@@ -64,6 +64,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
     private final LockDefaults defaults;
     private final LockWaiters waiters;
     private final PendingReleases pendingReleases;
+    /** Told of every acquisition, wait, renewal, loss and release. */
+    private final LockListener listener;
     /**
      * Token sources, picked by thread id. One shared SecureRandom (NativePRNG on Linux) serialises
      * every acquisition on a global lock; a few independent generators don't, and unlike a
@@ -79,6 +81,18 @@ public class DefaultLockService implements LockService, AutoCloseable {
      */
     public DefaultLockService(LockBackend backend, LeaseWatchdog watchdog, LockDefaults defaults,
             LockWaiters waiters) {
+        this(backend, watchdog, defaults, waiters, LockListeners.none());
+    }
+
+    /**
+     * @param backend where locks are stored
+     * @param watchdog renews leases of locks that ask for it
+     * @param defaults what a request that leaves a field {@code null} gets
+     * @param waiters where waiting threads park until a release message wakes them
+     * @param listener told of everything that happens to a lock; {@link LockListeners#of} combines several
+     */
+    public DefaultLockService(LockBackend backend, LeaseWatchdog watchdog, LockDefaults defaults,
+            LockWaiters waiters, LockListener listener) {
         this.backend = Objects.requireNonNull(backend, "backend");
         this.queueing = backend instanceof QueueingLockBackend queue ? queue : null;
         this.fencing = backend instanceof FencingLockBackend fenced ? fenced : null;
@@ -86,6 +100,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
         this.defaults = Objects.requireNonNull(defaults, "defaults");
         this.waiters = Objects.requireNonNull(waiters, "waiters");
         this.pendingReleases = new PendingReleases(backend);
+        this.listener = Objects.requireNonNull(listener, "listener");
     }
 
     /** Stops retrying unconfirmed releases; their leases expire on their own. */
@@ -113,14 +128,20 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     + "implements FencingLockBackend (the Redis backends do), or do not ask for a fencing token.");
         }
         LockKey key = backend.lockKey(name);
+        long startedNanos = System.nanoTime();
+        LockContext context = new LockContext(key, request.nameOrDefault(), ttlMillis, renew, startedNanos);
+        listener.acquiring(context);
         if (Thread.currentThread().isInterrupted()) {
             // Like Lock.lockInterruptibly: an interrupted caller does not start; nothing was sent.
-            throw interrupted(key, "before acquiring");
+            LockAcquisitionException ex = interrupted(key, "before acquiring");
+            listener.notAcquired(context, LockListener.AcquireOutcome.INTERRUPTED, ex);
+            throw ex;
         }
         Acquisition acquisition = new Acquisition(key, newToken(), ttlMillis, renew,
-                System.nanoTime() + waitTime.toNanos());
+                startedNanos + waitTime.toNanos(), context);
+        Optional<LockHandle> result;
         try {
-            return acquisition.run(request.fencingToken(), waitTime.isZero());
+            result = acquisition.run(request.fencingToken(), waitTime.isZero());
         }
         catch (RuntimeException | Error ex) {
             // The outcome is unknown (the backend failed) or unwanted (interrupted): nothing of ours
@@ -132,8 +153,18 @@ public class DefaultLockService implements LockService, AutoCloseable {
                         && !(ex instanceof ReplicaAcknowledgementException);
                 pendingReleases.undo(key, acquisition.token, acquisition.queued, ttlMillis, !backendFailed);
             }
+            listener.notAcquired(context, ex instanceof LockAcquisitionException
+                    && ex.getCause() instanceof InterruptedException ? LockListener.AcquireOutcome.INTERRUPTED
+                            : LockListener.AcquireOutcome.BACKEND_ERROR, ex);
             throw ex;
         }
+        if (result.isPresent()) {
+            listener.acquired(context);
+        }
+        else {
+            listener.notAcquired(context, LockListener.AcquireOutcome.TIMEOUT, null);
+        }
+        return result;
     }
 
     /** One call of {@link #tryLock}: its attempts, its place in the queue and its wait. */
@@ -144,17 +175,27 @@ public class DefaultLockService implements LockService, AutoCloseable {
         private final long ttlMillis;
         private final boolean renew;
         private final long deadline;
+        private final LockContext context;
         /** Whether any command went out: from then on a failure leaves something to undo. */
         boolean sent;
         /** Whether an attempt may have queued us. */
         boolean queued;
 
-        Acquisition(LockKey key, String token, long ttlMillis, boolean renew, long deadline) {
+        Acquisition(LockKey key, String token, long ttlMillis, boolean renew, long deadline, LockContext context) {
             this.key = key;
             this.token = token;
             this.ttlMillis = ttlMillis;
             this.renew = renew;
             this.deadline = deadline;
+            this.context = context;
+        }
+
+        /** The first attempt found the lock held and the caller goes on waiting: tell the listeners, once. */
+        private void waitingStarted() {
+            if (!context.waited()) {
+                context.markWaiting();
+                listener.waiting(context);
+            }
         }
 
         Optional<LockHandle> run(boolean fencingToken, boolean once) {
@@ -169,11 +210,12 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 sent = true;
                 AcquireResult attempt = backend.tryAcquire(key, token, ttlMillis);
                 if (attempt.acquired()) {
-                    return held(attempt.fencingToken(), attempt.validityMillis(), sentAt);
+                    return held(attempt.fencingToken(), attempt.validityMillis(), sentAt, false);
                 }
                 if (deadline - System.nanoTime() <= 0) {
                     return Optional.empty();
                 }
+                waitingStarted();
             }
             // Registered before the next attempt: that attempt queues us in Redis, and a release
             // may hand the lock over before it even returns.
@@ -210,12 +252,13 @@ public class DefaultLockService implements LockService, AutoCloseable {
                             return Optional.empty();
                         }
                     }
-                    return held(fence, attempt.validityMillis(), sentAt);
+                    return held(fence, attempt.validityMillis(), sentAt, false);
                 }
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0) {
                     return Optional.empty();
                 }
+                waitingStarted();
                 long pause;
                 if (defaults.retryDelay() != null) {
                     // Random, so that callers that split a vote (Redlock) do not collide again.
@@ -253,7 +296,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 AcquireResult attempt = queueing.tryAcquire(key, token, ttlMillis, queueMillis, queuedBefore,
                         fencing != null);
                 if (attempt.acquired()) {
-                    return held(attempt.fencingToken(), attempt.validityMillis(), sentAt);
+                    // Already queued: the previous holder's release gave it to us, the queue's head.
+                    return held(attempt.fencingToken(), attempt.validityMillis(), sentAt, queuedBefore);
                 }
                 if (waiter != null) {
                     waiter.seen(attempt.fencingCounter());
@@ -262,6 +306,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 if (remaining <= 0 || waiter == null) {
                     return stopWaiting();
                 }
+                waitingStarted();
                 // Asked after every failed attempt, as this is what starts the subscription on the
                 // first wait; it must not sit behind notifiedBefore, which is false until then.
                 boolean notifying = waiters.startNotifications(key);
@@ -285,7 +330,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 // sentAt, so counting from sentAt never outlasts Redis's count. Confirmed first (replica
                 // acks): the hand-over was written on the releaser's connection, not ours.
                 if (handedOver > 0 && queueing.confirmHandOver(key, token, ttlMillis, handedOver).acquired()) {
-                    return held(handedOver, ttlMillis, sentAt);
+                    return held(handedOver, ttlMillis, sentAt, true);
                 }
                 if (Thread.currentThread().isInterrupted()) {
                     throw interrupted(key, "while waiting");
@@ -306,7 +351,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
             queued = false;
             // A hand-over, like one announced by message: confirmed before it counts (replica acks).
             return last.acquired() && queueing.confirmHandOver(key, token, ttlMillis, last.fencingToken()).acquired()
-                    ? held(last.fencingToken(), last.validityMillis(), sentAt) : Optional.empty();
+                    ? held(last.fencingToken(), last.validityMillis(), sentAt, true) : Optional.empty();
         }
 
         /**
@@ -318,7 +363,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
          * without the lock, even with wait time left: the undo may still be retrying in the
          * background, and would release whatever a further attempt with the same token took.
          */
-        private Optional<LockHandle> held(long fencingToken, long validityMillis, long sentAt) {
+        private Optional<LockHandle> held(long fencingToken, long validityMillis, long sentAt, boolean handedOver) {
             if (Thread.currentThread().isInterrupted()) {
                 throw interrupted(key, "while acquiring");
             }
@@ -329,7 +374,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 return Optional.empty();
             }
             DefaultLockHandle handle = new DefaultLockHandle(key, token, fencingToken, ttlMillis, leaseDeadline,
-                    backend, renew ? watchdog : null, pendingReleases);
+                    backend, renew ? watchdog : null, pendingReleases, context, listener);
+            context.markAcquired(handle, handedOver, System.nanoTime());
             if (renew) {
                 watchdog.watch(handle);
             }

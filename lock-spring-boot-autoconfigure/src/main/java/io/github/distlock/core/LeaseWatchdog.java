@@ -2,12 +2,10 @@ package io.github.distlock.core;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -15,7 +13,6 @@ import java.util.concurrent.TimeUnit;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import io.github.distlock.LockHandle;
 import io.github.distlock.core.LockBackend.LeaseRenewal;
 import io.github.distlock.core.LockBackend.RenewalOutcome;
 
@@ -29,8 +26,8 @@ import io.github.distlock.core.LockBackend.RenewalOutcome;
  * The backend bounds one renewal call, however many leases and Cluster nodes it spans, by one
  * operation timeout, so a hung node cannot starve the leases of healthy ones.
  *
- * <p>Lost-lease listeners (the handle's {@code onLost} listeners and the {@link LeaseLossListener},
- * which publishes the application event) run on a thread of their own, in the order the losses
+ * <p>Lost-lease listeners (the handle's {@code onLost} listeners, then the {@link LockListener}s:
+ * the WARN, the application event, metrics) run on a thread of their own, in the order the losses
  * were found: a slow {@code @EventListener} must not delay the renewal of every other lease.
  */
 public final class LeaseWatchdog implements AutoCloseable {
@@ -42,7 +39,6 @@ public final class LeaseWatchdog implements AutoCloseable {
 
     private final LockBackend backend;
     private final double renewalRatio;
-    private final LeaseLossListener lossListener;
     private final ScheduledThreadPoolExecutor scheduler;
     /** Runs the lost-lease listeners; its one thread exists only while there is work. */
     private final ThreadPoolExecutor listenerExecutor;
@@ -57,22 +53,11 @@ public final class LeaseWatchdog implements AutoCloseable {
      * @param renewalRatio the share of the ttl after which a lease is renewed, between 0 and 1
      */
     public LeaseWatchdog(LockBackend backend, double renewalRatio) {
-        this(backend, renewalRatio, (handle, reason) -> {
-        });
-    }
-
-    /**
-     * @param backend the store that renews the leases
-     * @param renewalRatio the share of the ttl after which a lease is renewed, between 0 and 1
-     * @param lossListener told about every lost lease, after the handle's own listeners
-     */
-    public LeaseWatchdog(LockBackend backend, double renewalRatio, LeaseLossListener lossListener) {
         if (!(renewalRatio > 0 && renewalRatio < 1)) {
             throw new IllegalArgumentException("renewalRatio must be between 0 and 1, was " + renewalRatio);
         }
         this.backend = backend;
         this.renewalRatio = renewalRatio;
-        this.lossListener = lossListener;
         this.scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "distributed-lock-watchdog");
             thread.setDaemon(true);
@@ -200,13 +185,15 @@ public final class LeaseWatchdog implements AutoCloseable {
                 handle.leaseExtended(sentAt, backend.renewedValidityMillis(handle.ttlMillis()));
                 handle.nextRenewalNanos(sentAt + renewalPeriodNanos(handle));
             }
-            case LOST -> lose(handle, "the key is gone or now holds another owner's token");
+            case LOST -> lose(handle, LockListener.LeaseLossReason.EXPIRED_OR_TAKEN,
+                    "the key is gone or now holds another owner's token");
             case FAILED -> {
+                handle.renewalFailed();
                 long now = System.nanoTime();
                 if (now - handle.leaseDeadlineNanos() >= 0) {
                     // Also where renewals ran but too few replicas confirmed them (replica acks).
-                    lose(handle, "Redis could not be reached (or too few replicas confirmed the renewal) until the "
-                            + "lease ran out");
+                    lose(handle, LockListener.LeaseLossReason.RENEWAL_FAILED, "Redis could not be reached (or too few "
+                            + "replicas confirmed the renewal) until the lease ran out");
                 }
                 else {
                     long retry = now + renewalPeriodNanos(handle) / RETRIES_PER_PERIOD;
@@ -216,39 +203,9 @@ public final class LeaseWatchdog implements AutoCloseable {
         }
     }
 
-    private void lose(DefaultLockHandle handle, String why) {
+    private void lose(DefaultLockHandle handle, LockListener.LeaseLossReason reason, String why) {
         leases.remove(handle);
-        OptionalLong fence = handle.issuedFencingToken();
-        logger.warn("Lost distributed lock " + handle.lockKey().printableName() + " ("
-                + handle.lockKey().printableRedisKey() + (fence.isPresent() ? ", fencing token " + fence.getAsLong() : "")
-                + "): " + why + ". Another owner may now run the guarded work.");
-        if (!handle.markLost(listenerExecutor)) {
-            return;
-        }
-        try {
-            listenerExecutor.execute(() -> {
-                try {
-                    lossListener.leaseLost(handle, why);
-                }
-                catch (RuntimeException ex) {
-                    logger.warn("The lease-loss listener failed for lock " + handle.lockKey().printableName(), ex);
-                }
-            });
-        }
-        catch (RejectedExecutionException ex) {
-            // Closing: nobody is left to tell.
-        }
-    }
-
-    /** Told when the watchdog finds a lease lost; runs on the watchdog's listener thread. */
-    @FunctionalInterface
-    public interface LeaseLossListener {
-
-        /**
-         * @param handle the lock that was lost
-         * @param reason why, in words
-         */
-        void leaseLost(LockHandle handle, String reason);
+        handle.markLost(listenerExecutor, reason, why);
     }
 
     /** Stops renewing. Held leases then expire after their ttl. */

@@ -44,6 +44,8 @@ final class LockServiceConnection implements AutoCloseable {
     final RedisReleaseSubscriber subscriber;
     final DefaultLockService service;
     final List<String> lostLeases = new CopyOnWriteArrayList<>();
+    /** Everything the lock service told its listeners, in order. */
+    final RecordingLockListener events = new RecordingLockListener(lostLeases);
 
     LockServiceConnection(RedisTestServer server, Duration operationTimeout, boolean watchdogByDefault) {
         this(server, operationTimeout, watchdogByDefault, backend -> backend);
@@ -103,10 +105,10 @@ final class LockServiceConnection implements AutoCloseable {
                     replicaAcks);
         }
         LockBackend used = decorator.apply(backend);
-        watchdog = new LeaseWatchdog(used, 1.0 / 3, (handle, reason) -> lostLeases.add(handle.key() + ": " + reason));
+        watchdog = new LeaseWatchdog(used, 1.0 / 3);
         subscriber = new RedisReleaseSubscriber(connectionFactory, channel, waiters);
         service = new DefaultLockService(used, watchdog, new LockDefaults(Duration.ofSeconds(30),
-                Duration.ofSeconds(3), watchdogByDefault), waiters);
+                Duration.ofSeconds(3), watchdogByDefault), waiters, LockListeners.of(List.of(events)));
     }
 
     LockServiceConnection(RedisTestServer server) {

@@ -31,6 +31,9 @@ import io.github.distlock.LockRequest;
 import io.github.distlock.core.DefaultLockService;
 import io.github.distlock.core.DefaultLockService.LockDefaults;
 import io.github.distlock.core.LeaseWatchdog;
+import io.github.distlock.core.LockContext;
+import io.github.distlock.core.LockListener;
+import io.github.distlock.core.LockListeners;
 import io.github.distlock.core.LockWaiters;
 import io.github.distlock.testsupport.RedisFaultProxy;
 import io.github.distlock.testsupport.RedisTestServer;
@@ -133,10 +136,15 @@ class RedlockBackendTest {
         nodes.awaitConnected(Duration.ofSeconds(10));
         RedlockBackend backend = nodes.redlock(0.01);
         List<String> lost = new CopyOnWriteArrayList<>();
-        LeaseWatchdog watchdog = new LeaseWatchdog(backend, 1.0 / 3, (handle, reason) -> lost.add(handle.key()));
+        LeaseWatchdog watchdog = new LeaseWatchdog(backend, 1.0 / 3);
         DefaultLockService service = new DefaultLockService(backend, watchdog,
                 new LockDefaults(Duration.ofSeconds(30), Duration.ofSeconds(3), true, Duration.ofMillis(20)),
-                new LockWaiters());
+                new LockWaiters(), LockListeners.of(List.of(new LockListener() {
+                    @Override
+                    public void leaseLost(LockContext lock, LeaseLossReason reason, String description) {
+                        lost.add(lock.key());
+                    }
+                })));
         Service created = new Service(service, backend, watchdog, lost);
         services.add(created);
         return created;

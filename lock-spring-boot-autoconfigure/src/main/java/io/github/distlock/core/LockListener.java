@@ -1,0 +1,156 @@
+package io.github.distlock.core;
+
+/**
+ * Told of everything that happens to a lock in this JVM: the one seam that metrics, traces, the
+ * Actuator view, the {@link io.github.distlock.LockLostEvent}, the lost-lease WARN and
+ * {@link io.github.distlock.LockHandle#onLost} listeners are built on.
+ *
+ * <p>Every method has an empty default, so a listener overrides only what it needs. Calls arrive
+ * on the thread where the thing happened: the caller's for acquisitions and releases, the
+ * watchdog's for renewals, and a separate listener thread for lost leases. A listener must
+ * therefore be quick and thread-safe; whatever it throws is logged and ignored, and never changes
+ * the outcome for the caller. The {@link LockContext} is the same object from
+ * {@link #acquiring} to {@link #released} or {@link #leaseLost}, so a listener can keep per-lock
+ * state on it ({@link LockContext#put}).
+ *
+ * <pre>{@code
+ * @Bean
+ * LockListener slowAcquisitions() {
+ *     return new LockListener() {
+ *         @Override
+ *         public void acquired(LockContext lock) {
+ *             if (lock.waitTime().toMillis() > 500) {
+ *                 log.info("{} waited {} for {}", lock.threadName(), lock.waitTime(), lock.name());
+ *             }
+ *         }
+ *     };
+ * }
+ * }</pre>
+ *
+ * Every {@code LockListener} bean is called, in {@code @Order}.
+ */
+public interface LockListener {
+
+    /** A caller starts acquiring {@code lock}: its request was valid, nothing has been sent yet. */
+    default void acquiring(LockContext lock) {
+    }
+
+    /** The first attempt found the lock held, and the caller waits (it has wait time left). */
+    default void waiting(LockContext lock) {
+    }
+
+    /**
+     * The caller holds the lock now: {@link LockContext#handle()} is set, and
+     * {@link LockContext#waited()} and {@link LockContext#handedOver()} say how it got it.
+     */
+    default void acquired(LockContext lock) {
+    }
+
+    /**
+     * The call ended without the lock.
+     *
+     * @param outcome why: never {@link AcquireOutcome#ACQUIRED}
+     * @param cause the exception the caller gets, or {@code null} for a timeout, which returns
+     *        empty (or throws {@link io.github.distlock.LockTimeoutException} from {@code lock})
+     */
+    default void notAcquired(LockContext lock, AcquireOutcome outcome, Throwable cause) {
+    }
+
+    /**
+     * A watchdog renewal of a held lease answered.
+     *
+     * @param renewed {@code true} if the lease was extended; {@code false} if the renewal failed
+     *        and will be retried while the lease lasts (a lease found taken or gone is reported by
+     *        {@link #leaseLost} instead)
+     */
+    default void renewed(LockContext lock, boolean renewed) {
+    }
+
+    /**
+     * The lease was lost while held: the guarded work may now run somewhere else too. Runs on the
+     * watchdog's listener thread, after the handle already reports {@code isHeld() == false}.
+     *
+     * @param reason why, as a category
+     * @param description why, in words, for logs
+     */
+    default void leaseLost(LockContext lock, LeaseLossReason reason, String description) {
+    }
+
+    /**
+     * The holder released the lock (the first {@code release()} of its handle).
+     *
+     * @param outcome whether the key was still ours, already gone, or Redis could not be reached
+     *        (then the release is retried in the background)
+     */
+    default void released(LockContext lock, ReleaseOutcome outcome) {
+    }
+
+    /** How an acquisition ended. */
+    enum AcquireOutcome {
+
+        /** The caller holds the lock. */
+        ACQUIRED("acquired"),
+        /** Another owner held it until the wait ran out (or its lease ran out before it could be returned). */
+        TIMEOUT("timeout"),
+        /** Redis failed or could not be reached; nothing of the attempt is left in Redis. */
+        BACKEND_ERROR("backend-error"),
+        /** The caller was interrupted; nothing of the attempt is left in Redis. */
+        INTERRUPTED("interrupted");
+
+        private final String tagValue;
+
+        AcquireOutcome(String tagValue) {
+            this.tagValue = tagValue;
+        }
+
+        /** The value of the {@code outcome} tag in metrics. */
+        public String tagValue() {
+            return tagValue;
+        }
+    }
+
+    /** Why a held lease was lost. */
+    enum LeaseLossReason {
+
+        /** A renewal found the key gone or holding another owner's token. */
+        EXPIRED_OR_TAKEN("expired-or-taken"),
+        /**
+         * No renewal succeeded before the lease ran out: Redis could not be reached, or too few
+         * replicas (or Redlock nodes) confirmed it.
+         */
+        RENEWAL_FAILED("renewal-failed");
+
+        private final String tagValue;
+
+        LeaseLossReason(String tagValue) {
+            this.tagValue = tagValue;
+        }
+
+        /** The value of the {@code reason} tag in metrics. */
+        public String tagValue() {
+            return tagValue;
+        }
+    }
+
+    /** How a release ended. */
+    enum ReleaseOutcome {
+
+        /** The key held our token and was deleted (or handed to the next waiter). */
+        RELEASED("released"),
+        /** The key had already expired or been taken: another owner may have run concurrently. */
+        ALREADY_GONE("already-gone"),
+        /** Redis could not be reached; the release is retried in the background until the lease ends. */
+        FAILED("failed");
+
+        private final String tagValue;
+
+        ReleaseOutcome(String tagValue) {
+            this.tagValue = tagValue;
+        }
+
+        /** The value of the {@code outcome} tag in metrics. */
+        public String tagValue() {
+            return tagValue;
+        }
+    }
+}
