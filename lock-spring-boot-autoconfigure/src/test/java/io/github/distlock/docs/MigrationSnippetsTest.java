@@ -140,7 +140,7 @@ class MigrationSnippetsTest {
     }
 
     @Test
-    void aFixedLeaseIsNotRenewedAndExpiresAfterItsTtl() {
+    void aFixedLeaseIsSetToItsTtl() {
         runner().run(context -> {
             LockService lockService = context.getBean(LockService.class);
             // tag::fixed-lease[]
