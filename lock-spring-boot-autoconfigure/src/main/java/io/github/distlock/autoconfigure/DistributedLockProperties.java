@@ -28,35 +28,40 @@ public class DistributedLockProperties implements InitializingBean {
     public static final int DEFAULT_ASPECT_ORDER = Ordered.LOWEST_PRECEDENCE - 100;
 
     /**
-     * Whether to auto-configure the lock service and the @DistributedLock interceptor: true or false; any other
-     * value fails the startup.
+     * Whether to auto-configure the lock service and the @DistributedLock interceptor. false turns the whole starter
+     * off (no LockService bean, and @DistributedLock methods run without a lock); only true or false are accepted,
+     * any other value fails the startup.
      */
     private boolean enabled = true;
 
     /**
-     * Prefix of every lock key in Redis: with the default, the key order:42 is stored as lock:{order:42}. Not empty
-     * (release messages go to the channel named prefix + "released", and ACL key patterns such as ~lock:* need a
-     * prefix to match), and without braces, which are the Redis Cluster hash tag around the key.
+     * Prefix of every lock key in Redis: with the default, the key order:42 is stored as lock:{order:42}. Give each
+     * application its own prefix (such as billing:lock:) when several share a Redis and their lock names could clash.
+     * Not empty (release messages go to the channel named prefix + "released", and ACL key patterns such as ~lock:*
+     * need a prefix to match), and without braces, which are the Redis Cluster hash tag around the key.
      */
     private String keyPrefix = "lock:";
 
     /**
-     * Lease length when a lock does not name one, from 1ms to 36500d; a bare number means milliseconds. With the
+     * Lease length of a lock that does not name one (an empty ttl in @DistributedLock, a null ttl in LockService),
+     * from 1ms to 36500d: a duration such as 30s, 500ms, 5m or PT30S, and a bare number means milliseconds. With the
      * watchdog on, the lease is renewed until release, so this only bounds how long a crashed holder blocks the
-     * others.
+     * others; with it off, the lock expires after this long even while the work goes on.
      */
     private Duration defaultTtl = Duration.ofSeconds(30);
 
     /**
-     * How long to wait for the current holder when a lock does not say, at most 36500d; 0s tries once. A bare
-     * number means milliseconds.
+     * How long a caller waits for the current holder when its lock does not say (an empty waitTime in
+     * @DistributedLock, a null waitTime in LockService), from 0s to 36500d: a duration such as 3s or 500ms, and a
+     * bare number means milliseconds. 0s tries once and gives up at once if the lock is taken.
      */
     private Duration defaultWaitTime = Duration.ofSeconds(3);
 
     /**
      * Upper bound on every single lock command (acquire, renew, release), independent of the Redis client's own
-     * command timeout (60 s by default in Lettuce), so that a hung Redis fails guarded calls quickly instead of
-     * blocking them. A bare number means milliseconds.
+     * command timeout (60 s by default in Lettuce), so that a hung Redis fails guarded calls quickly with
+     * LockBackendException instead of blocking them. A positive duration such as 2s or 500ms, at most 36500d; a bare
+     * number means milliseconds.
      */
     private Duration operationTimeout = Duration.ofSeconds(2);
 
@@ -69,44 +74,49 @@ public class DistributedLockProperties implements InitializingBean {
     private int replicaAcks = 0;
 
     /**
-     * How long one WAIT may wait for replica-acks replicas to confirm a lock write; more than 0 and at most
-     * operation-timeout. A bare number means milliseconds. Only used when replica-acks is above 0.
+     * How long one WAIT may wait for replica-acks replicas to confirm a lock write: a duration such as 1s or 200ms,
+     * at least 1ms and at most operation-timeout; a bare number means milliseconds. Only used when replica-acks is
+     * above 0.
      */
     private Duration replicaAckTimeout = Duration.ofSeconds(1);
 
     /**
-     * Order of the @DistributedLock interceptor; lower runs further outside. The default, Ordered.LOWEST_PRECEDENCE
-     * - 100, runs just outside @Transactional (whose order is Ordered.LOWEST_PRECEDENCE), so the lock outlives the
-     * commit.
+     * Order of the @DistributedLock interceptor among the other advice on a method, any int; lower runs further
+     * outside. The default, Ordered.LOWEST_PRECEDENCE - 100, runs just outside @Transactional (whose order is
+     * Ordered.LOWEST_PRECEDENCE), so the lock is taken before the transaction begins and released after it commits.
      */
     private int aspectOrder = DEFAULT_ASPECT_ORDER;
 
     /**
-     * Whether a @DistributedLock method whose lease was lost while it ran throws LockLostException after it returns.
-     * Off, only the event and the log line tell.
+     * Whether a @DistributedLock method whose lease was lost while it ran throws LockLostException after it returns,
+     * so the caller learns that another instance may have run the same work meanwhile. Off, the call returns the
+     * method's result, and only the LockLostEvent and a WARN log line tell.
      */
     private boolean throwOnLeaseLost = true;
 
     /**
      * What to do with a @DistributedLock method that no Spring proxy can intercept, so that every call would run
-     * without the lock: a private or static method, or a final one on a class-based (CGLIB) proxy. fail stops the
-     * startup with a message naming the method and the fix; warn only logs it.
+     * without the lock: a private or static method, or a final one on a class-based (CGLIB) proxy. Keep fail unless
+     * such a method is known and harmless.
      */
     private UnguardedMethods unguardedMethods = UnguardedMethods.FAIL;
 
     /**
-     * How a release wakes waiters in a Redis Cluster, on Lettuce. auto: sharded pub/sub (SPUBLISH on a channel in
-     * the lock's own hash slot, so only the shard that owns the lock forwards it) when every node runs Redis 7 or
-     * later, else the global channel (the key prefix followed by released). global: always the global channel,
-     * which every node forwards to every other; for a fleet in which some instances listen only there (Jedis, or a
-     * rolling upgrade from a version without sharded pub/sub). Outside a Cluster, and on Jedis, the global channel
-     * is used either way.
+     * How a release wakes waiters in a Redis Cluster, on Lettuce: auto (the default) uses sharded pub/sub, SPUBLISH on
+     * a channel in the lock's own hash slot so that only the shard owning the lock forwards the message, when every
+     * node runs Redis 7 or later. global keeps the one global channel, which every node forwards to every other: for
+     * a fleet in which some instances listen only there (Jedis, or a rolling upgrade from a version without sharded
+     * pub/sub). Outside a Cluster, and on Jedis, the global channel is used either way.
      */
     private ClusterNotifications clusterNotifications = ClusterNotifications.AUTO;
 
+    /** Lease renewal while a lock is held. */
     private final Watchdog watchdog = new Watchdog();
 
+    /** How lock failures look in Spring MVC and WebFlux applications. */
     private final Web web = new Web();
+
+    /** Redlock over independent Redis masters instead of the single Redis of spring.data.redis.*. */
 
     @NestedConfigurationProperty
     private final RedlockProperties redlock = new RedlockProperties();
@@ -342,14 +352,15 @@ public class DistributedLockProperties implements InitializingBean {
     public static class Watchdog {
 
         /**
-         * Whether held locks are renewed until release. Off means every lease is fixed and expires after its ttl
-         * even while the work goes on. Can be overridden per lock.
+         * Whether held locks are renewed until release: true or false. Off means every lease is fixed and expires after
+         * its ttl even while the work goes on. Each lock can override it (the watchdog attribute of @DistributedLock,
+         * LockRequest.withWatchdog).
          */
         private boolean enabled = true;
 
         /**
-         * Fraction of the ttl after which a lease is renewed, between 0 and 1 (exclusive). The default, 1/3, leaves
-         * two renewal attempts before the lease would run out.
+         * Fraction of the ttl after which a lease is renewed, a number between 0 and 1 (both exclusive): 0.5 renews a
+         * 30s lease every 15s. The default, 1/3, leaves two renewal attempts before the lease would run out.
          */
         private double renewalRatio = 1.0 / 3;
 
@@ -380,6 +391,7 @@ public class DistributedLockProperties implements InitializingBean {
     /** How lock failures look in Spring MVC and WebFlux applications. */
     public static class Web {
 
+        /** Lock failures in web requests as RFC 9457 problem details. */
         private final ProblemDetails problemDetails = new ProblemDetails();
 
         public ProblemDetails getProblemDetails() {
@@ -390,20 +402,21 @@ public class DistributedLockProperties implements InitializingBean {
         public static class ProblemDetails {
 
             /**
-             * Whether a lock failure in a Spring MVC or WebFlux request is answered with a problem detail (409 when the
-             * lock is busy, 503 when the lock store is unavailable, 500 when the lease was lost) instead of an error.
+             * Whether a lock failure in a Spring MVC or WebFlux request is answered with an RFC 9457 problem detail (409
+             * when the lock is busy, 503 when the lock store is unavailable, 500 when the lease was lost) instead of the
+             * generic error response: true or false. Off, the exceptions reach your own handlers unchanged.
              */
             private boolean enabled = true;
 
             /**
-             * Retry-After of a 409 (another request held the lock for the whole wait time), rounded up to whole seconds.
-             * Zero sends no Retry-After.
+             * Retry-After of a 409 (another request held the lock for the whole wait time): a duration such as 1s,
+             * rounded up to whole seconds, not negative; a bare number means milliseconds. 0s sends no Retry-After.
              */
             private Duration busyRetryAfter = Duration.ofSeconds(1);
 
             /**
-             * Retry-After of a 503 (the lock store could not be reached), rounded up to whole seconds. Zero sends no
-             * Retry-After.
+             * Retry-After of a 503 (the lock store could not be reached): a duration such as 5s, rounded up to whole
+             * seconds, not negative; a bare number means milliseconds. 0s sends no Retry-After.
              */
             private Duration unavailableRetryAfter = Duration.ofSeconds(5);
 

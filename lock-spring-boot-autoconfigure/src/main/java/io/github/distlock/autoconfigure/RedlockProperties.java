@@ -31,40 +31,45 @@ public class RedlockProperties {
     public static final String PREFIX = DistributedLockProperties.PREFIX + ".redlock";
 
     /**
-     * The independent masters, as Redis URIs (redis://[user:password@]host[:port][/database], or rediss:// for TLS):
-     * at least 3, 5 recommended, an odd number. Each gets its own client. Empty (the default) means no Redlock.
+     * The independent masters, as a comma-separated list of Redis URIs (redis://[user:password@]host[:port][/database],
+     * or rediss:// for TLS): at least 3, 5 recommended, an odd number, each listed once. Each gets its own client.
+     * Empty (the default) means no Redlock: locks live in the single Redis of spring.data.redis.*.
      */
     private List<String> nodes = new ArrayList<>();
 
     /**
-     * Upper bound on each command to each node. A node that has not answered by then counts as a no vote, so keep
-     * it short (a few round trips of the network to the nodes), well below the ttl.
+     * Upper bound on each command to each node, from 1ms to 1m, such as 50ms; a bare number means milliseconds. A node
+     * that has not answered by then counts as a no vote, so keep it short (a few round trips of the network to the
+     * nodes), well below the ttl.
      */
     private Duration nodeTimeout = Duration.ofMillis(50);
 
     /**
      * Share of the ttl allowed for the clocks of the nodes running at different rates: a lock is valid for the ttl
-     * less the time the vote took, less ttl x drift-factor + 2 ms. From 0 to 0.5.
+     * less the time the vote took, less ttl x drift-factor + 2 ms. A number from 0 (inclusive) to 0.5 (exclusive);
+     * 0.01 allows the clocks to run 1% apart.
      */
     private double driftFactor = 0.01;
 
     /**
-     * Longest pause between two attempts of a caller that waits for a Redlock; each pause is random between half of
-     * it and all of it, so that two callers that split the votes do not collide again.
+     * Longest pause between two attempts of a caller that waits for a Redlock, from 1ms to 1m, such as 50ms; a bare
+     * number means milliseconds. Each pause is random between half of it and all of it, so that two callers that
+     * split the votes do not collide again.
      */
     private Duration retryDelay = Duration.ofMillis(50);
 
     /**
      * Whether a node that restarted recently, or whose connection dropped and has not been checked since, has its
-     * votes held back until it has been up longer than the longest lease the application uses: a node without
-     * persistence forgets the locks it granted when it restarts.
+     * votes held back until it has been up longer than the longest lease the application uses: true or false. A node
+     * without persistence forgets the locks it granted when it restarts, so its fresh vote could grant a lock that
+     * another owner still holds; turn this off only if every node persists every write (see durable-nodes).
      */
     private boolean restartProtection = true;
 
     /**
-     * Nodes that keep every acknowledged write across a restart (AOF with appendfsync always), as host:port or a
-     * Redis URI from nodes: their votes count again as soon as they are reachable after a restart. Empty (the
-     * default) means none.
+     * Nodes that keep every acknowledged write across a restart (AOF with appendfsync always), as a comma-separated
+     * list of host:port or Redis URIs from nodes: their votes count again as soon as they are reachable after a
+     * restart. Each must be one of nodes. Empty (the default) means none.
      */
     private List<String> durableNodes = new ArrayList<>();
 
