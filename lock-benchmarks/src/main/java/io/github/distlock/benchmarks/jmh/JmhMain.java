@@ -32,7 +32,9 @@ import io.github.distlock.benchmarks.harness.Arguments;
  * {@code iterations}, {@code iteration-time}, {@code implementations} (comma-separated
  * {@link Implementation} names, default all), {@code methods} (&#124;-separated regexes over the benchmark method
  * names, default all four), {@code output} (the JSON file), {@code profiler} (a JMH profiler with its
- * options, for example {@code jfr:dir=target/jfr} to record every fork with Java Flight Recorder).
+ * options, for example {@code jfr:dir=target/jfr} to record every fork with Java Flight Recorder),
+ * {@code only} ({@code all} or {@code redlock}: the suite's {@code bench.only}, checked here so that a
+ * mistyped value fails before anything runs).
  *
  * <p>With more than one fork the forks run in rounds: one fork of every method and implementation per
  * round, so that each implementation is measured at every stretch of the run. The JSON then holds one
@@ -64,6 +66,11 @@ public final class JmhMain {
      *         cannot go unnoticed
      */
     public static Collection<RunResult> run(Arguments arguments) throws RunnerException {
+        // The suite's first step: a mistyped -Dbench.only fails here, not in the report an hour later.
+        String only = arguments.string("only", "all");
+        if (!only.equals("all") && !only.equals("redlock")) {
+            throw new IllegalArgumentException("bench.only (--only) must be all or redlock, was '" + only + "'");
+        }
         Path output = Path.of(arguments.string("output", "target/bench/jmh.json")).toAbsolutePath();
         try {
             Files.createDirectories(output.getParent());

@@ -50,7 +50,7 @@ class ReportMainTest {
         contended.add(isolated(Implementation.OURS_SERVICE_JEDIS, 20_000, 100_000));
         contended.add(isolated(Implementation.SI_PUB_SUB, 3_000, 8_000_000));
         Json.write(harness, new HarnessResults(HarnessSettings.from(Arguments.parse("--profile=smoke")), contended,
-                List.of(), List.of(), List.of(), List.of(), 1));
+                List.of(), List.of(), List.of(), List.of(), List.of(), 1));
         Path page = directory.resolve("benchmarks.md");
 
         List<String> problems = ReportMain.write(jmh, harness, page, "(test)");
