@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.github.distlock.benchmarks.adapter.Implementation;
+import io.github.distlock.benchmarks.adapter.OurApplication;
 import io.github.distlock.benchmarks.adapter.RedisNodes;
 import io.github.distlock.benchmarks.harness.RedlockPauseScenario.PauseResult;
 import io.github.distlock.benchmarks.harness.RoundTripScenario.RoundTripResult;
@@ -48,6 +49,10 @@ public final class HarnessMain {
      */
     public static HarnessResults run(HarnessSettings settings) throws InterruptedException {
         long start = System.nanoTime();
+        if (settings.redlockNodeTimeout() != null && !settings.redlockNodeTimeout().isEmpty()) {
+            // Read by OurApplication here and passed on to every fork by Forks.
+            System.setProperty(OurApplication.REDLOCK_NODE_TIMEOUT_PROPERTY, settings.redlockNodeTimeout());
+        }
         List<String> failures = new ArrayList<>();
         List<ContendedResult> contended = new ArrayList<>();
         List<RoundTripResult> roundTrips = new ArrayList<>();

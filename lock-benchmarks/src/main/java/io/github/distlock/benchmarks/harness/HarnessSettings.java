@@ -33,13 +33,15 @@ import io.github.distlock.benchmarks.adapter.Implementation;
  * @param processMeasure the scenario 5 window
  * @param pauseWarmup Redlock with a paused node: cycles before the healthy window
  * @param pauseMeasure Redlock with a paused node: the length of the healthy and of the paused window
+ * @param redlockNodeTimeout {@code distributed-lock.redlock.node-timeout} of ours as a Redlock, e.g. {@code 500ms};
+ *        empty (the default) keeps the starter's default
  */
 public record HarnessSettings(String profile, int forks, List<Implementation> implementations, List<String> scenarios,
         Duration waitTime, int contendedThreads, Duration contendedWarmup, Duration contendedMeasure,
         int roundTripCycles, Duration roundTripCpuWarmup, Duration roundTripCpuMeasure, int watchdogLocks,
         Duration watchdogTtl, Duration watchdogHold, Duration watchdogMonitor, Duration watchdogIdle,
         int processCount, int processThreads, Duration processWarmup, Duration processMeasure, Duration pauseWarmup,
-        Duration pauseMeasure) {
+        Duration pauseMeasure, String redlockNodeTimeout) {
 
     /** The scenarios of the harness on one Redis, in the order they run: the default. */
     public static final List<String> ALL_SCENARIOS = List.of("contended", "roundtrips", "watchdog", "processes");
@@ -92,7 +94,8 @@ public record HarnessSettings(String profile, int forks, List<Implementation> im
                 arguments.duration("process-warmup", smoke ? Duration.ofMillis(200) : Duration.ofSeconds(3)),
                 arguments.duration("process-measure", smoke ? Duration.ofMillis(700) : Duration.ofSeconds(15)),
                 arguments.duration("pause-warmup", smoke ? Duration.ofMillis(300) : Duration.ofSeconds(5)),
-                arguments.duration("pause-measure", smoke ? Duration.ofMillis(700) : Duration.ofSeconds(15)));
+                arguments.duration("pause-measure", smoke ? Duration.ofMillis(700) : Duration.ofSeconds(15)),
+                arguments.string("redlock-node-timeout", "").trim());
     }
 
     /**

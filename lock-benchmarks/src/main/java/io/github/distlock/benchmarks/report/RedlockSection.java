@@ -11,8 +11,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.github.distlock.benchmarks.adapter.Implementation;
+import io.github.distlock.benchmarks.adapter.OurApplication;
 import io.github.distlock.benchmarks.harness.ContendedResult;
 import io.github.distlock.benchmarks.harness.HarnessResults;
 import io.github.distlock.benchmarks.harness.HarnessSettings;
@@ -138,8 +141,10 @@ final class RedlockSection {
                 + Implementation.REDLOCK_NODES + " independent local `redis-server` masters, each started like the "
                 + "single node of the other sections (free port, persistence off). *Ours on one node* is "
                 + "`ours: LockService` measured again in this run, so the Redlock's cost is compared within one "
-                + "run. Ours keeps its defaults (node timeout 50 ms, retry delay 50 ms, restart protection on) and "
-                + "lists the nodes in `durable-nodes` as well: the nodes are seconds old, and restart protection "
+                + "run. Ours keeps its defaults (retry delay 50 ms, restart protection on, " + (nodeTimeout().isEmpty()
+                        ? "node timeout 50 ms)" : "but **node timeout " + nodeTimeout() + "** instead of 50 ms, set "
+                                + "with `-Dbench.redlock.nodeTimeout` for a machine too loaded to answer within 50 ms)")
+                + " and lists the nodes in `durable-nodes` as well: the nodes are seconds old, and restart protection "
                 + "would otherwise (rightly) refuse every lock for the first 30 s, which is not the steady state "
                 + "this measures; the lock path and the once-a-second node checks are the same.");
         out.add("");
@@ -167,7 +172,8 @@ final class RedlockSection {
 
     private void settings(List<String> out) {
         if (jmh != null) {
-            out.add("- **Uncontended (JMH):** " + jmh.forks + " fork(s)" + (jmh.interleaved ? " in rounds" : "")
+            out.add("- **Uncontended (JMH):** " + jmh.forks + " fork(s)" + (jmh.forks > 1 && jmh.interleaved
+                    ? " in rounds (one fork of every implementation per round)" : "")
                     + " × (" + jmh.warmupIterations + " × " + jmh.warmupTime + " warm-up + "
                     + jmh.measurementIterations + " × " + jmh.measurementTime + " measurement), 1 and 8 threads "
                     + "on their own keys sharing one client; p50/p99 from SampleTime at 1 thread.");
@@ -235,8 +241,9 @@ final class RedlockSection {
             out.add("");
             return;
         }
-        out.add("Columns as in section 2. **Isolated**: a client per thread (for each Redlock, " 
-                + Implementation.REDLOCK_NODES + " connections' worth of client per thread); **shared**: one client.");
+        out.add("Columns as in section 2. **Isolated**: a client per thread, as separate application instances "
+                + "(for a Redlock, that is " + Implementation.REDLOCK_NODES + " node connections per thread); "
+                + "**shared**: one client for all threads.");
         out.add("");
         for (String mode : List.of("isolated", "shared")) {
             out.add("**" + mode + "**");
@@ -299,6 +306,9 @@ final class RedlockSection {
                         + jmh.measurementIterations + " × " + jmh.measurementTime + ", not 5 × 2 s + 5 × 2 s");
             }
         }
+        if (!nodeTimeout().isEmpty()) {
+            reasons.add("Redlock node timeout " + nodeTimeout() + ", not the default 50 ms");
+        }
         if (harness != null) {
             HarnessSettings s = harness.settings();
             if (!s.profile().equals("full")) {
@@ -335,6 +345,26 @@ final class RedlockSection {
         catch (NumberFormatException ex) {
             return 0;
         }
+    }
+
+    /**
+     * The Redlock node timeout the runs set ({@link OurApplication#REDLOCK_NODE_TIMEOUT_PROPERTY}, as the harness
+     * settings and the JMH forks' JVM arguments record it), or empty for the starter's default.
+     */
+    String nodeTimeout() {
+        List<String> set = new ArrayList<>();
+        if (harness != null && harness.settings().redlockNodeTimeout() != null
+                && !harness.settings().redlockNodeTimeout().isEmpty()) {
+            set.add(harness.settings().redlockNodeTimeout());
+        }
+        if (jmh != null) {
+            Matcher matcher = Pattern.compile("-D" + Pattern.quote(OurApplication.REDLOCK_NODE_TIMEOUT_PROPERTY)
+                    + "=(\\S+)").matcher(jmh.jvmArgs);
+            if (matcher.find() && !set.contains(matcher.group(1))) {
+                set.add(matcher.group(1));
+            }
+        }
+        return String.join(" / ", set);
     }
 
     // ------------------------------------------------------------------------------------------ splice
