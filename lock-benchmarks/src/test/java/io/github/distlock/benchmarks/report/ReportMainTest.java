@@ -74,27 +74,40 @@ class ReportMainTest {
     }
 
     @Test
+    void aFullPageCarriesTheRedlockPartBetweenMarkersAndARedlockOnlyRunReplacesItThere() throws Exception {
+        Path jmh = redlockJmh();
+        Path harness = redlockHarness(0);
+        Path page = directory.resolve("benchmarks.md");
+
+        List<String> problems = ReportMain.write(directory.resolve("no-jmh.json"), directory.resolve("no-harness.json"),
+                jmh, harness, page, "(test)");
+
+        String full = Files.readString(page);
+        assertThat(problems).isEmpty();
+        assertThat(full)
+                .contains("| Redlock, 5 nodes: uncontended throughput ≥ 2.5× Redisson RedLock, 8 threads | 5.00× "
+                        + "(10,000 vs 2,000 cycles/s) | met |")
+                .contains(RedlockSection.BEGIN + "\n## 6. Redlock over 5 nodes")
+                .contains(RedlockSection.END + "\n\n## Problems")
+                .doesNotContain("Regenerated on its own");
+        assertThat(directory.resolve("benchmarks-redlock.png")).isNotEmptyFile();
+
+        // The next Redlock-only run, whose ours failed 3 cycles with a node paused: a problem, on the page too.
+        problems = ReportMain.writeRedlockOnly(jmh, redlockHarness(3), page, "(test, Redlock only)");
+
+        String spliced = Files.readString(page);
+        assertThat(problems).singleElement().asString().contains("OURS_REDLOCK (one node paused): 3 cycles failed");
+        assertThat(spliced.split(java.util.regex.Pattern.quote(RedlockSection.BEGIN), -1)).hasSize(2);
+        assertThat(spliced.lines().filter(line -> line.startsWith(RedlockSection.TARGET_PREFIX))).hasSize(7);
+        assertThat(spliced).contains("(test, Redlock only)", "OURS_REDLOCK (one node paused): 3 cycles failed");
+        assertThat(spliced.substring(0, spliced.indexOf(RedlockSection.BEGIN)).replaceAll("(?m)^\\| Redlock, 5 nodes: .*\\n", ""))
+                .isEqualTo(full.substring(0, full.indexOf(RedlockSection.BEGIN)).replaceAll("(?m)^\\| Redlock, 5 nodes: .*\\n", ""));
+    }
+
+    @Test
     void redlockOnlyReportWritesMetOrMissedFromTheFiguresAndReplacesOnlyTheRedlockPartOfThePage() throws Exception {
-        Path jmh = directory.resolve("redlock-jmh.json");
-        ArrayNode entries = Json.MAPPER.createArrayNode();
-        // Ours as a Redlock: 1.4x ours on one node at p50 (met), 2x Redisson at 1 thread (missed), 5x at 8 (met).
-        entries.add(throughputEntry(Implementation.OURS_SERVICE, 1, 5_000));
-        entries.add(throughputEntry(Implementation.OURS_SERVICE, 8, 30_000));
-        entries.add(sampleEntry(Implementation.OURS_SERVICE, 200));
-        entries.add(throughputEntry(Implementation.OURS_REDLOCK, 1, 2_000));
-        entries.add(throughputEntry(Implementation.OURS_REDLOCK, 8, 10_000));
-        entries.add(sampleEntry(Implementation.OURS_REDLOCK, 280));
-        entries.add(throughputEntry(Implementation.REDISSON_REDLOCK, 1, 1_000));
-        entries.add(throughputEntry(Implementation.REDISSON_REDLOCK, 8, 2_000));
-        entries.add(sampleEntry(Implementation.REDISSON_REDLOCK, 900));
-        Files.writeString(jmh, Json.MAPPER.writeValueAsString(entries));
-        Path harness = directory.resolve("redlock-harness.json");
-        PauseResult paused = new PauseResult(Implementation.OURS_REDLOCK.name(), 5, 0, 1_000, 1_000_000, 2_000_000,
-                3_000_000, 100, 105_000_000, 110_000_000, 120_000_000, 0, List.of(), true);
-        Json.write(harness, new HarnessResults(HarnessSettings.from(Arguments.parse("--profile=full",
-                "--scenarios=contended,pause")), List.of(isolated(Implementation.OURS_REDLOCK, 300, 4_000_000),
-                        isolated(Implementation.REDISSON_REDLOCK, 100, 9_000_000)),
-                List.of(), List.of(), List.of(), List.of(paused), List.of(), 1));
+        Path jmh = redlockJmh();
+        Path harness = redlockHarness(0);
         Path page = directory.resolve("benchmarks.md");
         String before = String.join("\n", "# Benchmarks", "", "## Targets", "", "| target | measured | result |",
                 "|---|---|---|", "| one node | 1.00× | met |", "", "## 5. Across JVMs", "", "kept as it was", "",
@@ -119,8 +132,45 @@ class ReportMainTest {
                         + "55.0× (110.0 ms vs 2.00 ms) | **missed** |")
                 .contains("kept as it was\n\n" + RedlockSection.BEGIN + "\n## 6. Redlock over 5 nodes")
                 .contains(RedlockSection.END + "\n\n## Problems\n\nNone.\n")
-                // Full settings (3 JMH forks and 5 x 2 s are this test's JSON's 1 x 1 s: short) are named as short.
+                // This test's JMH JSON says 1 fork of 1 x 1 s: short, and the page must say so.
                 .contains("> **Short settings (JMH 1 fork(s), not 3");
+    }
+
+    /**
+     * The Redlock part's JMH results: ours as a Redlock at 1.4x ours on one node at p50, 2x Redisson at 1 thread
+     * and 5x at 8 threads.
+     */
+    private Path redlockJmh() throws Exception {
+        Path jmh = directory.resolve("redlock-jmh.json");
+        ArrayNode entries = Json.MAPPER.createArrayNode();
+        // Ours as a Redlock: 1.4x ours on one node at p50 (met), 2x Redisson at 1 thread (missed), 5x at 8 (met).
+        entries.add(throughputEntry(Implementation.OURS_SERVICE, 1, 5_000));
+        entries.add(throughputEntry(Implementation.OURS_SERVICE, 8, 30_000));
+        entries.add(sampleEntry(Implementation.OURS_SERVICE, 200));
+        entries.add(throughputEntry(Implementation.OURS_REDLOCK, 1, 2_000));
+        entries.add(throughputEntry(Implementation.OURS_REDLOCK, 8, 10_000));
+        entries.add(sampleEntry(Implementation.OURS_REDLOCK, 280));
+        entries.add(throughputEntry(Implementation.REDISSON_REDLOCK, 1, 1_000));
+        entries.add(throughputEntry(Implementation.REDISSON_REDLOCK, 8, 2_000));
+        entries.add(sampleEntry(Implementation.REDISSON_REDLOCK, 900));
+        Files.writeString(jmh, Json.MAPPER.writeValueAsString(entries));
+        return jmh;
+    }
+
+    /**
+     * The Redlock part's harness results: ours 3x Redisson's owner switches, and p99 55x healthy with a node
+     * paused, with {@code failedCycles} failed cycles.
+     */
+    private Path redlockHarness(long failedCycles) {
+        Path harness = directory.resolve("redlock-harness.json");
+        PauseResult paused = new PauseResult(Implementation.OURS_REDLOCK.name(), 5, 0, 1_000, 1_000_000, 2_000_000,
+                3_000_000, 100, 105_000_000, 110_000_000, 120_000_000, failedCycles,
+                failedCycles == 0 ? List.of() : List.of("RedlockQuorumException"), true);
+        Json.write(harness, new HarnessResults(HarnessSettings.from(Arguments.parse("--profile=full",
+                "--scenarios=contended,pause")), List.of(isolated(Implementation.OURS_REDLOCK, 300, 4_000_000),
+                        isolated(Implementation.REDISSON_REDLOCK, 100, 9_000_000)),
+                List.of(), List.of(), List.of(), List.of(paused), List.of(), 1));
+        return harness;
     }
 
     @Test
