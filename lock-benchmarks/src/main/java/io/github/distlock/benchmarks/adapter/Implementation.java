@@ -103,7 +103,34 @@ public enum Implementation {
         public LockAdapter open(RedisTarget target) {
             return new LettuceFloorAdapter(target);
         }
+    },
+
+    /**
+     * Ours through {@code LockService} as a Redlock over {@link #REDLOCK_NODES} independent masters,
+     * configured only through {@code distributed-lock.redlock.*} properties (see
+     * {@link OurApplication}). Measured only by the Redlock part of the suite.
+     */
+    OURS_REDLOCK("ours: Redlock, 5 nodes", Role.OURS, false, Implementation.REDLOCK_NODES) {
+        @Override
+        public LockAdapter open(RedisTarget target) {
+            return new OursLockServiceAdapter(target, null, ClientType.LETTUCE);
+        }
+    },
+
+    /**
+     * Redisson's {@code RedissonRedLock} (marked {@code @Deprecated} in the Redisson 4.7 we measure) over
+     * one {@code RLock} per node, each node on a client of its own, with Redisson's defaults. Measured
+     * only by the Redlock part of the suite.
+     */
+    REDISSON_REDLOCK("Redisson RedLock, 5 nodes", Role.PEER, false, Implementation.REDLOCK_NODES) {
+        @Override
+        public LockAdapter open(RedisTarget target) {
+            return new RedissonRedLockAdapter(target);
+        }
     };
+
+    /** How many independent masters the Redlock implementations lock over. */
+    public static final int REDLOCK_NODES = 5;
 
     /** What an implementation is compared as. */
     public enum Role {
@@ -118,11 +145,17 @@ public enum Implementation {
     private final String label;
     private final Role role;
     private final boolean renewsLeases;
+    private final int nodes;
 
     Implementation(String label, Role role, boolean renewsLeases) {
+        this(label, role, renewsLeases, 1);
+    }
+
+    Implementation(String label, Role role, boolean renewsLeases, int nodes) {
         this.label = label;
         this.role = role;
         this.renewsLeases = renewsLeases;
+        this.nodes = nodes;
     }
 
     /**
@@ -145,6 +178,21 @@ public enum Implementation {
         throw new UnsupportedOperationException(label + " is not part of the watchdog scenario");
     }
 
+    /** How many independent redis-servers it runs against: 1, or {@link #REDLOCK_NODES} for a Redlock. */
+    public int nodes() {
+        return nodes;
+    }
+
+    /** Whether it locks over several independent masters, and so belongs to the Redlock part of the suite. */
+    public boolean isRedlock() {
+        return nodes > 1;
+    }
+
+    /** The implementations on one Redis: what {@code all} means. */
+    public static List<Implementation> singleNode() {
+        return Arrays.stream(values()).filter(implementation -> !implementation.isRedlock()).toList();
+    }
+
     /** Whether the watchdog scenario measures it. */
     public boolean renewsLeases() {
         return renewsLeases;
@@ -161,6 +209,8 @@ public enum Implementation {
             case SI_PUB_SUB -> "SI pub-sub";
             case SI_SPIN -> "SI spin";
             case FLOOR -> "floor";
+            case OURS_REDLOCK -> "ours (Redlock, 5)";
+            case REDISSON_REDLOCK -> "Redisson RedLock (5)";
         };
     }
 
@@ -176,14 +226,14 @@ public enum Implementation {
 
     /**
      * Parses a comma-separated list of constant names, case-insensitive; {@code all} or blank means
-     * every implementation.
+     * every implementation on one Redis ({@link #singleNode()}); the Redlock ones run only when named.
      *
      * @param csv e.g. {@code "OURS_SERVICE,REDISSON_RLOCK"}
      * @return the implementations in declaration order of the list
      */
     public static List<Implementation> parseList(String csv) {
         if (csv == null || csv.isBlank() || csv.equalsIgnoreCase("all")) {
-            return List.of(values());
+            return singleNode();
         }
         return Arrays.stream(csv.split(","))
                 .map(String::trim)

@@ -25,12 +25,15 @@ import io.github.distlock.DistributedLock;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.redis.RedisLockBackend;
 import io.github.distlock.redis.SpringDataLockBackend;
+import io.github.distlock.redlock.RedlockBackend;
 
 /**
  * A small Spring Boot application holding our lock exactly as a user gets it: Boot's Redis
  * auto-configuration plus every auto-configuration our starter ships, configured only through
  * properties. Each instance has its own client (Lettuce by default, or a Jedis pool) and
- * connections, like a separate application instance.
+ * connections, like a separate application instance. Given a Redlock target, it sets
+ * {@code distributed-lock.redlock.nodes} (and {@code durable-nodes}, see {@link #start}) and locks
+ * over those nodes instead.
  *
  * <p>Nothing else is auto-configured: the benchmark classpath also carries Spring Integration,
  * whose Boot auto-configuration would start message-handling infrastructure that a lock user does
@@ -47,6 +50,13 @@ public final class OurApplication implements AutoCloseable {
      * and reopening it as the load dips.
      */
     public static final int JEDIS_POOL_SIZE = 16;
+
+    /**
+     * System property that, when set (e.g. {@code 500ms}), becomes {@code distributed-lock.redlock.node-timeout}
+     * of the Redlock runs; unset, they keep the starter's default. Only for a machine too loaded to answer
+     * within the default: the paused-node figures scale with it, and the report says when it was set.
+     */
+    public static final String REDLOCK_NODE_TIMEOUT_PROPERTY = "bench.redlock.node-timeout";
 
     private final ConfigurableApplicationContext context;
 
@@ -74,7 +84,8 @@ public final class OurApplication implements AutoCloseable {
      *        Spring Data backend)
      * @return the running application
      * @throws IllegalStateException if the auto-configuration did not pick the backend that goes with
-     *         the client, so that a run cannot silently measure the other one
+     *         the client (or the Redlock backend for a Redlock target), so that a run cannot silently
+     *         measure another one
      */
     public static OurApplication start(RedisTarget target, Duration ttl, ClientType clientType) {
         Map<String, Object> properties = new java.util.HashMap<>(Map.of(
@@ -89,6 +100,19 @@ public final class OurApplication implements AutoCloseable {
             properties.put("distributed-lock.default-ttl", ttl.toMillis() + "ms");
         }
         properties.put("spring.data.redis.client-type", clientType.name().toLowerCase(Locale.ROOT));
+        if (!target.nodePorts().isEmpty()) {
+            properties.put("distributed-lock.redlock.nodes", String.join(",", target.nodeUris()));
+            // The nodes were started a moment ago for this measurement. With restart protection on (the
+            // default, kept), a node up for less than the longest lease (30 s) does not vote, which is right
+            // for a fresh deployment but is not the steady state users run in. Declaring the nodes durable
+            // makes them vote once checked, like nodes that have been up for long: the same lock path and
+            // the same once-a-second checks as the default configuration after its first 30 s.
+            properties.put("distributed-lock.redlock.durable-nodes", String.join(",", target.nodeUris()));
+            String nodeTimeout = System.getProperty(REDLOCK_NODE_TIMEOUT_PROPERTY, "");
+            if (!nodeTimeout.isBlank()) {
+                properties.put("distributed-lock.redlock.node-timeout", nodeTimeout.trim());
+            }
+        }
         if (clientType == ClientType.JEDIS) {
             properties.put("spring.data.redis.jedis.pool.enabled", "true");
             properties.put("spring.data.redis.jedis.pool.max-active", JEDIS_POOL_SIZE);
@@ -100,7 +124,7 @@ public final class OurApplication implements AutoCloseable {
                 .properties(properties)
                 .run();
         try {
-            requireBackendFor(clientType, context);
+            requireBackendFor(target, clientType, context);
         }
         catch (RuntimeException ex) {
             context.close();
@@ -109,7 +133,17 @@ public final class OurApplication implements AutoCloseable {
         return new OurApplication(context);
     }
 
-    private static void requireBackendFor(ClientType clientType, ConfigurableApplicationContext context) {
+    private static void requireBackendFor(RedisTarget target, ClientType clientType,
+            ConfigurableApplicationContext context) {
+        if (!target.nodePorts().isEmpty()) {
+            if (context.getBeansOfType(RedlockBackend.class).isEmpty()) {
+                throw new IllegalStateException("distributed-lock.redlock.nodes is set but the lock backend(s) are "
+                        + context.getBeansOfType(LockBackend.class).values().stream()
+                                .map(backend -> backend.getClass().getSimpleName()).toList()
+                        + "; expected RedlockBackend");
+            }
+            return;
+        }
         RedisConnectionFactory factory = context.getBean(RedisConnectionFactory.class);
         boolean expected = switch (clientType) {
             case LETTUCE -> factory instanceof LettuceConnectionFactory

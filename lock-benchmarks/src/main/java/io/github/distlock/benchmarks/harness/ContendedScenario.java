@@ -10,8 +10,8 @@ import com.fasterxml.jackson.core.type.TypeReference;
 
 import io.github.distlock.benchmarks.adapter.Implementation;
 import io.github.distlock.benchmarks.adapter.LockAdapter;
+import io.github.distlock.benchmarks.adapter.RedisNodes;
 import io.github.distlock.benchmarks.adapter.RedisTarget;
-import io.github.distlock.testsupport.RedisTestServer;
 
 /**
  * Scenario 2: N threads of one JVM on ONE key, in two modes.
@@ -76,7 +76,7 @@ public final class ContendedScenario {
     }
 
     /**
-     * Runs {@link #run} in a fresh JVM with its own redis-server.
+     * Runs {@link #run} in a fresh JVM with its own redis-server(s).
      *
      * @param waitTime how long a contended acquisition may wait
      * @param implementation what to measure
@@ -100,7 +100,8 @@ public final class ContendedScenario {
     }
 
     /**
-     * The forked JVM's entry point: starts its own redis-server, runs both modes, prints the results
+     * The forked JVM's entry point: starts its own redis-server (one per node for a Redlock), runs both
+     * modes, prints the results
      * as one JSON line.
      *
      * @param args {@code --wait-time --implementation --threads --warmup --measure}
@@ -109,11 +110,11 @@ public final class ContendedScenario {
     public static void main(String[] args) throws InterruptedException {
         Arguments arguments = Arguments.parse(args);
         List<ContendedResult> results;
-        try (RedisTestServer server = RedisTestServer.start()) {
-            RedisTarget target = new RedisTarget(server.host(), server.port(),
-                    arguments.duration("wait-time", RedisTarget.DEFAULT_WAIT));
-            results = run(target, Implementation.valueOf(arguments.string("implementation", "")),
-                    arguments.integer("threads", 8), arguments.duration("warmup", Duration.ofSeconds(5)),
+        Implementation implementation = Implementation.valueOf(arguments.string("implementation", ""));
+        try (RedisNodes servers = RedisNodes.startFor(implementation)) {
+            RedisTarget target = servers.target(arguments.duration("wait-time", RedisTarget.DEFAULT_WAIT));
+            results = run(target, implementation, arguments.integer("threads", 8),
+                    arguments.duration("warmup", Duration.ofSeconds(5)),
                     arguments.duration("measure", Duration.ofSeconds(15)));
         }
         Forks.reportAndExit(results);

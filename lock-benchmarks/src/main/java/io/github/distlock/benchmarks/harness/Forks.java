@@ -13,6 +13,8 @@ import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import io.github.distlock.benchmarks.adapter.OurApplication;
+
 /**
  * Starts a fresh JVM with this JVM's class path to run one measurement, so that JIT state, heap and
  * leftover client threads of one implementation never bleed into another's numbers, and so that
@@ -106,6 +108,11 @@ public final class Forks {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(JVM_ARGS);
+        // A Redlock node timeout set for this run (HarnessSettings) holds in the child too.
+        String nodeTimeout = System.getProperty(OurApplication.REDLOCK_NODE_TIMEOUT_PROPERTY);
+        if (nodeTimeout != null) {
+            command.add("-D" + OurApplication.REDLOCK_NODE_TIMEOUT_PROPERTY + "=" + nodeTimeout);
+        }
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.add(mainClass.getName());

@@ -5,13 +5,16 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.github.distlock.benchmarks.adapter.Implementation;
-import io.github.distlock.benchmarks.adapter.RedisTarget;
+import io.github.distlock.benchmarks.adapter.OurApplication;
+import io.github.distlock.benchmarks.adapter.RedisNodes;
+import io.github.distlock.benchmarks.harness.RedlockPauseScenario.PauseResult;
 import io.github.distlock.benchmarks.harness.RoundTripScenario.RoundTripResult;
 import io.github.distlock.benchmarks.harness.WatchdogScenario.WatchdogResult;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Runs scenarios 2 to 5 ({@link HarnessSettings}) and writes {@code harness.json}.
+ * Runs scenarios 2 to 5 ({@link HarnessSettings}) and writes {@code harness.json}; for the Redlock
+ * implementations, scenario 2 and the paused-node scenario ({@link RedlockPauseScenario}).
  *
  * <p>A scenario that throws for one implementation is recorded as a failure and the rest goes on, so
  * that a long run still yields a page; the report then fails the build.
@@ -46,11 +49,16 @@ public final class HarnessMain {
      */
     public static HarnessResults run(HarnessSettings settings) throws InterruptedException {
         long start = System.nanoTime();
+        if (settings.redlockNodeTimeout() != null && !settings.redlockNodeTimeout().isEmpty()) {
+            // Read by OurApplication here and passed on to every fork by Forks.
+            System.setProperty(OurApplication.REDLOCK_NODE_TIMEOUT_PROPERTY, settings.redlockNodeTimeout());
+        }
         List<String> failures = new ArrayList<>();
         List<ContendedResult> contended = new ArrayList<>();
         List<RoundTripResult> roundTrips = new ArrayList<>();
         List<WatchdogResult> watchdog = new ArrayList<>();
         List<ContendedResult> processes = new ArrayList<>();
+        List<PauseResult> pause = new ArrayList<>();
         int repetitions = Math.max(1, settings.forks());
 
         // Forks are the outer loop in every scenario: one fork of each implementation, then the next
@@ -67,9 +75,8 @@ public final class HarnessMain {
                                     settings.contendedMeasure()));
                         }
                         else {
-                            try (var server = RedisTestServer.start()) {
-                                contended.addAll(ContendedScenario.run(
-                                        new RedisTarget(server.host(), server.port(), settings.waitTime()),
+                            try (var servers = RedisNodes.startFor(implementation)) {
+                                contended.addAll(ContendedScenario.run(servers.target(settings.waitTime()),
                                         implementation, settings.contendedThreads(), settings.contendedWarmup(),
                                         settings.contendedMeasure()));
                             }
@@ -85,6 +92,9 @@ public final class HarnessMain {
         if (settings.runs("roundtrips")) {
             try (var server = RedisTestServer.start()) {
                 for (Implementation implementation : settings.implementations()) {
+                    if (implementation.isRedlock()) {
+                        continue; // one server's INFO and MONITOR: a single-Redis measurement
+                    }
                     log("roundtrips", implementation, 0, 1);
                     try {
                         roundTrips.add(RoundTripScenario.run(server, implementation, settings.roundTripCycles(),
@@ -132,6 +142,9 @@ public final class HarnessMain {
                     ProcessesScenario scenario = newProcessesScenario(server, settings);
                     try {
                         for (Implementation implementation : settings.implementations()) {
+                            if (implementation.isRedlock()) {
+                                continue; // the workers share one server
+                            }
                             log("processes", implementation, fork, repetitions);
                             try {
                                 processes.add(scenario.run(implementation));
@@ -151,7 +164,35 @@ public final class HarnessMain {
             }
         }
 
-        return new HarnessResults(settings, contended, roundTrips, watchdog, processes, failures,
+        if (settings.runs("pause")) {
+            for (int fork = 0; fork < repetitions; fork++) {
+                for (Implementation implementation : settings.implementations()) {
+                    // Ours only: the target compares ours with a node paused against ours healthy. A peer's
+                    // stalls on the stopped node depend on its timeouts and retries, a different question.
+                    if (!implementation.isRedlock() || implementation.role() != Implementation.Role.OURS) {
+                        continue;
+                    }
+                    log("pause", implementation, fork, repetitions);
+                    try {
+                        if (settings.forks() > 0) {
+                            pause.add(RedlockPauseScenario.runInFork(implementation, settings.pauseWarmup(),
+                                    settings.pauseMeasure()));
+                        }
+                        else {
+                            try (var servers = RedisNodes.startFor(implementation)) {
+                                pause.add(RedlockPauseScenario.run(servers, implementation, settings.pauseWarmup(),
+                                        settings.pauseMeasure()));
+                            }
+                        }
+                    }
+                    catch (RuntimeException ex) {
+                        failures.add(failure("pause", implementation, ex));
+                    }
+                }
+            }
+        }
+
+        return new HarnessResults(settings, contended, roundTrips, watchdog, processes, pause, failures,
                 (System.nanoTime() - start) / 1e9);
     }
 

@@ -5,6 +5,7 @@ import java.util.List;
 
 import io.github.distlock.benchmarks.adapter.Implementation;
 
+import io.github.distlock.benchmarks.harness.RedlockPauseScenario.PauseResult;
 import io.github.distlock.benchmarks.harness.RoundTripScenario.RoundTripResult;
 import io.github.distlock.benchmarks.harness.WatchdogScenario.WatchdogResult;
 
@@ -17,12 +18,23 @@ import io.github.distlock.benchmarks.harness.WatchdogScenario.WatchdogResult;
  * @param roundTrips scenario 3, one entry per implementation
  * @param watchdog scenario 4, one entry per implementation and fork
  * @param processes scenario 5, one entry per implementation and fork
+ * @param pause Redlock with a paused node, one entry per implementation and fork; empty when not run
  * @param failures a line per scenario run that threw (implementation, scenario, exception)
  * @param seconds how long the harness ran
  */
 public record HarnessResults(HarnessSettings settings, List<ContendedResult> contended,
         List<RoundTripResult> roundTrips, List<WatchdogResult> watchdog, List<ContendedResult> processes,
-        List<String> failures, double seconds) {
+        List<PauseResult> pause, List<String> failures, double seconds) {
+
+    /** Results written before a scenario existed read as "not run". */
+    public HarnessResults {
+        contended = contended == null ? List.of() : contended;
+        roundTrips = roundTrips == null ? List.of() : roundTrips;
+        watchdog = watchdog == null ? List.of() : watchdog;
+        processes = processes == null ? List.of() : processes;
+        pause = pause == null ? List.of() : pause;
+        failures = failures == null ? List.of() : failures;
+    }
 
     /**
      * The problems that must fail a build: failures, adapter errors, violations, and leases lost by
@@ -55,6 +67,20 @@ public record HarnessResults(HarnessSettings settings, List<ContendedResult> con
             if (result.lost() != 0 && (ours || settings.profile().equals("smoke"))) {
                 problems.add(result.implementation() + " (watchdog): " + result.lost() + " of " + result.locks()
                         + " leases expired while held");
+            }
+        }
+        for (PauseResult result : pause) {
+            // With a minority paused a Redlock must go on locking: any failure is a problem, not a figure.
+            if (result.failedCycles() != 0) {
+                problems.add(result.implementation() + " (one node paused): " + result.failedCycles()
+                        + " cycles failed: " + result.errors());
+            }
+            if (!result.recovered()) {
+                problems.add(result.implementation() + " (one node paused): no lock after the node was continued: "
+                        + result.errors());
+            }
+            if (result.healthyCycles() == 0 || result.pausedCycles() == 0) {
+                problems.add(result.implementation() + " (one node paused): a window without a single cycle");
             }
         }
         for (RoundTripResult result : roundTrips) {

@@ -31,15 +31,27 @@ import io.github.distlock.benchmarks.adapter.Implementation;
  * @param processThreads threads per JVM in scenario 5
  * @param processWarmup warm-up before the scenario 5 window
  * @param processMeasure the scenario 5 window
+ * @param pauseWarmup Redlock with a paused node: cycles before the healthy window
+ * @param pauseMeasure Redlock with a paused node: the length of the healthy and of the paused window
+ * @param redlockNodeTimeout {@code distributed-lock.redlock.node-timeout} of ours as a Redlock, e.g. {@code 500ms};
+ *        empty (the default) keeps the starter's default
  */
 public record HarnessSettings(String profile, int forks, List<Implementation> implementations, List<String> scenarios,
         Duration waitTime, int contendedThreads, Duration contendedWarmup, Duration contendedMeasure,
         int roundTripCycles, Duration roundTripCpuWarmup, Duration roundTripCpuMeasure, int watchdogLocks,
         Duration watchdogTtl, Duration watchdogHold, Duration watchdogMonitor, Duration watchdogIdle,
-        int processCount, int processThreads, Duration processWarmup, Duration processMeasure) {
+        int processCount, int processThreads, Duration processWarmup, Duration processMeasure, Duration pauseWarmup,
+        Duration pauseMeasure, String redlockNodeTimeout) {
 
-    /** All scenarios of the harness, in the order they run. */
+    /** The scenarios of the harness on one Redis, in the order they run: the default. */
     public static final List<String> ALL_SCENARIOS = List.of("contended", "roundtrips", "watchdog", "processes");
+
+    /**
+     * Every scenario there is: {@link #ALL_SCENARIOS} and {@code pause} (a Redlock with one node stopped),
+     * which only the Redlock part of the suite asks for.
+     */
+    public static final List<String> KNOWN_SCENARIOS = List.of("contended", "roundtrips", "watchdog", "processes",
+            "pause");
 
     /**
      * @param arguments {@code --profile=full|smoke} plus overrides
@@ -55,8 +67,8 @@ public record HarnessSettings(String profile, int forks, List<Implementation> im
         String scenarios = arguments.string("scenarios", String.join(",", ALL_SCENARIOS));
         List<String> chosen = List.of(scenarios.split(","));
         for (String scenario : chosen) {
-            if (!ALL_SCENARIOS.contains(scenario)) {
-                throw new IllegalArgumentException("unknown scenario " + scenario + "; known: " + ALL_SCENARIOS);
+            if (!KNOWN_SCENARIOS.contains(scenario)) {
+                throw new IllegalArgumentException("unknown scenario " + scenario + "; known: " + KNOWN_SCENARIOS);
             }
         }
         return new HarnessSettings(profile,
@@ -80,7 +92,10 @@ public record HarnessSettings(String profile, int forks, List<Implementation> im
                 arguments.integer("process-count", 2),
                 arguments.integer("process-threads", 8),
                 arguments.duration("process-warmup", smoke ? Duration.ofMillis(200) : Duration.ofSeconds(3)),
-                arguments.duration("process-measure", smoke ? Duration.ofMillis(700) : Duration.ofSeconds(15)));
+                arguments.duration("process-measure", smoke ? Duration.ofMillis(700) : Duration.ofSeconds(15)),
+                arguments.duration("pause-warmup", smoke ? Duration.ofMillis(300) : Duration.ofSeconds(5)),
+                arguments.duration("pause-measure", smoke ? Duration.ofMillis(700) : Duration.ofSeconds(15)),
+                arguments.string("redlock-node-timeout", "").trim());
     }
 
     /**

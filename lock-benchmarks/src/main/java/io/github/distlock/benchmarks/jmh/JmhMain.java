@@ -23,6 +23,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
 import io.github.distlock.benchmarks.adapter.Implementation;
+import io.github.distlock.benchmarks.adapter.OurApplication;
 import io.github.distlock.benchmarks.harness.Arguments;
 
 /**
@@ -32,7 +33,10 @@ import io.github.distlock.benchmarks.harness.Arguments;
  * {@code iterations}, {@code iteration-time}, {@code implementations} (comma-separated
  * {@link Implementation} names, default all), {@code methods} (&#124;-separated regexes over the benchmark method
  * names, default all four), {@code output} (the JSON file), {@code profiler} (a JMH profiler with its
- * options, for example {@code jfr:dir=target/jfr} to record every fork with Java Flight Recorder).
+ * options, for example {@code jfr:dir=target/jfr} to record every fork with Java Flight Recorder),
+ * {@code only} ({@code all} or {@code redlock}: the suite's {@code bench.only}, checked here so that a
+ * mistyped value fails before anything runs), {@code redlock-node-timeout} (see
+ * {@link OurApplication#REDLOCK_NODE_TIMEOUT_PROPERTY}).
  *
  * <p>With more than one fork the forks run in rounds: one fork of every method and implementation per
  * round, so that each implementation is measured at every stretch of the run. The JSON then holds one
@@ -64,6 +68,11 @@ public final class JmhMain {
      *         cannot go unnoticed
      */
     public static Collection<RunResult> run(Arguments arguments) throws RunnerException {
+        // The suite's first step: a mistyped -Dbench.only fails here, not in the report an hour later.
+        String only = arguments.string("only", "all");
+        if (!only.equals("all") && !only.equals("redlock")) {
+            throw new IllegalArgumentException("bench.only (--only) must be all or redlock, was '" + only + "'");
+        }
         Path output = Path.of(arguments.string("output", "target/bench/jmh.json")).toAbsolutePath();
         try {
             Files.createDirectories(output.getParent());
@@ -140,7 +149,7 @@ public final class JmhMain {
                 .warmupTime(TimeValue.fromString(arguments.string("warmup-time", "2s")))
                 .measurementIterations(arguments.integer("iterations", 5))
                 .measurementTime(TimeValue.fromString(arguments.string("iteration-time", "2s")))
-                .jvmArgsAppend(FORK_JVM_ARGS.toArray(String[]::new))
+                .jvmArgsAppend(forkJvmArgs(arguments).toArray(String[]::new))
                 .shouldFailOnError(true);
         String profiler = arguments.string("profiler", "");
         if (!profiler.isEmpty()) {
@@ -153,6 +162,22 @@ public final class JmhMain {
             }
         }
         return options;
+    }
+
+    /**
+     * {@link #FORK_JVM_ARGS}, plus the Redlock node timeout when {@code --redlock-node-timeout} sets one: as a JVM
+     * argument it reaches the forks, and JMH's JSON records it for the report.
+     */
+    private static List<String> forkJvmArgs(Arguments arguments) {
+        String nodeTimeout = arguments.string("redlock-node-timeout", "").trim();
+        if (nodeTimeout.isEmpty()) {
+            return FORK_JVM_ARGS;
+        }
+        // A run without forks (the smoke) reads it from this JVM.
+        System.setProperty(OurApplication.REDLOCK_NODE_TIMEOUT_PROPERTY, nodeTimeout);
+        List<String> args = new ArrayList<>(FORK_JVM_ARGS);
+        args.add("-D" + OurApplication.REDLOCK_NODE_TIMEOUT_PROPERTY + "=" + nodeTimeout);
+        return args;
     }
 
     private static void write(Path output, Collection<RunResult> results) {

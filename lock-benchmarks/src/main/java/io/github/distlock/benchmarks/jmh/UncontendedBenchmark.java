@@ -21,8 +21,8 @@ import org.openjdk.jmh.annotations.Warmup;
 import io.github.distlock.benchmarks.adapter.FirstUse;
 import io.github.distlock.benchmarks.adapter.Implementation;
 import io.github.distlock.benchmarks.adapter.LockAdapter;
+import io.github.distlock.benchmarks.adapter.RedisNodes;
 import io.github.distlock.benchmarks.adapter.RedisTarget;
-import io.github.distlock.testsupport.RedisTestServer;
 
 /**
  * Scenario 1: one uncontended cycle (acquire, empty critical section, release), each thread on its
@@ -30,7 +30,8 @@ import io.github.distlock.testsupport.RedisTestServer;
  * application do). Throughput gives cycles/s; SampleTime gives the distribution of one cycle.
  *
  * <p>Each trial starts its own redis-server (persistence off, free port) in the JMH fork, so no
- * implementation inherits keys, scripts or connections from another. The annotations here are
+ * implementation inherits keys, scripts or connections from another; a Redlock implementation gets
+ * its own independent servers, one per node, started the same way. The annotations here are
  * defaults for running the class by hand; {@link JmhMain} sets the suite's values.
  */
 @Fork(1)
@@ -46,22 +47,23 @@ public class UncontendedBenchmark {
 
         /** The implementation, by {@link Implementation} constant name. */
         @Param({ "OURS_SERVICE", "OURS_SERVICE_JEDIS", "OURS_ANNOTATION", "REDISSON_RLOCK", "REDISSON_FENCED",
-                "SI_PUB_SUB", "SI_SPIN", "FLOOR" })
+                "SI_PUB_SUB", "SI_SPIN", "FLOOR", "OURS_REDLOCK", "REDISSON_REDLOCK" })
         public String implementation;
 
-        RedisTestServer server;
+        RedisNodes servers;
         LockAdapter adapter;
 
-        /** Starts the server and opens the client. */
+        /** Starts the server (or a Redlock's independent servers) and opens the client. */
         @Setup(Level.Trial)
         public void start() {
-            server = RedisTestServer.start();
-            adapter = Implementation.valueOf(implementation).open(RedisTarget.of(server.host(), server.port()));
+            Implementation measured = Implementation.valueOf(implementation);
+            servers = RedisNodes.startFor(measured);
+            adapter = measured.open(servers.target(RedisTarget.DEFAULT_WAIT));
             // Lazily opened connections and subscriptions belong to setup, not to the first iteration.
             FirstUse.cycle(adapter, "bench:prime:" + implementation);
         }
 
-        /** Closes the client, then the server. */
+        /** Closes the client, then the servers. */
         @TearDown(Level.Trial)
         public void stop() {
             try {
@@ -70,7 +72,7 @@ public class UncontendedBenchmark {
                 }
             }
             finally {
-                server.close();
+                servers.close();
             }
         }
     }

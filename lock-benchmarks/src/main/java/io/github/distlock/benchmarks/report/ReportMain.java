@@ -31,9 +31,10 @@ import io.github.distlock.benchmarks.harness.RoundTripScenario.RoundTripResult;
 import io.github.distlock.benchmarks.harness.WatchdogScenario.WatchdogResult;
 
 /**
- * Writes the benchmark page from {@code jmh.json} and {@code harness.json}: the targets with
- * pass/miss, one table per scenario (medians over forks), two charts, the machine, the versions and
- * the command. Exits with 1 after writing the page if any implementation showed a violation, lost a
+ * Writes the benchmark page from {@code jmh.json} and {@code harness.json} (and the Redlock part from
+ * {@code redlock-jmh.json} and {@code redlock-harness.json}, see {@link RedlockSection}): the targets with
+ * pass/miss, one table per scenario (medians over forks), the charts, the machine, the versions and
+ * the command. {@code --only=redlock} replaces only the Redlock part of an existing page. Exits with 1 after writing the page if any implementation showed a violation, lost a
  * lease or broke, so that the run fails visibly without losing its numbers.
  */
 public final class ReportMain {
@@ -47,24 +48,37 @@ public final class ReportMain {
 
     private final JmhResults jmh;
     private final HarnessResults harness;
+    /** The Redlock part, or null when its results are missing. */
+    private final RedlockSection redlock;
     private final String command;
     private final StringBuilder page = new StringBuilder();
 
-    private ReportMain(JmhResults jmh, HarnessResults harness, String command) {
+    private ReportMain(JmhResults jmh, HarnessResults harness, RedlockSection redlock, String command) {
         this.jmh = jmh;
         this.harness = harness;
+        this.redlock = redlock;
         this.command = command;
     }
 
     /**
-     * @param args {@code --jmh=jmh.json --harness=harness.json --page=docs/benchmarks.md --command=...}
+     * @param args {@code --jmh=jmh.json --harness=harness.json --redlock-jmh=redlock-jmh.json
+     *        --redlock-harness=redlock-harness.json --page=docs/benchmarks.md --command=...}, and
+     *        {@code --only=redlock} to replace only the Redlock part of the existing page ({@link #writeRedlockOnly})
      */
     public static void main(String[] args) {
         Arguments arguments = Arguments.parse(args);
-        List<String> problems = write(Path.of(arguments.string("jmh", "target/bench/jmh.json")),
-                Path.of(arguments.string("harness", "target/bench/harness.json")),
-                Path.of(arguments.string("page", "../docs/benchmarks.md")),
-                arguments.string("command", "./mvnw -B -pl lock-benchmarks -am -Pbench -DskipTests verify"));
+        String command = arguments.string("command", "./mvnw -B -pl lock-benchmarks -am -Pbench -DskipTests verify");
+        Path page = Path.of(arguments.string("page", "../docs/benchmarks.md"));
+        Path redlockJmh = Path.of(arguments.string("redlock-jmh", "target/bench/redlock-jmh.json"));
+        Path redlockHarness = Path.of(arguments.string("redlock-harness", "target/bench/redlock-harness.json"));
+        String only = arguments.string("only", "all");
+        List<String> problems = switch (only) {
+            case "all" -> write(Path.of(arguments.string("jmh", "target/bench/jmh.json")),
+                    Path.of(arguments.string("harness", "target/bench/harness.json")), redlockJmh, redlockHarness, page,
+                    command);
+            case "redlock" -> writeRedlockOnly(redlockJmh, redlockHarness, page, command);
+            default -> throw new IllegalArgumentException("--only must be all or redlock, was " + only);
+        };
         if (!problems.isEmpty()) {
             System.err.println("report: the page was written, but these must be fixed:");
             problems.forEach(problem -> System.err.println("  - " + problem));
@@ -82,31 +96,109 @@ public final class ReportMain {
      * @return the problems that must fail the build: violations, lost leases, broken adapters
      */
     public static List<String> write(Path jmhFile, Path harnessFile, Path pageFile, String command) {
+        return write(jmhFile, harnessFile, null, null, pageFile, command);
+    }
+
+    /**
+     * Writes the whole page and its charts, the Redlock part included when its results exist.
+     *
+     * @param jmhFile JMH's JSON result; may be missing
+     * @param harnessFile the harness's result; may be missing
+     * @param redlockJmhFile the Redlock part's JMH result; may be null or missing
+     * @param redlockHarnessFile the Redlock part's harness result; may be null or missing
+     * @param pageFile the Markdown page to write
+     * @param command the command that produced the results, as shown on the page
+     * @return the problems that must fail the build: violations, lost leases, broken adapters
+     */
+    public static List<String> write(Path jmhFile, Path harnessFile, Path redlockJmhFile, Path redlockHarnessFile,
+            Path pageFile, String command) {
         JmhResults jmh = Files.exists(jmhFile) ? JmhResults.read(jmhFile) : null;
-        HarnessResults harness = null;
-        if (Files.exists(harnessFile)) {
-            try {
-                harness = Json.read(Files.readString(harnessFile), HarnessResults.class);
-            }
-            catch (IOException ex) {
-                throw new UncheckedIOException(ex);
-            }
-        }
-        ReportMain report = new ReportMain(jmh, harness, command);
+        HarnessResults harness = readHarness(harnessFile);
+        RedlockSection redlock = redlockSection(redlockJmhFile, redlockHarnessFile);
+        ReportMain report = new ReportMain(jmh, harness, redlock, command);
         report.render(pageFile);
+        writePage(pageFile, report.page.toString());
+        List<String> problems = new ArrayList<>();
+        if (harness != null) {
+            problems.addAll(harness.problems());
+        }
+        if (redlock != null) {
+            problems.addAll(redlock.problems());
+        }
+        return problems;
+    }
+
+    /**
+     * Replaces only the Redlock part of an existing page (its section, its chart and its rows of the
+     * targets table) with the given results, keeping every other line, and so every other figure, as
+     * the last full run wrote it. The section names its own command and settings, and says so when
+     * they are shorter than the full suite's.
+     *
+     * @param redlockJmhFile the Redlock part's JMH result; may be missing
+     * @param redlockHarnessFile the Redlock part's harness result; may be missing
+     * @param pageFile an existing page written by the full suite
+     * @param command the command of this Redlock-only run, as shown in the section
+     * @return the Redlock part's problems, which must fail the build
+     * @throws IllegalStateException if the page does not exist, or neither result does
+     */
+    public static List<String> writeRedlockOnly(Path redlockJmhFile, Path redlockHarnessFile, Path pageFile,
+            String command) {
+        if (!Files.exists(pageFile)) {
+            throw new IllegalStateException(pageFile.toAbsolutePath() + " does not exist: a Redlock-only run "
+                    + "replaces a section of a page the full suite wrote. Run the full suite first, or point "
+                    + "-Dbench.page at an existing page.");
+        }
+        RedlockSection redlock = redlockSection(redlockJmhFile, redlockHarnessFile);
+        if (redlock == null) {
+            throw new IllegalStateException("neither " + redlockJmhFile + " nor " + redlockHarnessFile + " exists: "
+                    + "the Redlock part did not run, and the page was left as it was");
+        }
+        String generatedAt = OffsetDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern(
+                "yyyy-MM-dd HH:mm 'UTC'"));
+        String page;
+        try {
+            page = Files.readString(pageFile, StandardCharsets.UTF_8);
+        }
+        catch (IOException ex) {
+            throw new UncheckedIOException("cannot read " + pageFile, ex);
+        }
+        writePage(pageFile, RedlockSection.splice(page, redlock.section(redlockChart(pageFile), generatedAt, command),
+                redlock.targetRows()));
+        return redlock.problems();
+    }
+
+    private static HarnessResults readHarness(Path file) {
+        if (file == null || !Files.exists(file)) {
+            return null;
+        }
+        try {
+            return Json.read(Files.readString(file), HarnessResults.class);
+        }
+        catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    /** The Redlock part, or null if neither of its results exists. */
+    private static RedlockSection redlockSection(Path jmhFile, Path harnessFile) {
+        JmhResults jmh = jmhFile != null && Files.exists(jmhFile) ? JmhResults.read(jmhFile) : null;
+        HarnessResults harness = readHarness(harnessFile);
+        return jmh == null && harness == null ? null : new RedlockSection(jmh, harness);
+    }
+
+    private static Path redlockChart(Path pageFile) {
+        return pageFile.resolveSibling(pageFile.getFileName().toString().replaceFirst("\\.md$", "") + "-redlock.png");
+    }
+
+    private static void writePage(Path pageFile, String text) {
         try {
             Files.createDirectories(pageFile.toAbsolutePath().getParent());
-            Files.writeString(pageFile, report.page, StandardCharsets.UTF_8);
+            Files.writeString(pageFile, text, StandardCharsets.UTF_8);
         }
         catch (IOException ex) {
             throw new UncheckedIOException("cannot write " + pageFile, ex);
         }
         System.out.println("report: wrote " + pageFile.toAbsolutePath());
-        List<String> problems = new ArrayList<>();
-        if (harness != null) {
-            problems.addAll(harness.problems());
-        }
-        return problems;
     }
 
     // ------------------------------------------------------------------------------------------ page
@@ -128,7 +220,9 @@ public final class ReportMain {
         }
         line("Our lock (on Lettuce, Boot's default, and on Jedis) next to Redisson, Spring Integration's "
                 + "`RedisLockRegistry` and the cheapest safe lock "
-                + "(the *floor*), each against its own local `redis-server` with persistence off. Generated "
+                + "(the *floor*), each against its own local `redis-server` with persistence off"
+                + (redlock != null ? ", and, in section 6, ours and Redisson's RedLock over " + Implementation.REDLOCK_NODES
+                        + " such servers" : "") + ". Generated "
                 + OffsetDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"))
                 + " by:");
         line();
@@ -147,6 +241,10 @@ public final class ReportMain {
         roundTrips();
         watchdog();
         processes();
+        if (redlock != null) {
+            redlock.section(redlockChart(pageFile), null, null).forEach(this::line);
+            line();
+        }
         problems();
     }
 
@@ -236,6 +334,9 @@ public final class ReportMain {
                 target("watchdog ≤ 1 round trip per 100 held locks per renewal tick", perTick, format(perTick, 3),
                         perTick <= 1);
             }
+        }
+        if (redlock != null) {
+            redlock.targetRows().forEach(this::line);
         }
         line();
     }
@@ -375,9 +476,15 @@ public final class ReportMain {
     }
 
     private void contendedTable(Map<String, List<ContendedResult>> results) {
-        line("| implementation | acquisitions/s | owner switches/s | wait p50 ms | wait p99 ms | wait max ms | "
+        contendedTableLines(results).forEach(this::line);
+    }
+
+    /** The table of a contended scenario, one row per implementation, then a blank line. */
+    static List<String> contendedTableLines(Map<String, List<ContendedResult>> results) {
+        List<String> lines = new ArrayList<>();
+        lines.add("| implementation | acquisitions/s | owner switches/s | wait p50 ms | wait p99 ms | wait max ms | "
                 + "fairness | per-thread acquisitions (median fork) | timeouts | violations |");
-        line("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|");
+        lines.add("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|");
         for (Implementation implementation : Implementation.values()) {
             List<ContendedResult> forks = results.get(implementation.name());
             if (forks == null) {
@@ -387,7 +494,7 @@ public final class ReportMain {
             ContendedResult typical = forks.stream()
                     .min(Comparator.comparingDouble(r -> Math.abs(r.acquisitionsPerSecond() - throughput)))
                     .orElseThrow();
-            line("| " + implementation.label()
+            lines.add("| " + implementation.label()
                     + " | " + format(throughput, 0)
                     + " | " + format(Stats.median(forks, ContendedResult::switchesPerSecond), 0)
                     + " | " + millis(Stats.median(forks, r -> (double) r.waitP50Nanos()))
@@ -399,7 +506,8 @@ public final class ReportMain {
                     + " | " + forks.stream().mapToLong(ContendedResult::timeouts).sum()
                     + " | " + forks.stream().mapToLong(ContendedResult::violations).sum() + " |");
         }
-        line();
+        lines.add("");
+        return lines;
     }
 
     private void roundTrips() {
@@ -515,7 +623,10 @@ public final class ReportMain {
     private void problems() {
         line("## Problems");
         line();
-        List<String> problems = harness == null ? List.of() : harness.problems();
+        List<String> problems = new ArrayList<>(harness == null ? List.of() : harness.problems());
+        if (redlock != null) {
+            problems.addAll(redlock.problems());
+        }
         if (problems.isEmpty()) {
             line("None: no violation, no adapter error, no lease of ours lost"
                     + (harness == null ? " (harness not run)" : "") + ".");
@@ -551,7 +662,7 @@ public final class ReportMain {
         return fastest;
     }
 
-    private static Map<String, List<ContendedResult>> byImplementation(List<ContendedResult> results, String mode) {
+    static Map<String, List<ContendedResult>> byImplementation(List<ContendedResult> results, String mode) {
         return results.stream()
                 .filter(result -> result.mode().equals(mode))
                 .collect(Collectors.groupingBy(ContendedResult::implementation, LinkedHashMap::new,
@@ -597,12 +708,15 @@ public final class ReportMain {
      * @param value the number the target is about; NaN when a side of the comparison did not run
      */
     private void target(String name, double value, String measured, boolean met) {
+        line(targetRow(name, value, measured, met));
+    }
+
+    /** One row of the targets table; "not measured" when {@code value} is NaN. */
+    static String targetRow(String name, double value, String measured, boolean met) {
         if (Double.isNaN(value)) {
-            line("| " + name + " | not measured | – |");
+            return "| " + name + " | not measured | – |";
         }
-        else {
-            line("| " + name + " | " + measured + " | " + (met ? "met" : "**missed**") + " |");
-        }
+        return "| " + name + " | " + measured + " | " + (met ? "met" : "**missed**") + " |";
     }
 
     private static String breakdown(Map<String, Double> perCommand) {
@@ -611,22 +725,22 @@ public final class ReportMain {
                 .collect(Collectors.joining(", "));
     }
 
-    private static String format(double value, int decimals) {
+    static String format(double value, int decimals) {
         if (Double.isNaN(value) || Double.isInfinite(value)) {
             return "–";
         }
         return String.format(Locale.ROOT, "%,." + decimals + "f", value);
     }
 
-    private static String percent(double fraction) {
+    static String percent(double fraction) {
         return Double.isNaN(fraction) ? "–" : String.format(Locale.ROOT, "%+.1f %%", fraction * 100);
     }
 
-    private static String millis(double nanos) {
+    static String millis(double nanos) {
         return format(nanos / 1e6, nanos < 1e7 ? 2 : 1);
     }
 
-    private static String seconds(java.time.Duration duration) {
+    static String seconds(java.time.Duration duration) {
         double seconds = duration.toMillis() / 1000.0;
         return (seconds == Math.rint(seconds) ? Long.toString((long) seconds) : Double.toString(seconds)) + " s";
     }

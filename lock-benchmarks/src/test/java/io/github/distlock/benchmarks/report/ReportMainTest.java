@@ -1,6 +1,7 @@
 package io.github.distlock.benchmarks.report;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,6 +21,7 @@ import io.github.distlock.benchmarks.harness.ContendedResult;
 import io.github.distlock.benchmarks.harness.HarnessResults;
 import io.github.distlock.benchmarks.harness.HarnessSettings;
 import io.github.distlock.benchmarks.harness.Json;
+import io.github.distlock.benchmarks.harness.RedlockPauseScenario.PauseResult;
 
 /**
  * The page the report writes from given results, without running anything: which rows it shows and
@@ -50,7 +52,7 @@ class ReportMainTest {
         contended.add(isolated(Implementation.OURS_SERVICE_JEDIS, 20_000, 100_000));
         contended.add(isolated(Implementation.SI_PUB_SUB, 3_000, 8_000_000));
         Json.write(harness, new HarnessResults(HarnessSettings.from(Arguments.parse("--profile=smoke")), contended,
-                List.of(), List.of(), List.of(), List.of(), 1));
+                List.of(), List.of(), List.of(), List.of(), List.of(), 1));
         Path page = directory.resolve("benchmarks.md");
 
         List<String> problems = ReportMain.write(jmh, harness, page, "(test)");
@@ -69,6 +71,133 @@ class ReportMainTest {
                 .contains("| ours: LockService, Jedis | 9,000 | 1.76 |")
                 .contains("| ours: LockService, Jedis | 20,000 | 20,000 |")
                 .contains("`spring.data.redis.client-type=jedis`");
+    }
+
+    @Test
+    void aFullPageCarriesTheRedlockPartBetweenMarkersAndARedlockOnlyRunReplacesItThere() throws Exception {
+        Path jmh = redlockJmh();
+        Path harness = redlockHarness(0);
+        Path page = directory.resolve("benchmarks.md");
+
+        List<String> problems = ReportMain.write(directory.resolve("no-jmh.json"), directory.resolve("no-harness.json"),
+                jmh, harness, page, "(test)");
+
+        String full = Files.readString(page);
+        assertThat(problems).isEmpty();
+        assertThat(full)
+                .contains("| Redlock, 5 nodes: uncontended throughput ≥ 2.5× Redisson RedLock, 8 threads | 5.00× "
+                        + "(10,000 vs 2,000 cycles/s) | met |")
+                .contains(RedlockSection.BEGIN + "\n## 6. Redlock over 5 nodes")
+                .contains(RedlockSection.END + "\n\n## Problems")
+                .doesNotContain("Regenerated on its own");
+        assertThat(directory.resolve("benchmarks-redlock.png")).isNotEmptyFile();
+
+        // The next Redlock-only run, whose ours failed 3 cycles with a node paused: a problem, on the page too.
+        problems = ReportMain.writeRedlockOnly(jmh, redlockHarness(3), page, "(test, Redlock only)");
+
+        String spliced = Files.readString(page);
+        assertThat(problems).singleElement().asString().contains("OURS_REDLOCK (one node paused): 3 cycles failed");
+        assertThat(spliced.split(java.util.regex.Pattern.quote(RedlockSection.BEGIN), -1)).hasSize(2);
+        assertThat(spliced.lines().filter(line -> line.startsWith(RedlockSection.TARGET_PREFIX))).hasSize(7);
+        assertThat(spliced).contains("(test, Redlock only)", "OURS_REDLOCK (one node paused): 3 cycles failed");
+        assertThat(spliced.substring(0, spliced.indexOf(RedlockSection.BEGIN)).replaceAll("(?m)^\\| Redlock, 5 nodes: .*\\n", ""))
+                .isEqualTo(full.substring(0, full.indexOf(RedlockSection.BEGIN)).replaceAll("(?m)^\\| Redlock, 5 nodes: .*\\n", ""));
+    }
+
+    @Test
+    void redlockOnlyReportWritesMetOrMissedFromTheFiguresAndReplacesOnlyTheRedlockPartOfThePage() throws Exception {
+        Path jmh = redlockJmh();
+        Path harness = redlockHarness(0);
+        Path page = directory.resolve("benchmarks.md");
+        String before = String.join("\n", "# Benchmarks", "", "## Targets", "", "| target | measured | result |",
+                "|---|---|---|", "| one node | 1.00× | met |", "", "## 5. Across JVMs", "", "kept as it was", "",
+                "## Problems", "", "None.", "");
+        Files.writeString(page, before);
+
+        List<String> problems = ReportMain.writeRedlockOnly(jmh, harness, page, "(test)");
+
+        String text = Files.readString(page);
+        assertThat(problems).isEmpty();
+        assertThat(text)
+                .contains("| one node | 1.00× | met |\n"
+                        + "| Redlock, 5 nodes: uncontended 1-thread p50 ≤ 1.5× ours on one node (same run) | 1.40× "
+                        + "(280.0 µs vs 200.0 µs) | met |\n")
+                .contains("| Redlock, 5 nodes: uncontended throughput ≥ 2.5× Redisson RedLock, 1 thread | 2.00× "
+                        + "(2,000 vs 1,000 cycles/s) | **missed** |")
+                .contains("| Redlock, 5 nodes: uncontended throughput ≥ 2.5× Redisson RedLock, 8 threads | 5.00× "
+                        + "(10,000 vs 2,000 cycles/s) | met |")
+                .contains("| Redlock, 5 nodes: contended (isolated) owner switches/s ≥ 2× Redisson RedLock | 3.00× "
+                        + "(300 vs 100 /s) | met |")
+                .contains("| Redlock, 5 nodes: one node of 5 paused, uncontended 1-thread p99 ≤ 2× healthy p99 | "
+                        + "55.0× (110.0 ms vs 2.00 ms) | **missed** |")
+                .contains("kept as it was\n\n" + RedlockSection.BEGIN + "\n## 6. Redlock over 5 nodes")
+                .contains(RedlockSection.END + "\n\n## Problems\n\nNone.\n")
+                // This test's JMH JSON says 1 fork of 1 x 1 s: short, and the page must say so.
+                .contains("> **Short settings (JMH 1 fork(s), not 3");
+    }
+
+    /**
+     * The Redlock part's JMH results: ours as a Redlock at 1.4x ours on one node at p50, 2x Redisson at 1 thread
+     * and 5x at 8 threads.
+     */
+    private Path redlockJmh() throws Exception {
+        Path jmh = directory.resolve("redlock-jmh.json");
+        ArrayNode entries = Json.MAPPER.createArrayNode();
+        // Ours as a Redlock: 1.4x ours on one node at p50 (met), 2x Redisson at 1 thread (missed), 5x at 8 (met).
+        entries.add(throughputEntry(Implementation.OURS_SERVICE, 1, 5_000));
+        entries.add(throughputEntry(Implementation.OURS_SERVICE, 8, 30_000));
+        entries.add(sampleEntry(Implementation.OURS_SERVICE, 200));
+        entries.add(throughputEntry(Implementation.OURS_REDLOCK, 1, 2_000));
+        entries.add(throughputEntry(Implementation.OURS_REDLOCK, 8, 10_000));
+        entries.add(sampleEntry(Implementation.OURS_REDLOCK, 280));
+        entries.add(throughputEntry(Implementation.REDISSON_REDLOCK, 1, 1_000));
+        entries.add(throughputEntry(Implementation.REDISSON_REDLOCK, 8, 2_000));
+        entries.add(sampleEntry(Implementation.REDISSON_REDLOCK, 900));
+        Files.writeString(jmh, Json.MAPPER.writeValueAsString(entries));
+        return jmh;
+    }
+
+    /**
+     * The Redlock part's harness results: ours 3x Redisson's owner switches, and p99 55x healthy with a node
+     * paused, with {@code failedCycles} failed cycles.
+     */
+    private Path redlockHarness(long failedCycles) {
+        Path harness = directory.resolve("redlock-harness.json");
+        PauseResult paused = new PauseResult(Implementation.OURS_REDLOCK.name(), 5, 0, 1_000, 1_000_000, 2_000_000,
+                3_000_000, 100, 105_000_000, 110_000_000, 120_000_000, failedCycles,
+                failedCycles == 0 ? List.of() : List.of("RedlockQuorumException"), true);
+        Json.write(harness, new HarnessResults(HarnessSettings.from(Arguments.parse("--profile=full",
+                "--scenarios=contended,pause")), List.of(isolated(Implementation.OURS_REDLOCK, 300, 4_000_000),
+                        isolated(Implementation.REDISSON_REDLOCK, 100, 9_000_000)),
+                List.of(), List.of(), List.of(), List.of(paused), List.of(), 1));
+        return harness;
+    }
+
+    @Test
+    void redlockOnlyReportRefusesAPageThatDoesNotExist() {
+        Path page = directory.resolve("missing.md");
+
+        assertThatThrownBy(() -> ReportMain.writeRedlockOnly(directory.resolve("none.json"),
+                directory.resolve("none.json"), page, "(test)"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("does not exist")
+                .hasMessageContaining("Run the full suite first");
+    }
+
+    /** One JMH SampleTime result at 1 thread whose every sample took {@code micros}. */
+    private static ObjectNode sampleEntry(Implementation implementation, double micros) {
+        ObjectNode entry = Json.MAPPER.createObjectNode();
+        entry.put("jmhVersion", "1.37");
+        entry.put("benchmark", "io.github.distlock.benchmarks.jmh.UncontendedBenchmark.latency1");
+        entry.put("mode", "sample");
+        entry.put("threads", 1);
+        entry.put("forks", 1);
+        entry.putArray("jvmArgs").add("-Xmx1g");
+        entry.putObject("params").put("implementation", implementation.name());
+        ObjectNode metric = entry.putObject("primaryMetric");
+        metric.put("scoreUnit", "us/op");
+        metric.putArray("rawDataHistogram").addArray().addArray().addArray().add(micros).add(10);
+        return entry;
     }
 
     /** One JMH Throughput result as JmhMain writes it: one fork, one iteration. */
