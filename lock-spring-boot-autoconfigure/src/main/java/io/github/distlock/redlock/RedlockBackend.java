@@ -5,19 +5,19 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAccumulator;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 import org.springframework.context.SmartLifecycle;
 
@@ -35,15 +35,17 @@ import io.github.distlock.redis.RedisKeyNaming;
  * commands and scripts as a single Redis does, with the same wire format. On top of them:
  * <ul>
  * <li><b>Acquire</b> asks every node at once ({@code SET NX PX GET}), each bounded by the node
- * timeout. It succeeds only if at least N/2+1 nodes granted it and the lock is still valid:
- * validity = ttl − time the vote took − (ttl × drift factor + 2 ms), on the monotonic clock.
+ * timeout. It succeeds as soon as N/2+1 nodes granted it, if the lock is still valid then:
+ * validity = ttl − time the vote took − (ttl × drift factor + 2 ms), on the monotonic clock. It
+ * does not wait for the other nodes, so a stopped node costs nothing while a majority answers.
  * Otherwise it releases on every node, those that did not answer included (a no-show may have set
  * the key after all), and reports the lock taken; the lock service retries after a random delay
  * within the wait time.</li>
  * <li><b>Renew</b> extends the lease on every node at once. A lease stays held only while a
  * majority renewed it within the round's validity; once so many nodes answered "not ours" that no
  * majority is left, it is lost.</li>
- * <li><b>Release</b> runs on every node at once, and reports released when a majority released.</li>
+ * <li><b>Release</b> runs on every node at once, and reports released as soon as a majority
+ * released; the other nodes' deletes finish in the background.</li>
  * </ul>
  *
  * <p>Fewer than a majority answering at all is not "taken" but a backend failure:
@@ -93,6 +95,8 @@ public final class RedlockBackend implements FencingLockBackend, SmartLifecycle,
     private final List<NodeRestartGuard> guards;
     /** The longest lease asked for, which a restarted node must outlive before it votes. */
     private final LongAccumulator longestLease;
+    /** By token: acquisitions whose answers are not all in yet (see {@link #acquireAnswered}). */
+    private final ConcurrentHashMap<String, AcquiresInFlight> acquiresInFlight = new ConcurrentHashMap<>();
     private volatile boolean running = true;
 
     /**
@@ -165,7 +169,14 @@ public final class RedlockBackend implements FencingLockBackend, SmartLifecycle,
             longestLease.accumulate(ttlMillis);
         }
         long start = System.nanoTime();
-        List<Vote<AcquireResult>> votes = heldBack(ask(node -> node.tryAcquire(key, token, ttlMillis)));
+        // Decided as soon as a majority granted it: a stopped node must not hold every
+        // acquisition up for its node timeout. A vote that fails waits for every answer, so that
+        // what was set can be given back.
+        AcquiresInFlight inFlight = acquiresInFlight.compute(token,
+                (ours, existing) -> (existing != null ? existing : new AcquiresInFlight()).add(nodes.size()));
+        List<Vote<AcquireResult>> votes = heldBack(ask(all(), node -> node.tryAcquire(key, token, ttlMillis),
+                answers -> count(answers, AcquireResult::acquired) >= quorum,
+                (index, vote, late) -> acquireAnswered(inFlight, key, token, index, vote, late)));
         long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         int granted = 0;
         int answered = 0;
@@ -201,7 +212,9 @@ public final class RedlockBackend implements FencingLockBackend, SmartLifecycle,
      */
     @Override
     public long issueFencingToken(LockKey key, String token, long ttlMillis) {
-        List<Vote<Long>> drawn = heldBack(ask(node -> node.issueFencingToken(key, token, ttlMillis)));
+        // Any majority of draws will do: it meets the majority the previous token was written to.
+        List<Vote<Long>> drawn = heldBack(ask(node -> node.issueFencingToken(key, token, ttlMillis),
+                answers -> count(answers, drawnToken -> drawnToken > 0) >= quorum));
         long largest = 0;
         int holding = 0;
         int answered = 0;
@@ -221,7 +234,8 @@ public final class RedlockBackend implements FencingLockBackend, SmartLifecycle,
             throw new RedlockQuorumException(key, "fencing token", answered, nodes.size(), quorum, failures(drawn));
         }
         long fence = largest;
-        List<Vote<Boolean>> raised = heldBack(ask(node -> node.raiseFencingCounter(key, token, fence, ttlMillis)));
+        List<Vote<Boolean>> raised = heldBack(ask(node -> node.raiseFencingCounter(key, token, fence, ttlMillis),
+                answers -> count(answers, Boolean::booleanValue) >= quorum));
         int written = 0;
         answered = 0;
         for (Vote<Boolean> vote : raised) {
@@ -241,9 +255,55 @@ public final class RedlockBackend implements FencingLockBackend, SmartLifecycle,
         throw new RedlockQuorumException(key, "fencing token", answered, nodes.size(), quorum, failures(raised));
     }
 
+    /**
+     * A node's answer to an acquire, on time or late. A node that grants after the vote was
+     * decided, and after the lock was released, keeps a key nobody will delete until its lease
+     * ends: the release may have reached that node first (another fan-out thread sent it), so it
+     * is sent again, now that the grant is known to have run.
+     */
+    private void acquireAnswered(AcquiresInFlight inFlight, LockKey key, String token, int index,
+            Vote<AcquireResult> vote, boolean late) {
+        if (late && inFlight.released && vote.answered() && vote.value().acquired()) {
+            try {
+                nodes.get(index).release(key, token);
+            }
+            catch (RuntimeException ex) {
+                // The node answered a moment ago and fails now: its copy expires with its lease.
+            }
+        }
+        acquiresInFlight.computeIfPresent(token, (ours, state) -> state.answered() ? null : state);
+    }
+
+    /**
+     * The acquire commands of one token whose answers are not all in yet, and whether the token was
+     * released meanwhile. Guarded by the map's compute.
+     */
+    private static final class AcquiresInFlight {
+
+        private int unanswered;
+        volatile boolean released;
+
+        AcquiresInFlight add(int asked) {
+            unanswered += asked;
+            return this;
+        }
+
+        /** One answer came in; whether it was the last. */
+        boolean answered() {
+            return --unanswered == 0;
+        }
+    }
+
     @Override
     public boolean release(LockKey key, String token) {
-        List<Vote<Boolean>> votes = ask(node -> node.release(key, token));
+        AcquiresInFlight inFlight = acquiresInFlight.get(token);
+        if (inFlight != null) {
+            inFlight.released = true;
+        }
+        // Released once a majority deleted it: no majority can hold it any more. The others'
+        // deletes go on in the background.
+        List<Vote<Boolean>> votes = ask(node -> node.release(key, token),
+                answers -> count(answers, Boolean::booleanValue) >= quorum);
         int released = 0;
         int answered = 0;
         for (Vote<Boolean> vote : votes) {
@@ -270,7 +330,7 @@ public final class RedlockBackend implements FencingLockBackend, SmartLifecycle,
             any |= node;
         }
         if (any) {
-            ask(which, node -> node.release(key, token));
+            ask(which, node -> node.release(key, token), answers -> false, null);
         }
     }
 
@@ -280,11 +340,13 @@ public final class RedlockBackend implements FencingLockBackend, SmartLifecycle,
             return;
         }
         long start = System.nanoTime();
+        // Every answer is waited for: each lease needs its own majority. This runs on the
+        // watchdog's thread, not a caller's.
         List<Vote<RenewalOutcome[]>> answers = ask(node -> {
             RenewalOutcome[] perLease = new RenewalOutcome[renewals.size()];
             node.renew(renewals, (index, outcome) -> perLease[index] = outcome);
             return perLease;
-        });
+        }, votesSoFar -> false);
         List<Vote<RenewalOutcome[]>> votes = heldBack(answers);
         long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         for (int i = 0; i < renewals.size(); i++) {
@@ -360,78 +422,157 @@ public final class RedlockBackend implements FencingLockBackend, SmartLifecycle,
     }
 
     /**
-     * Asks every node at once and waits for all, at most the node timeout and a little slack for
-     * the threads to be scheduled: each node call bounds itself by the node timeout, so this only
-     * cuts off a node that is stuck beyond it. One node is asked on the calling thread, which saves
-     * a thread hand-off on the hot path.
+     * Asks every node at once, on the fan-out threads, and waits until {@code decided} says the
+     * counted answers so far settle the outcome, or every node answered, or the node timeout (and
+     * a little slack for the threads to be scheduled) is over. Each node call bounds itself by the
+     * node timeout, so the deadline only cuts off a node stuck beyond it. Nodes that have not
+     * answered by then count as "no answer"; their calls go on in the background and are harmless:
+     * every command is idempotent for its token, and one node's commands stay in order on its
+     * connection.
+     *
+     * @param decided tested with the answers so far, held-back nodes already taken out
      */
-    private <T> List<Vote<T>> ask(Function<FencingLockBackend, T> call) {
+    private <T> List<Vote<T>> ask(Function<FencingLockBackend, T> call, Predicate<List<Vote<T>>> decided) {
+        return ask(all(), call, decided, null);
+    }
+
+    private boolean[] all() {
         boolean[] all = new boolean[nodes.size()];
         Arrays.fill(all, true);
-        return ask(all, call);
+        return all;
     }
 
-    /** Asks the nodes marked in {@code which}; the others' votes are "no answer". */
-    private <T> List<Vote<T>> ask(boolean[] which, Function<FencingLockBackend, T> call) {
-        int n = nodes.size();
-        int last = n - 1;
-        while (last >= 0 && !which[last]) {
-            last--;
-        }
-        List<Future<T>> futures = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            FencingLockBackend node = nodes.get(i);
-            futures.add(i == last ? null : which[i] ? submit(() -> call.apply(node))
-                    : CompletableFuture.failedFuture(new IllegalStateException("not asked")));
-        }
-        Vote<T> local;
-        try {
-            local = new Vote<>(call.apply(nodes.get(last)), null);
-        }
-        catch (RuntimeException ex) {
-            local = new Vote<>(null, ex);
-        }
-        List<Vote<T>> votes = new ArrayList<>(n);
-        long deadline = System.nanoTime() + nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(5);
-        boolean interrupted = false;
-        for (Future<T> future : futures) {
-            if (future == null) {
-                votes.add(local);
+    /**
+     * Asks the nodes marked in {@code which}; the others' votes are "no answer".
+     *
+     * @param everyAnswer told of every node's vote, also those that come after the outcome was
+     *        decided ({@code late}); may be {@code null}
+     */
+    private <T> List<Vote<T>> ask(boolean[] which, Function<FencingLockBackend, T> call,
+            Predicate<List<Vote<T>>> decided, VoteListener<T> everyAnswer) {
+        Ballot<T> ballot = new Ballot<>(nodes.size(), everyAnswer);
+        for (int i = 0; i < nodes.size(); i++) {
+            if (!which[i]) {
+                ballot.cast(i, new Vote<>(null, new IllegalStateException("not asked")));
                 continue;
             }
-            while (true) {
-                try {
-                    votes.add(new Vote<>(future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS),
-                            null));
-                    break;
+            FencingLockBackend node = nodes.get(i);
+            int index = i;
+            try {
+                fanOut.execute(() -> {
+                    Vote<T> vote;
+                    try {
+                        vote = new Vote<>(call.apply(node), null);
+                    }
+                    catch (RuntimeException | Error ex) {
+                        vote = new Vote<>(null, ex);
+                    }
+                    ballot.cast(index, vote);
+                });
+            }
+            catch (RejectedExecutionException ex) {
+                ballot.cast(i, new Vote<>(null, new LockBackendException("", "The Redlock backend is closed", ex)));
+            }
+        }
+        return ballot.await(System.nanoTime() + nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(5),
+                votes -> decided.test(heldBack(votes)));
+    }
+
+    /** Told of each node's vote as it comes in. */
+    @FunctionalInterface
+    private interface VoteListener<T> {
+
+        /**
+         * @param late whether the vote came after the outcome was decided without it
+         */
+        void answered(int node, Vote<T> vote, boolean late);
+    }
+
+    /** How many answers so far say yes. */
+    private static <T> int count(List<Vote<T>> votes, Predicate<T> yes) {
+        int count = 0;
+        for (Vote<T> vote : votes) {
+            if (vote.answered() && yes.test(vote.value())) {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    /**
+     * The answers of one question to every node, as they come in. A lock and condition rather than
+     * {@code synchronized}, so that a virtual thread waiting here does not pin its carrier.
+     */
+    private static final class Ballot<T> {
+
+        private final List<Vote<T>> votes;
+        private final VoteListener<T> everyAnswer;
+        private int cast;
+        /** Whether the outcome was read: votes cast from then on are late. */
+        private boolean closed;
+        private final ReentrantLock lock = new ReentrantLock();
+        private final Condition changed = lock.newCondition();
+
+        Ballot(int size, VoteListener<T> everyAnswer) {
+            this.everyAnswer = everyAnswer;
+            votes = new ArrayList<>(size);
+            for (int i = 0; i < size; i++) {
+                votes.add(null);
+            }
+        }
+
+        void cast(int index, Vote<T> vote) {
+            boolean late;
+            lock.lock();
+            try {
+                votes.set(index, vote);
+                cast++;
+                late = closed;
+                changed.signalAll();
+            }
+            finally {
+                lock.unlock();
+            }
+            if (everyAnswer != null) {
+                everyAnswer.answered(index, vote, late);
+            }
+        }
+
+        /** The votes once decided, all cast or past the deadline; missing ones are "no answer". */
+        List<Vote<T>> await(long deadlineNanos, Predicate<List<Vote<T>>> decided) {
+            boolean interrupted = false;
+            lock.lock();
+            try {
+                while (cast < votes.size() && !decided.test(snapshot())) {
+                    long left = deadlineNanos - System.nanoTime();
+                    if (left <= 0) {
+                        break;
+                    }
+                    try {
+                        changed.awaitNanos(left);
+                    }
+                    catch (InterruptedException ex) {
+                        // Node calls are not interruptible (LockBackend's contract); keep the flag for later.
+                        interrupted = true;
+                    }
                 }
-                catch (InterruptedException ex) {
-                    // Node calls are not interruptible (LockBackend's contract); keep the flag for later.
-                    interrupted = true;
-                }
-                catch (ExecutionException ex) {
-                    votes.add(new Vote<>(null, ex.getCause()));
-                    break;
-                }
-                catch (TimeoutException ex) {
-                    future.cancel(false);
-                    votes.add(new Vote<>(null, ex));
-                    break;
+                closed = true;
+                return snapshot();
+            }
+            finally {
+                lock.unlock();
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
                 }
             }
         }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        return votes;
-    }
 
-    private <T> Future<T> submit(Callable<T> task) {
-        try {
-            return fanOut.submit(task);
-        }
-        catch (RejectedExecutionException ex) {
-            return CompletableFuture.failedFuture(new LockBackendException("", "The Redlock backend is closed", ex));
+        private List<Vote<T>> snapshot() {
+            List<Vote<T>> copy = new ArrayList<>(votes.size());
+            for (Vote<T> vote : votes) {
+                copy.add(vote != null ? vote : new Vote<>(null, new TimeoutException()));
+            }
+            return copy;
         }
     }
 
