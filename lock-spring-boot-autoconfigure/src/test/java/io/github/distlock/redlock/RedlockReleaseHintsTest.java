@@ -216,13 +216,16 @@ class RedlockReleaseHintsTest {
 
     /**
      * Two instances, three threads each, all taking the same lock again and again for a few seconds,
-     * each right after its release. A non-atomic counter updated under the lock sees any overlap; every
-     * thread must have had the lock: a releaser that re-takes the lock at once must not starve the
-     * others, nor one instance the other.
+     * each right after its release. A non-atomic counter updated under the lock sees any overlap. The
+     * retry-delay is longer than the run, so every turn comes from a wake-up, and every thread must
+     * have had one: a releaser that re-takes the lock at once must not starve the threads woken for
+     * its release, nor one instance the other. The run starts with every thread waiting for a lock the
+     * test holds: six first attempts at once could split the vote, and a split is announced by nobody
+     * (the retry-delay resolves it, as in any Redlock).
      */
     @Test
     void contendingThreadsEachGetTheLockAndNeverHoldItTogether() throws Exception {
-        List<Instance> both = List.of(instance(Duration.ofMillis(50)), instance(Duration.ofMillis(50)));
+        List<Instance> both = List.of(instance(LONG_RETRY_DELAY), instance(LONG_RETRY_DELAY));
         int threadCount = 6;
         AtomicIntegerArray entries = new AtomicIntegerArray(threadCount);
         AtomicInteger inside = new AtomicInteger();
@@ -230,16 +233,17 @@ class RedlockReleaseHintsTest {
         // Read and written in two steps, as an unguarded counter would be: an overlap loses an update.
         AtomicLong counter = new AtomicLong();
         List<String> failures = new CopyOnWriteArrayList<>();
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(4);
+        LockHandle first = hold(both.get(0), "hot");
+        long[] end = { Long.MAX_VALUE };
         List<Future<?>> workers = new ArrayList<>();
         for (int t = 0; t < threadCount; t++) {
             int thread = t;
             Instance instance = both.get(t % 2);
             workers.add(threads.submit(() -> {
-                while (System.nanoTime() < end) {
+                while (System.nanoTime() < end[0]) {
                     try {
                         Optional<LockHandle> held = instance.service().tryLock(LockRequest.of("hot")
-                                .withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ofSeconds(10)));
+                                .withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ofSeconds(60)));
                         if (held.isEmpty()) {
                             continue;
                         }
@@ -259,6 +263,11 @@ class RedlockReleaseHintsTest {
                 }
             }));
         }
+        await().atMost(Duration.ofSeconds(10)).until(() -> both.get(0).waiters().waiting()
+                + both.get(1).waiters().waiting() == threadCount && both.get(0).hints().isDelivering(null)
+                && both.get(1).hints().isDelivering(null));
+        end[0] = System.nanoTime() + TimeUnit.SECONDS.toNanos(4);
+        first.release();
         for (Future<?> worker : workers) {
             worker.get(60, TimeUnit.SECONDS);
         }
