@@ -50,7 +50,8 @@ public class RedlockProperties {
 
     /**
      * Longest pause between two attempts of a caller that waits for a Redlock; each pause is random between half of
-     * it and all of it, so that two callers that split the votes do not collide again.
+     * it and all of it, so that two callers that split the votes do not collide again. A release announced by any
+     * node wakes the longest waiter of each instance sooner; this pause is the fallback when nothing is announced.
      */
     private Duration retryDelay = Duration.ofMillis(50);
 

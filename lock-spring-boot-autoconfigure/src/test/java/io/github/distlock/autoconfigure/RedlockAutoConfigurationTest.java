@@ -45,7 +45,7 @@ class RedlockAutoConfigurationTest {
     }
 
     @Test
-    void theBackendsReleaseHintsWakeTheLockServicesWaiters() {
+    void theBackendsReleaseHintsAreWiredForTheLockServicesWaiters() {
         runner.withPropertyValues(THREE_NODES).run(context -> {
             assertThat(context).hasNotFailed().hasSingleBean(RedlockReleaseHints.class);
             assertThat(context.getBean(RedlockReleaseHints.class))
