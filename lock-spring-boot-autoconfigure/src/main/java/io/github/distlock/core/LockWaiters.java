@@ -36,11 +36,11 @@ import java.util.function.Predicate;
  * </ul>
  *
  * <p><b>Polling waiters</b> (a backend without a wait queue, such as Redlock) line up per key in
- * arrival order ({@link #enterPolling}). A release hint for the key ({@link #releaseHinted}) wakes
- * the longest-waiting of them only, and only once per release however many nodes announce it; the
- * others keep their randomized retry as a fallback. A thread that starts waiting while a woken
- * thread has not tried yet queues behind it instead of trying first ({@link #wakePending}): a
- * releaser that locks again at once would otherwise win every release, and the line would starve.
+ * arrival order. A release hint for the key ({@link #releaseHinted}) wakes the longest-waiting of
+ * them only, and only once per release however many nodes announce it; the others keep their
+ * randomized retry as a fallback. A thread that starts waiting while a woken thread has not tried
+ * yet queues behind it instead of trying first: a releaser that locks again at once would otherwise
+ * win every release, and the line would starve.
  *
  * <p>Waiters park with {@link LockSupport} rather than {@code Object.wait}, so a waiting virtual
  * thread does not pin its carrier.
@@ -52,7 +52,7 @@ public final class LockWaiters {
      * the waiters that the same message woke in several JVMs do not send their votes in lockstep
      * (over Redlock, votes split that way can leave everyone without a majority).
      */
-    private static final long WAKE_JITTER_NANOS = TimeUnit.MICROSECONDS.toNanos(1_000);
+    private static final long WAKE_JITTER_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private final ConcurrentHashMap<String, Waiter> byId = new ConcurrentHashMap<>();
     /** Polling waiters by {@link LockKey#redisKey()}, in arrival order; a key's entry goes with its last waiter. */
@@ -165,7 +165,7 @@ public final class LockWaiters {
     /**
      * A thread of this JVM released {@code key}. With announcements being delivered, its hint wakes
      * the longest waiter (in every JVM alike, so none is favoured); until the woken waiter tries, new
-     * callers queue behind it ({@link #wakePending}). Without, the longest waiter here is woken now.
+     * callers queue behind it. Without, the longest waiter here is woken now.
      */
     public void releasedHere(LockKey key, boolean announced) {
         polling.computeIfPresent(key.redisKey(), (k, line) -> {
