@@ -17,8 +17,10 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 
 import io.github.distlock.core.LockBackend;
+import io.github.distlock.core.LockWaiters;
 import io.github.distlock.redlock.LettuceRedlockNodes;
 import io.github.distlock.redlock.RedlockBackend;
+import io.github.distlock.redlock.RedlockReleaseHints;
 
 /**
  * Redlock over the independent masters of {@code distributed-lock.redlock.nodes}, when any are
@@ -60,6 +62,16 @@ class RedlockBackendConfiguration {
         logger.info("Locks are Redlocks over " + count + " independent masters " + nodes.names() + ", a majority of "
                 + (count / 2 + 1) + " needed; " + connected + " connected");
         return nodes.redlock(redlock.getDriftFactor());
+    }
+
+    /**
+     * Wakes this JVM's waiting threads when a release of their lock is announced on any node; the
+     * subscriptions open on the first wait. Closed with the backend, not as a bean of its own.
+     */
+    @Bean(destroyMethod = "")
+    @ConditionalOnMissingBean
+    RedlockReleaseHints redlockReleaseHints(RedlockBackend lockBackend, LockWaiters lockWaiters) {
+        return lockBackend.releaseHints().deliverTo(lockWaiters);
     }
 
     /** Matches when {@code distributed-lock.redlock.nodes} lists at least one node, in any form Boot binds. */

@@ -54,7 +54,8 @@ public class RedlockProperties {
     /**
      * Longest pause between two attempts of a caller that waits for a Redlock, from 1ms to 1m, such as 50ms; a bare
      * number means milliseconds. Each pause is random between half of it and all of it, so that two callers that
-     * split the votes do not collide again.
+     * split the votes do not collide again. A release announced by any node wakes the longest waiter of each
+     * instance sooner; this pause is the fallback when nothing is announced.
      */
     private Duration retryDelay = Duration.ofMillis(50);
 

@@ -9,7 +9,6 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -230,18 +229,48 @@ public class DefaultLockService implements LockService, AutoCloseable {
             }
         }
 
+        /** This call's place among the threads of this JVM polling for the key, once it waits. */
+        private LockWaiters.Poller poller;
+
         /**
-         * Waiting on a backend without a wait queue: attempts with a backoff, never sleeping past
-         * the holder's lease. Nothing announces a release, so this is slower to notice a free lock
-         * than a hand-over, and not first come, first served.
+         * Waiting on a backend without a wait queue: attempts with a randomized pause, never
+         * sleeping past the holder's lease. Where the backend announces releases (Redlock's release
+         * hints, delivered to {@link LockWaiters}), the longest waiter of this JVM is woken and tries
+         * again at once; the pause stays as the fallback for a lost announcement or a release that
+         * nobody announced (an expiry, another client's DEL).
          */
         private Optional<LockHandle> poll(boolean fencingToken) {
+            try {
+                return pollAttempts(fencingToken);
+            }
+            finally {
+                if (poller != null) {
+                    waiters.leavePolling(key, poller);
+                }
+            }
+        }
+
+        private Optional<LockHandle> pollAttempts(boolean fencingToken) {
             long backoff = MIN_BACKOFF_NANOS;
+            // A waiter of this JVM was woken for a release and has not tried yet: queue behind it
+            // rather than try first, or a releaser that locks again at once would win every time.
+            if (deadline - System.nanoTime() > 0 && waiters.wakePending(key)) {
+                poller = waiters.enterPolling(key);
+                long delay = defaults.retryDelay() != null ? defaults.retryDelay().toNanos() : MAX_BACKOFF_NANOS;
+                poller.await(Math.min(deadline - System.nanoTime(),
+                        ThreadLocalRandom.current().nextLong(delay / 2, delay + 1)));
+            }
             while (true) {
+                if (poller != null) {
+                    poller.attempting();
+                }
                 long sentAt = System.nanoTime();
                 sent = true;
                 AcquireResult attempt = backend.tryAcquire(key, token, ttlMillis);
                 if (attempt.acquired()) {
+                    if (poller != null) {
+                        poller.acquired = true;
+                    }
                     long fence = attempt.fencingToken();
                     if (fencingToken && fence == 0) {
                         fence = fencing.issueFencingToken(key, token, ttlMillis);
@@ -259,6 +288,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     return Optional.empty();
                 }
                 waitingStarted();
+                if (poller == null) {
+                    poller = waiters.enterPolling(key);
+                }
+                // Starts the release announcements on the first wait; they are only ever a shortcut.
+                waiters.startNotifications(key);
                 long pause;
                 if (defaults.retryDelay() != null) {
                     // Random, so that callers that split a vote (Redlock) do not collide again.
@@ -272,7 +306,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 if (attempt.holderTtlMillis() > 0) {
                     pause = Math.min(pause, TimeUnit.MILLISECONDS.toNanos(attempt.holderTtlMillis()));
                 }
-                LockSupport.parkNanos(this, pause);
+                poller.await(pause);
                 if (Thread.currentThread().isInterrupted()) {
                     throw interrupted(key, "while waiting");
                 }

@@ -5,6 +5,9 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -32,12 +35,28 @@ import java.util.function.Predicate;
  * is never later than Redis's own count.</li>
  * </ul>
  *
+ * <p><b>Polling waiters</b> (a backend without a wait queue, such as Redlock) line up per key in
+ * arrival order. A release hint for the key ({@link #releaseHinted}) wakes the longest-waiting of
+ * them only, and only once per release however many nodes announce it; the others keep their
+ * randomized retry as a fallback. A thread that starts waiting while a woken thread has not tried
+ * yet queues behind it instead of trying first: a releaser that locks again at once would otherwise
+ * win every release, and the line would starve.
+ *
  * <p>Waiters park with {@link LockSupport} rather than {@code Object.wait}, so a waiting virtual
  * thread does not pin its carrier.
  */
 public final class LockWaiters {
 
+    /**
+     * The longest pause of a polling waiter that a release hint woke, before it tries: random, so that
+     * the waiters that the same message woke in several JVMs do not send their votes in lockstep
+     * (over Redlock, votes split that way can leave everyone without a majority).
+     */
+    private static final long WAKE_JITTER_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
     private final ConcurrentHashMap<String, Waiter> byId = new ConcurrentHashMap<>();
+    /** Polling waiters by {@link LockKey#redisKey()}, in arrival order; a key's entry goes with its last waiter. */
+    private final ConcurrentHashMap<String, PollingLine> polling = new ConcurrentHashMap<>();
     private volatile Predicate<LockKey> notificationsActive = key -> false;
     private volatile Predicate<LockKey> notificationsDelivered = key -> false;
 
@@ -117,7 +136,89 @@ public final class LockWaiters {
 
     /** The number of threads of this JVM waiting for a lock right now. */
     public int waiting() {
-        return byId.size();
+        int pollers = 0;
+        for (PollingLine line : polling.values()) {
+            pollers += line.pollers.size();
+        }
+        return byId.size() + pollers;
+    }
+
+    /**
+     * A release of {@code redisKey} was announced (a hint, never proof that the lock is free): wakes
+     * the longest-waiting polling thread of this JVM for it, which then tries again at once. The
+     * same release announced again (by another node) wakes nobody more.
+     *
+     * @param redisKey the released lock's {@link LockKey#redisKey()}
+     * @param releaseId what tells one release from another (the same on every node's announcement of
+     *        it), or {@code null} if the announcement has none: then every announcement wakes
+     */
+    public void releaseHinted(String redisKey, String releaseId) {
+        polling.computeIfPresent(redisKey, (k, line) -> {
+            if (releaseId == null || !releaseId.equals(line.lastRelease)) {
+                line.lastRelease = releaseId;
+                line.wakeFirst();
+            }
+            return line;
+        });
+    }
+
+    /**
+     * A thread of this JVM released {@code key}. With announcements being delivered, its hint wakes
+     * the longest waiter (in every JVM alike, so none is favoured); until the woken waiter tries, new
+     * callers queue behind it. Without, the longest waiter here is woken now.
+     */
+    public void releasedHere(LockKey key, boolean announced) {
+        polling.computeIfPresent(key.redisKey(), (k, line) -> {
+            if (announced) {
+                line.releasePending = true;
+            }
+            else {
+                line.wakeFirst();
+            }
+            return line;
+        });
+    }
+
+    /**
+     * Whether a waiter of this JVM has been woken for (or is about to be woken by) a release of
+     * {@code key} and has not tried yet: a new caller should queue behind it rather than try first.
+     */
+    boolean wakePending(LockKey key) {
+        PollingLine line = polling.get(key.redisKey());
+        if (line == null) {
+            return false;
+        }
+        Poller first = line.pollers.peek();
+        return line.releasePending || (first != null && first.woken);
+    }
+
+    /** The calling thread starts polling for {@code key}: it joins the end of the key's line. */
+    Poller enterPolling(LockKey key) {
+        Poller[] entered = new Poller[1];
+        polling.compute(key.redisKey(), (k, line) -> {
+            PollingLine joined = line != null ? line : new PollingLine();
+            entered[0] = new Poller(joined, Thread.currentThread());
+            joined.pollers.add(entered[0]);
+            return joined;
+        });
+        return entered[0];
+    }
+
+    /**
+     * The thread stops polling (it got the lock, or gave up). A wake-up it did not use goes to the
+     * next in line, so that a release is not left unanswered by a waiter that timed out.
+     */
+    void leavePolling(LockKey key, Poller poller) {
+        polling.computeIfPresent(key.redisKey(), (k, line) -> {
+            if (line != poller.line) {
+                return line;
+            }
+            line.pollers.remove(poller);
+            if (poller.woken && !poller.acquired) {
+                line.wakeFirst();
+            }
+            return line.pollers.isEmpty() ? null : line;
+        });
     }
 
     Waiter enter(String token) {
@@ -128,6 +229,76 @@ public final class LockWaiters {
 
     void leave(Waiter waiter) {
         byId.remove(waiter.id, waiter);
+    }
+
+    /** The polling waiters of one key, longest-waiting first. */
+    static final class PollingLine {
+
+        private final ConcurrentLinkedQueue<Poller> pollers = new ConcurrentLinkedQueue<>();
+        /** The release that last woke a waiter here; its announcements by other nodes wake nobody more. */
+        private volatile String lastRelease;
+        /** Released in this JVM, and the waiter its announcement will wake has not tried yet. */
+        private volatile boolean releasePending;
+
+        private void wakeFirst() {
+            Poller first = pollers.peek();
+            if (first != null) {
+                first.wake();
+            }
+        }
+    }
+
+    /** One thread polling for a lock. */
+    static final class Poller {
+
+        private final PollingLine line;
+        private final Thread thread;
+        /** A release hint woke us since our last attempt. */
+        private volatile boolean woken;
+        /** Set when the thread leaves with the lock, so its wake-up is not passed on. */
+        volatile boolean acquired;
+
+        Poller(PollingLine line, Thread thread) {
+            this.line = line;
+            this.thread = thread;
+        }
+
+        /**
+         * An attempt starts: a wake-up until now is answered by it. If this thread is the first in
+         * line, a release of this JVM that was waiting for its announcement is answered too.
+         */
+        void attempting() {
+            woken = false;
+            if (line.pollers.peek() == this) {
+                line.releasePending = false;
+            }
+        }
+
+        /**
+         * Parks until a release hint wakes this thread, {@code nanos} pass or the thread is
+         * interrupted. A hint that came since the last attempt returns at once, so none is missed.
+         * Woken, it waits a random moment of at most a millisecond before returning.
+         *
+         * @return whether a hint woke it
+         */
+        boolean await(long nanos) {
+            long deadline = System.nanoTime() + nanos;
+            long remaining = nanos;
+            while (!woken && remaining > 0 && !thread.isInterrupted()) {
+                LockSupport.parkNanos(this, remaining);
+                remaining = deadline - System.nanoTime();
+            }
+            if (!woken) {
+                return false;
+            }
+            LockSupport.parkNanos(this, ThreadLocalRandom.current().nextLong(WAKE_JITTER_NANOS + 1));
+            return true;
+        }
+
+        private void wake() {
+            woken = true;
+            LockSupport.unpark(thread);
+        }
     }
 
     /** One waiting thread. */

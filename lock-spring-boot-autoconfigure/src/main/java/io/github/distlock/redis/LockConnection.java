@@ -1,5 +1,6 @@
 package io.github.distlock.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,6 +26,7 @@ import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.output.CommandOutput;
+import io.lettuce.core.output.IntegerOutput;
 import io.lettuce.core.output.StatusOutput;
 import io.lettuce.core.protocol.AsyncCommand;
 import io.lettuce.core.protocol.Command;
@@ -165,6 +167,26 @@ public final class LockConnection implements AutoCloseable {
         LockKey subject = new LockKey("INFO " + section, "");
         return run(subject, "INFO", CommandType.INFO, () -> new StatusOutput<>(
                 ByteArrayCodec.INSTANCE), new CommandArgs<>(ByteArrayCodec.INSTANCE).add(section), deadline()).value();
+    }
+
+    /**
+     * Sends {@code PUBLISH channel message} if the connection is open, without waiting for the reply:
+     * for announcements that are only ever a hint (Redlock's release hints), so a slow or lost one
+     * costs the caller nothing and a closed connection skips it.
+     */
+    public void publishHint(String channel, String message) {
+        Attempt current = attempt;
+        if (closed || current == null || !current.future().isDone() || current.future().isCompletedExceptionally()) {
+            return;
+        }
+        try {
+            CommandArgs<byte[], byte[]> args = new CommandArgs<>(ByteArrayCodec.INSTANCE)
+                    .add(channel.getBytes(StandardCharsets.UTF_8)).add(message.getBytes(StandardCharsets.UTF_8));
+            send(current.future().join(), CommandType.PUBLISH, new IntegerOutput<>(ByteArrayCodec.INSTANCE), args);
+        }
+        catch (RuntimeException ex) {
+            // A connection being closed or replaced: the waiters that this would have woken poll.
+        }
     }
 
     /** The bound of each call, as configured, for messages. */

@@ -31,7 +31,8 @@ import io.lettuce.core.resource.DefaultClientResources;
  * {@link LockConnection} of its own. With restart protection on, each node also has a
  * {@link NodeRestartGuard}: a connection that drops or comes back stops the node's votes until
  * {@code INFO server} says it did not restart recently, and a check once a second catches a
- * restart the connection did not notice. Closing shuts the clients and the resources down.
+ * restart the connection did not notice. The nodes' {@link RedlockReleaseHints release hints}
+ * subscribe on the same clients. Closing shuts the clients and the resources down.
  *
  * <pre>{@code
  * LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(
@@ -49,6 +50,7 @@ public final class LettuceRedlockNodes implements AutoCloseable {
 
     private final ClientResources resources;
     private final List<RedisClient> clients = new ArrayList<>();
+    private final List<RedisURI> uris = new ArrayList<>();
     private final List<LockConnection> connections = new ArrayList<>();
     private final List<RedisLockBackend> backends = new ArrayList<>();
     private final List<String> names = new ArrayList<>();
@@ -58,6 +60,8 @@ public final class LettuceRedlockNodes implements AutoCloseable {
     private final ScheduledExecutorService checks;
     private final String keyPrefix;
     private final Duration nodeTimeout;
+    /** The nodes' release hints, made once every node is known. */
+    private RedlockReleaseHints hints;
 
     private LettuceRedlockNodes(String keyPrefix, Duration nodeTimeout, boolean restartProtection) {
         this.resources = DefaultClientResources.create();
@@ -116,10 +120,13 @@ public final class LettuceRedlockNodes implements AutoCloseable {
                 });
             }
             nodes.clients.add(client);
+            nodes.uris.add(redisUri);
             nodes.connections.add(connection);
             nodes.names.add(name);
             nodes.backends.add(new RedisLockBackend(connection, keyPrefix, channel));
         }
+        nodes.hints = new RedlockReleaseHints(nodes.clients, nodes.uris, nodes.connections, nodes.names,
+                RedlockReleaseHints.channel(keyPrefix));
         if (restartProtection) {
             nodes.checks.scheduleWithFixedDelay(nodes::checkAll, CHECK_PERIOD_MILLIS, CHECK_PERIOD_MILLIS,
                     TimeUnit.MILLISECONDS);
@@ -130,7 +137,7 @@ public final class LettuceRedlockNodes implements AutoCloseable {
     /** The Redlock over these nodes; closing it closes these nodes too. */
     public RedlockBackend redlock(double driftFactor) {
         return new RedlockBackend(backends, names, keyPrefix, nodeTimeout, driftFactor,
-                guards.isEmpty() ? null : guards, longestLease, this);
+                guards.isEmpty() ? null : guards, longestLease, this, hints);
     }
 
     /**
@@ -204,6 +211,7 @@ public final class LettuceRedlockNodes implements AutoCloseable {
         if (checks != null) {
             checks.shutdownNow();
         }
+        hints.close();
         for (RedisLockBackend backend : backends) {
             backend.close();
         }

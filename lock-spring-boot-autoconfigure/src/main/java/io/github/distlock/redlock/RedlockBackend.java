@@ -40,12 +40,15 @@ import io.github.distlock.redis.RedisKeyNaming;
  * does not wait for the other nodes, so a stopped node costs nothing while a majority answers.
  * Otherwise it releases on every node, those that did not answer included (a no-show may have set
  * the key after all), and reports the lock taken; the lock service retries after a random delay
- * within the wait time.</li>
+ * within the wait time. A majority that granted it too slowly for the ttl is not "taken" but
+ * {@link RedlockValidityException}: the ttl is too short for the time a vote takes.</li>
  * <li><b>Renew</b> extends the lease on every node at once. A lease stays held only while a
  * majority renewed it within the round's validity; once so many nodes answered "not ours" that no
  * majority is left, it is lost.</li>
  * <li><b>Release</b> runs on every node at once, and reports released as soon as a majority
- * released; the other nodes' deletes finish in the background.</li>
+ * released; the other nodes' deletes finish in the background. Each node that deleted the lock
+ * then carries a release hint ({@link RedlockReleaseHints}) to the waiters of every JVM subscribed
+ * to it.</li>
  * </ul>
  *
  * <p>Fewer than a majority answering at all is not "taken" but a backend failure:
@@ -68,12 +71,13 @@ import io.github.distlock.redis.RedisKeyNaming;
  * the nodes' clocks agree to within the time between two holders (a token is never below the
  * server's time in microseconds, see fencing.lua).
  *
- * <p>No wait queue: a waiter polls ({@code retry-delay}).
+ * <p>No wait queue: a waiter polls ({@code retry-delay}), and a release hint wakes the
+ * longest-waiting thread of each JVM early.
  *
  * <pre>{@code
  * List<RedisLockBackend> nodes = ...;   // one per independent master, each on its own client
  * RedlockBackend redlock = new RedlockBackend(nodes, List.of("lock-1:6379", ...), "lock:",
- *         Duration.ofMillis(50), 0.01, null, null, null);
+ *         Duration.ofMillis(50), 0.01, null, null, null);   // no release hints: waiters only poll
  * // or, with Lettuce clients, restart protection and all: LettuceRedlockNodes.connect(...).redlock(0.01)
  * }</pre>
  */
@@ -97,6 +101,8 @@ public final class RedlockBackend implements FencingLockBackend, SmartLifecycle,
     private final LongAccumulator longestLease;
     /** By token: acquisitions whose answers are not all in yet (see {@link #acquireAnswered}). */
     private final ConcurrentHashMap<String, AcquiresInFlight> acquiresInFlight = new ConcurrentHashMap<>();
+    /** Announces releases to waiters, or {@code null}: then waiters only poll. */
+    private final RedlockReleaseHints hints;
     private volatile boolean running = true;
 
     /**
@@ -116,6 +122,18 @@ public final class RedlockBackend implements FencingLockBackend, SmartLifecycle,
     public RedlockBackend(List<? extends FencingLockBackend> nodes, List<String> nodeNames, String keyPrefix,
             Duration nodeTimeout, double driftFactor, List<NodeRestartGuard> guards, LongAccumulator longestLease,
             AutoCloseable resources) {
+        this(nodes, nodeNames, keyPrefix, nodeTimeout, driftFactor, guards, longestLease, resources, null);
+    }
+
+    /**
+     * A Redlock whose releases announce themselves on the nodes ({@link LettuceRedlockNodes#redlock}
+     * makes one); the other parameters as above.
+     *
+     * @param hints announces each release on the nodes that deleted the lock; {@code null} for none
+     */
+    public RedlockBackend(List<? extends FencingLockBackend> nodes, List<String> nodeNames, String keyPrefix,
+            Duration nodeTimeout, double driftFactor, List<NodeRestartGuard> guards, LongAccumulator longestLease,
+            AutoCloseable resources, RedlockReleaseHints hints) {
         if (nodes.size() < 3) {
             throw new IllegalArgumentException("Redlock needs at least 3 nodes, got " + nodes.size());
         }
@@ -137,6 +155,15 @@ public final class RedlockBackend implements FencingLockBackend, SmartLifecycle,
         }
         this.guards = guards == null ? null : List.copyOf(guards);
         this.longestLease = longestLease;
+        this.hints = hints;
+    }
+
+    /**
+     * The release hints this backend's releases send, to pass to the {@link io.github.distlock.core.LockWaiters}
+     * of the lock service ({@link RedlockReleaseHints#deliverTo}); {@code null} if it sends none.
+     */
+    public RedlockReleaseHints releaseHints() {
+        return hints;
     }
 
     private static ThreadFactory daemonThreads() {
@@ -192,6 +219,7 @@ public final class RedlockBackend implements FencingLockBackend, SmartLifecycle,
         if (granted >= quorum && validity > 0) {
             return AcquireResult.acquired(0, validity);
         }
+        boolean tooSlow = granted >= quorum;
         // Lost the vote, ran out of validity, or too few answered: give back whatever was set,
         // on the nodes that granted it and on those that did not answer, which may have set the key
         // all the same. Nodes that answered "taken" hold nothing of ours.
@@ -202,6 +230,12 @@ public final class RedlockBackend implements FencingLockBackend, SmartLifecycle,
         releaseOn(mayHoldOurs, key, token);
         if (answered < quorum) {
             throw new RedlockQuorumException(key, "acquire", answered, nodes.size(), quorum, failures(votes));
+        }
+        if (tooSlow) {
+            // Nobody else holds it: calling it "taken", and waiting for it, would end in a message
+            // blaming another owner, while every further vote is as slow as this one.
+            throw new RedlockValidityException(key, granted, nodes.size(), elapsedMillis, drift(ttlMillis), ttlMillis,
+                    Duration.ofNanos(nodeTimeoutNanos));
         }
         return AcquireResult.notAcquired(0, 0);
     }
@@ -306,13 +340,20 @@ public final class RedlockBackend implements FencingLockBackend, SmartLifecycle,
                 answers -> count(answers, Boolean::booleanValue) >= quorum);
         int released = 0;
         int answered = 0;
-        for (Vote<Boolean> vote : votes) {
+        boolean[] releasedOn = new boolean[votes.size()];
+        for (int i = 0; i < votes.size(); i++) {
+            Vote<Boolean> vote = votes.get(i);
             if (vote.answered()) {
                 answered++;
                 if (vote.value()) {
                     released++;
+                    releasedOn[i] = true;
                 }
             }
+        }
+        if (hints != null && released > 0) {
+            // Wherever the lock is gone now; a waiter woken by a node of a minority still needs a majority.
+            hints.released(releasedOn, key, released >= quorum);
         }
         if (released >= quorum) {
             return true;

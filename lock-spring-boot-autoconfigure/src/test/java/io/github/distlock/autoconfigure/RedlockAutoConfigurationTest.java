@@ -16,6 +16,7 @@ import io.github.distlock.core.LockBackend;
 import io.github.distlock.redis.RedisLockBackend;
 import io.github.distlock.redis.RedisReleaseSubscriber;
 import io.github.distlock.redlock.RedlockBackend;
+import io.github.distlock.redlock.RedlockReleaseHints;
 
 /**
  * The Redlock conditions and the startup validation of {@code distributed-lock.redlock.*}. No Redis
@@ -40,6 +41,15 @@ class RedlockAutoConfigurationTest {
             RedlockBackend redlock = context.getBean(RedlockBackend.class);
             assertThat(redlock.quorum()).isEqualTo(2);
             assertThat(redlock.nodeNames()).containsExactly("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3");
+        });
+    }
+
+    @Test
+    void theBackendsReleaseHintsAreWiredForTheLockServicesWaiters() {
+        runner.withPropertyValues(THREE_NODES).run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(RedlockReleaseHints.class);
+            assertThat(context.getBean(RedlockReleaseHints.class))
+                    .isSameAs(context.getBean(RedlockBackend.class).releaseHints());
         });
     }
 

@@ -279,18 +279,27 @@ class RedlockBackendTest {
     }
 
     @Test
-    void aMajorityThatAnswersTooLateForTheTtlGrantsNothing() {
+    void aMajorityThatAnswersTooLateForTheTtlGrantsNothingAndSaysTheVoteAteTheTtl() {
         Service instance = service();
         // Three nodes answer after 150 ms, inside the node timeout; with a 100 ms ttl the vote
-        // succeeds on every node but the lock would already have expired: no lock.
+        // succeeds on every node but the lock would already have expired: no lock, and the reason is
+        // the ttl, not another owner.
         for (int i = 0; i < 3; i++) {
             proxies.get(i).delayAllReplies(Duration.ofMillis(150));
         }
 
-        Optional<LockHandle> held = instance.service().tryLock(LockRequest.of("order:6")
-                .withTtl(Duration.ofMillis(100)).withWaitTime(Duration.ZERO).withWatchdog(false));
-
-        assertThat(held).isEmpty();
+        assertThatThrownBy(() -> instance.service().tryLock(LockRequest.of("order:6")
+                .withTtl(Duration.ofMillis(100)).withWaitTime(Duration.ofSeconds(2)).withWatchdog(false)))
+                .isInstanceOfSatisfying(RedlockValidityException.class, ex -> {
+                    assertThat(ex.ttlMillis()).isEqualTo(100);
+                    assertThat(ex.elapsedMillis()).isGreaterThanOrEqualTo(150);
+                    assertThat(ex).hasMessageContaining("'order:6'")
+                            .hasMessageContaining("the vote took " + ex.elapsedMillis() + " ms")
+                            .hasMessageContaining("ttl of 100 ms").hasMessageContaining("Raise the ttl")
+                            .hasMessageContaining("distributed-lock.redlock.node-timeout (1000 ms)")
+                            .hasMessageContaining("no other owner holds it");
+                    assertThat(ex.getMessage()).doesNotContain("held by another owner");
+                });
         for (int i = 0; i < NODES; i++) {
             proxies.get(i).delayAllReplies(Duration.ZERO);
         }

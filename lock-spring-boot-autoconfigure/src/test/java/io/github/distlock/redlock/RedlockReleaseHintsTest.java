@@ -1,0 +1,288 @@
+package io.github.distlock.redlock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import io.github.distlock.LockHandle;
+import io.github.distlock.LockRequest;
+import io.github.distlock.core.DefaultLockService;
+import io.github.distlock.core.DefaultLockService.LockDefaults;
+import io.github.distlock.core.LeaseWatchdog;
+import io.github.distlock.core.LockWaiters;
+import io.github.distlock.testsupport.RedisTestServer;
+
+/**
+ * Waiting for a Redlock over three real {@code redis-server} processes: a release announces itself on
+ * the nodes and wakes a waiter long before its retry-delay would have; without announcements (a node
+ * that refuses the subscription, another client's {@code DEL}) waiters still get the lock by polling;
+ * and under contention every thread gets its turn while no two hold the lock at once.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class RedlockReleaseHintsTest {
+
+    private static final Duration NODE_TIMEOUT = Duration.ofSeconds(1);
+    /** Long enough that a waiter that gets the lock well inside it can only have been woken. */
+    private static final Duration LONG_RETRY_DELAY = Duration.ofSeconds(20);
+    private static final Duration LONG_TTL = Duration.ofSeconds(60);
+
+    private final List<RedisTestServer> servers = new ArrayList<>();
+    private final List<Instance> instances = new ArrayList<>();
+    private final ExecutorService threads = Executors.newCachedThreadPool();
+
+    /** One application instance: a lock service on a Redlock of its own clients, with its own waiters. */
+    private record Instance(DefaultLockService service, RedlockBackend backend, LeaseWatchdog watchdog,
+            LockWaiters waiters) implements AutoCloseable {
+
+        RedlockReleaseHints hints() {
+            return backend.releaseHints();
+        }
+
+        @Override
+        public void close() {
+            service.close();
+            watchdog.close();
+            backend.close();
+        }
+    }
+
+    @BeforeAll
+    void startNodes() {
+        servers.addAll(RedisTestServer.startMany(3));
+    }
+
+    @AfterAll
+    void stopNodes() {
+        threads.shutdownNow();
+        servers.forEach(RedisTestServer::close);
+    }
+
+    @BeforeEach
+    void restartAndFlush() {
+        for (RedisTestServer server : servers) {
+            if (!server.isRunning()) {
+                server.restart();
+            }
+            server.flushAll();
+            server.command("ACL", "DELUSER", "deaf");
+        }
+    }
+
+    @AfterEach
+    void closeInstances() {
+        instances.forEach(Instance::close);
+        instances.clear();
+    }
+
+    private Instance instance(Duration retryDelay) {
+        return instance(servers.stream().map(RedisTestServer::redisUri).toList(), retryDelay);
+    }
+
+    /** An instance on {@code uris}, its release hints delivered to its waiters, warmed up. */
+    private Instance instance(List<String> uris, Duration retryDelay) {
+        LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(uris, NODE_TIMEOUT, "lock:", Duration.ofSeconds(30),
+                false, Set.of());
+        nodes.awaitConnected(Duration.ofSeconds(10));
+        RedlockBackend backend = nodes.redlock(0.01);
+        LockWaiters waiters = new LockWaiters();
+        backend.releaseHints().deliverTo(waiters);
+        LeaseWatchdog watchdog = new LeaseWatchdog(backend, 1.0 / 3);
+        DefaultLockService service = new DefaultLockService(backend, watchdog,
+                new LockDefaults(Duration.ofSeconds(30), Duration.ofSeconds(3), true, retryDelay), waiters);
+        Instance created = new Instance(service, backend, watchdog, waiters);
+        instances.add(created);
+        await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> service.tryLock("warm-up",
+                Duration.ofSeconds(1), Duration.ZERO).map(LockHandle::release).orElse(false));
+        return created;
+    }
+
+    private Future<Optional<LockHandle>> waitFor(Instance waiter, String name, Duration waitTime) {
+        return threads.submit(() -> waiter.service().tryLock(LockRequest.of(name).withTtl(LONG_TTL)
+                .withWaitTime(waitTime).withWatchdog(false)));
+    }
+
+    private static LockHandle hold(Instance holder, String name) {
+        return holder.service().lock(LockRequest.of(name).withTtl(LONG_TTL).withWaitTime(Duration.ZERO)
+                .withWatchdog(false));
+    }
+
+    /**
+     * The waiter's first attempt fails right after {@code started}; without a wake-up its next one
+     * comes at least half the retry-delay later (the pause is random between half of it and all of it,
+     * and a Redlock vote reports no holder lease to cut it short). So a waiter that has the lock before
+     * that was woken by the release.
+     */
+    @Test
+    void aWaiterWithALongRetryDelayGetsTheLockSoonAfterAnotherInstanceReleasesIt() throws Exception {
+        Instance holder = instance(Duration.ofMillis(50));
+        Instance waiter = instance(LONG_RETRY_DELAY);
+        LockHandle held = hold(holder, "wake:1");
+
+        long started = System.nanoTime();
+        Future<Optional<LockHandle>> waiting = waitFor(waiter, "wake:1", Duration.ofSeconds(60));
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> waiter.waiters().waiting() == 1 && waiter.hints().isDelivering(null));
+        assertThat(held.release()).isTrue();
+        Optional<LockHandle> got = waiting.get(60, TimeUnit.SECONDS);
+        long tookNanos = System.nanoTime() - started;
+
+        assertThat(got).isPresent();
+        assertThat(Duration.ofNanos(tookNanos)).as("woken by the release, not by its retry-delay")
+                .isLessThan(LONG_RETRY_DELAY.dividedBy(2));
+        got.get().release();
+    }
+
+    @Test
+    void withOneNodeDownTheOtherNodesHintsStillWakeTheWaiter() throws Exception {
+        Instance holder = instance(Duration.ofMillis(50));
+        Instance waiter = instance(LONG_RETRY_DELAY);
+        servers.get(0).stop();
+        LockHandle held = hold(holder, "wake:2");
+
+        long started = System.nanoTime();
+        Future<Optional<LockHandle>> waiting = waitFor(waiter, "wake:2", Duration.ofSeconds(60));
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> waiter.waiters().waiting() == 1 && waiter.hints().isDelivering(null));
+        assertThat(held.release()).isTrue();
+        Optional<LockHandle> got = waiting.get(60, TimeUnit.SECONDS);
+
+        assertThat(got).isPresent();
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("woken by the release, not by its retry-delay")
+                .isLessThan(LONG_RETRY_DELAY.dividedBy(2));
+        got.get().release();
+    }
+
+    /** Nodes whose ACL gives the waiter's user no channel: no hint can reach it, and it polls. */
+    @Test
+    void whenEveryNodeRefusesTheSubscriptionWaitersStillGetTheLockByPolling() throws Exception {
+        for (RedisTestServer server : servers) {
+            server.command("ACL", "SETUSER", "deaf", "on", ">deaf-password", "~*", "resetchannels", "+@all");
+        }
+        Instance holder = instance(Duration.ofMillis(50));
+        Instance waiter = instance(servers.stream().map(server -> "redis://deaf:deaf-password@" + server.host() + ":"
+                + server.port()).toList(), Duration.ofMillis(200));
+        LockHandle held = hold(holder, "poll:1");
+
+        Future<Optional<LockHandle>> waiting = waitFor(waiter, "poll:1", Duration.ofSeconds(30));
+        await().atMost(Duration.ofSeconds(5)).until(() -> waiter.waiters().waiting() == 1);
+        // Every node answered the SUBSCRIBE with NOPERM: nothing is being delivered.
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5))
+                .until(() -> !waiter.hints().isDelivering(null));
+        held.release();
+
+        Optional<LockHandle> got = waiting.get(30, TimeUnit.SECONDS);
+        assertThat(got).as("found free by polling").isPresent();
+        assertThat(waiter.hints().isDelivering(null)).isFalse();
+        got.get().release();
+    }
+
+    @Test
+    void aLockDeletedByAnotherClientAnnouncesNothingAndWaitersFindItByPolling() throws Exception {
+        Instance holder = instance(Duration.ofMillis(50));
+        Instance waiter = instance(Duration.ofMillis(200));
+        hold(holder, "poll:2");
+
+        Future<Optional<LockHandle>> waiting = waitFor(waiter, "poll:2", Duration.ofSeconds(30));
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> waiter.waiters().waiting() == 1 && waiter.hints().isDelivering(null));
+        for (RedisTestServer server : servers) {
+            server.del("lock:{poll:2}");
+        }
+
+        Optional<LockHandle> got = waiting.get(30, TimeUnit.SECONDS);
+        assertThat(got).isPresent();
+        got.get().release();
+    }
+
+    /**
+     * Two instances, three threads each, all taking the same lock again and again for a few seconds,
+     * each right after its release. A non-atomic counter updated under the lock sees any overlap. The
+     * retry-delay is longer than the run, so every turn comes from a wake-up, and every thread must
+     * have had one: a releaser that re-takes the lock at once must not starve the threads woken for
+     * its release, nor one instance the other. The run starts with every thread waiting for a lock the
+     * test holds: six first attempts at once could split the vote, and a split is announced by nobody
+     * (the retry-delay resolves it, as in any Redlock).
+     */
+    @Test
+    void contendingThreadsEachGetTheLockAndNeverHoldItTogether() throws Exception {
+        List<Instance> both = List.of(instance(LONG_RETRY_DELAY), instance(LONG_RETRY_DELAY));
+        int threadCount = 6;
+        AtomicIntegerArray entries = new AtomicIntegerArray(threadCount);
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        // Read and written in two steps, as an unguarded counter would be: an overlap loses an update.
+        AtomicLong counter = new AtomicLong();
+        List<String> failures = new CopyOnWriteArrayList<>();
+        LockHandle first = hold(both.get(0), "hot");
+        long[] end = { Long.MAX_VALUE };
+        List<Future<?>> workers = new ArrayList<>();
+        for (int t = 0; t < threadCount; t++) {
+            int thread = t;
+            Instance instance = both.get(t % 2);
+            workers.add(threads.submit(() -> {
+                while (System.nanoTime() < end[0]) {
+                    try {
+                        Optional<LockHandle> held = instance.service().tryLock(LockRequest.of("hot")
+                                .withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ofSeconds(60)));
+                        if (held.isEmpty()) {
+                            continue;
+                        }
+                        if (inside.incrementAndGet() != 1) {
+                            overlaps.incrementAndGet();
+                        }
+                        long seen = counter.get();
+                        Thread.yield();
+                        counter.set(seen + 1);
+                        entries.incrementAndGet(thread);
+                        inside.decrementAndGet();
+                        held.get().release();
+                    }
+                    catch (RuntimeException ex) {
+                        failures.add(ex.toString());
+                    }
+                }
+            }));
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> both.get(0).waiters().waiting()
+                + both.get(1).waiters().waiting() == threadCount && both.get(0).hints().isDelivering(null)
+                && both.get(1).hints().isDelivering(null));
+        end[0] = System.nanoTime() + TimeUnit.SECONDS.toNanos(4);
+        first.release();
+        for (Future<?> worker : workers) {
+            worker.get(60, TimeUnit.SECONDS);
+        }
+
+        long total = 0;
+        for (int t = 0; t < threadCount; t++) {
+            total += entries.get(t);
+        }
+        assertThat(overlaps).as("two holders at once").hasValue(0);
+        assertThat(failures).isEmpty();
+        assertThat(counter.get()).as("no update lost to an overlap").isEqualTo(total);
+        for (int t = 0; t < threadCount; t++) {
+            assertThat(entries.get(t)).as("entries of thread %d (all: %s)", t, entries).isPositive();
+        }
+        assertThat(both.get(0).waiters().waiting() + both.get(1).waiters().waiting()).as("nobody left waiting")
+                .isZero();
+    }
+}
