@@ -114,6 +114,8 @@ public final class PausedHolderDemo {
         Report report = run(url, given.getProperty("spring.datasource.username", ""),
                 given.getProperty("spring.datasource.password", ""), instanceArgs);
         out.print(report.table());
+        out.println("\nTokens are max(counter + 1, Redis TIME in microseconds), so they look like timestamps; what "
+                + "counts is that each holder's is larger than every earlier holder's.");
         if (!report.plain().staleWriteLanded() || report.fenced().staleWriteLanded()) {
             out.println("\nVerdict: unexpected: the stale write should land without the fencing check and be "
                     + "rejected with it.");
