@@ -38,6 +38,9 @@ final class DemoInstances {
         properties.put("spring.data.redis.client-name", "sample-" + name);
         // The launcher already chose the Redis; an instance starting a server of its own would share nothing.
         properties.put(EmbeddedRedisInitializer.MODE_PROPERTY, "never");
+        // Roomier than the 2 s default: on a loaded machine the first connection of a fresh instance can take
+        // seconds, and a demo should show its problem, not the machine's load.
+        properties.put("distributed-lock.operation-timeout", "10s");
         // The table is the output; startup chatter of several instances would bury it.
         properties.put("logging.level.root", "WARN");
         properties.putAll(demoProperties);

@@ -124,7 +124,7 @@ public final class HotItemDemo {
         out.printf("%d instances x %d threads send %d sales of one hot SKU with %d units. Every sale is the "
                 + "read-check-write of the oversell demo under a lock. First the stock is one segment with one "
                 + "lock; then it is split into %d segments of about %d units, each with its own lock, and a sale "
-                + "takes a segment with stock left.%n%n", INSTANCE_NAMES.size(), settings.threadsPerInstance(),
+                + "takes a free segment with stock left (the library's SegmentedLock).%n%n", INSTANCE_NAMES.size(), settings.threadsPerInstance(),
                 settings.requests(), settings.stock(), settings.segments(), settings.stock() / settings.segments());
 
         Report report = run(settings, instanceArgs);

@@ -49,7 +49,7 @@ public final class PausedHolderDemo {
     static final Duration HOLDER_TTL = Duration.ofSeconds(1);
 
     private static final String KEY = "paused-holder:account-1";
-    private static final Duration ANSWER_TIMEOUT = Duration.ofSeconds(60);
+    private static final Duration ANSWER_TIMEOUT = Duration.ofSeconds(120);
 
     private PausedHolderDemo() {
     }
@@ -59,14 +59,16 @@ public final class PausedHolderDemo {
      *
      * @param fenced whether the writes carried the database-side fencing check
      * @param tokenA the fencing token of the paused holder
-     * @param paused how long A was stopped
+     * @param paused how long A was stopped (SIGSTOP to SIGCONT)
+     * @param lockToWrite A's own clock from asking for the lock to writing: longer than its lease, since B
+     *        could only take the lock once that lease had run out
      * @param tokenB the fencing token of the holder that took over
      * @param rowsB rows B's write updated
      * @param rowsA rows A's write updated after it woke up
      * @param heldA whether A's handle still claimed the lock when A woke up
      * @param finalHolder who the row says wrote it last
      */
-    public record Row(boolean fenced, long tokenA, Duration paused, long tokenB, int rowsB, int rowsA, boolean heldA,
+    public record Row(boolean fenced, long tokenA, Duration paused, Duration lockToWrite, long tokenB, int rowsB, int rowsA, boolean heldA,
             String finalHolder) {
 
         /** Whether the paused holder's stale write overwrote B's. */
@@ -87,12 +89,12 @@ public final class PausedHolderDemo {
 
         /** The rows as a table. */
         public DemoTable table() {
-            DemoTable table = new DemoTable().left("fencing check").right("A's token").right("A paused")
+            DemoTable table = new DemoTable().left("fencing check").right("A's token").right("A stopped").right("A: lock to write")
                     .right("B's token").left("B's write").left("A's write after SIGCONT").left("row's last writer")
                     .left("stale write");
             for (Row row : List.of(plain, fenced)) {
                 table.row(row.fenced() ? "WHERE fence < :token" : "none", row.tokenA(), row.paused().toMillis() + " ms",
-                        row.tokenB(), rows(row.rowsB()), rows(row.rowsA()), row.finalHolder(),
+                        row.lockToWrite().toMillis() + " ms", row.tokenB(), rows(row.rowsB()), rows(row.rowsA()), row.finalHolder(),
                         row.staleWriteLanded() ? "LANDED" : "rejected");
             }
             return table;
@@ -196,8 +198,8 @@ public final class PausedHolderDemo {
         Duration paused = Duration.ofNanos(System.nanoTime() - stopped);
         holderA.send("WRITE " + (fenced ? "fenced" : "plain"));
         String[] wrote = holderA.await("WROTE").split(" ");
-        return new Row(fenced, tokenA, paused, tokenB, rowsB, Integer.parseInt(wrote[0]), Boolean.parseBoolean(wrote[1]),
-                table.holder());
+        return new Row(fenced, tokenA, paused, Duration.ofMillis(Long.parseLong(wrote[2])), tokenB, rowsB,
+                Integer.parseInt(wrote[0]), Boolean.parseBoolean(wrote[1]), table.holder());
     }
 
     private static Server startH2() {

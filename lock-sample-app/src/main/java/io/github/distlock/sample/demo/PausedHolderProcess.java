@@ -25,6 +25,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  * (started)                 -&gt; @READY
  * LOCK &lt;key&gt; &lt;ttl millis&gt;    -&gt; @LOCKED &lt;fencing token&gt;   (fixed lease: the watchdog is off)
  * WRITE &lt;plain|fenced&gt;       -&gt; @WROTE &lt;rows updated&gt; &lt;whether the handle thinks it still holds the lock&gt;
+ *                              &lt;milliseconds from asking for the lock to the write&gt;
  * EXIT                      -&gt; (exits)
  * </pre>
  * The demo sends {@code WRITE} only after it resumed the process, so the interleaving is the same on
@@ -48,12 +49,14 @@ public final class PausedHolderProcess {
             LockService locks = instance.getBean(LockService.class);
             answer("READY");
             LockHandle lock = null;
+            long lockedAt = 0;
             for (String line = commands.readLine(); line != null; line = commands.readLine()) {
                 String[] command = line.trim().split(" ");
                 switch (command[0]) {
                     case "LOCK" -> {
                         // Watchdog off: a fixed lease that ends after the ttl. With the watchdog on the lease
                         // would end all the same, because SIGSTOP stops the watchdog's thread with the rest.
+                        lockedAt = System.nanoTime();
                         lock = locks.lock(LockRequest.of(command[1]).withTtl(Duration.ofMillis(Long.parseLong(command[2])))
                                 .withWaitTime(Duration.ofSeconds(10)).withWatchdog(false).withFencingToken());
                         answer("LOCKED " + lock.fencingToken());
@@ -68,7 +71,7 @@ public final class PausedHolderProcess {
                         int rows = table.write("instance-a", lock.fencingToken(), command[1].equals("fenced"));
                         lock.release();
                         lock = null;
-                        answer("WROTE " + rows + " " + held);
+                        answer("WROTE " + rows + " " + held + " " + (System.nanoTime() - lockedAt) / 1_000_000);
                     }
                     case "EXIT" -> {
                         return;

@@ -1,11 +1,11 @@
 package io.github.distlock.sample.stock;
 
 import java.time.Duration;
-import java.util.concurrent.ThreadLocalRandom;
+import java.util.Optional;
 
-import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
+import io.github.distlock.segment.SegmentedLock;
 
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.ValueOperations;
@@ -16,12 +16,12 @@ import org.springframework.data.redis.core.ValueOperations;
  * lock, and up to {@code segments} of them sell at the same time. The read-check-write per segment is
  * the same non-atomic code as {@link StockService}'s, so each segment still needs its lock.
  *
- * <p>A request starts at a random segment and moves on when a segment is empty, so the segments drain
- * evenly and the SKU is sold out only when every segment is. With one segment this is exactly one lock
- * per SKU.
+ * <p>The library's {@link SegmentedLock} picks the segment: from a random start, a free segment with
+ * stock left, queueing only when every such segment is busy, so the segments drain evenly and the SKU
+ * is sold out only when every segment is. With one segment this is exactly one lock per SKU.
  *
  * <p>Keys: {@code segmented-stock:<sku>:<segment>} holds a segment's units, {@code segmented-sold:<sku>}
- * counts the units sold (an atomic {@code INCR}); the lock of a segment is {@code segmented-stock:<sku>:<segment>}.
+ * counts the units sold (an atomic {@code INCR}); the lock of a segment is {@code segmented-stock:<sku>#<segment>}.
  */
 public class SegmentedStock {
 
@@ -77,27 +77,27 @@ public class SegmentedStock {
      */
     public Deduction deduct(String sku) {
         ValueOperations<String, String> values = redis.opsForValue();
-        int start = ThreadLocalRandom.current().nextInt(segments);
-        for (int i = 0; i < segments; i++) {
-            int segment = (start + i) % segments;
-            String key = segmentKey(sku, segment);
-            // A read without the lock only to skip segments that are already empty: it saves waiting for
-            // their locks. The decision to sell is taken again under the lock.
-            if (parse(values.get(key)) <= 0) {
-                continue;
-            }
-            try (LockHandle lock = locks.lock(LockRequest.of(key).withWaitTime(lockWait))) {
-                long stock = parse(values.get(key));
+        SegmentedLock lock = new SegmentedLock(locks, LockRequest.of("segmented-stock:" + sku).withWaitTime(lockWait),
+                segments);
+        try {
+            // The predicate, read without the lock, only skips segments that are already empty; the decision to
+            // sell is taken again under the segment's lock.
+            return lock.callOnSegment(segment -> parse(values.get(segmentKey(sku, segment))) > 0, (segment, held) -> {
+                long stock = parse(values.get(segmentKey(sku, segment)));
                 if (stock <= 0) {
-                    continue; // emptied while we waited for its lock
+                    return Optional.empty(); // emptied while we waited for its lock: try another segment
                 }
                 pause();
-                values.set(key, Long.toString(stock - 1));
+                values.set(segmentKey(sku, segment), Long.toString(stock - 1));
                 values.increment(soldKey(sku));
-                return new Deduction(sku, true, stock - 1);
-            }
+                return Optional.of(new Deduction(sku, true, stock - 1));
+            }).orElseGet(() -> new Deduction(sku, false, 0));
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            // The work above throws no checked exception; callOnSegment's signature allows work that does.
+            throw new IllegalStateException(e);
         }
-        return new Deduction(sku, false, 0);
     }
 
     /** The units left over all segments and the units sold. */
