@@ -26,6 +26,7 @@ import io.github.distlock.LockService;
 
 import org.h2.tools.Server;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.core.env.StandardEnvironment;
 
 /**
@@ -170,8 +171,9 @@ public final class PausedHolderDemo {
         try (ConfigurableApplicationContext instanceB = DemoInstances.start("instance-b", Map.of(), args)) {
             holderA.await("READY");
             LockService locks = instanceB.getBean(LockService.class);
-            Row plain = runMode(false, holderA, locks, table);
-            Row fenced = runMode(true, holderA, locks, table);
+            StringRedisTemplate redis = instanceB.getBean(StringRedisTemplate.class);
+            Row plain = runMode(false, holderA, locks, table, redis);
+            Row fenced = runMode(true, holderA, locks, table, redis);
             holderA.send("EXIT");
             return new Report(database, holderA.pid(), plain, fenced);
         } finally {
@@ -179,10 +181,16 @@ public final class PausedHolderDemo {
         }
     }
 
-    private static Row runMode(boolean fenced, HolderProcess holderA, LockService locks, HolderTable table) {
+    private static Row runMode(boolean fenced, HolderProcess holderA, LockService locks, HolderTable table,
+            StringRedisTemplate redis) {
         table.reset();
         holderA.send("LOCK " + KEY + " " + HOLDER_TTL.toMillis());
-        long tokenA = Long.parseLong(holderA.await("LOCKED"));
+        long tokenA;
+        try {
+            tokenA = Long.parseLong(holderA.await("LOCKED"));
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException(e.getMessage() + "\nThe lock's keys in Redis: " + lockState(redis), e);
+        }
         holderA.signal("STOP");
         long stopped = System.nanoTime();
         long tokenB;
@@ -193,6 +201,10 @@ public final class PausedHolderDemo {
                 .withWaitTime(Duration.ofSeconds(30)).withFencingToken())) {
             tokenB = lock.fencingToken();
             rowsB = table.write("instance-b", tokenB, fenced);
+            if (!lock.release()) {
+                throw new IllegalStateException("B's release found its lock gone; the lock's keys in Redis: "
+                        + lockState(redis));
+            }
         }
         holderA.signal("CONT");
         Duration paused = Duration.ofNanos(System.nanoTime() - stopped);
@@ -200,6 +212,16 @@ public final class PausedHolderDemo {
         String[] wrote = holderA.await("WROTE").split(" ");
         return new Row(fenced, tokenA, paused, Duration.ofMillis(Long.parseLong(wrote[2])), tokenB, rowsB,
                 Integer.parseInt(wrote[0]), Boolean.parseBoolean(wrote[1]), table.holder());
+    }
+
+    /** The lock's key, fencing counter and wait queue as Redis has them, for an error message. */
+    private static String lockState(StringRedisTemplate redis) {
+        String lockKey = "lock:{" + KEY + "}";
+        return lockKey + " = " + redis.opsForValue().get(lockKey) + " (pttl " + redis.getExpire(lockKey,
+                TimeUnit.MILLISECONDS) + " ms), :fence = " + redis.opsForValue().get(lockKey + ":fence")
+                + ", :queue = " + redis.opsForZSet().rangeWithScores(lockKey + ":queue", 0, -1).stream()
+                        .map(entry -> entry.getValue() + "@" + entry.getScore()).toList()
+                + ", :waiting = " + redis.opsForHash().entries(lockKey + ":waiting");
     }
 
     private static Server startH2() {

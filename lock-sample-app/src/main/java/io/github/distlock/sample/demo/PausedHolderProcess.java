@@ -47,6 +47,11 @@ public final class PausedHolderProcess {
         BufferedReader commands = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         try (ConfigurableApplicationContext instance = DemoInstances.start("instance-a", Map.of(), args)) {
             LockService locks = instance.getBean(LockService.class);
+            // A running service, not a cold JVM: the first acquisition also connects, loads the scripts and runs
+            // in the interpreter, and on a loaded machine that can outlast the demo's 1 s lease, in which case the
+            // library rightly gives the lock back instead of reporting a lease it no longer has.
+            locks.lock(LockRequest.of("paused-holder:warm-up").withTtl(Duration.ofSeconds(10)).withWatchdog(false)
+                    .withFencingToken()).release();
             answer("READY");
             LockHandle lock = null;
             long lockedAt = 0;
