@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -255,7 +256,9 @@ public final class PausedHolderDemo {
 
         static HolderProcess start(HolderTable table, String... args) {
             List<String> command = new ArrayList<>(javaCommand(PausedHolderProcess.class.getName()));
-            command.addAll(List.of(args));
+            // The database goes by environment variables below: a password on a command line is visible to
+            // every user of the machine.
+            command.addAll(Arrays.stream(args).filter(arg -> !arg.startsWith("--spring.datasource.")).toList());
             ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
             builder.environment().put("SAMPLE_JDBC_URL", table.url());
             builder.environment().put("SAMPLE_JDBC_USER", table.user());
@@ -278,7 +281,7 @@ public final class PausedHolderDemo {
             String classPath = System.getProperty("java.class.path");
             // Quick startup matters more than peak speed for a JVM that takes one lock and writes one row.
             List<String> command = new ArrayList<>(List.of(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-                    "-Xshare:auto", "-cp", classPath));
+                    "-cp", classPath));
             if (PausedHolderDemo.class.getClassLoader() == ClassLoader.getSystemClassLoader()) {
                 command.add(mainClass);
             } else {
