@@ -1,8 +1,6 @@
 package io.github.distlock.sample;
 
-import java.util.Arrays;
-
-import io.github.distlock.sample.demo.OversellDemo;
+import io.github.distlock.sample.demo.DemoCommand;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
@@ -17,8 +15,8 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
  *   <li>without arguments: a web application on port 8080 with {@code /stock/{sku}} endpoints,
  *       using the Redis at {@code spring.data.redis.*} (localhost:6379 by default) or, if none
  *       answers there, an embedded redis-server;</li>
- *   <li>with {@code --demo}: runs {@link OversellDemo} (two application instances, unguarded vs
- *       guarded deductions), prints a table and exits.</li>
+ *   <li>with {@code --demo}: runs the four demos of {@link DemoCommand} (oversell, hot item, paused
+ *       holder, failover), each printing a table, and exits; {@code --demo=<name>} runs one.</li>
  * </ul>
  */
 @SpringBootApplication
@@ -31,9 +29,9 @@ public class SampleApplication {
      *        {@code --spring.data.redis.port=6380} are honoured in both modes
      */
     public static void main(String[] args) {
-        if (Arrays.asList(args).contains("--" + OversellDemo.DEMO_OPTION)) {
-            // The demo builds its own application instances; exit explicitly so its status reaches the shell.
-            System.exit(OversellDemo.runFromCommandLine(args));
+        if (DemoCommand.requested(args)) {
+            // The demos build their own application instances; exit explicitly so the status reaches the shell.
+            System.exit(DemoCommand.run(args, System.out));
         }
         SpringApplication.run(SampleApplication.class, args);
     }

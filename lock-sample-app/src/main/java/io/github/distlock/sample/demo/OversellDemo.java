@@ -3,8 +3,6 @@ package io.github.distlock.sample.demo;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -18,19 +16,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 
 import io.github.distlock.LockTimeoutException;
-import io.github.distlock.sample.SampleApplication;
-import io.github.distlock.sample.redis.EmbeddedRedis;
-import io.github.distlock.sample.redis.EmbeddedRedisInitializer;
 import io.github.distlock.sample.stock.Deduction;
 import io.github.distlock.sample.stock.StockLevel;
 import io.github.distlock.sample.stock.StockService;
 
-import org.springframework.boot.Banner;
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.core.env.MapPropertySource;
-import org.springframework.core.env.SimpleCommandLinePropertySource;
 import org.springframework.core.env.StandardEnvironment;
 
 /**
@@ -44,14 +34,12 @@ import org.springframework.core.env.StandardEnvironment;
  * {@code RedisConnectionFactory} and lock service, so they coordinate only through Redis, exactly
  * like separate processes would; a JVM lock could not help them.
  *
- * <p>Unless a Redis address is given ({@code --spring.data.redis.host}, {@code .port},
- * {@code .url}, or the matching environment variables), the demo starts a private embedded
- * redis-server on a free port and never touches a Redis that may already run on localhost:6379.
+ * <p>{@link DemoCommand} provides the Redis: a private embedded redis-server unless an address is given.
  */
 public final class OversellDemo {
 
-    /** The command-line option that selects the demo: {@code --demo}. */
-    public static final String DEMO_OPTION = "demo";
+    /** The demo's name for {@code --demo=<name>}. */
+    public static final String NAME = "oversell";
 
     /** The SKU the demo sells. */
     public static final String SKU = "demo-sku";
@@ -63,84 +51,56 @@ public final class OversellDemo {
 
     private static final List<String> INSTANCE_NAMES = List.of("instance-a", "instance-b");
 
-    private static final List<String> REDIS_ADDRESS_PROPERTIES = List.of("spring.data.redis.url",
-            "spring.data.redis.host", "spring.data.redis.port", "spring.data.redis.sentinel.master",
-            "spring.data.redis.cluster.nodes");
-
     private OversellDemo() {
     }
 
     /**
-     * Runs the demo as a command: starts a private Redis unless an address was given, prints the
-     * table to standard output and returns the exit status.
+     * Runs the demo as a command on the Redis that {@link DemoCommand} chose, printing the table
+     * and a verdict.
      *
-     * @param args the application's arguments; {@code --demo} is dropped, everything else (for
-     *        example {@code --sample.demo.requests=500} or {@code --distributed-lock.default-ttl=5s})
-     *        reaches both application instances
+     * @param out where the table goes
+     * @param given the command line and environment, for the demo's own settings
+     *        ({@code --sample.demo.requests=500}, ...)
+     * @param instanceArgs the arguments for every application instance, naming the Redis
      * @return 0 if the guarded run balanced its books and no request failed unexpectedly, else 1
      */
-    public static int runFromCommandLine(String[] args) {
-        PrintStream out = System.out;
-        StandardEnvironment given = new StandardEnvironment();
-        given.getPropertySources().addFirst(new SimpleCommandLinePropertySource(args));
+    static int runCommand(PrintStream out, StandardEnvironment given, String[] instanceArgs) {
         DemoSettings settings = new DemoSettings(
                 given.getProperty("sample.demo.requests", Integer.class, DemoSettings.defaults().requests()),
                 given.getProperty("sample.demo.initial-stock", Long.class, DemoSettings.defaults().initialStock()),
                 given.getProperty("sample.demo.threads-per-instance", Integer.class,
                         DemoSettings.defaults().threadsPerInstance()));
+        out.printf("%d application instances (separate Spring contexts, separate Redis connections) each run "
+                + "%d request threads. Per mode: the stock of '%s' is reset to %d, then %d deductions run "
+                + "concurrently, alternating between the instances.%n%n", INSTANCE_NAMES.size(),
+                settings.threadsPerInstance(), SKU, settings.initialStock(), settings.requests());
 
-        List<String> instanceArgs = new ArrayList<>(Arrays.stream(args)
-                .filter(arg -> !arg.equals("--" + DEMO_OPTION)).toList());
-        // Only an address the user passed explicitly counts: the demo must never fall back to localhost:6379,
-        // which may be a Redis that other people use.
-        boolean addressGiven = REDIS_ADDRESS_PROPERTIES.stream().anyMatch(given::containsProperty);
-        EmbeddedRedis embedded = null;
-        try {
-            if (addressGiven) {
-                out.println("Using the Redis given on the command line or in the environment.");
-            } else {
-                embedded = EmbeddedRedis.start();
-                instanceArgs.add("--spring.data.redis.host=" + EmbeddedRedis.HOST);
-                instanceArgs.add("--spring.data.redis.port=" + embedded.port());
-                out.printf("No Redis address given: started a private embedded redis-server on %s:%d for this demo "
-                        + "(pass --spring.data.redis.host/--spring.data.redis.port to use another Redis).%n",
-                        EmbeddedRedis.HOST, embedded.port());
-            }
-            out.printf("%d application instances (separate Spring contexts, separate Redis connections) each run "
-                    + "%d request threads. Per mode: the stock of '%s' is reset to %d, then %d deductions run "
-                    + "concurrently, alternating between the instances.%n%n", INSTANCE_NAMES.size(),
-                    settings.threadsPerInstance(), SKU, settings.initialStock(), settings.requests());
+        DemoReport report = run(settings, instanceArgs);
+        out.print(report.toTable());
 
-            DemoReport report = run(settings, instanceArgs.toArray(String[]::new));
-            out.print(report.toTable());
-
-            int status = 0;
-            for (DemoRow row : report.rows()) {
-                if (row.errors() > 0) {
-                    out.printf("%n%s: %d requests failed unexpectedly, the first with: %s%n", row.mode(), row.errors(),
-                            row.firstError());
-                    status = 1;
-                }
-            }
-            if (report.row(GUARDED).oversold() != 0) {
-                out.println("\nThe guarded run oversold: the lock did not exclude concurrent deductions.");
+        int status = 0;
+        for (DemoRow row : report.rows()) {
+            if (row.errors() > 0) {
+                out.printf("%n%s: %d requests failed unexpectedly, the first with: %s%n", row.mode(), row.errors(),
+                        row.firstError());
                 status = 1;
             }
-            if (report.row(UNGUARDED).oversold() == 0) {
-                // Not a failure of the lock: the race simply did not hit on this machine this time.
-                out.println("\nThe unguarded run happened not to oversell this time; try more requests "
-                        + "(--sample.demo.requests=1000) or a longer --sample.stock.work-delay=5ms.");
-            }
-            return status;
-        } catch (RuntimeException e) {
-            out.println("The demo failed: " + e);
-            e.printStackTrace(out);
-            return 1;
-        } finally {
-            if (embedded != null) {
-                embedded.close();
-            }
         }
+        DemoRow unguarded = report.row(UNGUARDED);
+        DemoRow guarded = report.row(GUARDED);
+        if (guarded.oversold() != 0) {
+            out.println("\nVerdict: the guarded run oversold: the lock did not exclude concurrent deductions.");
+            return 1;
+        }
+        if (unguarded.oversold() == 0) {
+            // Not a failure of the lock: the race simply did not hit on this machine this time.
+            out.println("\nVerdict: the guarded run sold exactly the stock; the unguarded run happened not to oversell "
+                    + "this time (try --sample.demo.requests=1000 or --sample.stock.work-delay=5ms).");
+        } else {
+            out.printf("%nVerdict: without the lock the two instances sold %d units the stock never had; with it, "
+                    + "none.%n", unguarded.oversold());
+        }
+        return status;
     }
 
     /**
@@ -172,28 +132,9 @@ public final class OversellDemo {
 
     /** Starts one application instance without a web server; package-private for the tests. */
     static ConfigurableApplicationContext startInstance(String name, String... args) {
-        Map<String, Object> properties = new LinkedHashMap<>();
-        properties.put("spring.application.name", name);
-        // Each instance shows up under its own name in CLIENT LIST: two connection pools, not one.
-        properties.put("spring.data.redis.client-name", "sample-" + name);
-        // The launcher already chose the Redis; an instance starting a server of its own would share nothing.
-        properties.put(EmbeddedRedisInitializer.MODE_PROPERTY, "never");
         // Long enough that guarded requests queue for the lock instead of being rejected: the guarded run
         // serialises a few hundred short deductions, which takes about a second.
-        properties.put("sample.stock.lock-wait-time", "10s");
-        // The table is the output; startup chatter of two instances would bury it.
-        properties.put("logging.level.root", "WARN");
-        // Placed after the system properties and environment variables but before application.properties,
-        // which Spring Boot appends later: the demo's values override the application's own settings, and
-        // the command line, -D options and environment variables still override the demo's.
-        StandardEnvironment environment = new StandardEnvironment();
-        environment.getPropertySources().addLast(new MapPropertySource("sampleDemoInstance", properties));
-        return new SpringApplicationBuilder(SampleApplication.class)
-                .environment(environment)
-                .web(WebApplicationType.NONE)
-                .bannerMode(Banner.Mode.OFF)
-                .logStartupInfo(false)
-                .run(args);
+        return DemoInstances.start(name, Map.of("sample.stock.lock-wait-time", "10s"), args);
     }
 
     private enum Outcome { SOLD, SOLD_OUT, REJECTED, ERROR }

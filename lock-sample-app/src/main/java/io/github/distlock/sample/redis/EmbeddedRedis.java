@@ -8,6 +8,7 @@ import java.net.Socket;
 import java.time.Duration;
 
 import redis.embedded.RedisServer;
+import redis.embedded.core.RedisServerBuilder;
 
 /**
  * A private redis-server process on a free local port, from the binaries bundled in
@@ -39,18 +40,32 @@ public final class EmbeddedRedis implements AutoCloseable {
      *         binary does not run on this operating system
      */
     public static EmbeddedRedis start() {
+        return start(new String[0]);
+    }
+
+    /**
+     * Starts a server on a free port with extra configuration lines, for example
+     * {@code "replicaof 127.0.0.1 6390"}, and returns once it accepts connections.
+     *
+     * @param settings redis.conf lines
+     * @throws UncheckedIOException if no server could be started
+     */
+    public static EmbeddedRedis start(String... settings) {
         IOException last = null;
         // A free port can be taken by another process between probing and binding; try a fresh one then.
         for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
             int port = freePort();
             try {
-                RedisServer server = RedisServer.newRedisServer()
+                RedisServerBuilder builder = RedisServer.newRedisServer()
                         .bind(HOST)
                         .port(port)
                         // A throw-away store: no RDB snapshots or AOF files next to the extracted binary.
                         .setting("save \"\"")
-                        .setting("appendonly no")
-                        .build();
+                        .setting("appendonly no");
+                for (String setting : settings) {
+                    builder.setting(setting);
+                }
+                RedisServer server = builder.build();
                 server.start();
                 return new EmbeddedRedis(server, port);
             } catch (IOException e) {
