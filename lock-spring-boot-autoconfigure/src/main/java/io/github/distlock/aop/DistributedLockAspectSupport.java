@@ -407,7 +407,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
             MultiLockHandle locks = lockService.get().lockAll(waiting);
             return locks.handles();
         } catch (LockTimeoutException | LockBackendException ex) {
-            throw new LockUnavailableException(ex.getKey(), ex);
+            // A backend's exception names the key it failed on; only a custom one might not.
+            throw new LockUnavailableException(ex.getKey() != null ? ex.getKey() : requests.get(0).key(), ex);
         }
     }
 
