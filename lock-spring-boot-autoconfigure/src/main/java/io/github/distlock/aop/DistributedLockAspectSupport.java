@@ -8,11 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.Future;
 import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
@@ -23,12 +19,10 @@ import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.function.SingletonSupplier;
 
-import io.github.distlock.DistributedLock.FailureAction;
 import io.github.distlock.DistributedLock.LeaseLostAction;
 import io.github.distlock.LockAcquisitionException;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockFailureHandler;
-import io.github.distlock.LockFailureHandler.LockFailure;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockLostException;
 import io.github.distlock.LockRequest;
@@ -44,8 +38,8 @@ import io.github.distlock.MultiLockHandle;
  * <ul>
  * <li><b>Nested calls.</b> A call on a key that the current thread already holds through the annotation joins that
  * hold: no round trip, and only the call that acquired the lock releases it. Other threads are other owners.</li>
- * <li><b>Several keys</b> are resolved, de-duplicated and acquired in sorted order, all or none, within one wait
- * time.</li>
+ * <li><b>Several keys</b> are resolved; those the thread does not hold yet are acquired with
+ * {@link LockService#lockAll(List)}: sorted, de-duplicated, all or none, within one wait time.</li>
  * <li><b>Lost lease.</b> After the method returns, a lease the watchdog found lost, or one that ran out before the
  * release, becomes a {@link LockLostException} ({@code distributed-lock.throw-on-lease-lost}); if the method threw,
  * its exception propagates with the loss suppressed. {@code onLeaseLost = INTERRUPT} interrupts the method's thread
@@ -296,58 +290,13 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         // join it.
         frame.unregister(held, interrupt);
         if (untilComplete && result != null) {
-            return followStage(frame, (CompletionStage<?>) result);
+            return CompletionStageLocks.follow(this, frame, (CompletionStage<?>) result);
         }
         LockLostException lost = exit(frame);
         if (lost != null) {
             throw lost;
         }
         return result;
-    }
-
-    /**
-     * Releases when the stage completes, on whichever thread completes it. Returns a future that completes after
-     * the release, with the stage's outcome, or with {@link LockLostException} if the lease was lost meanwhile.
-     */
-    private Object followStage(LockFrame frame, CompletionStage<?> stage) {
-        LockOperation operation = frame.operation();
-        if (operation.getLeaseLostAction() == LeaseLostAction.INTERRUPT && stage instanceof Future<?> future) {
-            // The work runs elsewhere by now: cancelling it is the asynchronous form of the interrupt. Not on the
-            // watchdog's thread, which the cancellation's callbacks (and the release) would keep from renewing.
-            frame.onLost(lost -> ForkJoinPool.commonPool().execute(() -> future.cancel(true)));
-        }
-        if (!operation.isResultReplaceable()) {
-            // A custom stage type that a CompletableFuture would not fit: follow it, but it keeps its own outcome.
-            stage.whenComplete((value, failure) -> exitQuietly(frame));
-            return stage;
-        }
-        CompletableFuture<Object> completion = new CompletableFuture<>();
-        stage.whenComplete((value, failure) -> {
-            LockLostException lost;
-            try {
-                lost = exit(frame);
-            } catch (RuntimeException | Error ex) {
-                completion.completeExceptionally(ex);
-                return;
-            }
-            if (failure != null) {
-                suppress(unwrap(failure), lost);
-                completion.completeExceptionally(failure);
-            } else if (lost != null) {
-                completion.completeExceptionally(lost);
-            } else {
-                completion.complete(value);
-            }
-        });
-        if (stage instanceof Future<?> future) {
-            // A caller that cancels what it got back cancels the method's stage, so the work stops and the lock goes.
-            completion.whenComplete((value, failure) -> {
-                if (completion.isCancelled()) {
-                    future.cancel(true);
-                }
-            });
-        }
-        return completion;
     }
 
     /**
@@ -575,38 +524,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     /** The method's strategy, made on its first failed call and then reused. */
     private FailureStrategy failureStrategy(LockOperation operation) {
         FailureStrategy strategy = failureStrategies.get(operation);
-        return (strategy != null ? strategy : failureStrategies.computeIfAbsent(operation, this::newFailureStrategy));
-    }
-
-    private FailureStrategy newFailureStrategy(LockOperation operation) {
-        String handlerName = operation.getFailureHandler();
-        if (handlerName != null) {
-            // Looked up on first use, then kept: the handler bean may not exist yet while proxies are created.
-            Supplier<LockFailureHandler> handler = SingletonSupplier.of(() -> failureHandler(operation, handlerName));
-            return (args, key, cause) -> handler.get().handle(new LockFailure(operation.getMethod(), args, key,
-                    cause));
-        }
-        if (operation.getFailureAction() == FailureAction.SKIP) {
-            return (args, key, cause) -> {
-                if (logger.isDebugEnabled()) {
-                    logger.debug("Skipped " + operation.describeMethod() + " (onFailure = SKIP): "
-                            + cause.getMessage());
-                }
-                return operation.emptyResult();
-            };
-        }
-        return (args, key, cause) -> {
-            throw cause;
-        };
-    }
-
-    private LockFailureHandler failureHandler(LockOperation operation, String name) {
-        BeanFactory factory = beanFactory;
-        if (factory == null) {
-            throw new IllegalStateException("Cannot look up the failure handler '" + name + "' of "
-                    + operation.describeMethod() + ": the interceptor has no bean factory. Declare it as a bean.");
-        }
-        return factory.getBean(name, LockFailureHandler.class);
+        return (strategy != null ? strategy : failureStrategies.computeIfAbsent(operation,
+                op -> FailureStrategy.of(op, () -> beanFactory)));
     }
 
     /** Attaches a lost lease to the exception that ends the call anyway, unless it is that very exception. */
@@ -614,45 +533,6 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         if (lost != null && failure != lost) {
             failure.addSuppressed(lost);
         }
-    }
-
-    private static Throwable unwrap(Throwable failure) {
-        return (failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure);
-    }
-
-    /** How the last user's release of a hold ended, for the call that acquired it. */
-    enum ReleaseOutcome {
-
-        /** Released while still ours, or not ours to release (a joined hold): nothing to report. */
-        KEPT,
-
-        /** The watchdog found the lease lost while the method ran. */
-        LOST,
-
-        /** The lease had run out when the release came (a fixed lease, or a renewal that came too late). */
-        EXPIRED;
-
-        /** The one to report for several keys: a loss the watchdog saw outranks an expiry. */
-        ReleaseOutcome worse(ReleaseOutcome other) {
-            return (this == LOST || other == LOST ? LOST : (this == EXPIRED || other == EXPIRED ? EXPIRED : KEPT));
-        }
-    }
-
-    /**
-     * What a call whose lock cannot be had returns instead, decided once per method from its annotation:
-     * throw the acquisition failure, return the empty value, or ask the named {@link LockFailureHandler} bean.
-     */
-    @FunctionalInterface
-    interface FailureStrategy {
-
-        /**
-         * @param args the call's arguments
-         * @param key the key that could not be had
-         * @param cause why
-         * @return the value the call returns
-         * @throws Throwable to make the call fail
-         */
-        Object onUnavailable(Object[] args, String key, LockAcquisitionException cause) throws Throwable;
     }
 
     /** Proceeds with the intercepted call. */

@@ -18,11 +18,12 @@ import reactor.core.scheduler.Schedulers;
  * Locks a method returning a reactive type, through the type's {@link ReactiveAdapter} (Spring's
  * {@link org.springframework.core.ReactiveAdapterRegistry}): Reactor's {@code Mono} and {@code Flux}, a
  * {@code Publisher}, and whatever else the registry adapts (RxJava, Mutiny, ...). Nothing happens until
- * subscription; each subscription then acquires the lock, invokes the method and holds the lock until the publisher terminates or is
- * cancelled. Acquiring and releasing block (a Redis round trip, perhaps a wait), so they run on
+ * subscription; each subscription then acquires the lock, invokes the method and holds the lock until the publisher
+ * terminates or is cancelled. Acquiring and releasing block (a Redis round trip, perhaps a wait), so they run on
  * {@link Schedulers#boundedElastic()}, never on the subscriber's thread.
  *
- * <p>Only referenced when the operation's result is a {@code Mono} or {@code Flux}, so Reactor stays optional.
+ * <p>Only referenced when the operation's result is reactive, which {@link LockOperation} recognises only with
+ * Reactor present, so Reactor stays optional.
  */
 final class ReactiveLocks {
 
