@@ -21,6 +21,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 import io.github.distlock.LockTimeoutException;
 import io.github.distlock.aop.AnnotationDistributedLockAspect;
 import io.github.distlock.aop.DistributedLockAdvisor;
+import io.github.distlock.aop.FinalMethodDetector;
+import io.github.distlock.aop.InvalidLockDefinitionException;
 import io.github.distlock.aspectj.proxied.ProxiedOrderService;
 import io.github.distlock.aspectj.woven.WovenOrderService;
 import io.github.distlock.autoconfigure.DistributedLockAnnotationAutoConfiguration;
@@ -125,9 +127,23 @@ class AdviceModeTest {
         aspectj.run(context -> {
             assertThat(context).hasNotFailed();
             assertThat(AopUtils.isAopProxy(context.getBean(WovenOrderService.class))).isFalse();
-            assertThat(context).doesNotHaveBean(DistributedLockAdvisor.class);
+            assertThat(context).doesNotHaveBean(DistributedLockAdvisor.class)
+                    .doesNotHaveBean(FinalMethodDetector.class);
             assertThat(context.getBean(AnnotationDistributedLockAspect.class))
                     .isSameAs(Aspects.aspectOf(AnnotationDistributedLockAspect.class));
+        });
+    }
+
+    @Test
+    void aPrivateLockedMethodFailsItsCallRatherThanRunUnlocked() {
+        aspectj.run(context -> {
+            WovenOrderService service = context.getBean(WovenOrderService.class);
+
+            assertThatThrownBy(() -> service.audit("8"))
+                    .isInstanceOf(InvalidLockDefinitionException.class)
+                    .hasMessageContaining("hidden(String id)")
+                    .hasMessageContaining("private");
+            assertThat(WovenOrderService.gate.entries()).isZero();
         });
     }
 

@@ -25,7 +25,9 @@ import io.github.distlock.LockService;
  * from the weaver; ajc with only this jar on its aspect path would not add it.)
  *
  * <p>Matches methods annotated in their own class (not an annotation inherited from an interface, which AspectJ's
- * execution join points do not see) and not static.
+ * execution join points do not see). A private or static one is matched too, and then treated as in proxy mode:
+ * its call fails with {@link InvalidLockDefinitionException} (or, with {@code distributed-lock.unguarded-methods=warn},
+ * runs unlocked after a WARN), rather than silently running without the lock.
  */
 @Aspect
 public class AnnotationDistributedLockAspect extends DistributedLockAspectSupport implements DisposableBean {
@@ -55,7 +57,7 @@ public class AnnotationDistributedLockAspect extends DistributedLockAspectSuppor
      * @return what the method (or the failure strategy) returned
      * @throws Throwable what the method threw, or why its lock could not be had
      */
-    @Around("execution(@io.github.distlock.DistributedLock * *(..)) && !execution(static * *(..))")
+    @Around("execution(@io.github.distlock.DistributedLock * *(..))")
     public Object lock(ProceedingJoinPoint joinPoint) throws Throwable {
         Method method = ((MethodSignature) joinPoint.getSignature()).getMethod();
         // proceed() may be called again, later and on another thread: a Mono or Flux invokes the method on each

@@ -31,4 +31,15 @@ public class WovenOrderService {
         gate.pass();
         return true;
     }
+
+    /** Calls a private locked method, which AspectJ reaches but the starter refuses to lock silently. */
+    public boolean audit(String id) {
+        return hidden(id);
+    }
+
+    @DistributedLock(key = "'audit:' + #id", waitTime = "0s")
+    private boolean hidden(String id) {
+        gate.pass();
+        return true;
+    }
 }
