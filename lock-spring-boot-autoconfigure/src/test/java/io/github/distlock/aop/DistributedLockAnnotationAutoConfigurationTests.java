@@ -115,6 +115,14 @@ class DistributedLockAnnotationAutoConfigurationTests {
     }
 
     @Test
+    void anUnknownAdviceModeFailsTheStartupNamingTheProperty() {
+        runner().withPropertyValues("distributed-lock.advice-mode=weave").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasStackTraceContaining("distributed-lock.advice-mode");
+        });
+    }
+
+    @Test
     void adviceModeAspectjWithoutWeavingFailsTheStartupAndSaysHowToWeave() {
         // No weaving agent runs in this module's tests, so the aspect was never woven.
         runner().withPropertyValues("distributed-lock.advice-mode=aspectj").run(context -> {
