@@ -162,6 +162,21 @@ class AdviceModeTest {
     }
 
     @Test
+    void closingAnOlderContextLeavesTheAspectToTheNewerOne() {
+        aspectj.run(older -> {
+            ConfigurableApplicationContext olderContext = older.getSourceApplicationContext();
+            aspectj.run(newer -> {
+                olderContext.close();
+                WovenOrderService service = newer.getBean(WovenOrderService.class);
+
+                Race race = race(WovenOrderService.gate, () -> service.placeFromInside("9"), "lock:{order:9}");
+
+                race.assertExcluded();
+            });
+        });
+    }
+
+    @Test
     void anObjectThatIsNotABeanIsLockedToo() {
         aspectj.run(context -> {
             WovenOrderService service = new WovenOrderService();

@@ -7,7 +7,6 @@ import org.aspectj.lang.ProceedingJoinPoint;
 import org.aspectj.lang.annotation.Around;
 import org.aspectj.lang.annotation.Aspect;
 import org.aspectj.lang.reflect.MethodSignature;
-import org.springframework.beans.factory.DisposableBean;
 
 import io.github.distlock.LockService;
 
@@ -19,10 +18,13 @@ import io.github.distlock.LockService;
  *
  * <p>AspectJ creates the one instance; the auto-configuration fetches it with
  * {@link org.aspectj.lang.Aspects#aspectOf(Class)} and {@linkplain #configure configures} it with the context's
- * operation source, key resolver and lock service, as a bean. Until then a locked method fails rather than running
- * without its lock. Weave it at load time: the {@code aspectjweaver} agent and a {@code META-INF/aop.xml} that names
- * this aspect and includes the application's packages. (Compiled by javac, the aspect gets its {@code aspectOf()}
- * from the weaver; ajc with only this jar on its aspect path would not add it.)
+ * operation source, key resolver and lock service, as a bean, and unconfigures it when that context closes. Until
+ * then, and after, a locked method fails rather than running without its lock. There is one aspect per class
+ * loader: with several contexts in one JVM (cached test contexts), the one started last serves every woven call.
+ *
+ * <p>Weave it at load time: the {@code aspectjweaver} agent, and a {@code META-INF/aop.xml} that names this aspect
+ * and includes the application's packages. (Compiled by javac, the aspect gets its {@code aspectOf()} from the
+ * weaver; ajc with only this jar on its aspect path would not add it.)
  *
  * <p>Matches methods annotated in their own class (not an annotation inherited from an interface, which AspectJ's
  * execution join points do not see). A private or static one is matched too, and then treated as in proxy mode:
@@ -30,7 +32,7 @@ import io.github.distlock.LockService;
  * runs unlocked after a WARN), rather than silently running without the lock.
  */
 @Aspect
-public class AnnotationDistributedLockAspect extends DistributedLockAspectSupport implements DisposableBean {
+public class AnnotationDistributedLockAspect extends DistributedLockAspectSupport {
 
     /** Instantiated by AspectJ; {@link #configure} follows once the Spring context has its beans. */
     public AnnotationDistributedLockAspect() {
@@ -66,10 +68,14 @@ public class AnnotationDistributedLockAspect extends DistributedLockAspectSuppor
     }
 
     /**
-     * The context that configured the aspect closes: later calls fail instead of using its closed lock service.
+     * The context that configured the aspect closes: later calls fail instead of using its closed lock service,
+     * unless a newer context has configured the aspect since.
+     *
+     * @param configuredWith the operation source that context configured the aspect with
+     * @return whether the aspect was unconfigured
      */
     @Override
-    public void destroy() {
-        unconfigure();
+    public boolean unconfigure(LockOperationSource configuredWith) {
+        return super.unconfigure(configuredWith);
     }
 }

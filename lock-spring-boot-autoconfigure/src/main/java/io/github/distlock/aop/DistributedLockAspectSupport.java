@@ -106,7 +106,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
      * @param keyResolver resolves the key per call
      * @param lockService supplies the lock service on first use
      */
-    protected void configure(LockOperationSource operationSource, LockKeyResolver keyResolver,
+    protected synchronized void configure(LockOperationSource operationSource, LockKeyResolver keyResolver,
             Supplier<LockService> lockService) {
         this.keyResolver = keyResolver;
         this.lockService = SingletonSupplier.of(lockService);
@@ -115,10 +115,21 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         this.operationSource = operationSource;
     }
 
-    /** Undoes {@link #configure}: later calls of locked methods fail rather than run without their lock. */
-    protected void unconfigure() {
+    /**
+     * Undoes {@link #configure}, if it is still the configuration made with {@code configuredWith}: later calls of
+     * locked methods fail rather than run without their lock. A newer configuration (a second application context
+     * in the same JVM, which took over the one aspect instance) stays.
+     *
+     * @param configuredWith the operation source the configuration to undo was made with
+     * @return whether it was undone
+     */
+    protected synchronized boolean unconfigure(LockOperationSource configuredWith) {
+        if (operationSource != configuredWith) {
+            return false;
+        }
         this.operationSource = null;
         this.failureStrategies.clear();
+        return true;
     }
 
     /** Whether {@link #configure} ran, so that calls can be locked. */

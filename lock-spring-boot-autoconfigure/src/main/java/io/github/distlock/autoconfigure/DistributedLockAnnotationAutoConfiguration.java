@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import org.aopalliance.intercept.MethodInterceptor;
 import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
@@ -188,8 +189,7 @@ public class DistributedLockAnnotationAutoConfiguration {
 
         /**
          * The aspect instance AspectJ created when it wove the classes, configured with this context's beans, like
-         * Spring's {@code AnnotationCacheAspect.aspectOf()} bean. Registered as a bean so that the context also
-         * unconfigures it when it closes.
+         * Spring's {@code AnnotationCacheAspect.aspectOf()} bean.
          *
          * @param distributedLockOperationSource finds each method's lock
          * @param lockKeyResolver resolves the key per call
@@ -208,6 +208,22 @@ public class DistributedLockAnnotationAutoConfiguration {
             applyCallSettings(aspect, environment);
             aspect.configure(distributedLockOperationSource, lockKeyResolver, lockService::getObject);
             return aspect;
+        }
+
+        /**
+         * Unconfigures the aspect when this context closes (the aspect outlives it: AspectJ owns it), unless a newer
+         * context configured it since.
+         *
+         * @param distributedLockAspect the configured aspect
+         * @param distributedLockOperationSource the operation source this context configured it with
+         * @return the hook that the context runs on close
+         */
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        public static DisposableBean distributedLockAspectRelease(
+                AnnotationDistributedLockAspect distributedLockAspect,
+                LockOperationSource distributedLockOperationSource) {
+            return () -> distributedLockAspect.unconfigure(distributedLockOperationSource);
         }
     }
 
