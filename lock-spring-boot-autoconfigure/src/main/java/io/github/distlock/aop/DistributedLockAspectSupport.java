@@ -7,7 +7,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 
@@ -17,6 +16,7 @@ import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.ConcurrentReferenceHashMap;
 import org.springframework.util.function.SingletonSupplier;
 
 import io.github.distlock.DistributedLock.LeaseLostAction;
@@ -71,8 +71,11 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
 
     private volatile Supplier<LockService> lockService;
 
-    /** The failure strategy of each method, resolved on its first failed call and kept, as for the operation. */
-    private final Map<LockOperation, FailureStrategy> failureStrategies = new ConcurrentHashMap<>(64);
+    /**
+     * The failure strategy of each method, resolved on its first failed call and kept, as for the operation. Soft
+     * references: a custom operation source that makes a new operation per call must not fill it up.
+     */
+    private final Map<LockOperation, FailureStrategy> failureStrategies = new ConcurrentReferenceHashMap<>(64);
 
     private boolean throwOnLeaseLost = true;
 
@@ -130,11 +133,6 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         this.operationSource = null;
         this.failureStrategies.clear();
         return true;
-    }
-
-    /** Whether {@link #configure} ran, so that calls can be locked. */
-    protected boolean isConfigured() {
-        return operationSource != null;
     }
 
     /**
