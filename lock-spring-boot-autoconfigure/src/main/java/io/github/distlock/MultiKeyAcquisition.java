@@ -30,27 +30,34 @@ final class MultiKeyAcquisition {
         // A wait is at most 36500 days (LockDurations), so the deadline cannot overflow.
         long deadline = System.nanoTime() + wait.toNanos();
         List<LockHandle> taken = new ArrayList<>(sorted.size());
+        LockRequest missed = null;
         try {
             for (LockRequest request : sorted) {
                 // Later keys get what is left of the wait, so several keys together wait no longer than one would.
                 Duration left = (taken.isEmpty() ? wait : Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
                 LockHandle handle = service.tryLock(request.withWaitTime(left)).orElse(null);
                 if (handle == null) {
-                    LockTimeoutException timeout = new LockTimeoutException(request.key(), wait);
-                    releaseTaken(taken, timeout);
-                    if (throwOnTimeout) {
-                        throw timeout;
-                    }
-                    return null;
+                    missed = request;
+                    break;
                 }
                 taken.add(handle);
             }
         } catch (RuntimeException | Error ex) {
             // A failed key, an interrupt or a bad request: what was taken so far must not stay behind.
-            if (!(ex instanceof LockTimeoutException)) {
-                releaseTaken(taken, ex);
-            }
+            releaseTaken(taken, ex);
             throw ex;
+        }
+        if (missed != null) {
+            LockTimeoutException timeout = new LockTimeoutException(missed.key(), wait);
+            releaseTaken(taken, timeout);
+            if (throwOnTimeout) {
+                throw timeout;
+            }
+            if (timeout.getSuppressed().length > 0 && timeout.getSuppressed()[0] instanceof RuntimeException failed) {
+                // Redis failed the undo: say so, as tryLock would, rather than report a plain "held elsewhere".
+                throw failed;
+            }
+            return null;
         }
         return new MultiLockHandle(taken);
     }
