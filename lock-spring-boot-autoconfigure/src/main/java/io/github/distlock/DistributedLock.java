@@ -24,14 +24,14 @@ import java.lang.annotation.Target;
  * the annotation on a method no Spring proxy can intercept (private, static, or final on a
  * class-based proxy). A call from inside the bean ({@code this.method()}) bypasses the proxy and
  * runs without the lock: call through the bean instead (for example a {@code @Lazy} reference to
- * itself).
+ * itself), or weave the lock into the class with {@code distributed-lock.advice-mode=aspectj}.
  * By default the lock is taken outside {@code @Transactional}, so it is released only after the
  * transaction commits ({@code distributed-lock.aspect-order}).
  *
  * <p>A nested call on the same thread that resolves to a key this thread already holds through the
  * annotation joins that hold (no round trip; only the outermost call releases). A method returning
- * {@code CompletionStage} (or Reactor {@code Mono}/{@code Flux}) keeps the lock until the result
- * completes, not merely until the method returns.
+ * {@code CompletionStage} (or a reactive type such as Reactor's {@code Mono}/{@code Flux}) keeps the
+ * lock until the result completes, not merely until the method returns.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)

@@ -1,6 +1,8 @@
 package io.github.distlock;
 
 import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
@@ -21,6 +23,10 @@ import java.util.concurrent.Callable;
  * maybe.ifPresent(lock -> { try (lock) { report.run(); } });
  *
  * int stock = lockService.callLocked("stock:" + sku, null, null, () -> inventory.deduct(sku));
+ *
+ * try (MultiLockHandle locks = lockService.lockAll(List.of("account:" + from, "account:" + to), null, null)) {
+ *     ledger.transfer(from, to, amount);
+ * }
  * }</pre>
  *
  * <p>A {@code null} ttl or waitTime means the configured default
@@ -85,4 +91,79 @@ public interface LockService {
      * Runs {@code action} under the lock described by {@code request}.
      */
     <T> T callLocked(LockRequest request, Callable<T> action) throws Exception;
+
+    /**
+     * Acquires several locks, all or none: the way to guard work that touches several resources, such as a transfer
+     * between two accounts. The keys are taken in sorted order, whatever order they are given in, so two callers
+     * locking the same keys cannot deadlock; a key given twice is locked once. One wait covers them all: later keys
+     * get what is left of {@code waitTime}. If one cannot be had, those already taken are released before this
+     * returns or throws.
+     *
+     * <pre>{@code
+     * try (MultiLockHandle locks = lockService.lockAll(List.of("account:" + to, "account:" + from),
+     *         Duration.ofSeconds(30), Duration.ofSeconds(2))) {
+     *     ledger.transfer(from, to, amount);
+     * }
+     * }</pre>
+     *
+     * @param keys the lock names; not empty, none blank
+     * @param ttl the lease of each lock, or {@code null} for the default
+     * @param waitTime how long to wait for all of them together, or {@code null} for the default
+     * @return the locks; release them together with {@link MultiLockHandle#release()} or try-with-resources
+     * @throws LockTimeoutException naming the first key that another owner still held when the wait ran out
+     * @throws LockBackendException if Redis is unreachable; none of the locks is held
+     */
+    default MultiLockHandle lockAll(Collection<String> keys, Duration ttl, Duration waitTime) {
+        return lockAll(keys.stream().map(key -> LockRequest.of(key).withTtl(ttl).withWaitTime(waitTime)).toList());
+    }
+
+    /**
+     * Like {@link #lockAll(Collection, Duration, Duration)}, but returns empty instead of throwing when a lock is
+     * still held by another owner when the wait runs out.
+     *
+     * <pre>{@code
+     * lockService.tryLockAll(List.of("sku:1", "sku:2"), null, Duration.ZERO)
+     *         .ifPresent(locks -> { try (locks) { restock(); } });
+     * }</pre>
+     */
+    default Optional<MultiLockHandle> tryLockAll(Collection<String> keys, Duration ttl, Duration waitTime) {
+        return tryLockAll(keys.stream().map(key -> LockRequest.of(key).withTtl(ttl).withWaitTime(waitTime)).toList());
+    }
+
+    /**
+     * Acquires several locks described by requests, all or none, in sorted key order; the general form of
+     * {@link #lockAll(Collection, Duration, Duration)}, in which each key may have its own ttl, watchdog or fencing
+     * token. The wait is shared: the longest {@code waitTime} among the requests (a {@code null} one counts as
+     * {@link #defaultWaitTime()}) bounds the whole acquisition. A key requested twice with the same options is
+     * locked once; with different options, the call fails before taking anything.
+     *
+     * <pre>{@code
+     * lockService.lockAll(List.of(
+     *         LockRequest.of("ledger:" + id).withFencingToken(),
+     *         LockRequest.of("audit:" + id).withWatchdog(false)));
+     * }</pre>
+     *
+     * @throws LockTimeoutException naming the first key that another owner still held when the wait ran out
+     * @throws LockBackendException if Redis is unreachable; none of the locks is held
+     * @throws IllegalArgumentException if there is no request, a key is blank or requested with two sets of options
+     */
+    default MultiLockHandle lockAll(List<LockRequest> requests) {
+        return MultiKeyAcquisition.acquire(this, requests, true);
+    }
+
+    /**
+     * Like {@link #lockAll(List)}, but returns empty instead of throwing {@link LockTimeoutException}.
+     */
+    default Optional<MultiLockHandle> tryLockAll(List<LockRequest> requests) {
+        return Optional.ofNullable(MultiKeyAcquisition.acquire(this, requests, false));
+    }
+
+    /**
+     * The wait time a request without one gets ({@code distributed-lock.default-wait-time} for the built-in
+     * service). {@link #lockAll(List)} shares it among the keys. This default implementation returns zero (try
+     * once); an implementation with a different default overrides it.
+     */
+    default Duration defaultWaitTime() {
+        return Duration.ZERO;
+    }
 }

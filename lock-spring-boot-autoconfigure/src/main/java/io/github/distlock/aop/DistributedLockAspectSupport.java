@@ -2,13 +2,12 @@ package io.github.distlock.aop;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.Future;
 import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
@@ -17,19 +16,19 @@ import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.ConcurrentReferenceHashMap;
 import org.springframework.util.function.SingletonSupplier;
 
-import io.github.distlock.DistributedLock.FailureAction;
 import io.github.distlock.DistributedLock.LeaseLostAction;
 import io.github.distlock.LockAcquisitionException;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockFailureHandler;
-import io.github.distlock.LockFailureHandler.LockFailure;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockLostException;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
+import io.github.distlock.MultiLockHandle;
 
 /**
  * The logic behind {@code @DistributedLock}, independent of the AOP flavour (like Spring's
@@ -39,8 +38,8 @@ import io.github.distlock.LockTimeoutException;
  * <ul>
  * <li><b>Nested calls.</b> A call on a key that the current thread already holds through the annotation joins that
  * hold: no round trip, and only the call that acquired the lock releases it. Other threads are other owners.</li>
- * <li><b>Several keys</b> are resolved, de-duplicated and acquired in sorted order, all or none, within one wait
- * time.</li>
+ * <li><b>Several keys</b> are resolved; those the thread does not hold yet are acquired with
+ * {@link LockService#lockAll(List)}: sorted, de-duplicated, all or none, within one wait time.</li>
  * <li><b>Lost lease.</b> After the method returns, a lease the watchdog found lost, or one that ran out before the
  * release, becomes a {@link LockLostException} ({@code distributed-lock.throw-on-lease-lost}); if the method threw,
  * its exception propagates with the loss suppressed. {@code onLeaseLost = INTERRUPT} interrupts the method's thread
@@ -49,8 +48,15 @@ import io.github.distlock.LockTimeoutException;
  * method is not invoked; the call throws, returns an empty value ({@code onFailure = SKIP}), or asks a
  * {@link LockFailureHandler} bean. A null or blank key always throws {@link IllegalArgumentException}.</li>
  * <li><b>Results that come later.</b> For a {@link CompletionStage} the lock is held until the stage completes; for a
- * Reactor {@code Mono}/{@code Flux} it is acquired on subscription and held until termination or cancellation.</li>
+ * reactive type that Spring's {@link org.springframework.core.ReactiveAdapterRegistry} knows (Reactor's
+ * {@code Mono}/{@code Flux}, RxJava, Mutiny, ...) it is acquired on subscription and held until termination or
+ * cancellation.</li>
  * </ul>
+ *
+ * <p>Like {@code CacheAspectSupport}, what can be decided per method is decided once and cached: the parsed
+ * {@link LockOperation} (by the {@link LockOperationSource}) and the {@link FailureStrategy}, so a failed call does
+ * not look up its handler bean again. Subclasses only adapt the AOP flavour: {@link DistributedLockInterceptor} for
+ * Spring's proxies, {@link AnnotationDistributedLockAspect} for AspectJ weaving.
  *
  * <p>The method's own exception propagates unchanged. A failing release only logs a warning: the method's outcome
  * stands, and the lease expires by itself.
@@ -59,24 +65,23 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
 
     private static final Log logger = LogFactory.getLog(DistributedLockAspectSupport.class);
 
-    /** Outcomes of letting go of a hold. */
-    private static final int KEPT = 0;
+    private volatile LockOperationSource operationSource;
 
-    private static final int LOST = 1;
+    private volatile LockKeyResolver keyResolver;
 
-    private static final int EXPIRED = 2;
+    private volatile Supplier<LockService> lockService;
 
-    private final LockOperationSource operationSource;
-
-    private final LockKeyResolver keyResolver;
-
-    private final Supplier<LockService> lockService;
+    /**
+     * The failure strategy of each method, resolved on its first failed call and kept, as for the operation. Soft
+     * references: a custom operation source that makes a new operation per call must not fill it up.
+     */
+    private final Map<LockOperation, FailureStrategy> failureStrategies = new ConcurrentReferenceHashMap<>(64);
 
     private boolean throwOnLeaseLost = true;
 
     private Duration defaultWaitTime = Duration.ofSeconds(3);
 
-    private BeanFactory beanFactory;
+    private volatile BeanFactory beanFactory;
 
     /**
      * @param operationSource finds the lock of each method
@@ -86,9 +91,48 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
      */
     protected DistributedLockAspectSupport(LockOperationSource operationSource, LockKeyResolver keyResolver,
             Supplier<LockService> lockService) {
-        this.operationSource = operationSource;
+        configure(operationSource, keyResolver, lockService);
+    }
+
+    /**
+     * For an aspect that AspectJ instantiates itself (with no arguments), to be {@linkplain #configure configured}
+     * from the Spring context afterwards.
+     */
+    protected DistributedLockAspectSupport() {
+    }
+
+    /**
+     * Supplies what the calls need; the constructor with arguments does this, an AspectJ aspect does it once the
+     * Spring context has its beans.
+     *
+     * @param operationSource finds the lock of each method
+     * @param keyResolver resolves the key per call
+     * @param lockService supplies the lock service on first use
+     */
+    protected synchronized void configure(LockOperationSource operationSource, LockKeyResolver keyResolver,
+            Supplier<LockService> lockService) {
         this.keyResolver = keyResolver;
         this.lockService = SingletonSupplier.of(lockService);
+        this.failureStrategies.clear();
+        // Written last: a call that sees the source sees the rest too.
+        this.operationSource = operationSource;
+    }
+
+    /**
+     * Undoes {@link #configure}, if it is still the configuration made with {@code configuredWith}: later calls of
+     * locked methods fail rather than run without their lock. A newer configuration (a second application context
+     * in the same JVM, which took over the one aspect instance) stays.
+     *
+     * @param configuredWith the operation source the configuration to undo was made with
+     * @return whether it was undone
+     */
+    protected synchronized boolean unconfigure(LockOperationSource configuredWith) {
+        if (operationSource != configuredWith) {
+            return false;
+        }
+        this.operationSource = null;
+        this.failureStrategies.clear();
+        return true;
     }
 
     /**
@@ -121,6 +165,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     @Override
     public void setBeanFactory(BeanFactory beanFactory) {
         this.beanFactory = beanFactory;
+        this.failureStrategies.clear();
     }
 
     /**
@@ -136,8 +181,16 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
      *         key) without the method having been invoked
      */
     protected Object execute(Invoker invoker, Object target, Method method, Object[] args) throws Throwable {
+        LockOperationSource source = operationSource;
+        if (source == null) {
+            throw new IllegalStateException("The @DistributedLock support (" + getClass().getSimpleName() + ") was "
+                    + "called for " + method + " before it was configured, so the call cannot be locked. With "
+                    + "distributed-lock.advice-mode=aspectj the Spring context configures the aspect: call locked "
+                    + "methods only once the context has started, and use aspectj mode only together with the "
+                    + "starter's auto-configuration.");
+        }
         Class<?> targetClass = (target != null ? AopProxyUtils.ultimateTargetClass(target) : null);
-        LockOperation operation = operationSource.getLockOperation(method, targetClass);
+        LockOperation operation = source.getLockOperation(method, targetClass);
         if (operation == null) {
             return invoker.invoke();
         }
@@ -147,8 +200,10 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
                         : invokeHolding(invoker, operation, args, target);
             case COMPLETION_STAGE:
                 return invokeInFrame(invoker, operation, args, target, true);
-            default:
+            case PUBLISHER:
                 return ReactiveLocks.lockOnSubscribe(this, invoker.repeatable(), operation, args, target);
+            default:
+                throw new IllegalStateException("Unknown result kind " + operation.getResultKind());
         }
     }
 
@@ -211,8 +266,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
 
     /** The acquiring call is done: releases unless a joined asynchronous call still needs the lock. */
     private LockLostException letGo(LockOperation operation, LockHold hold) {
-        int outcome = letGo(operation, hold, true);
-        return (outcome == KEPT ? null
+        ReleaseOutcome outcome = letGo(operation, hold, true);
+        return (outcome == ReleaseOutcome.KEPT ? null
                 : leaseLost(operation, hold.key(), "'" + hold.key() + "'", hold.handle(), outcome));
     }
 
@@ -244,7 +299,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         // join it.
         frame.unregister(held, interrupt);
         if (untilComplete && result != null) {
-            return followStage(frame, (CompletionStage<?>) result);
+            return CompletionStageLocks.follow(this, frame, (CompletionStage<?>) result);
         }
         LockLostException lost = exit(frame);
         if (lost != null) {
@@ -254,106 +309,64 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     }
 
     /**
-     * Releases when the stage completes, on whichever thread completes it. Returns a future that completes after
-     * the release, with the stage's outcome, or with {@link LockLostException} if the lease was lost meanwhile.
-     */
-    private Object followStage(LockFrame frame, CompletionStage<?> stage) {
-        LockOperation operation = frame.operation();
-        if (operation.getLeaseLostAction() == LeaseLostAction.INTERRUPT && stage instanceof Future<?> future) {
-            // The work runs elsewhere by now: cancelling it is the asynchronous form of the interrupt. Not on the
-            // watchdog's thread, which the cancellation's callbacks (and the release) would keep from renewing.
-            frame.onLost(lost -> ForkJoinPool.commonPool().execute(() -> future.cancel(true)));
-        }
-        if (!operation.isResultReplaceable()) {
-            // A custom stage type that a CompletableFuture would not fit: follow it, but it keeps its own outcome.
-            stage.whenComplete((value, failure) -> exitQuietly(frame));
-            return stage;
-        }
-        CompletableFuture<Object> completion = new CompletableFuture<>();
-        stage.whenComplete((value, failure) -> {
-            LockLostException lost;
-            try {
-                lost = exit(frame);
-            } catch (RuntimeException | Error ex) {
-                completion.completeExceptionally(ex);
-                return;
-            }
-            if (failure != null) {
-                suppress(unwrap(failure), lost);
-                completion.completeExceptionally(failure);
-            } else if (lost != null) {
-                completion.completeExceptionally(lost);
-            } else {
-                completion.complete(value);
-            }
-        });
-        if (stage instanceof Future<?> future) {
-            // A caller that cancels what it got back cancels the method's stage, so the work stops and the lock goes.
-            completion.whenComplete((value, failure) -> {
-                if (completion.isCancelled()) {
-                    future.cancel(true);
-                }
-            });
-        }
-        return completion;
-    }
-
-    /**
-     * Acquires (or joins) every key of one call, in sorted order, all or none, within the call's wait time.
+     * Acquires (or joins) every key of one call: the keys this thread already holds are joined, the others are
+     * acquired through {@link LockService#lockAll(List)}, which takes them in sorted order, all or none, within the
+     * call's wait time.
      *
      * @param outlivesCall whether the call's work may go on after the method returned, so a joined outer hold must
      *        be retained until then
-     * @throws LockUnavailableException naming the key that could not be had, after letting go of the others
+     * @throws LockUnavailableException naming the key that could not be had; nothing new is held then
      */
     LockFrame enter(LockOperation operation, Object[] args, Object target, boolean outlivesCall) {
         String[] keys = resolveKeys(operation, args, target);
         HeldLocks held = HeldLocks.current();
         LockHold[] holds = new LockHold[keys.length];
         boolean[] owned = new boolean[keys.length];
-        Duration waitTime = (operation.getWaitTime() != null ? operation.getWaitTime() : defaultWaitTime);
-        long deadline = System.nanoTime() + waitTime.toNanos();
-        int taken = 0;
-        try {
-            for (; taken < keys.length; taken++) {
-                String key = keys[taken];
-                LockHold joined = held.find(key);
-                if (joined != null) {
-                    if (outlivesCall) {
-                        joined.retain();
-                    }
-                    holds[taken] = joined;
-                } else {
-                    holds[taken] = new LockHold(key, acquire(operation, key, waitTime, deadline, taken == 0));
-                    owned[taken] = true;
+        List<LockRequest> toAcquire = new ArrayList<>(keys.length);
+        for (int i = 0; i < keys.length; i++) {
+            LockHold joined = held.find(keys[i]);
+            if (joined != null) {
+                holds[i] = joined;
+            } else {
+                owned[i] = true;
+                toAcquire.add(operation.toRequest(keys[i]));
+            }
+        }
+        if (!toAcquire.isEmpty()) {
+            List<LockHandle> handles = acquire(operation, toAcquire);
+            for (int i = 0, next = 0; i < keys.length; i++) {
+                if (owned[i]) {
+                    holds[i] = new LockHold(keys[i], handles.get(next++));
                 }
             }
-        } catch (LockTimeoutException | LockBackendException ex) {
-            letGoTaken(operation, holds, owned, outlivesCall, taken);
-            throw new LockUnavailableException(keys[taken], ex);
-        } catch (RuntimeException | Error ex) {
-            letGoTaken(operation, holds, owned, outlivesCall, taken);
-            throw ex;
+        }
+        if (outlivesCall) {
+            // Only now that everything is had: a failed acquisition retained nothing, so it has nothing to undo.
+            for (int i = 0; i < keys.length; i++) {
+                if (!owned[i]) {
+                    holds[i].retain();
+                }
+            }
         }
         return new LockFrame(operation, holds, owned, outlivesCall);
     }
 
-    private LockHandle acquire(LockOperation operation, String key, Duration waitTime, long deadline, boolean first) {
-        if (first) {
-            return lockService.get().lock(operation.toRequest(key));
-        }
-        // Later keys get what is left of the wait, so several keys together wait no longer than one would.
-        Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-        return lockService.get()
-                .tryLock(new LockRequest(key, operation.getTtl(), left, operation.getWatchdog()))
-                .orElseThrow(() -> new LockTimeoutException(key, waitTime));
-    }
-
-    private void letGoTaken(LockOperation operation, LockHold[] holds, boolean[] owned, boolean outlivesCall,
-            int taken) {
-        for (int i = taken - 1; i >= 0; i--) {
-            if ((owned[i] || outlivesCall) && holds[i].letGo()) {
-                release(operation, holds[i]);
+    /** One key as a plain {@link LockService#lock}, several as one {@link LockService#lockAll} with a shared wait. */
+    private List<LockHandle> acquire(LockOperation operation, List<LockRequest> requests) {
+        try {
+            if (requests.size() == 1) {
+                return List.of(lockService.get().lock(requests.get(0)));
             }
+            Duration waitTime = (operation.getWaitTime() != null ? operation.getWaitTime() : defaultWaitTime);
+            List<LockRequest> waiting = new ArrayList<>(requests.size());
+            for (LockRequest request : requests) {
+                waiting.add(request.withWaitTime(waitTime));
+            }
+            MultiLockHandle locks = lockService.get().lockAll(waiting);
+            return locks.handles();
+        } catch (LockTimeoutException | LockBackendException ex) {
+            // A backend's exception names the key it failed on; only a custom one might not.
+            throw new LockUnavailableException(ex.getKey() != null ? ex.getKey() : requests.get(0).key(), ex);
         }
     }
 
@@ -388,19 +401,19 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         }
         LockOperation operation = frame.operation();
         LockHold firstLost = null;
-        int outcome = KEPT;
+        ReleaseOutcome outcome = ReleaseOutcome.KEPT;
         StringBuilder lostKeys = null;
         for (int i = frame.size() - 1; i >= 0; i--) {
             if (!frame.uses(i)) {
                 continue;
             }
             LockHold hold = frame.hold(i);
-            int result = letGo(operation, hold, frame.owns(i));
-            if (result != KEPT) {
+            ReleaseOutcome result = letGo(operation, hold, frame.owns(i));
+            if (result != ReleaseOutcome.KEPT) {
                 lostKeys = (lostKeys == null ? new StringBuilder() : lostKeys.insert(0, ", "));
                 lostKeys.insert(0, "'" + hold.key() + "'");
                 firstLost = hold;
-                outcome = (outcome == LOST ? LOST : result);
+                outcome = outcome.worse(result);
             }
         }
         if (firstLost == null || !frame.reportLoss()) {
@@ -439,21 +452,20 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
      * One user of a hold is done; the last one releases it.
      *
      * @param report whether this call acquired the hold and so reports its loss
-     * @return {@link #KEPT}, {@link #LOST} (found lost by the watchdog) or {@link #EXPIRED} (ran out before the
-     *         release)
+     * @return how the lease ended, as far as this call reports it
      */
-    private static int letGo(LockOperation operation, LockHold hold, boolean report) {
+    private static ReleaseOutcome letGo(LockOperation operation, LockHold hold, boolean report) {
         boolean ours = true;
         if (hold.letGo()) {
             ours = release(operation, hold);
         }
         if (!report) {
-            return KEPT;
+            return ReleaseOutcome.KEPT;
         }
         if (hold.handle().isLost()) {
-            return LOST;
+            return ReleaseOutcome.LOST;
         }
-        return (ours ? KEPT : EXPIRED);
+        return (ours ? ReleaseOutcome.KEPT : ReleaseOutcome.EXPIRED);
     }
 
     /**
@@ -473,17 +485,17 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     }
 
     private LockLostException leaseLost(LockOperation operation, String key, String keys, LockHandle handle,
-            int outcome) {
+            ReleaseOutcome outcome) {
         if (!throwOnLeaseLost) {
             // A lease the watchdog found lost was already logged and published as a LockLostEvent.
-            if (outcome == EXPIRED) {
+            if (outcome == ReleaseOutcome.EXPIRED) {
                 logger.warn("The lock " + keys + " of " + operation.describeMethod() + " had already expired when "
                         + "the method returned, so another owner may have run concurrently. Raise the ttl, or keep "
                         + "the watchdog enabled so that the lease is renewed while the method runs.");
             }
             return null;
         }
-        String why = (outcome == LOST
+        String why = (outcome == ReleaseOutcome.LOST
                 ? "the lease watchdog found it lost (the key was deleted or taken over, or Redis was unreachable "
                         + "until the lease ran out)"
                 : "its lease had expired when the method returned (raise the ttl, or keep the watchdog enabled so "
@@ -515,26 +527,14 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
      */
     Object fallback(LockOperation operation, Object[] args, String key, LockAcquisitionException cause)
             throws Throwable {
-        String handlerName = operation.getFailureHandler();
-        if (handlerName != null) {
-            return failureHandler(operation, handlerName)
-                    .handle(new LockFailure(operation.getMethod(), args, key, cause));
-        }
-        if (operation.getFailureAction() == FailureAction.SKIP) {
-            if (logger.isDebugEnabled()) {
-                logger.debug("Skipped " + operation.describeMethod() + " (onFailure = SKIP): " + cause.getMessage());
-            }
-            return operation.emptyResult();
-        }
-        throw cause;
+        return failureStrategy(operation).onUnavailable(args, key, cause);
     }
 
-    private LockFailureHandler failureHandler(LockOperation operation, String name) {
-        if (beanFactory == null) {
-            throw new IllegalStateException("Cannot look up the failure handler '" + name + "' of "
-                    + operation.describeMethod() + ": the interceptor has no bean factory. Declare it as a bean.");
-        }
-        return beanFactory.getBean(name, LockFailureHandler.class);
+    /** The method's strategy, made on its first failed call and then reused. */
+    private FailureStrategy failureStrategy(LockOperation operation) {
+        FailureStrategy strategy = failureStrategies.get(operation);
+        return (strategy != null ? strategy : failureStrategies.computeIfAbsent(operation,
+                op -> FailureStrategy.of(op, () -> beanFactory)));
     }
 
     /** Attaches a lost lease to the exception that ends the call anyway, unless it is that very exception. */
@@ -542,10 +542,6 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         if (lost != null && failure != lost) {
             failure.addSuppressed(lost);
         }
-    }
-
-    private static Throwable unwrap(Throwable failure) {
-        return (failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure);
     }
 
     /** Proceeds with the intercepted call. */

@@ -24,17 +24,14 @@ import java.util.stream.LongStream;
 import java.util.stream.Stream;
 
 import org.springframework.core.CollectionFactory;
-import org.springframework.util.ClassUtils;
 
 /**
  * What a call skipped by {@code onFailure = SKIP} returns, chosen once per method from its declared return type:
  * {@code null}, zero or {@code false} for a primitive, an empty {@code Optional}, collection, map, array or stream,
- * a future completed with {@code null}, or an empty {@code Mono}/{@code Flux}.
+ * or a future completed with {@code null}. (An empty reactive result comes from its
+ * {@link org.springframework.core.ReactiveAdapter}; see {@link LockOperation}.)
  */
 final class EmptyReturnValues {
-
-    private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
-            EmptyReturnValues.class.getClassLoader());
 
     private EmptyReturnValues() {
     }
@@ -135,9 +132,6 @@ final class EmptyReturnValues {
         if (type.isArray()) {
             return Array.newInstance(type.getComponentType(), 0);
         }
-        if (REACTOR_PRESENT) {
-            return ReactiveEmpties.of(type);
-        }
         return null;
     }
 
@@ -149,20 +143,6 @@ final class EmptyReturnValues {
             return type.getConstructor() != null;
         } catch (NoSuchMethodException ex) {
             return false;
-        }
-    }
-
-    /** Touches Reactor types; loaded only when Reactor is present. */
-    private static final class ReactiveEmpties {
-
-        static Object of(Class<?> type) {
-            if (type == reactor.core.publisher.Mono.class) {
-                return reactor.core.publisher.Mono.empty();
-            }
-            if (type == reactor.core.publisher.Flux.class || type == org.reactivestreams.Publisher.class) {
-                return reactor.core.publisher.Flux.empty();
-            }
-            return null;
         }
     }
 }

@@ -7,6 +7,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 
+import org.springframework.core.ReactiveAdapter;
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.util.ClassUtils;
 
 import io.github.distlock.DistributedLock.FailureAction;
@@ -22,7 +24,10 @@ import io.github.distlock.LockRequest;
  */
 public final class LockOperation {
 
-    /** Whether Project Reactor is present; decides whether {@code Mono}/{@code Flux} results are recognised. */
+    /**
+     * Whether Project Reactor is present: the lock follows a reactive result with Reactor operators, so reactive
+     * results (of any library Spring's {@link ReactiveAdapterRegistry} adapts) are recognised only then.
+     */
     private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
             LockOperation.class.getClassLoader());
 
@@ -47,6 +52,8 @@ public final class LockOperation {
     private final String failureHandler;
 
     private final ResultKind resultKind;
+
+    private final ReactiveAdapter reactiveAdapter;
 
     private final boolean resultReplaceable;
 
@@ -81,11 +88,15 @@ public final class LockOperation {
         this.failureAction = failureAction;
         this.failureHandler = (failureHandler == null || failureHandler.isEmpty() ? null : failureHandler);
         Class<?> returnType = method.getReturnType();
-        this.resultKind = ResultKind.of(returnType);
+        this.reactiveAdapter = (REACTOR_PRESENT && !CompletionStage.class.isAssignableFrom(returnType)
+                ? ReactiveTypes.adapterFor(returnType) : null);
+        this.resultKind = (CompletionStage.class.isAssignableFrom(returnType) ? ResultKind.COMPLETION_STAGE
+                : reactiveAdapter != null ? ResultKind.PUBLISHER : ResultKind.VALUE);
         // A stage the lock follows is replaced by one that completes after the release; only possible when a
         // CompletableFuture fits the declared type (not for a custom CompletableFuture subclass).
         this.resultReplaceable = returnType.isAssignableFrom(CompletableFuture.class);
-        this.emptyResult = EmptyReturnValues.of(returnType);
+        this.emptyResult = (reactiveAdapter != null ? ReactiveTypes.emptyOf(reactiveAdapter)
+                : EmptyReturnValues.of(returnType));
         this.description = InvalidLockDefinitionException.describe(method, targetClass);
     }
 
@@ -190,6 +201,14 @@ public final class LockOperation {
                 + (failureHandler != null ? ", failureHandler = " + failureHandler : "") + ") on " + description;
     }
 
+    /**
+     * For a {@link ResultKind#PUBLISHER} result: how it converts to and from a Reactive Streams {@code Publisher};
+     * {@code null} otherwise.
+     */
+    ReactiveAdapter getReactiveAdapter() {
+        return reactiveAdapter;
+    }
+
     /** How the lock follows a method's result. */
     public enum ResultKind {
 
@@ -199,39 +218,30 @@ public final class LockOperation {
         /** Held until the returned {@link CompletionStage} completes, normally or exceptionally. */
         COMPLETION_STAGE,
 
-        /** Reactor {@code Mono}: acquired on subscription, held until it terminates or is cancelled. */
-        MONO,
-
-        /** Reactor {@code Flux} (or a declared {@code Publisher}): like {@link #MONO}. */
-        FLUX;
-
-        static ResultKind of(Class<?> returnType) {
-            if (CompletionStage.class.isAssignableFrom(returnType)) {
-                return COMPLETION_STAGE;
-            }
-            if (REACTOR_PRESENT) {
-                ResultKind reactive = ReactiveTypes.kindOf(returnType);
-                if (reactive != null) {
-                    return reactive;
-                }
-            }
-            return VALUE;
-        }
+        /**
+         * A deferred reactive type that Spring's {@link ReactiveAdapterRegistry} adapts (Reactor's {@code Mono} and
+         * {@code Flux}, a {@code Publisher}, RxJava, Mutiny, ...): acquired on subscription, held until it
+         * terminates or is cancelled. Needs Reactor on the classpath.
+         */
+        PUBLISHER
     }
 
-    /** Touches Reactor types; loaded only when Reactor is present. */
+    /** Touches Reactor types through the registry; loaded only when Reactor is present. */
     private static final class ReactiveTypes {
 
-        static ResultKind kindOf(Class<?> returnType) {
-            // Exact types only: the lock returns its own Mono or Flux, which would not fit a declared subclass.
-            if (returnType == reactor.core.publisher.Mono.class) {
-                return ResultKind.MONO;
+        static ReactiveAdapter adapterFor(Class<?> returnType) {
+            ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance().getAdapter(returnType);
+            // Exact types only: the lock returns the adapter's type, which would not fit a declared subclass. And
+            // deferred ones only: a type whose work starts without a subscriber cannot be locked on subscription.
+            if (adapter == null || adapter.getReactiveType() != returnType || !adapter.getDescriptor().isDeferred()) {
+                return null;
             }
-            if (returnType == reactor.core.publisher.Flux.class
-                    || returnType == org.reactivestreams.Publisher.class) {
-                return ResultKind.FLUX;
-            }
-            return null;
+            return adapter;
+        }
+
+        /** The empty value of a skipped call: the adapter's type made from an empty publisher, per call. */
+        static Supplier<Object> emptyOf(ReactiveAdapter adapter) {
+            return () -> adapter.fromPublisher(reactor.core.publisher.Mono.empty());
         }
     }
 }

@@ -4,23 +4,26 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.reactivestreams.Publisher;
+import org.springframework.core.ReactiveAdapter;
 
 import io.github.distlock.DistributedLock.LeaseLostAction;
 import io.github.distlock.LockLostException;
 import io.github.distlock.aop.DistributedLockAspectSupport.Invoker;
-import io.github.distlock.aop.LockOperation.ResultKind;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * Locks a method returning a Reactor {@code Mono} or {@code Flux}: nothing happens until subscription; each
- * subscription then acquires the lock, invokes the method and holds the lock until the publisher terminates or is
- * cancelled. Acquiring and releasing block (a Redis round trip, perhaps a wait), so they run on
+ * Locks a method returning a reactive type, through the type's {@link ReactiveAdapter} (Spring's
+ * {@link org.springframework.core.ReactiveAdapterRegistry}): Reactor's {@code Mono} and {@code Flux}, a
+ * {@code Publisher}, and whatever else the registry adapts (RxJava, Mutiny, ...). Nothing happens until
+ * subscription; each subscription then acquires the lock, invokes the method and holds the lock until the publisher
+ * terminates or is cancelled. Acquiring and releasing block (a Redis round trip, perhaps a wait), so they run on
  * {@link Schedulers#boundedElastic()}, never on the subscriber's thread.
  *
- * <p>Only referenced when the operation's result is a {@code Mono} or {@code Flux}, so Reactor stays optional.
+ * <p>Only referenced when the operation's result is reactive, which {@link LockOperation} recognises only with
+ * Reactor present, so Reactor stays optional.
  */
 final class ReactiveLocks {
 
@@ -29,17 +32,17 @@ final class ReactiveLocks {
 
     /**
      * @param invoker invokes the method; called once per subscription, after the lock is held
-     * @return a {@code Mono} or {@code Flux} as the operation's result kind asks
+     * @return the method's declared reactive type, made by its adapter from the locked publisher
      */
     static Object lockOnSubscribe(DistributedLockAspectSupport support, Invoker invoker, LockOperation operation,
             Object[] args, Object target) {
-        boolean mono = (operation.getResultKind() == ResultKind.MONO);
+        ReactiveAdapter adapter = operation.getReactiveAdapter();
         Flux<Object> locked = Flux.defer(() -> {
             // Per subscription. Reactor wraps an error raised by the completion cleanup, so a lease lost by then is
             // kept here and signalled after the cleanup instead.
             AtomicReference<LockLostException> lostAtCompletion = new AtomicReference<>();
             return Flux.usingWhen(acquisition(support, operation, args, target),
-                    frame -> body(support, invoker, frame),
+                    frame -> body(support, invoker, frame, adapter),
                     frame -> completed(support, frame, lostAtCompletion),
                     (frame, failure) -> failed(support, frame, failure),
                     frame -> cancelled(support, frame))
@@ -48,15 +51,15 @@ final class ReactiveLocks {
                         return (lost != null ? Mono.error(lost) : Mono.empty());
                     }));
         });
-        if (mono) {
+        if (!adapter.isMultiValue()) {
             // Mono.usingWhen would emit the value before the release; as a Flux the value waits for the completion,
             // which comes after the release and which a lost lease turns into an error, as for a CompletionStage.
-            return locked.singleOrEmpty()
+            return adapter.fromPublisher(locked.singleOrEmpty()
                     .onErrorResume(LockUnavailableException.class,
-                            unavailable -> Mono.from(fallback(support, operation, args, unavailable)));
+                            unavailable -> Mono.from(fallback(support, operation, args, unavailable, adapter))));
         }
-        return locked.onErrorResume(LockUnavailableException.class,
-                unavailable -> Flux.from(fallback(support, operation, args, unavailable)));
+        return adapter.fromPublisher(locked.onErrorResume(LockUnavailableException.class,
+                unavailable -> Flux.from(fallback(support, operation, args, unavailable, adapter))));
     }
 
     /**
@@ -98,7 +101,8 @@ final class ReactiveLocks {
     }
 
     /** Invokes the method under the lock; nested calls made while it assembles its publisher join the lock. */
-    private static Publisher<Object> body(DistributedLockAspectSupport support, Invoker invoker, LockFrame frame) {
+    private static Publisher<Object> body(DistributedLockAspectSupport support, Invoker invoker, LockFrame frame,
+            ReactiveAdapter adapter) {
         HeldLocks held = HeldLocks.current();
         frame.register(held, false);
         Object result;
@@ -109,7 +113,7 @@ final class ReactiveLocks {
         } finally {
             frame.unregister(held, false);
         }
-        Publisher<Object> publisher = (result != null ? objects((Publisher<?>) result) : Mono.empty());
+        Publisher<Object> publisher = (result != null ? adapter.toPublisher(result) : Mono.empty());
         if (frame.operation().getLeaseLostAction() != LeaseLostAction.INTERRUPT) {
             return publisher;
         }
@@ -144,9 +148,12 @@ final class ReactiveLocks {
         return Mono.<Void>fromRunnable(() -> support.exitQuietly(frame)).subscribeOn(Schedulers.boundedElastic());
     }
 
-    /** The failure strategy as a publisher: a handler may return a publisher or a plain value to emit. */
+    /**
+     * The failure strategy as a publisher: a handler may return the method's reactive type, a publisher, or a plain
+     * value to emit.
+     */
     private static Publisher<Object> fallback(DistributedLockAspectSupport support, LockOperation operation,
-            Object[] args, LockUnavailableException unavailable) {
+            Object[] args, LockUnavailableException unavailable, ReactiveAdapter adapter) {
         Object value;
         try {
             value = support.fallback(operation, args, unavailable.getKey(), unavailable.getCause());
@@ -155,6 +162,9 @@ final class ReactiveLocks {
         }
         if (value == null) {
             return Mono.empty();
+        }
+        if (adapter.getReactiveType().isInstance(value)) {
+            return adapter.toPublisher(value);
         }
         return (value instanceof Publisher<?> publisher ? objects(publisher) : Mono.just(value));
     }

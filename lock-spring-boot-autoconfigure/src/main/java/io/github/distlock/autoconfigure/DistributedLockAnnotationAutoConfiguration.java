@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import org.aopalliance.intercept.MethodInterceptor;
 import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
@@ -11,9 +12,11 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
@@ -21,7 +24,9 @@ import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
 
 import io.github.distlock.LockService;
+import io.github.distlock.aop.AnnotationDistributedLockAspect;
 import io.github.distlock.aop.AnnotationLockOperationSource;
+import io.github.distlock.aop.DistributedLockAspectSupport;
 import io.github.distlock.aop.DistributedLockAdvisor;
 import io.github.distlock.aop.DistributedLockInterceptor;
 import io.github.distlock.aop.FinalMethodDetector;
@@ -30,10 +35,16 @@ import io.github.distlock.aop.LockOperationSource;
 import io.github.distlock.autoconfigure.DistributedLockProperties.UnguardedMethods;
 
 /**
- * Auto-configures the {@link io.github.distlock.DistributedLock @DistributedLock} interceptor once there is a
- * {@link LockService}: the operation source, the key resolver, the interceptor and its advisor, ordered by
- * {@code distributed-lock.aspect-order}. Registers an auto-proxy creator if none exists, as
- * {@code @EnableCaching} does, so the annotation works with or without {@code spring-boot-starter-aop}.
+ * Auto-configures {@link io.github.distlock.DistributedLock @DistributedLock} once there is a {@link LockService}:
+ * the operation source and the key resolver, and then, as {@code distributed-lock.advice-mode} says (the
+ * counterpart of {@code @EnableCaching(mode = ...)}):
+ * <ul>
+ * <li>{@code proxy}, the default: the interceptor and its advisor, ordered by {@code distributed-lock.aspect-order},
+ * and an auto-proxy creator if none exists, as {@code @EnableCaching} registers one, so the annotation works with or
+ * without {@code spring-boot-starter-aop};</li>
+ * <li>{@code aspectj}: no advisor and no proxy, but the woven {@link AnnotationDistributedLockAspect}, configured
+ * with the context's beans.</li>
+ * </ul>
  *
  * <p>All beans are infrastructure beans created by static methods: the proxy creator instantiates advisors before
  * ordinary beans, and neither this class nor the lock service should be created that early. Each bean can be
@@ -43,7 +54,6 @@ import io.github.distlock.autoconfigure.DistributedLockProperties.UnguardedMetho
 @ConditionalOnClass({ MethodInterceptor.class, AopConfigUtils.class })
 @ConditionalOnBean(LockService.class)
 @Conditional(OnDistributedLockEnabledCondition.class)
-@Import(DistributedLockAnnotationAutoConfiguration.AutoProxyCreatorRegistrar.class)
 @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 public class DistributedLockAnnotationAutoConfiguration {
 
@@ -62,22 +72,6 @@ public class DistributedLockAnnotationAutoConfiguration {
         AnnotationLockOperationSource source = new AnnotationLockOperationSource(lockKeyResolver);
         source.setFailOnUnguardedMethods(failOnUnguardedMethods(environment));
         return source;
-    }
-
-    /**
-     * Fails the startup on (or warns about) a {@code @DistributedLock} method that is final on a class-based proxy,
-     * which would run without the lock. A bean post-processor: it must see each bean after it was proxied.
-     *
-     * @param distributedLockOperationSource decides which methods are locked
-     * @param environment where {@code unguarded-methods} is read from
-     * @return the detector
-     */
-    @Bean
-    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-    @ConditionalOnMissingBean
-    public static FinalMethodDetector distributedLockFinalMethodDetector(
-            LockOperationSource distributedLockOperationSource, Environment environment) {
-        return new FinalMethodDetector(distributedLockOperationSource, failOnUnguardedMethods(environment));
     }
 
     /** Bound from the Environment, like the aspect order below, so the properties bean is not created early. */
@@ -101,53 +95,166 @@ public class DistributedLockAnnotationAutoConfiguration {
     }
 
     /**
-     * Locks around each call of an annotated method.
-     *
-     * @param distributedLockOperationSource finds each method's lock
-     * @param lockKeyResolver resolves the key per call
-     * @param lockService looked up on the first call, not while the proxy infrastructure is created
-     * @param environment where {@code throw-on-lease-lost} and {@code default-wait-time} are read from
-     * @return the interceptor
+     * Bound from the Environment for the same reason as the aspect order: the properties bean must not be created
+     * while the proxy infrastructure is.
      */
-    @Bean
-    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-    @ConditionalOnMissingBean
-    public static DistributedLockInterceptor distributedLockInterceptor(
-            LockOperationSource distributedLockOperationSource, LockKeyResolver lockKeyResolver,
-            ObjectProvider<LockService> lockService, Environment environment) {
-        DistributedLockInterceptor interceptor = new DistributedLockInterceptor(distributedLockOperationSource,
-                lockKeyResolver, lockService::getObject);
-        // Bound from the Environment for the same reason as the aspect order below: the properties bean must not be
-        // created while the proxy infrastructure is.
+    static void applyCallSettings(DistributedLockAspectSupport support, Environment environment) {
         DistributedLockProperties defaults = new DistributedLockProperties();
         Binder binder = Binder.get(environment);
-        interceptor.setThrowOnLeaseLost(binder.bind(DistributedLockProperties.PREFIX + ".throw-on-lease-lost",
+        support.setThrowOnLeaseLost(binder.bind(DistributedLockProperties.PREFIX + ".throw-on-lease-lost",
                 Boolean.class).orElse(defaults.isThrowOnLeaseLost()));
-        interceptor.setDefaultWaitTime(binder.bind(DistributedLockProperties.PREFIX + ".default-wait-time",
+        support.setDefaultWaitTime(binder.bind(DistributedLockProperties.PREFIX + ".default-wait-time",
                 Duration.class).orElse(defaults.getDefaultWaitTime()));
-        return interceptor;
     }
 
     /**
-     * Applies the interceptor to annotated methods, ordered by {@code distributed-lock.aspect-order}.
-     *
-     * @param distributedLockOperationSource decides which methods are locked
-     * @param distributedLockInterceptor the advice
-     * @param environment where the aspect order is read from
-     * @return the advisor
+     * {@code distributed-lock.advice-mode=proxy}, the default: a Spring AOP proxy locks the calls made through each
+     * bean.
      */
-    @Bean
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(prefix = DistributedLockProperties.PREFIX, name = "advice-mode", havingValue = "proxy",
+            matchIfMissing = true)
+    @Import(AutoProxyCreatorRegistrar.class)
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-    @ConditionalOnMissingBean
-    public static DistributedLockAdvisor distributedLockAdvisor(LockOperationSource distributedLockOperationSource,
-            DistributedLockInterceptor distributedLockInterceptor, Environment environment) {
-        // The one property (DistributedLockProperties.aspectOrder) is bound from the Environment rather than
-        // injected: the properties bean would otherwise be created while the proxy creator collects advisors,
-        // too early to be post-processed like ordinary beans.
-        int order = Binder.get(environment)
-                .bind(DistributedLockProperties.PREFIX + ".aspect-order", Integer.class)
-                .orElse(DistributedLockProperties.DEFAULT_ASPECT_ORDER);
-        return new DistributedLockAdvisor(distributedLockOperationSource, distributedLockInterceptor, order);
+    static class ProxyModeConfiguration {
+
+        /**
+         * Fails the startup on (or warns about) a {@code @DistributedLock} method that is final on a class-based proxy,
+         * which would run without the lock. A bean post-processor: it must see each bean after it was proxied.
+         *
+         * @param distributedLockOperationSource decides which methods are locked
+         * @param environment where {@code unguarded-methods} is read from
+         * @return the detector
+         */
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        @ConditionalOnMissingBean
+        public static FinalMethodDetector distributedLockFinalMethodDetector(
+                LockOperationSource distributedLockOperationSource, Environment environment) {
+            return new FinalMethodDetector(distributedLockOperationSource, failOnUnguardedMethods(environment));
+        }
+
+        /**
+         * Locks around each call of an annotated method.
+         *
+         * @param distributedLockOperationSource finds each method's lock
+         * @param lockKeyResolver resolves the key per call
+         * @param lockService looked up on the first call, not while the proxy infrastructure is created
+         * @param environment where {@code throw-on-lease-lost} and {@code default-wait-time} are read from
+         * @return the interceptor
+         */
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        @ConditionalOnMissingBean
+        public static DistributedLockInterceptor distributedLockInterceptor(
+                LockOperationSource distributedLockOperationSource, LockKeyResolver lockKeyResolver,
+                ObjectProvider<LockService> lockService, Environment environment) {
+            DistributedLockInterceptor interceptor = new DistributedLockInterceptor(distributedLockOperationSource,
+                    lockKeyResolver, lockService::getObject);
+            applyCallSettings(interceptor, environment);
+            return interceptor;
+        }
+
+        /**
+         * Applies the interceptor to annotated methods, ordered by {@code distributed-lock.aspect-order}.
+         *
+         * @param distributedLockOperationSource decides which methods are locked
+         * @param distributedLockInterceptor the advice
+         * @param environment where the aspect order is read from
+         * @return the advisor
+         */
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        @ConditionalOnMissingBean
+        public static DistributedLockAdvisor distributedLockAdvisor(LockOperationSource distributedLockOperationSource,
+                DistributedLockInterceptor distributedLockInterceptor, Environment environment) {
+            // The one property (DistributedLockProperties.aspectOrder) is bound from the Environment rather than
+            // injected: the properties bean would otherwise be created while the proxy creator collects advisors,
+            // too early to be post-processed like ordinary beans.
+            int order = Binder.get(environment)
+                    .bind(DistributedLockProperties.PREFIX + ".aspect-order", Integer.class)
+                    .orElse(DistributedLockProperties.DEFAULT_ASPECT_ORDER);
+            return new DistributedLockAdvisor(distributedLockOperationSource, distributedLockInterceptor, order);
+        }
+    }
+
+    /**
+     * {@code distributed-lock.advice-mode=aspectj}: the aspect woven into the classes locks every execution of an
+     * annotated method, including {@code this.}-calls and final methods; no proxy is made for the lock.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(prefix = DistributedLockProperties.PREFIX, name = "advice-mode", havingValue = "aspectj")
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static class AspectJModeConfiguration {
+
+        /**
+         * The aspect instance AspectJ created when it wove the classes, configured with this context's beans, like
+         * Spring's {@code AnnotationCacheAspect.aspectOf()} bean.
+         *
+         * @param distributedLockOperationSource finds each method's lock
+         * @param lockKeyResolver resolves the key per call
+         * @param lockService looked up on the first call
+         * @param environment where {@code throw-on-lease-lost} and {@code default-wait-time} are read from
+         * @return the configured aspect
+         * @throws IllegalStateException if AspectJ is not on the classpath or the aspect was not woven
+         */
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        @ConditionalOnMissingBean
+        public static AnnotationDistributedLockAspect distributedLockAspect(
+                LockOperationSource distributedLockOperationSource, LockKeyResolver lockKeyResolver,
+                ObjectProvider<LockService> lockService, Environment environment) {
+            AnnotationDistributedLockAspect aspect = WovenAspect.instance();
+            applyCallSettings(aspect, environment);
+            aspect.configure(distributedLockOperationSource, lockKeyResolver, lockService::getObject);
+            return aspect;
+        }
+
+        /**
+         * Unconfigures the aspect when this context closes (the aspect outlives it: AspectJ owns it), unless a newer
+         * context configured it since.
+         *
+         * @param distributedLockAspect the configured aspect
+         * @param distributedLockOperationSource the operation source this context configured it with
+         * @return the hook that the context runs on close
+         */
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        public static DisposableBean distributedLockAspectRelease(
+                AnnotationDistributedLockAspect distributedLockAspect,
+                LockOperationSource distributedLockOperationSource) {
+            return () -> distributedLockAspect.unconfigure(distributedLockOperationSource);
+        }
+    }
+
+    /** Touches AspectJ's runtime only in aspectj mode, where it must be on the classpath anyway. */
+    static final class WovenAspect {
+
+        private static final String HOW_TO_WEAVE = " Weave it at load time: start the JVM with "
+                + "-javaagent:/path/to/aspectjweaver.jar, and list "
+                + "io.github.distlock.aop.AnnotationDistributedLockAspect under <aspects> in a META-INF/aop.xml "
+                + "that includes your packages (see the guide, \"Proxy or AspectJ mode\"). Or set "
+                + "distributed-lock.advice-mode=proxy.";
+
+        private WovenAspect() {
+        }
+
+        static AnnotationDistributedLockAspect instance() {
+            try {
+                Class.forName("org.aspectj.lang.Aspects", false, WovenAspect.class.getClassLoader());
+            } catch (ClassNotFoundException | LinkageError ex) {
+                throw new IllegalStateException("distributed-lock.advice-mode=aspectj needs AspectJ on the "
+                        + "classpath: add org.aspectj:aspectjweaver (spring-boot-starter-aop brings it)."
+                        + HOW_TO_WEAVE, ex);
+            }
+            try {
+                return org.aspectj.lang.Aspects.aspectOf(AnnotationDistributedLockAspect.class);
+            } catch (org.aspectj.lang.NoAspectBoundException ex) {
+                throw new IllegalStateException("distributed-lock.advice-mode=aspectj, but AspectJ did not weave "
+                        + "AnnotationDistributedLockAspect, so no @DistributedLock method would be locked."
+                        + HOW_TO_WEAVE, ex);
+            }
+        }
     }
 
     /**

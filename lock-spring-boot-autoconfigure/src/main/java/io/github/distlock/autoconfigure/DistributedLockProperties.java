@@ -6,6 +6,7 @@ import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.context.annotation.AdviceMode;
 import org.springframework.core.Ordered;
 
 import io.github.distlock.LockDurations;
@@ -102,6 +103,14 @@ public class DistributedLockProperties implements InitializingBean {
     private UnguardedMethods unguardedMethods = UnguardedMethods.FAIL;
 
     /**
+     * How @DistributedLock is applied. proxy (the default): a Spring AOP proxy around each bean locks calls made
+     * through the bean, so a this.-call from inside the class and a final method run without the lock. aspectj: an
+     * AspectJ aspect woven into the classes at load time (the aspectjweaver agent with a META-INF/aop.xml naming
+     * io.github.distlock.aop.AnnotationDistributedLockAspect) locks every execution; no proxy is made for the lock.
+     */
+    private AdviceMode adviceMode = AdviceMode.PROXY;
+
+    /**
      * How a release wakes waiters in a Redis Cluster, on Lettuce: auto (the default) uses sharded pub/sub, SPUBLISH on
      * a channel in the lock's own hash slot so that only the shard owning the lock forwards the message, when every
      * node runs Redis 7 or later. global keeps the one global channel, which every node forwards to every other: for
@@ -191,6 +200,14 @@ public class DistributedLockProperties implements InitializingBean {
 
     public void setThrowOnLeaseLost(boolean throwOnLeaseLost) {
         this.throwOnLeaseLost = throwOnLeaseLost;
+    }
+
+    public AdviceMode getAdviceMode() {
+        return adviceMode;
+    }
+
+    public void setAdviceMode(AdviceMode adviceMode) {
+        this.adviceMode = adviceMode;
     }
 
     public UnguardedMethods getUnguardedMethods() {

@@ -432,6 +432,12 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 request.waitTime() != null ? request.waitTime() : defaults.waitTime()));
     }
 
+    /** {@code distributed-lock.default-wait-time}, which {@link #lockAll(java.util.List)} shares among its keys. */
+    @Override
+    public Duration defaultWaitTime() {
+        return defaults.waitTime();
+    }
+
     @Override
     public <T> T callLocked(LockRequest request, Callable<T> action) throws Exception {
         Objects.requireNonNull(action, "action");

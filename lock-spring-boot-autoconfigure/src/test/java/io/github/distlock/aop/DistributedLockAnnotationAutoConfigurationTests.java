@@ -105,6 +105,37 @@ class DistributedLockAnnotationAutoConfigurationTests {
     }
 
     @Test
+    void adviceModeProxyIsTheDefaultAndCanBeNamed() {
+        runner().withPropertyValues("distributed-lock.advice-mode=proxy").run(context -> {
+            assertThat(context).hasSingleBean(DistributedLockAdvisor.class)
+                    .hasSingleBean(FinalMethodDetector.class)
+                    .doesNotHaveBean(AnnotationDistributedLockAspect.class);
+            assertThat(AopUtils.isAopProxy(context.getBean(LockedService.class))).isTrue();
+        });
+    }
+
+    @Test
+    void anUnknownAdviceModeFailsTheStartupNamingTheProperty() {
+        runner().withPropertyValues("distributed-lock.advice-mode=weave").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasStackTraceContaining("distributed-lock.advice-mode");
+        });
+    }
+
+    @Test
+    void adviceModeAspectjWithoutWeavingFailsTheStartupAndSaysHowToWeave() {
+        // No weaving agent runs in this module's tests, so the aspect was never woven.
+        runner().withPropertyValues("distributed-lock.advice-mode=aspectj").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasStackTraceContaining("distributed-lock.advice-mode=aspectj")
+                    .hasStackTraceContaining("did not weave")
+                    .hasStackTraceContaining("-javaagent:")
+                    .hasStackTraceContaining("META-INF/aop.xml")
+                    .hasStackTraceContaining("distributed-lock.advice-mode=proxy");
+        });
+    }
+
+    @Test
     void backsOffWhenDisabled() {
         runner().withPropertyValues("distributed-lock.enabled=false").run(context -> {
             assertThat(context).doesNotHaveBean(DistributedLockAdvisor.class)

@@ -20,6 +20,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
 
@@ -73,6 +74,9 @@ class DistributedLockFailureStrategyTests {
                     throw new IOException("no fallback for " + failure.key());
                 })
                 .withBean("wrongType", LockFailureHandler.class, () -> failure -> 42)
+                // A new instance per look-up, so that the number of instances counts the look-ups.
+                .withBean("perLookUp", CountingHandler.class, CountingHandler::new,
+                        definition -> definition.setScope(BeanDefinition.SCOPE_PROTOTYPE))
                 .withBean(SkippingService.class)
                 .withBean(HandledService.class);
     }
@@ -191,6 +195,22 @@ class DistributedLockFailureStrategyTests {
                     .hasMessageContaining("'wrongType'")
                     .hasMessageContaining("mistyped(")
                     .hasMessageContaining("java.lang.Integer");
+        }));
+    }
+
+    @Test
+    void theFailureHandlerBeanIsLookedUpOnceForAMethodNotOnEveryFailedCall() {
+        CountingHandler.instances.set(0);
+        runner().run(context -> whileBusyIsHeldElsewhere(context, () -> {
+            HandledService service = context.getBean(HandledService.class);
+            int before = CountingHandler.instances.get(); // the startup check creates none either, but may in future
+
+            for (int i = 0; i < 3; i++) {
+                assertThat(service.counted()).isEqualTo("handled");
+            }
+
+            assertThat(CountingHandler.instances.get() - before).isOne();
+            assertThat(service.invocations()).isZero();
         }));
     }
 
@@ -358,6 +378,27 @@ class DistributedLockFailureStrategyTests {
         public String mistyped() {
             invocations.incrementAndGet();
             return "value";
+        }
+
+        @DistributedLock(key = "'busy'", waitTime = "0s", failureHandler = "perLookUp")
+        public String counted() {
+            invocations.incrementAndGet();
+            return "value";
+        }
+    }
+
+    /** Counts its instances: as a prototype bean, one per look-up. */
+    static class CountingHandler implements LockFailureHandler {
+
+        static final AtomicInteger instances = new AtomicInteger();
+
+        CountingHandler() {
+            instances.incrementAndGet();
+        }
+
+        @Override
+        public Object handle(LockFailure failure) {
+            return "handled";
         }
     }
 }

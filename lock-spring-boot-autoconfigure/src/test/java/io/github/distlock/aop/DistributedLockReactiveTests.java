@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -31,12 +32,14 @@ import io.github.distlock.aop.LockTestContexts.LockProbe;
 import io.github.distlock.aop.LockTestContexts.LostLeases;
 import io.github.distlock.testsupport.RedisServerExtension;
 import reactor.core.Disposable;
+import reactor.adapter.JdkFlowAdapter;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
 /**
- * A method returning a Reactor {@code Mono} or {@code Flux} takes its lock on subscription, not on the call, and
+ * A method returning a Reactor {@code Mono} or {@code Flux}, or another reactive type that Spring's
+ * {@code ReactiveAdapterRegistry} adapts, takes its lock on subscription, not on the call, and
  * holds it until the publisher terminates or the subscription is cancelled. Leases that must outlive their ttl use
  * 500 ms with the watchdog on: short, yet with room for a busy machine to renew in time.
  */
@@ -148,6 +151,45 @@ class DistributedLockReactiveTests {
 
             assertThat(heldAtEachElement).hasSize(5).containsOnly(true);
             await().atMost(Duration.ofSeconds(1)).until(() -> !probe.exists("lock:{e}"));
+        });
+    }
+
+    @Test
+    void aReactiveTypeOtherThanReactorsIsLockedThroughItsAdapterOnSubscriptionOnly() {
+        runner().run(context -> {
+            ReactiveService service = context.getBean(ReactiveService.class);
+            LockProbe probe = context.getBean(LockProbe.class);
+
+            // java.util.concurrent.Flow.Publisher: adapted by Spring's ReactiveAdapterRegistry, not Reactor's type.
+            Flow.Publisher<Integer> result = service.flowOf("g");
+            assertThat(probe.exists("lock:{g}")).isFalse();
+            assertThat(service.invocations()).isZero();
+
+            List<Boolean> heldAtEachElement = JdkFlowAdapter.flowPublisherToFlux(result)
+                    .map(element -> probe.exists("lock:{g}"))
+                    .collectList().block(Duration.ofSeconds(5));
+
+            assertThat(heldAtEachElement).hasSize(3).containsOnly(true);
+            assertThat(service.invocations()).isOne();
+            await().atMost(Duration.ofSeconds(1)).until(() -> !probe.exists("lock:{g}"));
+        });
+    }
+
+    @Test
+    void aSkippedCallOfAnAdaptedReactiveTypeIsItsEmptyValue() {
+        runner().run(context -> {
+            ReactiveService service = context.getBean(ReactiveService.class);
+            LockHandle other = context.getBean(LockService.class)
+                    .lock(LockRequest.of("busy").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO));
+            try {
+                List<String> elements = JdkFlowAdapter.flowPublisherToFlux(service.skippedFlow())
+                        .collectList().block(Duration.ofSeconds(5));
+
+                assertThat(elements).isEmpty();
+                assertThat(service.invocations()).isZero();
+            } finally {
+                other.release();
+            }
         });
     }
 
@@ -290,6 +332,18 @@ class DistributedLockReactiveTests {
         public Flux<String> skippedMany() {
             invocations.incrementAndGet();
             return Flux.just("ran");
+        }
+
+        @DistributedLock(key = "#id", ttl = "500ms", waitTime = "0s")
+        public Flow.Publisher<Integer> flowOf(String id) {
+            invocations.incrementAndGet();
+            return JdkFlowAdapter.publisherToFlowPublisher(Flux.range(1, 3));
+        }
+
+        @DistributedLock(key = "'busy'", waitTime = "0s", onFailure = FailureAction.SKIP)
+        public Flow.Publisher<String> skippedFlow() {
+            invocations.incrementAndGet();
+            return JdkFlowAdapter.publisherToFlowPublisher(Flux.just("ran"));
         }
 
         @DistributedLock(key = "'busy'", waitTime = "0s", failureHandler = "cachedPrice")

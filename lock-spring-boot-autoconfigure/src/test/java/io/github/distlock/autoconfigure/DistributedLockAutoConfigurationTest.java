@@ -472,7 +472,7 @@ class DistributedLockAutoConfigurationTest {
                 "distributed-lock.throw-on-lease-lost=false", "distributed-lock.unguarded-methods=warn",
                 "distributed-lock.cluster-notifications=global", "distributed-lock.watchdog.enabled=false",
                 "distributed-lock.watchdog.renewal-ratio=0.5", "distributed-lock.replica-acks=0",
-                "distributed-lock.replica-ack-timeout=1s")
+                "distributed-lock.replica-ack-timeout=1s", "distributed-lock.advice-mode=proxy")
                 .run(context -> assertThat(context).hasNotFailed());
     }
 
@@ -485,7 +485,8 @@ class DistributedLockAutoConfigurationTest {
                     "\"distributed-lock.default-ttl\"", "\"distributed-lock.default-wait-time\"",
                     "\"distributed-lock.operation-timeout\"", "\"distributed-lock.aspect-order\"",
                     "\"distributed-lock.watchdog.enabled\"", "\"distributed-lock.watchdog.renewal-ratio\"",
-                    "\"distributed-lock.replica-acks\"", "\"distributed-lock.replica-ack-timeout\"");
+                    "\"distributed-lock.replica-acks\"", "\"distributed-lock.replica-ack-timeout\"",
+                    "\"distributed-lock.advice-mode\"");
             assertThat(metadata).contains("Upper bound on every single lock command");
         }
     }
