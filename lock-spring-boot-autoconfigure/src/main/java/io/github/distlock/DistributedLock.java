@@ -48,6 +48,14 @@ public @interface DistributedLock {
     String key() default "";
 
     /**
+     * What metrics, traces and the Actuator call this lock, the same for every call: for example
+     * {@code name = "invoice-export"}. Empty (the default) means {@code SimpleClassName.method}. Unlike
+     * the key it is never evaluated: it becomes a metric tag, and a tag per order id would make a
+     * time series per order.
+     */
+    String name() default "";
+
+    /**
      * The lease length, as a duration with a unit such as {@code "30s"}, {@code "500ms"},
      * {@code "PT1M"} or a {@code ${placeholder}}; a bare number such as {@code "5000"} is rejected,
      * because its unit would be a guess. From 1 ms to 36500 days ({@link LockDurations}). Empty means

@@ -213,8 +213,14 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         if (!failureHandler.isEmpty()) {
             checkFailureHandler(specificMethod, owner, annotation);
         }
+        String name = annotation.name();
+        if (!name.isEmpty() && (name.isBlank() || !name.strip().equals(name))) {
+            throw new InvalidLockDefinitionException(specificMethod, owner, "name", name, "The name must not be blank "
+                    + "or start or end with whitespace. Use a fixed name such as name = \"invoice-export\", or leave it "
+                    + "empty for " + owner.getSimpleName() + "." + specificMethod.getName() + ".", null);
+        }
         return new LockOperation(specificMethod, owner, key, keys, ttl, waitTime, watchdog, annotation.onLeaseLost(),
-                annotation.onFailure(), failureHandler);
+                annotation.onFailure(), failureHandler, name);
     }
 
     /** The parsed {@code keys}, each checked like {@code key}; {@code null} when the annotation uses {@code key}. */

@@ -61,6 +61,8 @@ public final class LockOperation {
 
     private final String description;
 
+    private final String name;
+
     /**
      * @param method the method whose parameters the key expressions refer to (the most specific one)
      * @param targetClass the class of the bean it is called on
@@ -73,10 +75,12 @@ public final class LockOperation {
      * @param failureAction what the call returns when the lock cannot be had
      * @param failureHandler the name of the {@link io.github.distlock.LockFailureHandler} bean that decides instead,
      *        or {@code null}
+     * @param name what metrics and traces call this lock ({@link io.github.distlock.DistributedLock#name()}), or
+     *        {@code null} for {@code SimpleClassName.method}
      */
     public LockOperation(Method method, Class<?> targetClass, LockKeyExpression key, LockKeyExpression[] keys,
             Duration ttl, Duration waitTime, Boolean watchdog, LeaseLostAction leaseLostAction,
-            FailureAction failureAction, String failureHandler) {
+            FailureAction failureAction, String failureHandler, String name) {
         this.method = method;
         this.targetClass = targetClass;
         this.key = key;
@@ -98,6 +102,12 @@ public final class LockOperation {
         this.emptyResult = (reactiveAdapter != null ? ReactiveTypes.emptyOf(reactiveAdapter)
                 : EmptyReturnValues.of(returnType));
         this.description = InvalidLockDefinitionException.describe(method, targetClass);
+        this.name = (name == null || name.isEmpty() ? targetClass.getSimpleName() + "." + method.getName() : name);
+    }
+
+    /** What metrics, traces and the Actuator call this lock: the annotation's name, or {@code SimpleClassName.method}. */
+    public String getName() {
+        return name;
     }
 
     /** The annotated method, as seen on the target class. */
@@ -185,7 +195,7 @@ public final class LockOperation {
      * @return the request to pass to {@link io.github.distlock.LockService#lock(LockRequest)}
      */
     public LockRequest toRequest(String resolvedKey) {
-        return new LockRequest(resolvedKey, ttl, waitTime, watchdog);
+        return new LockRequest(resolvedKey, ttl, waitTime, watchdog, false, name);
     }
 
     /** The method as {@code com.example.OrderService.place(String orderId)}, for messages. */

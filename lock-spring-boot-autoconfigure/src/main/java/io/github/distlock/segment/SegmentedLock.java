@@ -155,7 +155,8 @@ public final class SegmentedLock {
     }
 
     private LockRequest segmentRequest(int segment, Duration waitTime) {
-        return new LockRequest(key(segment), request.ttl(), waitTime, request.watchdog(), request.fencingToken());
+        return new LockRequest(key(segment), request.ttl(), waitTime, request.watchdog(), request.fencingToken(),
+                request.name());
     }
 
     /** What is left of the request's wait time, or {@code null} for the configured default. */

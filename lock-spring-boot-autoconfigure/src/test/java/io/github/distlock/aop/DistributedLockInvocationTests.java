@@ -28,6 +28,8 @@ import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
 import io.github.distlock.aop.LockTestContexts.LockProbe;
+import io.github.distlock.core.LockContext;
+import io.github.distlock.core.LockListener;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
@@ -61,6 +63,25 @@ class DistributedLockInvocationTests {
         return LockTestContexts.runner(redis.server())
                 .withPropertyValues("distributed-lock.operation-timeout=500ms", "spring.data.redis.timeout=60s")
                 .withBean(OrderService.class);
+    }
+
+    @Test
+    void listenersSeeTheDeclaredNameOrClassDotMethodNeverTheKeyAsTheLocksName() {
+        List<String> names = new java.util.concurrent.CopyOnWriteArrayList<>();
+        LockListener recorder = new LockListener() {
+            @Override
+            public void acquired(LockContext lock) {
+                names.add(lock.name() + " " + lock.key());
+            }
+        };
+        // Nothing here is about timeouts: a generous one, so a loaded machine's slow first connect passes.
+        runner().withPropertyValues("distributed-lock.operation-timeout=10s")
+                .withBean(LockListener.class, () -> recorder).run(context -> {
+            OrderService service = context.getBean(OrderService.class);
+            service.process("o-1");
+            service.export();
+            assertThat(names).containsExactly("OrderService.process o-1", "invoice-export nightly");
+        });
     }
 
     @Test
@@ -275,6 +296,11 @@ class DistributedLockInvocationTests {
             invocations.incrementAndGet();
             locksSeen = probe.heldLocks();
             return "processed " + orderId;
+        }
+
+        @DistributedLock(key = "'nightly'", name = "invoice-export")
+        public void export() {
+            invocations.incrementAndGet();
         }
 
         @DistributedLock(key = "#order.customer.id")

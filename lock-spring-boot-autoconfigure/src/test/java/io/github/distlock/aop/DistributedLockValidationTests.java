@@ -36,6 +36,12 @@ class DistributedLockValidationTests {
     }
 
     @Test
+    void blankNameFailsTheStartupAndSaysWhatTheDefaultIs() {
+        assertStartupFailure(BlankNameService.class, "BlankNameService", "export(", "name = \" \"",
+                "must not be blank", "BlankNameService.export");
+    }
+
+    @Test
     void bareWordKeyFailsTheStartupAndSuggestsQuotesForALiteral() {
         assertStartupFailure(BareWordService.class, "BareWordService", "refund(", "key = \"orders\"",
                 "key = \"'orders'\"");
@@ -320,6 +326,13 @@ class DistributedLockValidationTests {
 
         @DistributedLock(key = "'order:' + ")
         public void place(String orderId) {
+        }
+    }
+
+    static class BlankNameService {
+
+        @DistributedLock(name = " ")
+        public void export() {
         }
     }
 
