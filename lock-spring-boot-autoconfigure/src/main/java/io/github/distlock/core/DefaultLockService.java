@@ -110,6 +110,17 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
     @Override
     public Optional<LockHandle> tryLock(LockRequest request) {
+        return acquire(request).handle();
+    }
+
+    /**
+     * What one call got: the handle, or none; and if none because the lease had run out before the
+     * reply could be used, how long the call had taken by then ({@code -1} otherwise).
+     */
+    private record Outcome(Optional<LockHandle> handle, Duration ttl, Duration waitTime, long lapsedAfterMillis) {
+    }
+
+    private Outcome acquire(LockRequest request) {
         Objects.requireNonNull(request, "request");
         String name = request.key();
         if (name == null || name.isBlank()) {
@@ -163,7 +174,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
         else {
             listener.notAcquired(context, LockListener.AcquireOutcome.TIMEOUT, null);
         }
-        return result;
+        return new Outcome(result, ttl, waitTime, acquisition.lapsedAfterMillis);
     }
 
     /** One call of {@link #tryLock}: its attempts, its place in the queue and its wait. */
@@ -179,6 +190,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
         boolean sent;
         /** Whether an attempt may have queued us. */
         boolean queued;
+        /** How long the call had taken when a granted lease was found run out; -1 if none was. */
+        long lapsedAfterMillis = -1;
 
         Acquisition(LockKey key, String token, long ttlMillis, boolean renew, long deadline, LockContext context) {
             this.key = key;
@@ -403,6 +416,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
             }
             long leaseDeadline = sentAt + TimeUnit.MILLISECONDS.toNanos(validityMillis);
             if (System.nanoTime() - leaseDeadline >= 0) {
+                lapsedAfterMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - context.startedNanos());
                 pendingReleases.undo(key, token, queued, ttlMillis, true);
                 queued = false;
                 return Optional.empty();
@@ -428,8 +442,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
     @Override
     public LockHandle lock(LockRequest request) {
-        return tryLock(request).orElseThrow(() -> new LockTimeoutException(request.key(),
-                request.waitTime() != null ? request.waitTime() : defaults.waitTime()));
+        Outcome outcome = acquire(request);
+        return outcome.handle().orElseThrow(() -> outcome.lapsedAfterMillis() >= 0
+                ? new LockTimeoutException(request.key(), outcome.waitTime(), outcome.ttl(), outcome.lapsedAfterMillis())
+                : new LockTimeoutException(request.key(), outcome.waitTime()));
     }
 
     /** {@code distributed-lock.default-wait-time}, which {@link #lockAll(java.util.List)} shares among its keys. */

@@ -203,6 +203,8 @@ class RedisLockServiceTest {
 
         await().atMost(Duration.ofSeconds(3)).until(handle::isLost);
         assertThat(handle.isHeld()).isFalse();
+        // The listeners run on the watchdog's listener thread, just after the handle is marked lost.
+        await().atMost(Duration.ofSeconds(3)).until(() -> !told.isEmpty() && !instanceA.lostLeases.isEmpty());
         assertThat(told).containsExactly(handle);
         assertThat(instanceA.lostLeases).singleElement().asString().startsWith("order:8: the key is gone");
         assertThat(instanceA.watchdog.watchedLeases()).isZero();

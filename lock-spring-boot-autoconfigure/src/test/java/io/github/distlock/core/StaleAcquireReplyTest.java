@@ -1,6 +1,7 @@
 package io.github.distlock.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
@@ -10,12 +11,14 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
+import io.github.distlock.LockTimeoutException;
 import io.github.distlock.testsupport.FaultRule;
 import io.github.distlock.testsupport.RedisFaultProxy;
 import io.github.distlock.testsupport.RedisServerExtension;
@@ -83,5 +86,19 @@ class StaleAcquireReplyTest {
         assertThat(first).as("an acquisition whose lease ran out before it was returned ends without the lock")
                 .isEmpty();
         second.ifPresent(LockHandle::release);
+    }
+
+    @Test
+    void lockSaysTheLeaseRanOutBeforeTheReplyNotThatAnotherOwnerHoldsIt() {
+        proxy.onNext(LockCommand.BARE_ACQUIRE.on(LOCK)).delayReply(TTL.plusMillis(200));
+        LockRequest request = LockRequest.of(KEY).withTtl(TTL).withWaitTime(Duration.ofSeconds(10)).withWatchdog(false);
+
+        assertThatThrownBy(() -> services.proxied.service.lock(request))
+                .isInstanceOf(LockTimeoutException.class)
+                .hasMessageContaining("was granted, but its lease of 800 ms had run out")
+                .hasMessageContaining("no other owner held it")
+                .hasMessageContaining("Raise the ttl")
+                .hasMessageNotContaining("held by another owner");
+        await().atMost(Duration.ofSeconds(5)).until(() -> services.lockValue(LOCK) == null);
     }
 }
