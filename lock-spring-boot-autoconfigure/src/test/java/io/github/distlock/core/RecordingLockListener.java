@@ -48,8 +48,9 @@ final class RecordingLockListener implements LockListener {
 
     @Override
     public void leaseLost(LockContext lock, LeaseLossReason reason, String description) {
-        events.add("lost " + lock.key() + " " + reason.tagValue());
+        // The description first: a test that awaits the event then reads the description.
         lostLeases.add(lock.key() + ": " + description);
+        events.add("lost " + lock.key() + " " + reason.tagValue());
     }
 
     @Override
