@@ -46,7 +46,7 @@ class DistributedLockHealthIndicatorTest {
                         DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
                         HealthContributorAutoConfiguration.class, DistributedLockActuatorAutoConfiguration.class))
                 .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
-                        "distributed-lock.operation-timeout=500ms")
+                        "distributed-lock.operation-timeout=1s")
                 .withPropertyValues(properties);
     }
 
@@ -69,7 +69,7 @@ class DistributedLockHealthIndicatorTest {
             assertThat(up.getDetails()).containsEntry("backend", "RedisLockBackend").containsEntry("quorum", 1)
                     .containsEntry("reachableNodes", 1);
             assertThat(node(up, "redis")).containsEntry("reachable", true).containsKey("latencyMillis");
-            assertThat(detail(up, "watchdog")).containsEntry("lagging", false).containsEntry("lagLimitMillis", 500L);
+            assertThat(detail(up, "watchdog")).containsEntry("lagging", false).containsEntry("lagLimitMillis", 1000L);
 
             RedisTestServer redis = redisExtension.server(0);
             redis.pause();
@@ -78,7 +78,7 @@ class DistributedLockHealthIndicatorTest {
                 assertThat(down.getStatus()).isEqualTo(Status.DOWN);
                 assertThat(node(down, "redis")).containsEntry("reachable", false);
                 assertThat((String) node(down, "redis").get("error")).contains("distributed-lock.operation-timeout");
-                assertThat((Double) node(down, "redis").get("latencyMillis")).isGreaterThanOrEqualTo(500.0);
+                assertThat((Double) node(down, "redis").get("latencyMillis")).isGreaterThanOrEqualTo(1000.0);
             }
             finally {
                 redis.resume();
@@ -116,7 +116,7 @@ class DistributedLockHealthIndicatorTest {
                 Health down = indicator.health();
                 assertThat(node(down, "redis")).containsEntry("reachable", true);
                 assertThat(detail(down, "watchdog")).containsEntry("lagging", true).containsEntry("leases", 1);
-                assertThat((Double) detail(down, "watchdog").get("lagMillis")).isGreaterThan(500.0);
+                assertThat((Double) detail(down, "watchdog").get("lagMillis")).isGreaterThan(1000.0);
 
                 unblock.countDown();
                 await().atMost(Duration.ofSeconds(10)).until(() -> indicator.health().getStatus().equals(Status.UP));
@@ -131,7 +131,7 @@ class DistributedLockHealthIndicatorTest {
     @Test
     void redlockIsUpWithAMinorityOfNodesDownAndDownWithoutAMajority() {
         String nodes = String.join(",", redisExtension.redisUris());
-        runner("distributed-lock.redlock.nodes=" + nodes, "distributed-lock.redlock.node-timeout=300ms",
+        runner("distributed-lock.redlock.nodes=" + nodes, "distributed-lock.redlock.node-timeout=1s",
                 // These servers started moments ago: with restart protection none would vote yet.
                 "distributed-lock.redlock.restart-protection=false").run(context -> {
                     DistributedLockHealthIndicator indicator = context.getBean(DistributedLockHealthIndicator.class);
@@ -146,9 +146,10 @@ class DistributedLockHealthIndicatorTest {
                     RedisTestServer second = redisExtension.server(1);
                     first.pause();
                     try {
-                        Health minorityDown = indicator.health();
+                        // Awaited: on a loaded machine a healthy node may miss one node timeout too.
+                        Health minorityDown = await().atMost(Duration.ofSeconds(10)).until(indicator::health,
+                                health -> health.getDetails().get("reachableNodes").equals(2));
                         assertThat(minorityDown.getStatus()).isEqualTo(Status.UP);
-                        assertThat(minorityDown.getDetails()).containsEntry("reachableNodes", 2);
                         assertThat(detail(minorityDown, "nodes").values()).filteredOn(
                                 node -> Boolean.FALSE.equals(((Map<?, ?>) node).get("reachable"))).hasSize(1);
 
@@ -173,7 +174,7 @@ class DistributedLockHealthIndicatorTest {
     @Test
     void redlockKeyStateListsEachNodeAndAMajoritySummary() {
         String nodes = String.join(",", redisExtension.redisUris());
-        runner("distributed-lock.redlock.nodes=" + nodes, "distributed-lock.redlock.node-timeout=300ms",
+        runner("distributed-lock.redlock.nodes=" + nodes, "distributed-lock.redlock.node-timeout=1s",
                 "distributed-lock.redlock.restart-protection=false", "management.endpoints.web.exposure.include=locks")
                 .run(context -> {
                     LockService locks = context.getBean(LockService.class);

@@ -48,7 +48,12 @@ class LocksEndpointTest {
                         DistributedLockActuatorAutoConfiguration.class))
                 .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
                         "spring.data.redis.client-type=" + driver, "management.endpoints.web.exposure.include=locks")
-                .run(test);
+                .run(context -> {
+                    // A cold client's first connect can outlast one operation timeout on a loaded machine.
+                    LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
+                    await().atMost(Duration.ofSeconds(20)).until(() -> endpoint.lock("warm-up").error() == null);
+                    test.accept(context);
+                });
     }
 
     @ParameterizedTest
@@ -146,7 +151,7 @@ class LocksEndpointTest {
             LocksEndpoint.KeyState free = endpoint.lock("orders", "7");
             assertThat(free.key()).isEqualTo("orders/7");
             assertThat(free.redisKey()).isEqualTo("lock:{orders/7}");
-            assertThat(free.held()).isFalse();
+            assertThat(free.held()).as(free.error()).isFalse();
             assertThat(free.pttlMillis()).isEqualTo(-2);
             assertThat(free.queueLength()).isZero();
             assertThat(free.lastFencingToken()).isNull();
@@ -195,7 +200,6 @@ class LocksEndpointTest {
     void aStoreThatDoesNotAnswerIsReportedInsteadOfFailingTheEndpoint(String driver) {
         run(driver, context -> {
             LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
-            assertThat(endpoint.lock("warm-up").error()).isNull();
             RedisTestServer redis = redisExtension.server();
             redis.pause();
             try {
