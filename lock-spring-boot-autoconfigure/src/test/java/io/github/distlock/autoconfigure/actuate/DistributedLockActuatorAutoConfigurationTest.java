@@ -67,6 +67,14 @@ class DistributedLockActuatorAutoConfigurationTest {
     }
 
     @Test
+    void theHealthSwitchHasMetadataForTheIde() throws Exception {
+        try (java.io.InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+            String metadata = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertThat(metadata).contains("\"management.health.distributed-lock.enabled\"");
+        }
+    }
+
+    @Test
     void nothingIsRegisteredWithoutALockService() {
         runner.withPropertyValues("distributed-lock.enabled=false", "management.endpoints.web.exposure.include=locks")
                 .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class)
