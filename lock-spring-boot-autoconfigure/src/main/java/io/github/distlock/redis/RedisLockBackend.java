@@ -41,8 +41,9 @@ import io.lettuce.core.protocol.CommandType;
  * slot channel instead, see {@link ReleaseNotifications}); with nobody queued it just deletes the
  * key and publishes nothing. The scripts ({@code acquire.lua}, {@code release.lua},
  * {@code renew.lua}, {@code cancel.lua}, {@code fence.lua}, and {@code fencing.lua} with the
- * fencing-token functions that the others share) sit next to this class and run with
- * {@code EVALSHA}, falling back to {@code EVAL} once per node.
+ * fencing-token functions that the others share, and the read-only {@code inspect.lua} of the
+ * Actuator's view) sit next to this class and run with {@code EVALSHA}, falling back to
+ * {@code EVAL} once per node.
  *
  * <p>The usual acquisition runs no script at all: a first attempt that needs no fencing token is a
  * bare {@code SET NX PX GET} ({@link #tryAcquire(LockKey, String, long)}), and {@code fence.lua} issues
