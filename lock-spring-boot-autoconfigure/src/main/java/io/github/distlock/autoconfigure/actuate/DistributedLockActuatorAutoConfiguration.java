@@ -1,23 +1,24 @@
 package io.github.distlock.autoconfigure.actuate;
 
-import org.springframework.beans.factory.ObjectProvider;
+import java.util.Arrays;
+
+import org.springframework.beans.factory.BeanClassLoaderAware;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
-import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportSelector;
+import org.springframework.core.type.AnnotationMetadata;
+import org.springframework.util.ClassUtils;
 
 import io.github.distlock.LockService;
-import io.github.distlock.actuate.DistributedLockHealthIndicator;
-import io.github.distlock.actuate.LockBackendHealth;
 import io.github.distlock.actuate.LocksEndpoint;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
-import io.github.distlock.autoconfigure.DistributedLockProperties;
 import io.github.distlock.core.ActiveLocks;
-import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockBackend;
 
 /**
@@ -30,13 +31,15 @@ import io.github.distlock.core.LockBackend;
  * {@code management.health.distributed-lock.enabled=false}.
  *
  * <p>Spring Boot 4 moved the health API ({@code org.springframework.boot.health.*}): each Boot
- * generation's health classes are named only as strings in the conditions of a configuration of
- * their own, so this class loads on either. The health contributor is Spring Boot 3's for now; on
- * Boot 4 only the endpoint is registered.
+ * generation's health contributor has a configuration class of its own ({@code Boot3HealthConfiguration}),
+ * imported by name and guarded by a condition on that generation's classes, also by name, so this
+ * class loads on either. The health contributor is Spring Boot 3's for now; on Boot 4 only the
+ * endpoint is registered.
  */
 @AutoConfiguration(after = DistributedLockAutoConfiguration.class)
 @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
 @ConditionalOnBean({ LockService.class, LockBackend.class })
+@Import(DistributedLockActuatorAutoConfiguration.HealthConfigurationSelector.class)
 public class DistributedLockActuatorAutoConfiguration {
 
     /** The endpoint, and the listener of this JVM's holders and waiters that it lists. */
@@ -58,19 +61,27 @@ public class DistributedLockActuatorAutoConfiguration {
         }
     }
 
-    /** Spring Boot 3's health API ({@code org.springframework.boot.actuate.health}). */
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = "org.springframework.boot.actuate.health.AbstractHealthIndicator")
-    @ConditionalOnEnabledHealthIndicator("distributed-lock")
-    static class Boot3HealthConfiguration {
+    /**
+     * Imports the health contributor of each Spring Boot generation whose configuration class is
+     * there, by name only: this class never refers to a Boot-specific health type, so a build for
+     * another generation can leave that generation's files out.
+     */
+    static final class HealthConfigurationSelector implements ImportSelector, BeanClassLoaderAware {
 
-        /** Named so that the contributor is {@code distributedLock} in {@code /actuator/health}. */
-        @Bean
-        @ConditionalOnMissingBean(name = "distributedLockHealthIndicator")
-        DistributedLockHealthIndicator distributedLockHealthIndicator(LockBackend lockBackend,
-                ObjectProvider<LeaseWatchdog> leaseWatchdog, DistributedLockProperties properties) {
-            return new DistributedLockHealthIndicator(new LockBackendHealth(lockBackend, leaseWatchdog.getIfUnique(),
-                    properties.getOperationTimeout()));
+        private static final String[] CONFIGURATIONS = {
+                "io.github.distlock.autoconfigure.actuate.Boot3HealthConfiguration" };
+
+        private ClassLoader classLoader;
+
+        @Override
+        public void setBeanClassLoader(ClassLoader classLoader) {
+            this.classLoader = classLoader;
+        }
+
+        @Override
+        public String[] selectImports(AnnotationMetadata metadata) {
+            return Arrays.stream(CONFIGURATIONS).filter(name -> ClassUtils.isPresent(name, classLoader))
+                    .toArray(String[]::new);
         }
     }
 }
