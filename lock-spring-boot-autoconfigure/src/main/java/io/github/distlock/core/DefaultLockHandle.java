@@ -50,8 +50,8 @@ final class DefaultLockHandle implements LockHandle {
     private final LockContext context;
     private final LockListener listener;
 
-    /** Written and read only by the watchdog's thread. */
-    private long nextRenewalNanos;
+    /** Written by the watchdog (and by {@code watch} on the acquiring thread); read by {@link LeaseWatchdog#lag()} too. */
+    private volatile long nextRenewalNanos;
 
     DefaultLockHandle(LockKey key, String token, long fencingToken, long ttlMillis, long leaseDeadlineNanos,
             LockBackend backend, LeaseWatchdog watchdog, PendingReleases pendingReleases, LockContext context,

@@ -1,5 +1,6 @@
 package io.github.distlock.core;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -75,6 +76,26 @@ public final class LeaseWatchdog implements AutoCloseable {
     /** The number of leases being renewed now. */
     public int watchedLeases() {
         return leases.size();
+    }
+
+    /**
+     * How far the most overdue renewal is behind its schedule now, or zero if none is overdue. A
+     * healthy watchdog is never behind by much more than one renewal round, which the backend
+     * bounds by its operation timeout; more means its thread is kept from running (a blocking
+     * {@link LockListener#renewed} listener, CPU starvation, a long GC pause), and leases may run
+     * out unrenewed.
+     *
+     * <pre>{@code
+     * boolean lagging = watchdog.lag().compareTo(Duration.ofSeconds(2)) > 0;
+     * }</pre>
+     */
+    public Duration lag() {
+        long now = System.nanoTime();
+        long worst = 0;
+        for (DefaultLockHandle handle : leases) {
+            worst = Math.max(worst, now - handle.nextRenewalNanos());
+        }
+        return Duration.ofNanos(worst);
     }
 
     void watch(DefaultLockHandle handle) {

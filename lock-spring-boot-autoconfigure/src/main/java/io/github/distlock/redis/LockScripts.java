@@ -38,6 +38,9 @@ final class LockScripts {
     /** Raises the fencing counter to a token drawn elsewhere, while the lock is still ours (Redlock). */
     static final LuaScript RAISE_FENCE = LuaScript.load("raise_fence.lua");
 
+    /** Read-only: the lock's PTTL, wait-queue length and fencing counter, never its value (the Actuator). */
+    static final LuaScript INSPECT = LuaScript.load("inspect.lua");
+
     /**
      * The fencing counter outlives the lock so tokens keep increasing across acquisitions. Every
      * acquisition writes it with this expiry (or the lease, if longer), so it goes a day after the

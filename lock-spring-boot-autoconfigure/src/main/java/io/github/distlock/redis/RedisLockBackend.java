@@ -13,6 +13,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 import io.github.distlock.LockBackendException;
 import io.github.distlock.core.FencingLockBackend;
+import io.github.distlock.core.InspectableLockBackend;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.core.QueueingLockBackend;
 import io.github.distlock.redis.LockConnection.Reply;
@@ -20,6 +21,7 @@ import io.github.distlock.redis.LockConnection.ScriptCall;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.output.ArrayOutput;
 import io.lettuce.core.output.IntegerOutput;
+import io.lettuce.core.output.StatusOutput;
 import io.lettuce.core.output.ValueOutput;
 import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
@@ -39,8 +41,9 @@ import io.lettuce.core.protocol.CommandType;
  * slot channel instead, see {@link ReleaseNotifications}); with nobody queued it just deletes the
  * key and publishes nothing. The scripts ({@code acquire.lua}, {@code release.lua},
  * {@code renew.lua}, {@code cancel.lua}, {@code fence.lua}, and {@code fencing.lua} with the
- * fencing-token functions that the others share) sit next to this class and run with
- * {@code EVALSHA}, falling back to {@code EVAL} once per node.
+ * fencing-token functions that the others share, and the read-only {@code inspect.lua} of the
+ * Actuator's view) sit next to this class and run with {@code EVALSHA}, falling back to
+ * {@code EVAL} once per node.
  *
  * <p>The usual acquisition runs no script at all: a first attempt that needs no fencing token is a
  * bare {@code SET NX PX GET} ({@link #tryAcquire(LockKey, String, long)}), and {@code fence.lua} issues
@@ -64,7 +67,8 @@ import io.lettuce.core.protocol.CommandType;
  * must fail guarded calls fast, not block them. Fetching a Spring Data connection wrapper per
  * command instead cost half the throughput at 8 threads.
  */
-public final class RedisLockBackend implements QueueingLockBackend, FencingLockBackend, SmartLifecycle, AutoCloseable {
+public final class RedisLockBackend
+        implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend, SmartLifecycle, AutoCloseable {
 
     /** Suffix of the fencing counter's key. */
     public static final String FENCE_SUFFIX = ":fence";
@@ -366,6 +370,30 @@ public final class RedisLockBackend implements QueueingLockBackend, FencingLockB
                                 : ((Long) result.get(i) == 1L ? RenewalOutcome.RENEWED : RenewalOutcome.LOST));
                     }
                 });
+    }
+
+    /** One script ({@code inspect.lua}) reads the PTTL, queue and counter: it never reads the token. */
+    @Override
+    public LockState inspect(LockKey key) {
+        List<Object> reply = script(key, "inspection", LockScripts.INSPECT, new byte[0][]).value();
+        return LockState.of((Long) reply.get(0), (Long) reply.get(1), (Long) reply.get(2));
+    }
+
+    /** A {@code PING} on the lock connection (in a Cluster, to the node the connection defaults to). */
+    @Override
+    public Reachability ping() {
+        long start = System.nanoTime();
+        try {
+            connection.run(new LockKey("(health check)", ""), "PING", CommandType.PING,
+                    () -> new StatusOutput<>(ByteArrayCodec.INSTANCE), new CommandArgs<>(ByteArrayCodec.INSTANCE),
+                    connection.deadline());
+            return Reachability.single(new NodeReachability("redis", true, Duration.ofNanos(System.nanoTime() - start),
+                    null));
+        }
+        catch (LockBackendException ex) {
+            return Reachability.single(new NodeReachability("redis", false,
+                    Duration.ofNanos(System.nanoTime() - start), ex.getMessage()));
+        }
     }
 
     /** The lock, its fencing counter, its wait queue and its waiters' entries: one Cluster slot. */

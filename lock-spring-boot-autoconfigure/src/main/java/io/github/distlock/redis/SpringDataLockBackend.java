@@ -46,6 +46,7 @@ import org.springframework.util.ReflectionUtils;
 
 import io.github.distlock.LockBackendException;
 import io.github.distlock.core.FencingLockBackend;
+import io.github.distlock.core.InspectableLockBackend;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.core.QueueingLockBackend;
@@ -86,7 +87,8 @@ import io.github.distlock.core.QueueingLockBackend;
  * side, and each outcome is reported as its call answers ({@link #renew}). On a Jedis Cluster a
  * master's calls go to it as one pipeline ({@link JedisClusterRenewalPipeline}).
  */
-public final class SpringDataLockBackend implements QueueingLockBackend, FencingLockBackend, AutoCloseable {
+public final class SpringDataLockBackend
+        implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend, AutoCloseable {
 
     /**
      * Commands in flight at once. Matches the default size of Jedis's pool
@@ -99,6 +101,7 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
     private static final RedisScript<List<Object>> RENEW = array(LockScripts.RENEW);
     private static final RedisScript<List<Object>> CANCEL = array(LockScripts.CANCEL);
     private static final RedisScript<Long> FENCE = LockScripts.FENCE.asRedisScript(Long.class);
+    private static final RedisScript<List<Object>> INSPECT = array(LockScripts.INSPECT);
     private static final long RETRY_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
     private static final long MAX_RETRY_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /**
@@ -384,6 +387,32 @@ public final class SpringDataLockBackend implements QueueingLockBackend, Fencing
     private <T> T script(LockKey key, String operation, RedisScript<T> script, Object... args) {
         List<String> keys = LockScripts.keys(key);
         return call(key, operation, deadline(), () -> template.execute(script, keys, args));
+    }
+
+    /** One script ({@code inspect.lua}) reads the PTTL, queue and counter: it never reads the token. */
+    @Override
+    public LockState inspect(LockKey key) {
+        List<Object> reply = script(key, "inspection", INSPECT);
+        return LockState.of((Long) reply.get(0), (Long) reply.get(1), (Long) reply.get(2));
+    }
+
+    /** A {@code PING} through the template (on a Cluster, Spring Data pings every node). */
+    @Override
+    public Reachability ping() {
+        long start = System.nanoTime();
+        try {
+            call(new LockKey("(health check)", ""), "PING", deadline(), () -> template.execute(
+                    (RedisCallback<String>) connection -> {
+                        LateScriptGuard.refuseIfLate();
+                        return connection.ping();
+                    }));
+            return Reachability.single(new NodeReachability("redis", true, Duration.ofNanos(System.nanoTime() - start),
+                    null));
+        }
+        catch (LockBackendException ex) {
+            return Reachability.single(new NodeReachability("redis", false,
+                    Duration.ofNanos(System.nanoTime() - start), ex.getMessage()));
+        }
     }
 
     /**

@@ -3,6 +3,7 @@ package io.github.distlock.redlock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -23,6 +24,7 @@ import org.springframework.context.SmartLifecycle;
 
 import io.github.distlock.LockBackendException;
 import io.github.distlock.core.FencingLockBackend;
+import io.github.distlock.core.InspectableLockBackend;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.redis.RedisKeyNaming;
@@ -81,7 +83,7 @@ import io.github.distlock.redis.RedisKeyNaming;
  * // or, with Lettuce clients, restart protection and all: LettuceRedlockNodes.connect(...).redlock(0.01)
  * }</pre>
  */
-public final class RedlockBackend implements FencingLockBackend, SmartLifecycle, AutoCloseable {
+public final class RedlockBackend implements FencingLockBackend, InspectableLockBackend, SmartLifecycle, AutoCloseable {
 
     /** The fixed part of the drift allowance: clocks tick in milliseconds. */
     private static final long DRIFT_FLOOR_MILLIS = 2;
@@ -682,5 +684,83 @@ public final class RedlockBackend implements FencingLockBackend, SmartLifecycle,
     @Override
     public int getPhase() {
         return Integer.MAX_VALUE - 1;
+    }
+
+    // The Actuator's view (InspectableLockBackend): read-only, over every node at once.
+
+    /**
+     * Each node's state of the lock, and a majority summary: held if a majority holds the key, for
+     * the lease that a majority still has; the fencing counter that a majority has reached, which is
+     * the last token issued (an issued token was written back to a majority first). A node that did
+     * not answer, or whose votes are held back, is listed with why, and counts as not holding it.
+     */
+    @Override
+    public LockState inspect(LockKey key) {
+        List<Vote<LockState>> answers = ask(node -> inspectable(node).inspect(key));
+        List<NodeLockState> perNode = new ArrayList<>(answers.size());
+        List<Long> pttls = new ArrayList<>();
+        List<Long> counters = new ArrayList<>();
+        long queued = 0;
+        for (int i = 0; i < answers.size(); i++) {
+            Vote<LockState> answer = answers.get(i);
+            if (!answer.answered()) {
+                perNode.add(new NodeLockState(nodeNames.get(i), null, describe(answer.failure())));
+                continue;
+            }
+            LockState state = answer.value();
+            perNode.add(new NodeLockState(nodeNames.get(i), state, guards != null && !guards.get(i).votes()
+                    ? new HeldBack().getMessage() : null));
+            if (state.held()) {
+                // A key without expiry (a foreign client's) outlasts any lease.
+                pttls.add(state.pttlMillis() == -1 ? Long.MAX_VALUE : state.pttlMillis());
+            }
+            counters.add(state.lastFencingToken());
+            queued = Math.max(queued, state.queueLength());
+        }
+        pttls.sort(Comparator.reverseOrder());
+        counters.sort(Comparator.reverseOrder());
+        boolean held = pttls.size() >= quorum;
+        long pttl = !held ? -2 : pttls.get(quorum - 1) == Long.MAX_VALUE ? -1 : pttls.get(quorum - 1);
+        long fence = counters.size() >= quorum ? counters.get(quorum - 1) : 0;
+        return new LockState(held, pttl, queued, fence, perNode);
+    }
+
+    /** Pings every node at once; a node whose votes are held back answers, but does not count. */
+    @Override
+    public Reachability ping() {
+        long start = System.nanoTime();
+        List<Vote<Reachability>> answers = ask(node -> inspectable(node).ping());
+        List<NodeReachability> perNode = new ArrayList<>(answers.size());
+        for (int i = 0; i < answers.size(); i++) {
+            Vote<Reachability> answer = answers.get(i);
+            String name = nodeNames.get(i);
+            if (!answer.answered()) {
+                perNode.add(new NodeReachability(name, false, Duration.ofNanos(System.nanoTime() - start),
+                        describe(answer.failure())));
+                continue;
+            }
+            NodeReachability node = answer.value().nodes().get(0);
+            if (node.reachable() && guards != null && !guards.get(i).votes()) {
+                perNode.add(new NodeReachability(name, false, node.latency(),
+                        "answers, but " + new HeldBack().getMessage()));
+            }
+            else {
+                perNode.add(new NodeReachability(name, node.reachable(), node.latency(), node.error()));
+            }
+        }
+        return new Reachability(perNode, quorum);
+    }
+
+    private static InspectableLockBackend inspectable(FencingLockBackend node) {
+        if (node instanceof InspectableLockBackend inspectable) {
+            return inspectable;
+        }
+        throw new UnsupportedOperationException("Redlock node " + node.getClass().getName()
+                + " cannot be inspected: it does not implement InspectableLockBackend");
+    }
+
+    private static String describe(Throwable failure) {
+        return failure instanceof TimeoutException ? "no answer within the node timeout"
+                : String.valueOf(failure.getMessage());
     }
 }

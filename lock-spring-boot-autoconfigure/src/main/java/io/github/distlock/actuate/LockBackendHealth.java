@@ -1,0 +1,98 @@
+package io.github.distlock.actuate;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+import io.github.distlock.core.InspectableLockBackend;
+import io.github.distlock.core.InspectableLockBackend.NodeReachability;
+import io.github.distlock.core.InspectableLockBackend.Reachability;
+import io.github.distlock.core.LeaseWatchdog;
+import io.github.distlock.core.LockBackend;
+
+/**
+ * Whether locks work in this instance, free of any Spring Boot health API so that each Boot
+ * generation's health contributor is a thin adapter around it: up when enough stores answer a
+ * ping (one, or a Redlock majority) within their timeout, and the lease watchdog is not lagging.
+ *
+ * <p>The watchdog lags when its most overdue renewal is behind schedule by more than the limit
+ * (the operation timeout: one renewal round never takes longer, so a healthy watchdog is not
+ * behind by more). Then leases may run out while their holders still work.
+ *
+ * <pre>{@code
+ * LockBackendHealth.Check check = new LockBackendHealth(backend, watchdog, Duration.ofSeconds(2)).check();
+ * boolean up = check.up();   // check.details(): nodes, latency, quorum, watchdog lag
+ * }</pre>
+ */
+public final class LockBackendHealth {
+
+    private final LockBackend backend;
+    private final LeaseWatchdog watchdog;
+    private final Duration lagLimit;
+
+    /**
+     * @param backend the store; one that is not an {@link InspectableLockBackend} is not pinged
+     * @param watchdog the lease watchdog, or {@code null} if there is none to check
+     * @param lagLimit how far behind schedule the watchdog may be before it counts as lagging
+     */
+    public LockBackendHealth(LockBackend backend, LeaseWatchdog watchdog, Duration lagLimit) {
+        this.backend = Objects.requireNonNull(backend, "backend");
+        this.watchdog = watchdog;
+        this.lagLimit = Objects.requireNonNull(lagLimit, "lagLimit");
+    }
+
+    /**
+     * The outcome of one check.
+     *
+     * @param up whether locks work
+     * @param details what was found, for the health endpoint: plain maps, strings and numbers
+     */
+    public record Check(boolean up, Map<String, Object> details) {
+    }
+
+    /** Pings the store and reads the watchdog's lag; never throws for an unreachable store. */
+    public Check check() {
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("backend", backend.getClass().getSimpleName());
+        boolean up = true;
+        if (backend instanceof InspectableLockBackend inspectable) {
+            Reachability reachability = inspectable.ping();
+            Map<String, Object> nodes = new LinkedHashMap<>();
+            for (NodeReachability node : reachability.nodes()) {
+                Map<String, Object> of = new LinkedHashMap<>();
+                of.put("reachable", node.reachable());
+                of.put("latencyMillis", millis(node.latency()));
+                if (node.error() != null) {
+                    of.put("error", node.error());
+                }
+                nodes.put(node.node(), of);
+            }
+            details.put("nodes", nodes);
+            details.put("reachableNodes", reachability.reachableNodes());
+            details.put("quorum", reachability.quorum());
+            up = reachability.reachable();
+        }
+        else {
+            details.put("ping", "not supported: " + backend.getClass().getName()
+                    + " does not implement InspectableLockBackend");
+        }
+        if (watchdog != null) {
+            Duration lag = watchdog.lag();
+            boolean lagging = lag.compareTo(lagLimit) > 0;
+            Map<String, Object> watched = new LinkedHashMap<>();
+            watched.put("leases", watchdog.watchedLeases());
+            watched.put("lagMillis", millis(lag));
+            watched.put("lagLimitMillis", lagLimit.toMillis());
+            watched.put("lagging", lagging);
+            details.put("watchdog", watched);
+            up &= !lagging;
+        }
+        return new Check(up, details);
+    }
+
+    /** Milliseconds with microsecond precision: a local ping takes well under one. */
+    private static double millis(Duration duration) {
+        return Math.round(duration.toNanos() / 1_000.0) / 1_000.0;
+    }
+}

@@ -1,0 +1,216 @@
+package io.github.distlock.actuate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.health.HealthContributorAutoConfiguration;
+import org.springframework.boot.actuate.health.Health;
+import org.springframework.boot.actuate.health.Status;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import io.github.distlock.LockHandle;
+import io.github.distlock.LockRequest;
+import io.github.distlock.LockService;
+import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
+import io.github.distlock.autoconfigure.actuate.DistributedLockActuatorAutoConfiguration;
+import io.github.distlock.core.LockContext;
+import io.github.distlock.core.LockListener;
+import io.github.distlock.testsupport.RedisServerExtension;
+import io.github.distlock.testsupport.RedisTestServer;
+
+/**
+ * The {@code distributedLock} health contributor against real Redis servers: down while the store
+ * does not answer (a paused {@code redis-server}) and up again after, down while the watchdog is
+ * kept from renewing, and for Redlock up with a minority of nodes down and down without a majority.
+ */
+class DistributedLockHealthIndicatorTest {
+
+    @RegisterExtension
+    static final RedisServerExtension redisExtension = RedisServerExtension.masters(3).resetBeforeEach();
+
+    private ApplicationContextRunner runner(String... properties) {
+        RedisTestServer redis = redisExtension.server(0);
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
+                        DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
+                        HealthContributorAutoConfiguration.class, DistributedLockActuatorAutoConfiguration.class))
+                .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
+                        "distributed-lock.operation-timeout=1s")
+                .withPropertyValues(properties);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> detail(Health health, String name) {
+        return (Map<String, Object>) health.getDetails().get(name);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> node(Health health, String name) {
+        return (Map<String, Object>) detail(health, "nodes").get(name);
+    }
+
+    @Test
+    void isDownWhileRedisDoesNotAnswerWithinTheOperationTimeoutAndUpAgainAfter() {
+        runner().run(context -> {
+            DistributedLockHealthIndicator indicator = context.getBean(DistributedLockHealthIndicator.class);
+            await().atMost(Duration.ofSeconds(10)).until(() -> indicator.health().getStatus().equals(Status.UP));
+            Health up = indicator.health();
+            assertThat(up.getDetails()).containsEntry("backend", "RedisLockBackend").containsEntry("quorum", 1)
+                    .containsEntry("reachableNodes", 1);
+            assertThat(node(up, "redis")).containsEntry("reachable", true).containsKey("latencyMillis");
+            assertThat(detail(up, "watchdog")).containsEntry("lagging", false).containsEntry("lagLimitMillis", 1000L);
+
+            RedisTestServer redis = redisExtension.server(0);
+            redis.pause();
+            try {
+                Health down = indicator.health();
+                assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+                assertThat(node(down, "redis")).containsEntry("reachable", false);
+                assertThat((String) node(down, "redis").get("error")).contains("distributed-lock.operation-timeout");
+                assertThat((Double) node(down, "redis").get("latencyMillis")).isGreaterThanOrEqualTo(1000.0);
+            }
+            finally {
+                redis.resume();
+            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> indicator.health().getStatus().equals(Status.UP));
+        });
+    }
+
+    @Test
+    void isDownWhileTheWatchdogIsKeptFromRenewingAndUpOnceItCatchesUp() {
+        CountDownLatch unblock = new CountDownLatch(1);
+        AtomicBoolean blocked = new AtomicBoolean();
+        // A listener that blocks the watchdog's thread on the first renewal, as a slow metrics
+        // registry might: every other renewal falls behind schedule meanwhile.
+        LockListener blocking = new LockListener() {
+            @Override
+            public void renewed(LockContext lock, boolean renewed) {
+                if (blocked.compareAndSet(false, true)) {
+                    try {
+                        unblock.await(30, TimeUnit.SECONDS);
+                    }
+                    catch (InterruptedException ex) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+        };
+        runner().withBean(LockListener.class, () -> blocking).run(context -> {
+            DistributedLockHealthIndicator indicator = context.getBean(DistributedLockHealthIndicator.class);
+            LockService locks = context.getBean(LockService.class);
+            try (LockHandle handle = locks.lock(LockRequest.of("watched").withTtl(Duration.ofSeconds(3)))) {
+                await().atMost(Duration.ofSeconds(10)).until(blocked::get);
+                await().atMost(Duration.ofSeconds(10))
+                        .until(() -> indicator.health().getStatus().equals(Status.DOWN));
+                Health down = indicator.health();
+                assertThat(node(down, "redis")).containsEntry("reachable", true);
+                assertThat(detail(down, "watchdog")).containsEntry("lagging", true).containsEntry("leases", 1);
+                assertThat((Double) detail(down, "watchdog").get("lagMillis")).isGreaterThan(1000.0);
+
+                unblock.countDown();
+                await().atMost(Duration.ofSeconds(10)).until(() -> indicator.health().getStatus().equals(Status.UP));
+                assertThat(detail(indicator.health(), "watchdog")).containsEntry("lagging", false);
+            }
+            finally {
+                unblock.countDown();
+            }
+        });
+    }
+
+    @Test
+    void redlockIsUpWithAMinorityOfNodesDownAndDownWithoutAMajority() {
+        String nodes = String.join(",", redisExtension.redisUris());
+        runner("distributed-lock.redlock.nodes=" + nodes, "distributed-lock.redlock.node-timeout=1s",
+                // These servers started moments ago: with restart protection none would vote yet.
+                "distributed-lock.redlock.restart-protection=false").run(context -> {
+                    DistributedLockHealthIndicator indicator = context.getBean(DistributedLockHealthIndicator.class);
+                    await().atMost(Duration.ofSeconds(10))
+                            .until(() -> indicator.health().getDetails().get("reachableNodes").equals(3));
+                    Health all = indicator.health();
+                    assertThat(all.getStatus()).isEqualTo(Status.UP);
+                    assertThat(all.getDetails()).containsEntry("backend", "RedlockBackend").containsEntry("quorum", 2);
+                    assertThat(detail(all, "nodes")).hasSize(3);
+
+                    RedisTestServer first = redisExtension.server(0);
+                    RedisTestServer second = redisExtension.server(1);
+                    first.pause();
+                    try {
+                        // Awaited: on a loaded machine a healthy node may miss one node timeout too.
+                        Health minorityDown = await().atMost(Duration.ofSeconds(10)).until(indicator::health,
+                                health -> health.getDetails().get("reachableNodes").equals(2));
+                        assertThat(minorityDown.getStatus()).isEqualTo(Status.UP);
+                        assertThat(detail(minorityDown, "nodes").values()).filteredOn(
+                                node -> Boolean.FALSE.equals(((Map<?, ?>) node).get("reachable"))).hasSize(1);
+
+                        second.pause();
+                        try {
+                            Health majorityDown = indicator.health();
+                            assertThat(majorityDown.getStatus()).isEqualTo(Status.DOWN);
+                            assertThat(majorityDown.getDetails()).containsEntry("reachableNodes", 1);
+                        }
+                        finally {
+                            second.resume();
+                        }
+                    }
+                    finally {
+                        first.resume();
+                    }
+                    await().atMost(Duration.ofSeconds(10))
+                            .until(() -> indicator.health().getDetails().get("reachableNodes").equals(3));
+                });
+    }
+
+    @Test
+    void redlockKeyStateListsEachNodeAndAMajoritySummary() {
+        String nodes = String.join(",", redisExtension.redisUris());
+        runner("distributed-lock.redlock.nodes=" + nodes, "distributed-lock.redlock.node-timeout=1s",
+                "distributed-lock.redlock.restart-protection=false", "management.endpoints.web.exposure.include=locks")
+                .run(context -> {
+                    LockService locks = context.getBean(LockService.class);
+                    LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
+                    LockHandle handle = await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
+                            .until(() -> locks.lock(LockRequest.of("shared").withTtl(Duration.ofSeconds(30))),
+                                    held -> held != null);
+                    try {
+                        long fence = handle.fencingToken();
+                        LocksEndpoint.KeyState all = endpoint.lock("shared");
+                        assertThat(all.held()).isTrue();
+                        assertThat(all.pttlMillis()).isPositive().isLessThanOrEqualTo(30_000);
+                        assertThat(all.lastFencingToken()).isEqualTo(fence);
+                        assertThat(all.nodes()).hasSize(3).allSatisfy(node -> assertThat(node.held()).isTrue());
+
+                        RedisTestServer first = redisExtension.server(0);
+                        first.del("lock:{shared}");
+                        RedisTestServer second = redisExtension.server(1);
+                        second.pause();
+                        try {
+                            LocksEndpoint.KeyState minority = endpoint.lock("shared");
+                            // One node lost the key and one does not answer: no majority holds it.
+                            assertThat(minority.held()).isFalse();
+                            assertThat(minority.nodes()).extracting(LocksEndpoint.Node::held)
+                                    .containsExactly(false, null, true);
+                            assertThat(minority.nodes().get(1).error()).isNotBlank();
+                        }
+                        finally {
+                            second.resume();
+                        }
+                        assertThat(endpoint.lock("shared").held()).isTrue();
+                    }
+                    finally {
+                        handle.release();
+                    }
+                    assertThat(endpoint.lock("shared").held()).isFalse();
+                });
+    }
+}
