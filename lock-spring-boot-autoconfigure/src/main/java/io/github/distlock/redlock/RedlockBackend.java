@@ -696,7 +696,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      */
     @Override
     public LockState inspect(LockKey key) {
-        List<Vote<LockState>> answers = ask(node -> inspectable(node).inspect(key));
+        // Every node's answer is wanted here: this is a report, not a vote.
+        List<Vote<LockState>> answers = ask(node -> inspectable(node).inspect(key), votesSoFar -> false);
         List<NodeLockState> perNode = new ArrayList<>(answers.size());
         List<Long> pttls = new ArrayList<>();
         List<Long> counters = new ArrayList<>();
@@ -729,7 +730,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     @Override
     public Reachability ping() {
         long start = System.nanoTime();
-        List<Vote<Reachability>> answers = ask(node -> inspectable(node).ping());
+        List<Vote<Reachability>> answers = ask(node -> inspectable(node).ping(), votesSoFar -> false);
         List<NodeReachability> perNode = new ArrayList<>(answers.size());
         for (int i = 0; i < answers.size(); i++) {
             Vote<Reachability> answer = answers.get(i);
