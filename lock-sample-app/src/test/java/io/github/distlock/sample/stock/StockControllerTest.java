@@ -14,11 +14,12 @@ import io.github.distlock.LockHandle;
 import io.github.distlock.LockService;
 import io.github.distlock.testsupport.RedisServerExtension;
 
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.client.TestRestTemplate;
+import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
@@ -28,6 +29,7 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.client.RestTemplate;
 
 /** The HTTP endpoints against a real redis-server started for this class. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
@@ -51,8 +53,15 @@ class StockControllerTest {
     private static final ParameterizedTypeReference<Map<String, Object>> JSON = new ParameterizedTypeReference<>() {
     };
 
-    @Autowired
-    TestRestTemplate http;
+    @LocalServerPort
+    int port;
+
+    RestTemplate http;
+
+    @BeforeEach
+    void client() {
+        http = LocalServerHttp.client(port);
+    }
 
     @Autowired
     LockService lockService;
