@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import org.springframework.data.redis.connection.DecoratedRedisConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 
 import redis.clients.jedis.CommandArguments;
@@ -189,7 +188,6 @@ final class JedisClusterRenewalPipeline {
     }
 
     private static RedisConnection undecorated(RedisConnection connection) {
-        // StringRedisTemplate hands callbacks a string-converting decorator of the connection.
-        return connection instanceof DecoratedRedisConnection decorated ? decorated.getDelegate() : connection;
+        return SpringDataLockBackend.unwrap(connection);
     }
 }
