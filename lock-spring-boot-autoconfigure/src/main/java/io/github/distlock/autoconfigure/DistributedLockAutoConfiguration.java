@@ -7,7 +7,6 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
@@ -52,7 +51,11 @@ import io.github.distlock.core.LockBackend;
  * and none declared) or with {@code distributed-lock.enabled=false}. Every bean can be replaced by
  * declaring one of the same type.
  */
-@AutoConfiguration(after = RedisAutoConfiguration.class)
+// By name, not by class: Spring Boot 4 moved Redis's auto-configuration to its own module and
+// package, so each name exists on one Boot generation only, and a class literal would not load on
+// the other. Ordering after an absent name is simply ignored, so one jar serves both.
+@AutoConfiguration(afterName = { "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
+        "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration" })
 @Conditional(OnDistributedLockEnabledCondition.class)
 @EnableConfigurationProperties(DistributedLockProperties.class)
 @ImportRuntimeHints(DistributedLockRuntimeHints.class)

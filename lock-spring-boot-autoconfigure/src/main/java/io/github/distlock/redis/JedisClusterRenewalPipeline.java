@@ -1,10 +1,13 @@
 package io.github.distlock.redis;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
-import org.springframework.data.redis.connection.DecoratedRedisConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 
 import redis.clients.jedis.CommandArguments;
@@ -44,6 +47,16 @@ final class JedisClusterRenewalPipeline {
     /** Spring Data's Jedis Cluster connection, by name: checking it needs no Jedis class loaded. */
     static final String JEDIS_CLUSTER_CONNECTION = "org.springframework.data.redis.connection.jedis.JedisClusterConnection";
 
+    /**
+     * Jedis 7's cluster client, which Spring Data Redis 4 (Spring Boot 4) hands out in place of Jedis 5 and 6's
+     * {@link JedisCluster}; {@code null} on those. Both have {@code getClusterNodes()} but share no type that
+     * declares it, and this class compiles against the older Jedis: a handle looked up once by name reaches the new
+     * one's.
+     */
+    private static final Class<?> JEDIS7_CLUSTER_CLIENT = jedis7ClusterClient();
+
+    private static final MethodHandle JEDIS7_CLUSTER_NODES = jedis7ClusterNodes(JEDIS7_CLUSTER_CLIENT);
+
     private JedisClusterRenewalPipeline() {
     }
 
@@ -53,8 +66,12 @@ final class JedisClusterRenewalPipeline {
      */
     static boolean canPipeline(RedisConnection connection) {
         RedisConnection raw = undecorated(connection);
-        return raw.getClass().getName().equals(JEDIS_CLUSTER_CONNECTION)
-                && raw.getNativeConnection() instanceof JedisCluster;
+        if (!raw.getClass().getName().equals(JEDIS_CLUSTER_CONNECTION)) {
+            return false;
+        }
+        Object client = raw.getNativeConnection();
+        return client instanceof JedisCluster
+                || (JEDIS7_CLUSTER_NODES != null && JEDIS7_CLUSTER_CLIENT.isInstance(client));
     }
 
     /**
@@ -72,8 +89,7 @@ final class JedisClusterRenewalPipeline {
      */
     static List<List<Object>> send(RedisConnection connection, String node, LuaScript script, List<List<String>> keys,
             List<List<String>> args) {
-        JedisCluster cluster = (JedisCluster) undecorated(connection).getNativeConnection();
-        ConnectionPool pool = cluster.getClusterNodes().get(node);
+        ConnectionPool pool = clusterNodes(undecorated(connection).getNativeConnection()).get(node);
         if (pool == null) {
             return null;
         }
@@ -129,8 +145,49 @@ final class JedisClusterRenewalPipeline {
         }
     }
 
+    /** The cluster client's pool of each node, by {@code host:port}; the client is one {@link #canPipeline} took. */
+    @SuppressWarnings("unchecked")
+    private static Map<String, ConnectionPool> clusterNodes(Object client) {
+        if (client instanceof JedisCluster cluster) {
+            return cluster.getClusterNodes();
+        }
+        try {
+            return (Map<String, ConnectionPool>) JEDIS7_CLUSTER_NODES.invoke(client);
+        }
+        catch (RuntimeException | Error ex) {
+            throw ex;
+        }
+        catch (Throwable ex) {
+            throw new IllegalStateException("RedisClusterClient.getClusterNodes() failed", ex);
+        }
+    }
+
+    private static Class<?> jedis7ClusterClient() {
+        try {
+            return Class.forName("redis.clients.jedis.RedisClusterClient", false,
+                    JedisClusterRenewalPipeline.class.getClassLoader());
+        }
+        catch (ClassNotFoundException ex) {
+            return null;
+        }
+    }
+
+    private static MethodHandle jedis7ClusterNodes(Class<?> clusterClient) {
+        if (clusterClient == null) {
+            return null;
+        }
+        try {
+            return MethodHandles.publicLookup().findVirtual(clusterClient, "getClusterNodes",
+                    MethodType.methodType(Map.class));
+        }
+        catch (NoSuchMethodException | IllegalAccessException ex) {
+            // A Jedis unlike the one this was written for: renewals then go one script call per slot through the
+            // cluster client, which is correct, only slower.
+            return null;
+        }
+    }
+
     private static RedisConnection undecorated(RedisConnection connection) {
-        // StringRedisTemplate hands callbacks a string-converting decorator of the connection.
-        return connection instanceof DecoratedRedisConnection decorated ? decorated.getDelegate() : connection;
+        return SpringDataLockBackend.unwrap(connection);
     }
 }

@@ -37,6 +37,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStringCommands.SetOption;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.core.RedisConnectionUtils;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.DefaultScriptExecutor;
 import org.springframework.data.redis.core.script.RedisScript;
@@ -598,7 +599,7 @@ public final class SpringDataLockBackend
         lane.callStartedAt = System.nanoTime();
         try {
             replies = template.execute((RedisCallback<List<List<Object>>>) connection ->
-                    JedisClusterRenewalPipeline.send(connection, node, LockScripts.RENEW, keys, args));
+                    JedisClusterRenewalPipeline.send(connection, node, LockScripts.RENEW, keys, args), true);
         }
         catch (RuntimeException ex) {
             for (int b : calls) {
@@ -696,7 +697,7 @@ public final class SpringDataLockBackend
                 try {
                     renewalLanes.execute(() -> {
                         try {
-                            firstAnswer.complete(template.execute(Topology::read));
+                            firstAnswer.complete(template.execute(Topology::read, true));
                         }
                         catch (RuntimeException ex) {
                             // The next read, if there is time for one, asks another node.
@@ -743,7 +744,7 @@ public final class SpringDataLockBackend
             try {
                 renewalLanes.execute(() -> {
                     try {
-                        topology = template.execute(Topology::read);
+                        topology = template.execute(Topology::read, true);
                     }
                     catch (RuntimeException ex) {
                         // The old map stays; it only groups renewals, it never routes a command.
@@ -792,9 +793,7 @@ public final class SpringDataLockBackend
     private record Topology(boolean cluster, String[] masters, long readAt, boolean pipelined) {
 
         static Topology read(RedisConnection connection) {
-            // StringRedisTemplate hands callbacks a string-converting decorator of the connection.
-            RedisConnection raw = connection instanceof DecoratedRedisConnection decorated ? decorated.getDelegate()
-                    : connection;
+            RedisConnection raw = unwrap(connection);
             if (!(raw instanceof RedisClusterConnection clusterConnection)) {
                 return new Topology(false, new String[0], System.nanoTime(), false);
             }
@@ -822,6 +821,28 @@ public final class SpringDataLockBackend
             }
             String master = masters[ClusterSlotHashUtil.calculateSlot(key)];
             return master != null ? master : "?";
+        }
+    }
+
+    /**
+     * The connection a template callback runs on, without Spring Data's wrappers around it: the string-converting
+     * decorator of a {@code StringRedisTemplate}, and a transaction-bound connection's proxy. The Jedis Cluster
+     * pipeline needs the real connection to find its client's node pools. The callbacks that need it are run with
+     * {@code exposeConnection} set: otherwise the template hands them a close-suppressing proxy with no way to the
+     * connection inside (Spring Data Redis 4 does so on a Cluster, and the pipeline was then never used).
+     */
+    static RedisConnection unwrap(RedisConnection connection) {
+        RedisConnection current = connection;
+        while (true) {
+            if (current instanceof DecoratedRedisConnection decorated) {
+                current = decorated.getDelegate();
+            }
+            else if (current instanceof RedisConnectionUtils.RedisConnectionProxy proxy) {
+                current = proxy.getTargetConnection();
+            }
+            else {
+                return current;
+            }
         }
     }
 

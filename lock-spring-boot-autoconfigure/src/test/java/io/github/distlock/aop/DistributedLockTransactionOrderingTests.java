@@ -19,10 +19,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.Advised;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration;
-import org.springframework.boot.autoconfigure.jdbc.JdbcTemplateAutoConfiguration;
-import org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -34,6 +30,7 @@ import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 import io.github.distlock.DistributedLock;
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
@@ -56,9 +53,9 @@ class DistributedLockTransactionOrderingTests {
     /** Two instances: two contexts, each with its own connection pool to one in-memory database of this JVM. */
     private ApplicationContextRunner instance(String database) {
         return LockTestContexts.runner(redis.server())
-                .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
-                        DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
-                        JdbcTemplateAutoConfiguration.class))
+                .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.DATA_SOURCE,
+                        BootAutoConfigurations.DATA_SOURCE_TRANSACTION_MANAGER, BootAutoConfigurations.TRANSACTION,
+                        BootAutoConfigurations.JDBC_TEMPLATE))
                 .withPropertyValues("spring.datasource.url=jdbc:h2:mem:" + database + ";DB_CLOSE_DELAY=-1")
                 .withBean(AccountService.class);
     }

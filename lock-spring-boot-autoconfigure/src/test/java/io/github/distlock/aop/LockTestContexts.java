@@ -4,11 +4,11 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.event.EventListener;
 
 import io.github.distlock.LockLostEvent;
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAnnotationAutoConfiguration;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.testsupport.RedisTestServer;
@@ -19,7 +19,7 @@ import io.github.distlock.testsupport.RedisTestServer;
  */
 final class LockTestContexts {
 
-    static final AutoConfigurations LOCK_AUTO_CONFIGURATIONS = AutoConfigurations.of(RedisAutoConfiguration.class,
+    static final AutoConfigurations LOCK_AUTO_CONFIGURATIONS = AutoConfigurations.of(BootAutoConfigurations.REDIS,
             DistributedLockAutoConfiguration.class, DistributedLockAnnotationAutoConfiguration.class);
 
     private LockTestContexts() {

@@ -12,7 +12,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -33,7 +32,7 @@ class DistributedLockShutdownTest {
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
+            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
                     DistributedLockAutoConfiguration.class))
             .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port());
 
@@ -77,7 +76,7 @@ class DistributedLockShutdownTest {
     @Test
     void closingAChildContextClosesTheLockConnectionWhileTheParentsConnectionFactoryRunsOn(CapturedOutput output) {
         new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class))
+                .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS))
                 .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port())
                 .run(parent -> {
                     long before = redis.server().connectedClients();

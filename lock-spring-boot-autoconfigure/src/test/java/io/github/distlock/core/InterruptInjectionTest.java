@@ -25,7 +25,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import io.github.distlock.DistributedLock;
@@ -33,6 +32,7 @@ import io.github.distlock.LockAcquisitionException;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAnnotationAutoConfiguration;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.core.LockBackend.RenewalOutcome;
@@ -444,7 +444,7 @@ class InterruptInjectionTest {
 
     private ApplicationContextRunner annotationContext() {
         return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
+                .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
                         DistributedLockAutoConfiguration.class, DistributedLockAnnotationAutoConfiguration.class))
                 .withPropertyValues("spring.data.redis.host=" + services.proxy.host(),
                         "spring.data.redis.port=" + services.proxy.port(),

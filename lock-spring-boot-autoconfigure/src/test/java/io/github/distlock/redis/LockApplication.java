@@ -9,7 +9,6 @@ import java.util.function.Supplier;
 import org.springframework.boot.Banner;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -22,6 +21,7 @@ import io.github.distlock.LockLostEvent;
 import io.github.distlock.LockService;
 import io.github.distlock.autoconfigure.DistributedLockAnnotationAutoConfiguration;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
+import io.github.distlock.autoconfigure.ImportBootRedisAutoConfiguration;
 
 /**
  * One instance of an application that uses the starter, started the way Spring Boot starts it, from
@@ -84,8 +84,9 @@ final class LockApplication implements AutoCloseable {
     }
 
     @Configuration(proxyBeanMethods = false)
-    @ImportAutoConfiguration({ SslAutoConfiguration.class, RedisAutoConfiguration.class,
-            DistributedLockAutoConfiguration.class, DistributedLockAnnotationAutoConfiguration.class })
+    @ImportBootRedisAutoConfiguration
+    @ImportAutoConfiguration({ SslAutoConfiguration.class, DistributedLockAutoConfiguration.class,
+            DistributedLockAnnotationAutoConfiguration.class })
     static class Application {
 
         @Bean

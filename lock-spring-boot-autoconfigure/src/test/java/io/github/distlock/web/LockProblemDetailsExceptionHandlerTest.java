@@ -10,11 +10,6 @@ import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
-import org.springframework.boot.autoconfigure.http.HttpMessageConvertersAutoConfiguration;
-import org.springframework.boot.autoconfigure.jackson.JacksonAutoConfiguration;
-import org.springframework.boot.autoconfigure.web.servlet.DispatcherServletAutoConfiguration;
-import org.springframework.boot.autoconfigure.web.servlet.WebMvcAutoConfiguration;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
@@ -35,6 +30,7 @@ import io.github.distlock.LockAcquisitionException;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockLostException;
 import io.github.distlock.LockTimeoutException;
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.autoconfigure.web.DistributedLockWebMvcAutoConfiguration;
 
@@ -47,9 +43,9 @@ import io.github.distlock.autoconfigure.web.DistributedLockWebMvcAutoConfigurati
 class LockProblemDetailsExceptionHandlerTest {
 
     private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(DispatcherServletAutoConfiguration.class,
-                    WebMvcAutoConfiguration.class, HttpMessageConvertersAutoConfiguration.class,
-                    JacksonAutoConfiguration.class, RedisAutoConfiguration.class,
+            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.DISPATCHER_SERVLET,
+                    BootAutoConfigurations.WEB_MVC, BootAutoConfigurations.HTTP_MESSAGE_CONVERTERS,
+                    BootAutoConfigurations.JACKSON, BootAutoConfigurations.REDIS,
                     DistributedLockAutoConfiguration.class, DistributedLockWebMvcAutoConfiguration.class))
             .withUserConfiguration(ThrowingController.class);
 

@@ -6,11 +6,11 @@ import java.util.Map;
 
 import io.github.distlock.testsupport.RedisServerExtension;
 
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.client.TestRestTemplate;
+import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
@@ -20,6 +20,7 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.client.RestTemplate;
 
 /**
  * An unreachable Redis answers 503 with a problem body. A class of its own, with its own server and
@@ -43,8 +44,15 @@ class LockBackendDownTest {
         registry.add("spring.data.redis.port", redis::port);
     }
 
-    @Autowired
-    TestRestTemplate http;
+    @LocalServerPort
+    int port;
+
+    RestTemplate http;
+
+    @BeforeEach
+    void client() {
+        http = LocalServerHttp.client(port);
+    }
 
     @Test
     void unreachableRedisAnswers503Problem() {

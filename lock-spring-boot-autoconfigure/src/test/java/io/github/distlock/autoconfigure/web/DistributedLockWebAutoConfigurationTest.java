@@ -1,5 +1,6 @@
 package io.github.distlock.autoconfigure.web;
 
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockProperties;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -8,7 +9,6 @@ import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -28,7 +28,7 @@ import io.github.distlock.web.LockProblemDetailsExceptionHandler;
  */
 class DistributedLockWebAutoConfigurationTest {
 
-    private static final AutoConfigurations CONFIGURATIONS = AutoConfigurations.of(RedisAutoConfiguration.class,
+    private static final AutoConfigurations CONFIGURATIONS = AutoConfigurations.of(BootAutoConfigurations.REDIS,
             DistributedLockAutoConfiguration.class, DistributedLockWebMvcAutoConfiguration.class,
             DistributedLockWebFluxAutoConfiguration.class);
 

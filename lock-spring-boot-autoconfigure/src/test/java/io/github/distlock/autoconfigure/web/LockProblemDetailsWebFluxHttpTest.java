@@ -13,7 +13,6 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.boot.web.reactive.context.ReactiveWebApplicationContext;
 import org.springframework.context.ApplicationContext;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -23,6 +22,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockService;
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
@@ -55,7 +55,7 @@ class LockProblemDetailsWebFluxHttpTest {
 
     @Test
     void lockHeldByAnotherOwnerAnswers409ProblemWithRetryAfter(CapturedOutput output) {
-        assertThat(context).isInstanceOf(ReactiveWebApplicationContext.class);
+        assertThat(context).isInstanceOf(BootAutoConfigurations.REACTIVE_WEB_APPLICATION_CONTEXT);
         LockWebTestApplication.Http http = new LockWebTestApplication.Http(port);
         try (LockHandle held = locks.lock("order:3", Duration.ofSeconds(30), Duration.ZERO)) {
             HttpResponse<String> response = http.post("/orders/3/ship-reactive");
