@@ -7,11 +7,13 @@ import java.util.Arrays;
 
 import org.junit.jupiter.api.Test;
 import org.springframework.aot.hint.RuntimeHints;
+import org.springframework.aot.hint.TypeReference;
 import org.springframework.aot.hint.predicate.RuntimeHintsPredicates;
 import org.springframework.core.io.Resource;
 import org.springframework.core.io.support.PathMatchingResourcePatternResolver;
+import org.springframework.util.ClassUtils;
 
-/** A native image keeps every Lua script the backends load. */
+/** A native image keeps every Lua script the backends load, and what is looked up by name. */
 class DistributedLockRuntimeHintsTest {
 
     @Test
@@ -27,5 +29,21 @@ class DistributedLockRuntimeHintsTest {
                 .forResource("io/github/distlock/redis/" + script.getFilename())).as(script.getFilename())
                 .accepts(hints));
         assertThat(RuntimeHintsPredicates.resource().forResource("io/github/distlock/other.txt")).rejects(hints);
+    }
+
+    @Test
+    void theReflectiveLookUpsAreKeptInANativeImage() {
+        RuntimeHints hints = new RuntimeHints();
+        new DistributedLockRuntimeHints().registerHints(hints, getClass().getClassLoader());
+
+        // The woven aspect's aspectOf(), which AspectJ mode reaches through Aspects.aspectOf.
+        assertThat(hints.reflection().getTypeHint(TypeReference.of("io.github.distlock.aop.AnnotationDistributedLockAspect")))
+                .isNotNull()
+                .satisfies(type -> assertThat(type.methods()).extracting(method -> method.getName())
+                        .contains("aspectOf", "hasAspect"));
+        // Jedis 7's RedisClusterClient.getClusterNodes() only where that class exists: this build's Jedis decides.
+        boolean jedis7 = ClassUtils.isPresent("redis.clients.jedis.RedisClusterClient", getClass().getClassLoader());
+        assertThat(hints.reflection().getTypeHint(TypeReference.of("redis.clients.jedis.RedisClusterClient")) != null)
+                .isEqualTo(jedis7);
     }
 }
