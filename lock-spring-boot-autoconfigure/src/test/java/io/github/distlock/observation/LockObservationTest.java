@@ -232,8 +232,9 @@ class LockObservationTest {
                     .until(() -> counter(meters, MeterLockListener.RENEWALS, "reports", "outcome", "ok") >= 2);
 
             redis.del("lock:{renewed}");
+            // Both listeners are told on the watchdog's listener thread, one after the other: wait for both.
             await().atMost(Duration.ofSeconds(10)).until(() -> counter(meters, MeterLockListener.LEASES_LOST,
-                    "reports", "reason", "expired-or-taken") == 1);
+                    "reports", "reason", "expired-or-taken") == 1 && activeHolds(meters, "reports") == 0);
             assertThat(counter(meters, MeterLockListener.LEASES_LOST, "reports", "reason", "renewal-failed")).isZero();
             assertThat(activeHolds(meters, "reports")).isZero();
             assertThat(meters.get("distributed.lock.hold").tags("lock.name", "reports", "outcome", "lost").timer()
@@ -260,7 +261,7 @@ class LockObservationTest {
             redis.pause();
             try {
                 await().atMost(Duration.ofSeconds(15)).until(() -> counter(meters, MeterLockListener.LEASES_LOST,
-                        "exports", "reason", "renewal-failed") == 1);
+                        "exports", "reason", "renewal-failed") == 1 && activeHolds(meters, "exports") == 0);
             }
             finally {
                 redis.resume();
