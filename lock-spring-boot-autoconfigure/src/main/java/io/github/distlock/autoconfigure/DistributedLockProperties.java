@@ -125,8 +125,10 @@ public class DistributedLockProperties implements InitializingBean {
     /** How lock failures look in Spring MVC and WebFlux applications. */
     private final Web web = new Web();
 
-    /** Redlock over independent Redis masters instead of the single Redis of spring.data.redis.*. */
+    /** Metrics and traces of every lock, through Micrometer, when the application has it. */
+    private final Observation observation = new Observation();
 
+    /** Redlock over independent Redis masters instead of the single Redis of spring.data.redis.*. */
     @NestedConfigurationProperty
     private final RedlockProperties redlock = new RedlockProperties();
 
@@ -224,6 +226,10 @@ public class DistributedLockProperties implements InitializingBean {
 
     public void setClusterNotifications(ClusterNotifications clusterNotifications) {
         this.clusterNotifications = clusterNotifications;
+    }
+
+    public Observation getObservation() {
+        return observation;
     }
 
     public Web getWeb() {
@@ -402,6 +408,24 @@ public class DistributedLockProperties implements InitializingBean {
         if (value == null || value.isNegative()) {
             throw new InvalidConfigurationPropertyValueException(PREFIX + "." + name, value,
                     "The duration may not be negative. Use a duration such as 1s, or 0s to send no Retry-After.");
+        }
+    }
+
+    /** Lock metrics and traces through Micrometer. */
+    public static class Observation {
+
+        /**
+         * Whether acquisitions and holds are observed (timers, traces) and renewals, lost leases, hand-overs and
+         * releases counted, when the application has a Micrometer ObservationRegistry or MeterRegistry.
+         */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
         }
     }
 

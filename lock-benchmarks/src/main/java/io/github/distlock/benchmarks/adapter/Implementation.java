@@ -18,12 +18,12 @@ public enum Implementation {
     OURS_SERVICE("ours: LockService", Role.OURS, true) {
         @Override
         public LockAdapter open(RedisTarget target) {
-            return new OursLockServiceAdapter(target, null, ClientType.LETTUCE);
+            return new OursLockServiceAdapter(target, null, ClientType.LETTUCE, false);
         }
 
         @Override
         public LeaseHolder openLeaseHolder(RedisTarget target, Duration ttl) {
-            return new OursLockServiceAdapter(target, ttl, ClientType.LETTUCE);
+            return new OursLockServiceAdapter(target, ttl, ClientType.LETTUCE, false);
         }
     },
 
@@ -35,7 +35,7 @@ public enum Implementation {
     OURS_SERVICE_JEDIS("ours: LockService, Jedis", Role.OURS, false) {
         @Override
         public LockAdapter open(RedisTarget target) {
-            return new OursLockServiceAdapter(target, null, ClientType.JEDIS);
+            return new OursLockServiceAdapter(target, null, ClientType.JEDIS, false);
         }
     },
 
@@ -44,6 +44,19 @@ public enum Implementation {
         @Override
         public LockAdapter open(RedisTarget target) {
             return new OursAnnotationAdapter(target);
+        }
+    },
+
+    /**
+     * {@link #OURS_SERVICE} in an application with Micrometer, as Boot's Actuator wires it: a
+     * {@code SimpleMeterRegistry} and an {@code ObservationRegistry} whose {@code DefaultMeterObservationHandler}
+     * feeds it, so every lock is observed (timers, long-task timers) and counted. Its ratio to {@link #OURS_SERVICE}
+     * is the cost of the instrumentation.
+     */
+    OURS_SERVICE_MICROMETER("ours: LockService + Micrometer", Role.OURS, false) {
+        @Override
+        public LockAdapter open(RedisTarget target) {
+            return new OursLockServiceAdapter(target, null, ClientType.LETTUCE, true);
         }
     },
 
@@ -113,7 +126,7 @@ public enum Implementation {
     OURS_REDLOCK("ours: Redlock, 5 nodes", Role.OURS, false, Implementation.REDLOCK_NODES) {
         @Override
         public LockAdapter open(RedisTarget target) {
-            return new OursLockServiceAdapter(target, null, ClientType.LETTUCE);
+            return new OursLockServiceAdapter(target, null, ClientType.LETTUCE, false);
         }
     },
 
@@ -204,6 +217,7 @@ public enum Implementation {
             case OURS_SERVICE -> "ours (service)";
             case OURS_SERVICE_JEDIS -> "ours (Jedis)";
             case OURS_ANNOTATION -> "ours (annotation)";
+            case OURS_SERVICE_MICROMETER -> "ours (Micrometer)";
             case REDISSON_RLOCK -> "Redisson RLock";
             case REDISSON_FENCED -> "Redisson fenced";
             case SI_PUB_SUB -> "SI pub-sub";

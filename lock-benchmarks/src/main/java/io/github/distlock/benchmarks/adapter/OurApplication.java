@@ -23,9 +23,15 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 import io.github.distlock.DistributedLock;
 import io.github.distlock.core.LockBackend;
+import io.github.distlock.core.LockListener;
+import io.github.distlock.observation.MeterLockListener;
+import io.github.distlock.observation.ObservationLockListener;
 import io.github.distlock.redis.RedisLockBackend;
 import io.github.distlock.redis.SpringDataLockBackend;
 import io.github.distlock.redlock.RedlockBackend;
+import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 
 /**
  * A small Spring Boot application holding our lock exactly as a user gets it: Boot's Redis
@@ -88,6 +94,23 @@ public final class OurApplication implements AutoCloseable {
      *         measure another one
      */
     public static OurApplication start(RedisTarget target, Duration ttl, ClientType clientType) {
+        return start(target, ttl, clientType, false);
+    }
+
+    /**
+     * Starts the application against {@code target} on the given Redis client, with or without Micrometer.
+     *
+     * @param target the Redis to use; its wait time becomes the annotation's and the default wait
+     * @param ttl the default lease ({@code distributed-lock.default-ttl}), or {@code null} for the starter's default
+     * @param clientType Lettuce or Jedis, as in {@link #start(RedisTarget, Duration, ClientType)}
+     * @param micrometer whether the application has a {@link SimpleMeterRegistry} and an {@link ObservationRegistry}
+     *        feeding it through {@link DefaultMeterObservationHandler}, as Boot's Actuator configures them, so that
+     *        our observation auto-configuration instruments every lock
+     * @return the running application
+     * @throws IllegalStateException as {@link #start(RedisTarget, Duration, ClientType)}, or if Micrometer was asked
+     *         for and no lock listener of ours was wired
+     */
+    public static OurApplication start(RedisTarget target, Duration ttl, ClientType clientType, boolean micrometer) {
         Map<String, Object> properties = new java.util.HashMap<>(Map.of(
                 "spring.data.redis.host", target.host(),
                 "spring.data.redis.port", target.port(),
@@ -118,19 +141,38 @@ public final class OurApplication implements AutoCloseable {
             properties.put("spring.data.redis.jedis.pool.max-active", JEDIS_POOL_SIZE);
             properties.put("spring.data.redis.jedis.pool.max-idle", JEDIS_POOL_SIZE);
         }
-        ConfigurableApplicationContext context = new SpringApplicationBuilder(Config.class)
+        SpringApplicationBuilder builder = new SpringApplicationBuilder(Config.class);
+        if (micrometer) {
+            builder.initializers(OurApplication::registerMicrometer);
+        }
+        ConfigurableApplicationContext context = builder
                 .web(WebApplicationType.NONE)
                 .registerShutdownHook(false)
                 .properties(properties)
                 .run();
         try {
             requireBackendFor(target, clientType, context);
+            if (micrometer && (context.getBeansOfType(ObservationLockListener.class).isEmpty()
+                    || context.getBeansOfType(MeterLockListener.class).isEmpty())) {
+                throw new IllegalStateException("Micrometer registries were given but the lock listeners are "
+                        + context.getBeansOfType(LockListener.class).keySet()
+                        + "; expected ObservationLockListener and MeterLockListener");
+            }
         }
         catch (RuntimeException ex) {
             context.close();
             throw ex;
         }
         return new OurApplication(context);
+    }
+
+    /** The registries Boot's Actuator would declare: observations recorded as meters in a simple registry. */
+    private static void registerMicrometer(ConfigurableApplicationContext context) {
+        SimpleMeterRegistry meterRegistry = new SimpleMeterRegistry();
+        ObservationRegistry observationRegistry = ObservationRegistry.create();
+        observationRegistry.observationConfig().observationHandler(new DefaultMeterObservationHandler(meterRegistry));
+        context.getBeanFactory().registerSingleton("meterRegistry", meterRegistry);
+        context.getBeanFactory().registerSingleton("observationRegistry", observationRegistry);
     }
 
     private static void requireBackendFor(RedisTarget target, ClientType clientType,

@@ -10,7 +10,8 @@ import io.github.distlock.LockService;
 
 /**
  * Ours through {@link LockService}, as an application injects it: default ttl (30 s) with the
- * watchdog on, the target's wait time, on Lettuce (Boot's default) or Jedis.
+ * watchdog on, the target's wait time, on Lettuce (Boot's default) or Jedis; with or without Micrometer
+ * registries in the application.
  */
 final class OursLockServiceAdapter implements LockAdapter, LeaseHolder {
 
@@ -19,8 +20,8 @@ final class OursLockServiceAdapter implements LockAdapter, LeaseHolder {
     private final Duration waitTime;
     private final Duration leaseTtl;
 
-    OursLockServiceAdapter(RedisTarget target, Duration leaseTtl, ClientType clientType) {
-        this.application = OurApplication.start(target, leaseTtl, clientType);
+    OursLockServiceAdapter(RedisTarget target, Duration leaseTtl, ClientType clientType, boolean micrometer) {
+        this.application = OurApplication.start(target, leaseTtl, clientType, micrometer);
         this.lockService = application.bean(LockService.class);
         this.waitTime = target.waitTime();
         this.leaseTtl = leaseTtl;

@@ -46,8 +46,9 @@ public class UncontendedBenchmark {
     public static class Client {
 
         /** The implementation, by {@link Implementation} constant name. */
-        @Param({ "OURS_SERVICE", "OURS_SERVICE_JEDIS", "OURS_ANNOTATION", "REDISSON_RLOCK", "REDISSON_FENCED",
-                "SI_PUB_SUB", "SI_SPIN", "FLOOR", "OURS_REDLOCK", "REDISSON_REDLOCK" })
+        @Param({ "OURS_SERVICE", "OURS_SERVICE_JEDIS", "OURS_ANNOTATION", "OURS_SERVICE_MICROMETER",
+                "REDISSON_RLOCK", "REDISSON_FENCED", "SI_PUB_SUB", "SI_SPIN", "FLOOR", "OURS_REDLOCK",
+                "REDISSON_REDLOCK" })
         public String implementation;
 
         RedisNodes servers;

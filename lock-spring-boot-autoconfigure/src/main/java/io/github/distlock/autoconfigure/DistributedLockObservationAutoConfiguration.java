@@ -1,0 +1,104 @@
+package io.github.distlock.autoconfigure;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import io.github.distlock.LockService;
+import io.github.distlock.core.LockListener;
+import io.github.distlock.observation.LockAcquireObservationConvention;
+import io.github.distlock.observation.LockHoldObservationConvention;
+import io.github.distlock.observation.MeterLockListener;
+import io.github.distlock.observation.ObservationLockListener;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
+import io.micrometer.observation.ObservationRegistry;
+
+/**
+ * Lock metrics and traces through Micrometer, as {@link LockListener} beans that the {@link LockService} calls.
+ *
+ * <ul>
+ * <li>With an {@link ObservationRegistry} bean (Spring Boot's Actuator provides one): an
+ * {@link ObservationLockListener} observing acquisitions and holds on it. Its handlers decide what they become:
+ * timers and long-task timers with Boot's meter handler, spans with a tracer.</li>
+ * <li>With a {@link MeterRegistry} bean: a {@link MeterLockListener} counting hand-overs, renewals, lost leases
+ * and releases. Without an {@code ObservationRegistry} bean, the observations then go to a registry of their own
+ * that only feeds that {@code MeterRegistry}, so the timers exist either way.</li>
+ * <li>With neither, or without Micrometer on the class path: nothing.</li>
+ * </ul>
+ *
+ * Off with {@code distributed-lock.observation.enabled=false}. Beans of the application's own replace the
+ * listeners, and a {@link LockAcquireObservationConvention} or {@link LockHoldObservationConvention} bean replaces
+ * the default names and tags:
+ *
+ * <pre>{@code
+ * @Bean
+ * LockHoldObservationConvention holdConvention() {
+ *     return new DefaultLockHoldObservationConvention() { ... };
+ * }
+ * }</pre>
+ *
+ * Ordered after Boot's own Micrometer auto-configuration, whose classes moved between Boot 3 and Boot 4: both
+ * names are given, so the same jar orders itself correctly on either.
+ */
+@AutoConfiguration(after = DistributedLockAutoConfiguration.class, afterName = {
+        "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration" })
+@ConditionalOnClass(name = "io.micrometer.observation.ObservationRegistry")
+@ConditionalOnBean(LockService.class)
+@ConditionalOnProperty(prefix = DistributedLockProperties.PREFIX + ".observation", name = "enabled",
+        havingValue = "true", matchIfMissing = true)
+public class DistributedLockObservationAutoConfiguration {
+
+    /** Observations on the application's {@link ObservationRegistry}. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnBean(ObservationRegistry.class)
+    static class ObservationConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean
+        ObservationLockListener observationLockListener(ObservationRegistry observationRegistry,
+                ObjectProvider<LockAcquireObservationConvention> acquireConvention,
+                ObjectProvider<LockHoldObservationConvention> holdConvention) {
+            return new ObservationLockListener(observationRegistry, acquireConvention.getIfUnique(),
+                    holdConvention.getIfUnique());
+        }
+    }
+
+    /** Counters on the application's {@link MeterRegistry}, and the timers too when there is no observation registry. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
+    @ConditionalOnBean(type = "io.micrometer.core.instrument.MeterRegistry")
+    static class MeterConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean
+        MeterLockListener meterLockListener(MeterRegistry meterRegistry) {
+            return new MeterLockListener(meterRegistry);
+        }
+
+        /**
+         * A MeterRegistry without an ObservationRegistry: an application that declared its registry by hand. The
+         * observations then feed only that registry, through the handler Boot would have installed.
+         */
+        @Bean
+        @ConditionalOnMissingBean({ ObservationRegistry.class, ObservationLockListener.class })
+        ObservationLockListener meterObservationLockListener(MeterRegistry meterRegistry,
+                ObjectProvider<LockAcquireObservationConvention> acquireConvention,
+                ObjectProvider<LockHoldObservationConvention> holdConvention) {
+            ObservationRegistry ownRegistry = ObservationRegistry.create();
+            ownRegistry.observationConfig().observationHandler(new DefaultMeterObservationHandler(meterRegistry));
+            return new ObservationLockListener(ownRegistry, acquireConvention.getIfUnique(),
+                    holdConvention.getIfUnique());
+        }
+    }
+}

@@ -1,0 +1,55 @@
+package io.github.distlock.observation;
+
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.function.Function;
+
+import io.micrometer.common.KeyValue;
+import io.micrometer.common.KeyValues;
+
+/**
+ * The tag sets of one lock name, built once: the default conventions run on every acquisition and release, and
+ * lock names are few, so each call then only looks its tags up instead of allocating and sorting them again.
+ */
+final class LockNameKeyValues {
+
+    private final KeyValues nameOnly;
+    private final String contextualName;
+    /** Indexed by outcome ordinal, then by waited (0/1) where it applies; filled lazily, races are harmless. */
+    private final KeyValues[] ended;
+
+    private LockNameKeyValues(String lockName, String phase, int endings) {
+        this.nameOnly = KeyValues.of(LockObservationDocumentation.LowCardinalityKeyNames.LOCK_NAME.withValue(
+                lockName));
+        this.contextualName = phase + " " + lockName;
+        this.ended = new KeyValues[endings];
+    }
+
+    /** A cache of these per lock name, for one phase ("lock acquire" or "lock hold"). */
+    static Function<String, LockNameKeyValues> cache(String phase, int endings) {
+        ConcurrentMap<String, LockNameKeyValues> byName = new ConcurrentHashMap<>();
+        Function<String, LockNameKeyValues> create = name -> new LockNameKeyValues(name, phase, endings);
+        return name -> {
+            LockNameKeyValues found = byName.get(name);
+            return found != null ? found : byName.computeIfAbsent(name, create);
+        };
+    }
+
+    KeyValues nameOnly() {
+        return nameOnly;
+    }
+
+    String contextualName() {
+        return contextualName;
+    }
+
+    /** The tags of an ended phase: the name and {@code extra}, cached under {@code index}. */
+    KeyValues ended(int index, KeyValue... extra) {
+        KeyValues found = ended[index];
+        if (found == null) {
+            found = nameOnly.and(extra);
+            ended[index] = found;
+        }
+        return found;
+    }
+}

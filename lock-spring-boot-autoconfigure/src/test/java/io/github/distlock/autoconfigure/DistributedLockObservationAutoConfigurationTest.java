@@ -1,0 +1,154 @@
+package io.github.distlock.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.test.util.ReflectionTestUtils;
+
+import io.github.distlock.LockService;
+import io.github.distlock.core.LockListener;
+import io.github.distlock.observation.DefaultLockAcquireObservationConvention;
+import io.github.distlock.observation.DefaultLockHoldObservationConvention;
+import io.github.distlock.observation.LockAcquireObservationConvention;
+import io.github.distlock.observation.LockHoldObservationConvention;
+import io.github.distlock.observation.MeterLockListener;
+import io.github.distlock.observation.ObservationLockListener;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistry;
+
+/**
+ * Each condition of {@link DistributedLockObservationAutoConfiguration}. No Redis is needed: the connection factory
+ * connects lazily. What the listeners record is {@code io.github.distlock.observation.LockObservationTest}'s job.
+ */
+class DistributedLockObservationAutoConfigurationTest {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
+                    DistributedLockAutoConfiguration.class, DistributedLockObservationAutoConfiguration.class));
+
+    @Test
+    void withoutARegistryThereIsNoListener() {
+        runner.run(context -> assertThat(context).hasNotFailed().hasSingleBean(LockService.class)
+                .doesNotHaveBean(ObservationLockListener.class).doesNotHaveBean(MeterLockListener.class));
+    }
+
+    @Test
+    void withoutMicrometerOnTheClassPathThereIsNoListener() {
+        runner.withClassLoader(new FilteredClassLoader("io.micrometer"))
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(LockService.class)
+                        .doesNotHaveBean(LockListener.class));
+    }
+
+    @Test
+    void anObservationRegistryAloneGetsTheObservationsButNoCounters() {
+        runner.withBean(ObservationRegistry.class, TestObservationRegistry::create).run(context -> {
+            assertThat(context).hasSingleBean(ObservationLockListener.class).doesNotHaveBean(MeterLockListener.class);
+            assertThat(registryOf(context.getBean(ObservationLockListener.class)))
+                    .isSameAs(context.getBean(ObservationRegistry.class));
+        });
+    }
+
+    @Test
+    void anObservationRegistryWithoutMicrometerCoreGetsTheObservations() {
+        runner.withClassLoader(new FilteredClassLoader("io.micrometer.core"))
+                .withBean(ObservationRegistry.class, TestObservationRegistry::create)
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(ObservationLockListener.class)
+                        .doesNotHaveBean(MeterLockListener.class));
+    }
+
+    @Test
+    void aMeterRegistryAloneGetsTheCountersAndObservationsThatFeedOnlyIt() {
+        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run(context -> {
+            assertThat(context).hasSingleBean(MeterLockListener.class).hasSingleBean(ObservationLockListener.class)
+                    .doesNotHaveBean(ObservationRegistry.class);
+            ObservationRegistry own = registryOf(context.getBean(ObservationLockListener.class));
+            assertThat(own.isNoop()).isFalse();
+        });
+    }
+
+    @Test
+    void bothRegistriesGetOneObservationListenerOnTheApplicationsRegistryAndTheCounters() {
+        runner.withBean(ObservationRegistry.class, TestObservationRegistry::create)
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new).run(context -> {
+                    assertThat(context).hasSingleBean(ObservationLockListener.class)
+                            .hasSingleBean(MeterLockListener.class);
+                    assertThat(registryOf(context.getBean(ObservationLockListener.class)))
+                            .isSameAs(context.getBean(ObservationRegistry.class));
+                });
+    }
+
+    @Test
+    void bootsOwnMicrometerAutoConfigurationComesFirstWhateverTheOrderGiven() {
+        // Listed before Boot's, ours must still see the registries Boot's configurations declare.
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DistributedLockObservationAutoConfiguration.class,
+                        DistributedLockAutoConfiguration.class, RedisAutoConfiguration.class,
+                        ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
+                        CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class))
+                .run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(ObservationLockListener.class)
+                            .hasSingleBean(MeterLockListener.class);
+                    assertThat(registryOf(context.getBean(ObservationLockListener.class)))
+                            .isSameAs(context.getBean(ObservationRegistry.class));
+                });
+    }
+
+    @Test
+    void conventionBeansReplaceTheDefaults() {
+        LockAcquireObservationConvention acquire = new DefaultLockAcquireObservationConvention();
+        LockHoldObservationConvention hold = new DefaultLockHoldObservationConvention();
+        runner.withBean(ObservationRegistry.class, TestObservationRegistry::create)
+                .withBean(LockAcquireObservationConvention.class, () -> acquire)
+                .withBean(LockHoldObservationConvention.class, () -> hold).run(context -> {
+                    ObservationLockListener listener = context.getBean(ObservationLockListener.class);
+                    assertThat(ReflectionTestUtils.getField(listener, "customAcquireConvention")).isSameAs(acquire);
+                    assertThat(ReflectionTestUtils.getField(listener, "customHoldConvention")).isSameAs(hold);
+                });
+    }
+
+    @Test
+    void listenerBeansOfTheApplicationReplaceOurs() {
+        ObservationLockListener own = new ObservationLockListener(ObservationRegistry.NOOP, null, null);
+        MeterLockListener ownCounters = new MeterLockListener(new SimpleMeterRegistry());
+        runner.withBean(ObservationRegistry.class, TestObservationRegistry::create)
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withBean("ownObservations", ObservationLockListener.class, () -> own)
+                .withBean("ownCounters", MeterLockListener.class, () -> ownCounters)
+                .run(context -> {
+                    assertThat(context.getBean(ObservationLockListener.class)).isSameAs(own);
+                    assertThat(context.getBean(MeterLockListener.class)).isSameAs(ownCounters);
+                });
+    }
+
+    @Test
+    void thePropertyTurnsItOff() {
+        runner.withBean(ObservationRegistry.class, TestObservationRegistry::create)
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withPropertyValues("distributed-lock.observation.enabled=false")
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(LockService.class)
+                        .doesNotHaveBean(ObservationLockListener.class).doesNotHaveBean(MeterLockListener.class));
+    }
+
+    @Test
+    void withoutALockServiceThereIsNoListener() {
+        runner.withBean(ObservationRegistry.class, TestObservationRegistry::create)
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withPropertyValues("distributed-lock.enabled=false")
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class)
+                        .doesNotHaveBean(ObservationLockListener.class).doesNotHaveBean(MeterLockListener.class));
+    }
+
+    private static ObservationRegistry registryOf(ObservationLockListener listener) {
+        return (ObservationRegistry) ReflectionTestUtils.getField(listener, "registry");
+    }
+}
