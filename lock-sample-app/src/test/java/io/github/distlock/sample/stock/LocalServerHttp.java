@@ -18,12 +18,12 @@ import org.springframework.web.util.DefaultUriBuilderFactory;
  * ResponseEntity<String> response = LocalServerHttp.client(port).getForEntity("/stock/widget", String.class);
  * }</pre>
  */
-final class LocalServerHttp {
+public final class LocalServerHttp {
 
     private LocalServerHttp() {
     }
 
-    static RestTemplate client(int port) {
+    public static RestTemplate client(int port) {
         RestTemplate http = new RestTemplate();
         http.setUriTemplateHandler(new DefaultUriBuilderFactory("http://localhost:" + port));
         http.setErrorHandler(new DefaultResponseErrorHandler() {
