@@ -11,6 +11,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
@@ -38,10 +39,22 @@ final class LockLifecycle {
     static void run(String name, LockService holder, LockService waiter, RedisTestServer redis) throws Exception {
         // Connected first: a cold connection (through Sentinel, on a busy machine) can take longer
         // than the short lease below, and a lease over before the call returns is given back.
+        // Only not having connected yet is waited out: any other answer (an ACL denial, say) ends the
+        // warm-up at once and fails the run, as it would without one.
         for (LockService service : List.of(holder, waiter)) {
-            await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> service.tryLock(LockRequest
-                    .of(name + ":warm-up").withTtl(Duration.ofSeconds(5)).withWaitTime(Duration.ZERO))
-                    .map(LockHandle::release).orElse(false));
+            await().atMost(Duration.ofSeconds(20)).until(() -> {
+                try {
+                    return service.tryLock(LockRequest.of(name + ":warm-up").withTtl(Duration.ofSeconds(5))
+                            .withWaitTime(Duration.ZERO)).map(LockHandle::release).orElse(false);
+                }
+                catch (LockBackendException ex) {
+                    String message = String.valueOf(ex.getMessage());
+                    if (message.startsWith("Could not connect") || message.startsWith("Redis did not answer")) {
+                        return false;
+                    }
+                    throw ex;
+                }
+            });
         }
         LockHandle held = holder.tryLock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO)
                 .withWatchdog(true)).orElseThrow();
