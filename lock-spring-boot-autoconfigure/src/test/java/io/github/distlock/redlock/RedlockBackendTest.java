@@ -166,10 +166,11 @@ class RedlockBackendTest {
 
         LockHandle held = instance.service().lock("order:1", Duration.ofSeconds(10), Duration.ZERO);
 
-        assertThat(nodesHolding("order:1")).isEqualTo(NODES);
+        // Decided by the first majority: the other grants, and then the other deletes, land just after.
+        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("order:1") == NODES);
         assertThat(instance.backend().quorum()).isEqualTo(3);
         assertThat(held.release()).isTrue();
-        assertThat(nodesHolding("order:1")).isZero();
+        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("order:1") == 0);
     }
 
     @Test
@@ -198,7 +199,7 @@ class RedlockBackendTest {
         assertThat(held.isHeld()).isTrue();
         assertThat(nodesHolding("order:3")).isEqualTo(3);
         assertThat(held.release()).isTrue();
-        assertThat(nodesHolding("order:3")).isZero();
+        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("order:3") == 0);
     }
 
     @Test
@@ -569,6 +570,7 @@ class RedlockBackendTest {
         assertThat(violations).hasValue(0);
         assertThat(failures).isEmpty();
         assertThat(entries.get()).isGreaterThan(8);
-        assertThat(nodesHolding("hot")).isZero();
+        // The last release was decided by a majority; the other deletes land just after.
+        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("hot") == 0);
     }
 }
