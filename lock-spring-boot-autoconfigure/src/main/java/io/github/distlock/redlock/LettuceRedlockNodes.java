@@ -22,6 +22,7 @@ import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 
@@ -106,16 +107,24 @@ public final class LettuceRedlockNodes implements AutoCloseable {
                         nodes.longestLease::get);
                 nodes.guards.add(guard);
                 int index = nodes.guards.size() - 1;
+                // Only the lock connection's own events count. The release-hint subscription is
+                // another connection of the same client: its opening (at a JVM's first wait) would
+                // otherwise hold back every node's votes until the next check, failing the very
+                // waiters that opened it.
                 client.addListener(new RedisConnectionStateListener() {
                     @Override
                     public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
-                        guard.connectionChanged();
-                        nodes.checkSoon(index);
+                        if (!(handler instanceof StatefulRedisPubSubConnection)) {
+                            guard.connectionChanged();
+                            nodes.checkSoon(index);
+                        }
                     }
 
                     @Override
                     public void onRedisDisconnected(RedisChannelHandler<?, ?> handler) {
-                        guard.connectionChanged();
+                        if (!(handler instanceof StatefulRedisPubSubConnection)) {
+                            guard.connectionChanged();
+                        }
                     }
                 });
             }
@@ -167,6 +176,11 @@ public final class LettuceRedlockNodes implements AutoCloseable {
         catch (RejectedExecutionException ex) {
             // Closing.
         }
+    }
+
+    /** The restart guards, one per node in order; empty without restart protection. */
+    List<NodeRestartGuard> guards() {
+        return List.copyOf(guards);
     }
 
     private void checkAll() {

@@ -133,6 +133,30 @@ class RedlockReleaseHintsTest {
      * that was woken by the release.
      */
     @Test
+    void openingTheHintSubscriptionDoesNotHoldBackTheNodesVotes() {
+        // With restart protection on, a connection event holds a node's votes back until it is
+        // checked again. The subscription a waiter opens is another connection of the node's
+        // client: it must not count, or the waiter that opened it could fail for want of a majority.
+        LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(
+                servers.stream().map(RedisTestServer::redisUri).toList(), NODE_TIMEOUT, "lock:",
+                Duration.ofSeconds(30), true, Set.of());
+        try {
+            nodes.awaitConnected(Duration.ofSeconds(10));
+            RedlockBackend backend = nodes.redlock(0.01);
+            List<Long> epochsBefore = nodes.guards().stream().map(NodeRestartGuard::epoch).toList();
+
+            backend.releaseHints().startDelivery(backend.lockKey("guarded"));
+            await().atMost(Duration.ofSeconds(10)).until(() -> backend.releaseHints().isDelivering(null));
+
+            assertThat(nodes.guards().stream().map(NodeRestartGuard::epoch).toList())
+                    .as("no node's connection counted as changed").isEqualTo(epochsBefore);
+        }
+        finally {
+            nodes.close();
+        }
+    }
+
+    @Test
     void aWaiterWithALongRetryDelayGetsTheLockSoonAfterAnotherInstanceReleasesIt() throws Exception {
         Instance holder = instance(Duration.ofMillis(50));
         Instance waiter = instance(LONG_RETRY_DELAY);
