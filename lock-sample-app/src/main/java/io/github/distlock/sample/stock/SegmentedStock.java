@@ -82,12 +82,12 @@ public class SegmentedStock {
         try {
             // The predicate, read without the lock, only skips segments that are already empty; the decision to
             // sell is taken again under the segment's lock.
-            return lock.callOnSegment(segment -> parse(values.get(segmentKey(sku, segment))) > 0, (segment, held) -> {
-                long stock = parse(values.get(segmentKey(sku, segment)));
+            return lock.callOnSegment(segment -> StockValues.parse(values.get(segmentKey(sku, segment))) > 0, (segment, held) -> {
+                long stock = StockValues.parse(values.get(segmentKey(sku, segment)));
                 if (stock <= 0) {
                     return Optional.empty(); // emptied while we waited for its lock: try another segment
                 }
-                pause();
+                StockValues.pause(workDelay);
                 values.set(segmentKey(sku, segment), Long.toString(stock - 1));
                 values.increment(soldKey(sku));
                 return Optional.of(new Deduction(sku, true, stock - 1));
@@ -105,26 +105,11 @@ public class SegmentedStock {
         ValueOperations<String, String> values = redis.opsForValue();
         long stock = 0;
         for (int segment = 0; segment < segments; segment++) {
-            stock += parse(values.get(segmentKey(sku, segment)));
+            stock += StockValues.parse(values.get(segmentKey(sku, segment)));
         }
-        return new StockLevel(sku, stock, parse(values.get(soldKey(sku))));
+        return new StockLevel(sku, stock, StockValues.parse(values.get(soldKey(sku))));
     }
 
-    private void pause() {
-        if (workDelay.isZero() || workDelay.isNegative()) {
-            return;
-        }
-        try {
-            Thread.sleep(workDelay.toMillis(), workDelay.toNanosPart() % 1_000_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("Interrupted while deducting stock", e);
-        }
-    }
-
-    private static long parse(String value) {
-        return value == null ? 0 : Long.parseLong(value);
-    }
 
     private static String segmentKey(String sku, int segment) {
         return "segmented-stock:" + sku + ":" + segment;

@@ -79,38 +79,23 @@ public class StockService {
     /** The current stock and sales of {@code sku}; zero for an SKU that was never set. */
     public StockLevel level(String sku) {
         ValueOperations<String, String> values = redis.opsForValue();
-        return new StockLevel(sku, parse(values.get(stockKey(sku))), parse(values.get(soldKey(sku))));
+        return new StockLevel(sku, StockValues.parse(values.get(stockKey(sku))), StockValues.parse(values.get(soldKey(sku))));
     }
 
     private Deduction readCheckWrite(String sku) {
         ValueOperations<String, String> values = redis.opsForValue();
-        long stock = parse(values.get(stockKey(sku)));
+        long stock = StockValues.parse(values.get(stockKey(sku)));
         if (stock <= 0) {
             return new Deduction(sku, false, stock);
         }
         // Stands for the work a real service does between reading and writing (pricing, a payment
         // call, an order row). It is what makes the race likely rather than merely possible.
-        pause();
+        StockValues.pause(workDelay);
         values.set(stockKey(sku), Long.toString(stock - 1));
         values.increment(soldKey(sku));
         return new Deduction(sku, true, stock - 1);
     }
 
-    private void pause() {
-        if (workDelay.isZero() || workDelay.isNegative()) {
-            return;
-        }
-        try {
-            Thread.sleep(workDelay.toMillis(), workDelay.toNanosPart() % 1_000_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("Interrupted while deducting stock", e);
-        }
-    }
-
-    private static long parse(String value) {
-        return value == null ? 0 : Long.parseLong(value);
-    }
 
     static String stockKey(String sku) {
         return "stock:" + sku;
