@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -14,6 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BiConsumer;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import io.github.distlock.LockBackendException;
@@ -34,6 +36,7 @@ import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.protocol.CommandWrapper;
 import io.netty.buffer.ByteBuf;
+import io.netty.util.Timeout;
 
 /**
  * Our own connection to one Redis deployment (a node, a Sentinel-managed master or a Cluster), and
@@ -321,6 +324,108 @@ public final class LockConnection implements AutoCloseable {
                 Sent<T> again = send(open, CommandType.EVAL, output.get(), scriptArgs(script.sourceBytes(), keys, args));
                 return new Reply<>(await(key, operation, again.command(), deadline), again.sends().get() > 1);
             }
+        });
+    }
+
+    /**
+     * Sends one command and returns at once, without a thread waiting for the reply: the reply completes
+     * the future, on a Lettuce I/O thread. For a caller that asks several independent nodes at once
+     * (Redlock), which would otherwise need a thread per node to wait on. Bounded like {@link #run}: a
+     * command with no reply within the operation timeout is cancelled (so it is not re-sent after a
+     * reconnect) and fails the future with a {@link LockBackendException}; whatever continues after the
+     * future completes must not block, as it may run on the I/O thread.
+     *
+     * @return the reply, or {@code null} if the call cannot be sent at once (the connection is not open
+     *         yet, or failed, or goes to a Cluster, whose refusals {@link #run} retries): make it with
+     *         {@link #run} on a thread that may block
+     */
+    <T> CompletableFuture<Reply<T>> runAsync(LockKey key, String operation, CommandType type,
+            Supplier<CommandOutput<byte[], byte[], T>> output, CommandArgs<byte[], byte[]> args) {
+        Open open = openNow();
+        if (open == null) {
+            return null;
+        }
+        CompletableFuture<Reply<T>> reply = new CompletableFuture<>();
+        bound(key, operation, send(open, type, output.get(), args), open, reply, failure -> false);
+        return reply;
+    }
+
+    /**
+     * {@link #script} without waiting, as {@link #runAsync}: by digest, and by its source on a node that
+     * does not have it cached.
+     *
+     * @return the reply, or {@code null} if the call cannot be sent at once (see {@link #runAsync})
+     */
+    <T> CompletableFuture<Reply<T>> scriptAsync(LockKey key, String operation, LuaScript script,
+            Supplier<CommandOutput<byte[], byte[], T>> output, byte[][] keys, byte[][] args) {
+        Open open = openNow();
+        if (open == null) {
+            return null;
+        }
+        CompletableFuture<Reply<T>> reply = new CompletableFuture<>();
+        Sent<T> sent = send(open, CommandType.EVALSHA, output.get(), scriptArgs(script.sha1Bytes(), keys, args));
+        bound(key, operation, sent, open, reply, failure -> {
+            if (!(failure instanceof RedisNoScriptException)) {
+                return false;
+            }
+            // First use on this node: send the source, bounded anew.
+            bound(key, operation, send(open, CommandType.EVAL, output.get(), scriptArgs(script.sourceBytes(), keys,
+                    args)), open, reply, again -> false);
+            return true;
+        });
+        return reply;
+    }
+
+    /** The open connection if there is one this very moment; {@code null} if connecting, failed or a Cluster. */
+    private Open openNow() {
+        Attempt current = attempt;
+        if (closed || current == null || !current.future().isDone() || current.future().isCompletedExceptionally()
+                || current.client() instanceof RedisClusterClient) {
+            return null;
+        }
+        try {
+            // A connection factory that restarted has a new client: run() opens a connection from it.
+            return current.client() == clients.get() ? current.future().join() : null;
+        }
+        catch (RuntimeException ex) {
+            return null;
+        }
+    }
+
+    /**
+     * Completes {@code reply} from {@code sent}, or with a timeout once the operation timeout is over. The
+     * timer is the client's own (Netty's wheel, as Lettuce's command timeouts use): no thread per command,
+     * and it fires within a tick (about 100 ms) of the bound; the caller's own wait is bounded separately.
+     *
+     * @param retried told of a failure first; {@code true} if it sent the command again and took over
+     *        {@code reply}
+     */
+    private <T> void bound(LockKey key, String operation, Sent<T> sent, Open open, CompletableFuture<Reply<T>> reply,
+            Predicate<Throwable> retried) {
+        AsyncCommand<byte[], byte[], T> command = sent.command();
+        Timeout timeout = open.client().getResources().timer().newTimeout(expired -> {
+            if (!command.isDone() && reply.completeExceptionally(new LockBackendException(key.name(),
+                    "Redis did not answer the " + operation + " of lock " + key.printableName() + " ("
+                            + key.printableRedisKey() + ") within " + timeoutProperty + "=" + operationTimeout
+                            + ". Is Redis reachable?", new TimeoutException()))) {
+                // Cancelled, it is not re-sent after a reconnect; if it already ran, the caller undoes it.
+                command.cancel(false);
+            }
+        }, timeoutNanos, TimeUnit.NANOSECONDS);
+        command.whenComplete((value, failure) -> {
+            timeout.cancel();
+            if (failure == null) {
+                reply.complete(new Reply<>(value, sent.sends().get() > 1));
+                return;
+            }
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure;
+            if (retried.test(cause)) {
+                return;
+            }
+            reply.completeExceptionally(new LockBackendException(key.name(), "Redis failed the " + operation
+                    + " of lock " + key.printableName() + " (" + key.printableRedisKey() + "): " + cause.getMessage(),
+                    cause));
         });
     }
 

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
 import org.springframework.context.SmartLifecycle;
@@ -15,6 +16,7 @@ import io.github.distlock.LockBackendException;
 import io.github.distlock.core.FencingLockBackend;
 import io.github.distlock.core.InspectableLockBackend;
 import io.github.distlock.core.LockKey;
+import io.github.distlock.core.NonBlockingLockBackend;
 import io.github.distlock.core.QueueingLockBackend;
 import io.github.distlock.redis.LockConnection.Reply;
 import io.github.distlock.redis.LockConnection.ScriptCall;
@@ -68,7 +70,8 @@ import io.lettuce.core.protocol.CommandType;
  * command instead cost half the throughput at 8 threads.
  */
 public final class RedisLockBackend
-        implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend, SmartLifecycle, AutoCloseable {
+        implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend, NonBlockingLockBackend, SmartLifecycle,
+        AutoCloseable {
 
     /** Suffix of the fencing counter's key. */
     public static final String FENCE_SUFFIX = ":fence";
@@ -269,11 +272,10 @@ public final class RedisLockBackend
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
         if (!setNxGetRefused) {
             byte[] value = bytes(token);
-            CommandArgs<byte[], byte[]> args = new CommandArgs<>(ByteArrayCodec.INSTANCE).addKey(bytes(key.redisKey()))
-                    .add(value).add(NX).add(PX).add(ttlMillis).add(GET);
             try {
                 byte[] previous = connection.run(key, "acquire", CommandType.SET,
-                        () -> new ValueOutput<>(ByteArrayCodec.INSTANCE), args, connection.deadline()).value();
+                        () -> new ValueOutput<>(ByteArrayCodec.INSTANCE), setNxGet(key, value, ttlMillis),
+                        connection.deadline()).value();
                 return confirmed(key, token, ttlMillis, previous == null || Arrays.equals(previous, value)
                         ? AcquireResult.acquired(0, ttlMillis) : AcquireResult.notAcquired(0, 0));
             }
@@ -288,16 +290,98 @@ public final class RedisLockBackend
         return confirmed(key, token, ttlMillis, acquireScript(key, token, ttlMillis, 0, false, false));
     }
 
+    /**
+     * {@link #tryAcquire(LockKey, String, long)} without waiting: the same {@code SET NX PX GET}, or the
+     * acquire script on a server that refuses it. Blocking (a {@code null} answer) where replicas must
+     * confirm the write, as {@code WAIT} is a second round trip of its own.
+     */
+    @Override
+    public CompletableFuture<AcquireResult> tryAcquireAsync(LockKey key, String token, long ttlMillis) {
+        if (confirmation != null) {
+            return null;
+        }
+        if (setNxGetRefused) {
+            return acquireScriptAsync(key, token, ttlMillis);
+        }
+        byte[] value = bytes(token);
+        CompletableFuture<Reply<byte[]>> reply = connection.runAsync(key, "acquire", CommandType.SET,
+                () -> new ValueOutput<>(ByteArrayCodec.INSTANCE), setNxGet(key, value, ttlMillis));
+        if (reply == null) {
+            return null;
+        }
+        CompletableFuture<AcquireResult> result = new CompletableFuture<>();
+        reply.whenComplete((answer, failure) -> {
+            if (failure == null) {
+                byte[] previous = answer.value();
+                result.complete(previous == null || Arrays.equals(previous, value) ? AcquireResult.acquired(0, ttlMillis)
+                        : AcquireResult.notAcquired(0, 0));
+            }
+            else if (failure instanceof LockBackendException ex && isSyntaxError(ex)) {
+                // Redis 6.2: NX and GET together are a syntax error, so nothing ran: the script instead.
+                setNxGetRefused = true;
+                CompletableFuture<AcquireResult> script = acquireScriptAsync(key, token, ttlMillis);
+                if (script == null) {
+                    result.completeExceptionally(ex);
+                }
+                else {
+                    script.whenComplete((acquired, scriptFailure) -> {
+                        if (scriptFailure == null) {
+                            result.complete(acquired);
+                        }
+                        else {
+                            result.completeExceptionally(scriptFailure);
+                        }
+                    });
+                }
+            }
+            else {
+                result.completeExceptionally(failure);
+            }
+        });
+        return result;
+    }
+
+    private CompletableFuture<AcquireResult> acquireScriptAsync(LockKey key, String token, long ttlMillis) {
+        CompletableFuture<Reply<List<Object>>> reply = connection.scriptAsync(key, "acquire", ACQUIRE,
+                () -> new ArrayOutput<>(ByteArrayCodec.INSTANCE), keys(key),
+                acquireArguments(token, ttlMillis, 0, false, false));
+        return reply == null ? null : reply.thenApply(answer -> acquireResult(answer.value()));
+    }
+
+    /** {@link #release(LockKey, String)} without waiting. */
+    @Override
+    public CompletableFuture<Boolean> releaseAsync(LockKey key, String token) {
+        CompletableFuture<Reply<Long>> reply = connection.scriptAsync(key, "release", RELEASE,
+                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), keys(key),
+                releaseChannels.apply(key).releaseArguments(bytes(token), FENCE_COUNTER_TTL_BYTES));
+        return reply == null ? null : reply.thenApply(answer -> answer.value() == 1L || answer.resent());
+    }
+
     private static boolean isSyntaxError(LockBackendException ex) {
         return ex.getCause() != null && ex.getCause().getMessage() != null
                 && ex.getCause().getMessage().contains("syntax error");
     }
 
+    /** {@code SET key value NX PX ttl GET}: takes the lock if free, and answers what it held before. */
+    private static CommandArgs<byte[], byte[]> setNxGet(LockKey key, byte[] value, long ttlMillis) {
+        return new CommandArgs<>(ByteArrayCodec.INSTANCE).addKey(bytes(key.redisKey())).add(value).add(NX).add(PX)
+                .add(ttlMillis).add(GET);
+    }
+
     private AcquireResult acquireScript(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
             boolean fencingToken) {
-        byte[][] args = { bytes(token), bytes(Long.toString(ttlMillis)), counterLifetime(ttlMillis),
+        return acquireResult(script(key, "acquire", ACQUIRE,
+                acquireArguments(token, ttlMillis, queueMillis, queued, fencingToken)).value());
+    }
+
+    private static byte[][] acquireArguments(String token, long ttlMillis, long queueMillis, boolean queued,
+            boolean fencingToken) {
+        return new byte[][] { bytes(token), bytes(Long.toString(ttlMillis)), counterLifetime(ttlMillis),
                 bytes(Long.toString(queueMillis)), queued ? YES : NO, fencingToken ? YES : NO };
-        List<Object> reply = script(key, "acquire", ACQUIRE, args).value();
+    }
+
+    /** What the acquire script's array answer says. */
+    private static AcquireResult acquireResult(List<Object> reply) {
         if ((Long) reply.get(0) == 1L) {
             return AcquireResult.acquired((Long) reply.get(1), (Long) reply.get(2));
         }
