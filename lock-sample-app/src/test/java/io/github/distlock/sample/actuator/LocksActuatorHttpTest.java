@@ -24,7 +24,6 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
-import org.springframework.util.ClassUtils;
 import org.springframework.web.client.RestTemplate;
 
 import com.jayway.jsonpath.DocumentContext;
@@ -121,17 +120,12 @@ class LocksActuatorHttpTest {
             assertThat(healthResponse.getStatusCode()).as(healthResponse.getBody()).isEqualTo(HttpStatus.OK);
             assertThat(healthResponse.getBody()).doesNotContain(token);
             DocumentContext health = JsonPath.parse(healthResponse.getBody());
-            if (ClassUtils.isPresent("org.springframework.boot.actuate.health.HealthIndicator", null)) {
-                assertThat(health.read("$.components.distributedLock.status", String.class)).isEqualTo("UP");
-                assertThat(health.read("$.components.distributedLock.details.nodes.redis.reachable", Boolean.class))
-                        .isTrue();
-                assertThat(health.read("$.components.distributedLock.details.watchdog.lagging", Boolean.class))
-                        .isFalse();
-            }
-            else {
-                // Spring Boot 4 moved the health API; the contributor is built on Boot 3's (guide: Health).
-                assertThat(health.read("$.components", java.util.Map.class)).doesNotContainKey("distributedLock");
-            }
+            // The same on Spring Boot 3 and 4: each has a contributor of its own, on its own health API.
+            assertThat(health.read("$.components.distributedLock.status", String.class)).isEqualTo("UP");
+            assertThat(health.read("$.components.distributedLock.details.nodes.redis.reachable", Boolean.class))
+                    .isTrue();
+            assertThat(health.read("$.components.distributedLock.details.watchdog.lagging", Boolean.class))
+                    .isFalse();
         }
         waiter.get(10, TimeUnit.SECONDS).release();
         DocumentContext after = getJson("/actuator/locks", HttpStatus.OK);

@@ -31,10 +31,9 @@ import io.github.distlock.core.LockBackend;
  * {@code management.health.distributed-lock.enabled=false}.
  *
  * <p>Spring Boot 4 moved the health API ({@code org.springframework.boot.health.*}): each Boot
- * generation's health contributor has a configuration class of its own ({@code Boot3HealthConfiguration}),
- * imported by name and guarded by a condition on that generation's classes, also by name, so this
- * class loads on either. The health contributor is Spring Boot 3's for now; on Boot 4 only the
- * endpoint is registered.
+ * generation's health contributor has a configuration class of its own ({@code Boot3HealthConfiguration},
+ * {@code Boot4HealthConfiguration}), imported by name and guarded by a condition on that generation's
+ * classes, also by name, so this class loads on either and exactly one of them applies.
  */
 @AutoConfiguration(after = DistributedLockAutoConfiguration.class)
 @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
@@ -69,7 +68,8 @@ public class DistributedLockActuatorAutoConfiguration {
     static final class HealthConfigurationSelector implements ImportSelector, BeanClassLoaderAware {
 
         private static final String[] CONFIGURATIONS = {
-                "io.github.distlock.autoconfigure.actuate.Boot3HealthConfiguration" };
+                "io.github.distlock.autoconfigure.actuate.Boot3HealthConfiguration",
+                "io.github.distlock.autoconfigure.actuate.Boot4HealthConfiguration" };
 
         private ClassLoader classLoader;
 

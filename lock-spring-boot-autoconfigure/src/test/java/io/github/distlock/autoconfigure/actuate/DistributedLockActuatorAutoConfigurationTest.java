@@ -13,6 +13,7 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.util.ClassUtils;
 
 import io.github.distlock.LockService;
 import io.github.distlock.actuate.DistributedLockHealthIndicator;
@@ -100,6 +101,26 @@ class DistributedLockActuatorAutoConfigurationTest {
                 .withPropertyValues("management.endpoints.web.exposure.include=locks")
                 .run(context -> assertThat(context).hasNotFailed().hasSingleBean(LocksEndpoint.class)
                         .doesNotHaveBean(DistributedLockHealthIndicator.class));
+    }
+
+    @Test
+    void onBoot3OnlyBoot3sHealthContributorIsRegisteredThoughBoot4sConfigurationIsInTheJar() {
+        // The jar holds both generations' configurations; Boot 4's is imported by name too and must be left out
+        // here without ever being loaded, as it names types that only Boot 4 has.
+        String boot4Configuration = "io.github.distlock.autoconfigure.actuate.Boot4HealthConfiguration";
+        assertThat(ClassUtils.isPresent(boot4Configuration, null)).isTrue();
+        assertThat(ClassUtils.isPresent("org.springframework.boot.health.contributor.HealthIndicator", null))
+                .as("Boot 4's health API is kept off the Boot 3 tests' class path, as in a Boot 3 application")
+                .isFalse();
+        runner.run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBeanDefinitionNames())
+                    .contains("io.github.distlock.autoconfigure.actuate.Boot3HealthConfiguration")
+                    .doesNotContain(boot4Configuration);
+            assertThat(context.getBeansOfType(HealthIndicator.class)).containsKey("distributedLockHealthIndicator");
+            assertThat(context).getBean("distributedLockHealthIndicator")
+                    .isExactlyInstanceOf(DistributedLockHealthIndicator.class);
+        });
     }
 
     @Test
