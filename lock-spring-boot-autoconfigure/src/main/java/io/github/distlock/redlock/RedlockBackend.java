@@ -18,6 +18,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -88,6 +89,11 @@ import io.github.distlock.redis.RedisKeyNaming;
  * }</pre>
  */
 public final class RedlockBackend implements FencingLockBackend, InspectableLockBackend, SmartLifecycle, AutoCloseable {
+
+    /** How many more rounds the winner of a split vote asks the nodes it lacks (see {@link #wonSplitVote}). */
+    private static final int SPLIT_VOTE_RETRIES = 2;
+    private static final long MIN_SPLIT_VOTE_PAUSE_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
+    private static final long MAX_SPLIT_VOTE_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
     /** The fixed part of the drift allowance: clocks tick in milliseconds. */
     private static final long DRIFT_FLOOR_MILLIS = 2;
@@ -202,15 +208,29 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             longestLease.accumulate(ttlMillis);
         }
         long start = System.nanoTime();
-        // Decided as soon as a majority granted it: a stopped node must not hold every
-        // acquisition up for its node timeout. A vote that fails waits for every answer, so that
-        // what was set can be given back.
-        AcquiresInFlight inFlight = acquiresInFlight.compute(token,
-                (ours, existing) -> (existing != null ? existing : new AcquiresInFlight()).add(nodes.size()));
-        List<Vote<AcquireResult>> votes = heldBack(ask(all(), node -> node.tryAcquire(key, token, ttlMillis),
-                node -> node.tryAcquireAsync(key, token, ttlMillis),
-                answers -> count(answers, AcquireResult::acquired) >= quorum,
-                (index, vote, late) -> acquireAnswered(inFlight, key, token, index, vote, late)));
+        List<Vote<AcquireResult>> votes = acquireVotes(all(), 0, key, token, ttlMillis);
+        for (int retry = 0; retry < SPLIT_VOTE_RETRIES && wonSplitVote(votes)
+                && System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 2; retry++) {
+            // Nobody has a majority, and we hold the first node that answered: the callers that split
+            // the vote with us see the same and give theirs back, so we keep ours and ask the other
+            // nodes again once their releases have landed, instead of everyone backing off at random
+            // and colliding again. One round trip later, a little more each time.
+            long roundNanos = System.nanoTime() - start;
+            LockSupport.parkNanos(Math.max(MIN_SPLIT_VOTE_PAUSE_NANOS,
+                    Math.min(MAX_SPLIT_VOTE_PAUSE_NANOS, roundNanos * (retry + 1))));
+            boolean[] missing = new boolean[nodes.size()];
+            int held = 0;
+            for (int i = 0; i < votes.size(); i++) {
+                missing[i] = !grantedBy(votes.get(i));
+                held += missing[i] ? 0 : 1;
+            }
+            List<Vote<AcquireResult>> again = acquireVotes(missing, held, key, token, ttlMillis);
+            List<Vote<AcquireResult>> merged = new ArrayList<>(votes.size());
+            for (int i = 0; i < votes.size(); i++) {
+                merged.add(missing[i] ? again.get(i) : votes.get(i));
+            }
+            votes = merged;
+        }
         long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         int granted = 0;
         int answered = 0;
@@ -245,6 +265,61 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                     Duration.ofNanos(nodeTimeoutNanos));
         }
         return AcquireResult.notAcquired(0, 0);
+    }
+
+    /**
+     * One round of acquire votes from the nodes marked in {@code which} (the others' votes are "not
+     * asked"), decided once {@code alreadyHeld} and the new grants make a majority; held-back nodes'
+     * votes already taken out.
+     */
+    private List<Vote<AcquireResult>> acquireVotes(boolean[] which, int alreadyHeld, LockKey key, String token,
+            long ttlMillis) {
+        // Decided as soon as a majority granted it: a stopped node must not hold every acquisition
+        // up for its node timeout. A vote that fails waits for every answer, so that what was set can
+        // be given back.
+        AcquiresInFlight inFlight = acquiresInFlight.compute(token,
+                (ours, existing) -> (existing != null ? existing : new AcquiresInFlight()).add(nodes.size()));
+        return heldBack(ask(which, node -> node.tryAcquire(key, token, ttlMillis),
+                node -> node.tryAcquireAsync(key, token, ttlMillis),
+                answers -> alreadyHeld + count(answers, AcquireResult::acquired) >= quorum,
+                (index, vote, late) -> acquireAnswered(inFlight, key, token, index, vote, late)));
+    }
+
+    private static boolean grantedBy(Vote<AcquireResult> vote) {
+        return vote.answered() && vote.value().acquired();
+    }
+
+    /**
+     * Whether a vote split between contenders and we are the one to keep our grants: no majority for
+     * us, a majority of nodes answered, fewer than a majority are held by others (so nobody else can
+     * have won among them), and the first node that answered is ours. Every contender that saw the
+     * same answers draws the same conclusion, as only one of them can hold that node; one that saw
+     * different answers (a node answered some and not others) may keep its grants too, and then
+     * both give up after {@link #SPLIT_VOTE_RETRIES} rounds. Either way only liveness is at stake:
+     * the lock is ours only with a majority.
+     */
+    private static boolean wonSplitVote(List<Vote<AcquireResult>> votes) {
+        int granted = 0;
+        int taken = 0;
+        int firstAnswered = -1;
+        for (int i = 0; i < votes.size(); i++) {
+            Vote<AcquireResult> vote = votes.get(i);
+            if (!vote.answered()) {
+                continue;
+            }
+            if (firstAnswered < 0) {
+                firstAnswered = i;
+            }
+            if (vote.value().acquired()) {
+                granted++;
+            }
+            else {
+                taken++;
+            }
+        }
+        int quorum = votes.size() / 2 + 1;
+        return granted > 0 && granted < quorum && granted + taken >= quorum && taken < quorum
+                && grantedBy(votes.get(firstAnswered));
     }
 
     /**

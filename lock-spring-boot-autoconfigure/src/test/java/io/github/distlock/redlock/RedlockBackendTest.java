@@ -31,6 +31,7 @@ import io.github.distlock.LockRequest;
 import io.github.distlock.core.DefaultLockService;
 import io.github.distlock.core.DefaultLockService.LockDefaults;
 import io.github.distlock.core.LeaseWatchdog;
+import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockContext;
 import io.github.distlock.core.LockListener;
 import io.github.distlock.core.LockListeners;
@@ -277,6 +278,55 @@ class RedlockBackendTest {
         // figure is asserted; the slack only absorbs a busy build machine).
         assertThat(tookNanos).isLessThan(NODE_TIMEOUT.toNanos() + TimeUnit.SECONDS.toNanos(5));
         held.release();
+    }
+
+    /**
+     * A vote split between contenders, as when every instance's waiter is woken by the same release:
+     * here nodes 0 and 1 grant it to us, 2 and 3 are held by another caller whose lease runs out
+     * moments later, and node 4 is stopped. Nobody has a majority; we hold the first node that
+     * answered, so we keep our grants and ask the others again rather than giving up.
+     */
+    @Test
+    void theContenderHoldingTheFirstNodeOfASplitVoteKeepsItsGrantsAndAsksTheOthersAgain() {
+        Service instance = service();
+        servers.get(2).command("SET", "lock:{split:1}", "other", "PX", "300");
+        servers.get(3).command("SET", "lock:{split:1}", "other", "PX", "300");
+        servers.get(4).pause();
+        try {
+            // The first round waits the node timeout (1 s) for node 4: by then the other lease is over.
+            LockBackend.AcquireResult result = instance.backend().tryAcquire(instance.backend().lockKey("split:1"),
+                    "ours", 30_000);
+
+            assertThat(result.acquired()).isTrue();
+            for (int node = 0; node < 4; node++) {
+                assertThat(servers.get(node).get("lock:{split:1}")).as("node " + node).isEqualTo("ours");
+            }
+            assertThat(instance.backend().release(instance.backend().lockKey("split:1"), "ours")).isTrue();
+        }
+        finally {
+            servers.get(4).resume();
+        }
+    }
+
+    /** The same split seen by a contender that does not hold the first node: it gives its grants back at once. */
+    @Test
+    void aContenderWithoutTheFirstNodeOfASplitVoteGivesItsGrantsBack() {
+        Service instance = service();
+        servers.get(0).command("SET", "lock:{split:2}", "other", "PX", "30000");
+        servers.get(2).command("SET", "lock:{split:2}", "other", "PX", "30000");
+        servers.get(4).pause();
+        try {
+            LockBackend.AcquireResult result = instance.backend().tryAcquire(instance.backend().lockKey("split:2"),
+                    "ours", 30_000);
+
+            assertThat(result.acquired()).isFalse();
+            assertThat(servers.get(1).get("lock:{split:2}")).isNull();
+            assertThat(servers.get(3).get("lock:{split:2}")).isNull();
+            assertThat(servers.get(0).get("lock:{split:2}")).isEqualTo("other");
+        }
+        finally {
+            servers.get(4).resume();
+        }
     }
 
     @Test
