@@ -53,9 +53,11 @@ public class ListenerCostBenchmark {
         /**
          * {@code NONE}: no Micrometer (the lost-lease WARN only); {@code OBSERVATIONS}: observations on a registry
          * whose only handler is {@link DefaultMeterObservationHandler}, plus the counters; {@code METERS}: the
-         * meters recorded directly, as the auto-configuration does when meter handlers are all there is.
+         * meters recorded directly, as the auto-configuration does when meter handlers are all there is;
+         * {@code METERS_NO_LONG_TASK_TIMERS}: the same without the {@code .active} long-task timers
+         * ({@code management.observations.long-task-timer.enabled=false}).
          */
-        @Param({ "NONE", "OBSERVATIONS", "METERS" })
+        @Param({ "NONE", "OBSERVATIONS", "METERS", "METERS_NO_LONG_TASK_TIMERS" })
         public String listeners;
 
         LockListeners all;
@@ -75,6 +77,10 @@ public class ListenerCostBenchmark {
                 }
                 case "METERS" -> {
                     chosen.add(new MeterTimingLockListener(meters, null, true));
+                    chosen.add(new MeterLockListener(meters));
+                }
+                case "METERS_NO_LONG_TASK_TIMERS" -> {
+                    chosen.add(new MeterTimingLockListener(meters, null, false));
                     chosen.add(new MeterLockListener(meters));
                 }
                 default -> throw new IllegalArgumentException(listeners);
