@@ -86,6 +86,13 @@ final class MicrometerSection {
         lines.add(BEGIN);
         lines.add("### Micrometer overhead");
         lines.add("");
+        List<String> shortSettings = shortSettings();
+        if (!shortSettings.isEmpty()) {
+            lines.add("> **Short settings (" + String.join("; ", shortSettings) + "): these figures prove that the "
+                    + "Micrometer run works, not what Micrometer costs. Publish only a run with the suite's full "
+                    + "settings, on a quiet machine.**");
+            lines.add("");
+        }
         lines.add("`" + Implementation.OURS_SERVICE_MICROMETER.label() + "` is `" + Implementation.OURS_SERVICE.label()
                 + "` in an application with Spring Boot's Actuator metrics and observation auto-configuration (a "
                 + "`SimpleMeterRegistry`, Boot's `ObservationRegistry` and its `DefaultMeterObservationHandler`), "
@@ -105,6 +112,23 @@ final class MicrometerSection {
         }
         lines.add(END);
         return lines;
+    }
+
+    /** Why the JMH settings are below the suite's (3 forks, 5 × 2 s + 5 × 2 s), if they are. */
+    private List<String> shortSettings() {
+        List<String> reasons = new ArrayList<>();
+        if (jmh != null) {
+            if (jmh.forks < 3) {
+                reasons.add("JMH " + jmh.forks + " fork(s), not 3");
+            }
+            if (jmh.warmupIterations < 5 || jmh.measurementIterations < 5
+                    || RedlockSection.jmhSeconds(jmh.warmupTime) < 2
+                    || RedlockSection.jmhSeconds(jmh.measurementTime) < 2) {
+                reasons.add("JMH " + jmh.warmupIterations + " × " + jmh.warmupTime + " warm-up + "
+                        + jmh.measurementIterations + " × " + jmh.measurementTime + ", not 5 × 2 s + 5 × 2 s");
+            }
+        }
+        return reasons;
     }
 
     private String settings() {

@@ -217,6 +217,8 @@ class ReportMainTest {
                 .contains("| Micrometer overhead at 1 thread (uncontended, for information) | 1.0 % fewer cycles/s "
                         + "(5,940 with vs 6,000 cycles/s without) | – |")
                 .contains("(test, Micrometer only)")
+                // This test's JMH JSON says 1 fork of 1 x 1 s: short, and the paragraph must say so.
+                .contains("> **Short settings (JMH 1 fork(s), not 3")
                 .doesNotContain("2.0 % fewer cycles/s");
         assertThat(spliced.split(java.util.regex.Pattern.quote(MicrometerSection.BEGIN), -1)).hasSize(2);
         assertThat(spliced.lines().filter(line -> line.startsWith(MicrometerSection.TARGET_PREFIX))).hasSize(2);
