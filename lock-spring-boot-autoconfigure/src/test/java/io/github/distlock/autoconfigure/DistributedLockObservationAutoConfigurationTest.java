@@ -226,6 +226,24 @@ class DistributedLockObservationAutoConfigurationTest {
                 .run(context -> assertObservationsOnTheApplicationsRegistry(context));
     }
 
+    @Test
+    void eitherTimingListenerOfTheApplicationReplacesBothOfOurs() {
+        // Whichever path ours would take, an application's listener of either kind is the only one: never two.
+        ObservationLockListener ownObservations = new ObservationLockListener(ObservationRegistry.NOOP, null, null);
+        actuator().withBean("ownObservations", ObservationLockListener.class, () -> ownObservations)
+                .run(context -> {
+                    assertThat(context).doesNotHaveBean(MeterTimingLockListener.class)
+                            .hasSingleBean(MeterLockListener.class);
+                    assertThat(context.getBean(ObservationLockListener.class)).isSameAs(ownObservations);
+                });
+        MeterTimingLockListener ownTimers = new MeterTimingLockListener(new SimpleMeterRegistry(), null, true);
+        actuator().withPropertyValues("distributed-lock.observation.direct-meters=false")
+                .withBean("ownTimers", MeterTimingLockListener.class, () -> ownTimers).run(context -> {
+                    assertThat(context).doesNotHaveBean(ObservationLockListener.class);
+                    assertThat(context.getBean(MeterTimingLockListener.class)).isSameAs(ownTimers);
+                });
+    }
+
     private ApplicationContextRunner actuator() {
         return runner.withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class,
                 MetricsAutoConfiguration.class, CompositeMeterRegistryAutoConfiguration.class,
