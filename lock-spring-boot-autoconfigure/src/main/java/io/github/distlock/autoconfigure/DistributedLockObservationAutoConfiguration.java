@@ -7,13 +7,16 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 import io.github.distlock.LockService;
 import io.github.distlock.core.LockListener;
 import io.github.distlock.observation.LockAcquireObservationConvention;
 import io.github.distlock.observation.LockHoldObservationConvention;
 import io.github.distlock.observation.MeterLockListener;
+import io.github.distlock.observation.MeterTimingLockListener;
 import io.github.distlock.observation.ObservationLockListener;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
@@ -25,10 +28,14 @@ import io.micrometer.observation.ObservationRegistry;
  * <ul>
  * <li>With an {@link ObservationRegistry} bean (Spring Boot's Actuator provides one): an
  * {@link ObservationLockListener} observing acquisitions and holds on it. Its handlers decide what they become:
- * timers and long-task timers with Boot's meter handler, spans with a tracer.</li>
+ * timers and long-task timers with Boot's meter handler, spans with a tracer. When Boot's meter handler is all
+ * there is, a {@link MeterTimingLockListener} records those same timers directly instead, much cheaper
+ * ({@link OnMetersOnlyObservationsCondition}; {@code distributed-lock.observation.direct-meters=false} keeps the
+ * observations).</li>
  * <li>With a {@link MeterRegistry} bean: a {@link MeterLockListener} counting hand-overs, renewals, lost leases
- * and releases. Without an {@code ObservationRegistry} bean, the observations then go to a registry of their own
- * that only feeds that {@code MeterRegistry}, so the timers exist either way.</li>
+ * and releases. Without an {@code ObservationRegistry} bean, the timers are recorded directly (or, with a convention
+ * bean or {@code direct-meters=false}, through observations on a registry of the starter's own that only feeds that
+ * {@code MeterRegistry}), so the timers exist either way.</li>
  * <li>With neither, or without Micrometer on the class path: nothing.</li>
  * </ul>
  *
@@ -59,13 +66,22 @@ import io.micrometer.observation.ObservationRegistry;
         havingValue = "true", matchIfMissing = true)
 public class DistributedLockObservationAutoConfiguration {
 
-    /** Observations on the application's {@link ObservationRegistry}. */
+    /** Boot's switch of {@code DefaultMeterObservationHandler}'s long-task timers, honoured by the direct path too. */
+    static final String LONG_TASK_TIMERS = "management.observations.long-task-timer.enabled";
+
+    /**
+     * Observations on the application's {@link ObservationRegistry}, unless they could only become the meters of
+     * Micrometer's default meter handler ({@link OnMetersOnlyObservationsCondition}): then
+     * {@link MeterConfiguration} records those meters directly instead, and this listener is not created, so that
+     * no meter is recorded twice.
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnBean(ObservationRegistry.class)
     static class ObservationConfiguration {
 
         @Bean
-        @ConditionalOnMissingBean
+        @ConditionalOnMissingBean({ ObservationLockListener.class, MeterTimingLockListener.class })
+        @Conditional(OnMetersOnlyObservationsCondition.Not.class)
         ObservationLockListener observationLockListener(ObservationRegistry observationRegistry,
                 ObjectProvider<LockAcquireObservationConvention> acquireConvention,
                 ObjectProvider<LockHoldObservationConvention> holdConvention) {
@@ -74,7 +90,12 @@ public class DistributedLockObservationAutoConfiguration {
         }
     }
 
-    /** Counters on the application's {@link MeterRegistry}, and the timers too when there is no observation registry. */
+    /**
+     * Counters on the application's {@link MeterRegistry}, and the timers too: directly when observations could
+     * only become meters (why: the observation machinery is most of the instrumentation's cost, see
+     * {@link MeterTimingLockListener}), else through observations on a registry of the starter's own when the
+     * application has no {@code ObservationRegistry}.
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
     @ConditionalOnBean(type = "io.micrometer.core.instrument.MeterRegistry")
@@ -87,11 +108,29 @@ public class DistributedLockObservationAutoConfiguration {
         }
 
         /**
-         * A MeterRegistry without an ObservationRegistry: an application that declared its registry by hand. The
+         * The timers without observations. With Boot's {@code ObservationRegistry}, its predicates
+         * ({@code management.observations.enable.*}) and its long-task timer switch still apply; without one, the
+         * meters are those the starter's own registry would have produced.
+         */
+        @Bean
+        @ConditionalOnMissingBean({ ObservationLockListener.class, MeterTimingLockListener.class })
+        @Conditional(OnMetersOnlyObservationsCondition.class)
+        MeterTimingLockListener meterTimingLockListener(MeterRegistry meterRegistry,
+                ObjectProvider<ObservationRegistry> observationRegistry, Environment environment) {
+            ObservationRegistry registry = observationRegistry.getIfUnique();
+            boolean longTaskTimers = registry == null
+                    || environment.getProperty(LONG_TASK_TIMERS, Boolean.class, Boolean.TRUE);
+            return new MeterTimingLockListener(meterRegistry, registry, longTaskTimers);
+        }
+
+        /**
+         * A MeterRegistry without an ObservationRegistry, and a convention bean or {@code direct-meters=false}: the
          * observations then feed only that registry, through the handler Boot would have installed.
          */
         @Bean
-        @ConditionalOnMissingBean({ ObservationRegistry.class, ObservationLockListener.class })
+        @ConditionalOnMissingBean({ ObservationRegistry.class, ObservationLockListener.class,
+                MeterTimingLockListener.class })
+        @Conditional(OnMetersOnlyObservationsCondition.Not.class)
         ObservationLockListener meterObservationLockListener(MeterRegistry meterRegistry,
                 ObjectProvider<LockAcquireObservationConvention> acquireConvention,
                 ObjectProvider<LockHoldObservationConvention> holdConvention) {

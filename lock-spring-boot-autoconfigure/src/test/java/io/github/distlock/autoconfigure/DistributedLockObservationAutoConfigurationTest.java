@@ -7,9 +7,11 @@ import org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegi
 import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
 import org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration;
 import org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.observation.ObservationRegistryCustomizer;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.test.util.ReflectionTestUtils;
 
@@ -20,9 +22,16 @@ import io.github.distlock.observation.DefaultLockHoldObservationConvention;
 import io.github.distlock.observation.LockAcquireObservationConvention;
 import io.github.distlock.observation.LockHoldObservationConvention;
 import io.github.distlock.observation.MeterLockListener;
+import io.github.distlock.observation.MeterTimingLockListener;
 import io.github.distlock.observation.ObservationLockListener;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.GlobalObservationConvention;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationFilter;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationPredicate;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 
@@ -67,13 +76,35 @@ class DistributedLockObservationAutoConfigurationTest {
     }
 
     @Test
-    void aMeterRegistryAloneGetsTheCountersAndObservationsThatFeedOnlyIt() {
+    void aMeterRegistryAloneGetsTheCountersAndTheTimersDirectly() {
         runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run(context -> {
-            assertThat(context).hasSingleBean(MeterLockListener.class).hasSingleBean(ObservationLockListener.class)
-                    .doesNotHaveBean(ObservationRegistry.class);
-            ObservationRegistry own = registryOf(context.getBean(ObservationLockListener.class));
-            assertThat(own.isNoop()).isFalse();
+            assertThat(context).hasSingleBean(MeterLockListener.class).hasSingleBean(MeterTimingLockListener.class)
+                    .doesNotHaveBean(ObservationLockListener.class).doesNotHaveBean(ObservationRegistry.class);
+            MeterTimingLockListener timers = context.getBean(MeterTimingLockListener.class);
+            assertThat(ReflectionTestUtils.getField(timers, "registry")).isSameAs(context.getBean(MeterRegistry.class));
+            assertThat(ReflectionTestUtils.getField(timers, "longTaskTimers")).isEqualTo(true);
         });
+    }
+
+    @Test
+    void aMeterRegistryAloneWithAConventionGetsObservationsThatFeedOnlyIt() {
+        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withBean(LockHoldObservationConvention.class, DefaultLockHoldObservationConvention::new)
+                .run(context -> {
+                    assertThat(context).hasSingleBean(MeterLockListener.class)
+                            .hasSingleBean(ObservationLockListener.class)
+                            .doesNotHaveBean(MeterTimingLockListener.class);
+                    ObservationRegistry own = registryOf(context.getBean(ObservationLockListener.class));
+                    assertThat(own.isNoop()).isFalse();
+                });
+    }
+
+    @Test
+    void aMeterRegistryAloneWithDirectMetersOffGetsObservationsThatFeedOnlyIt() {
+        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withPropertyValues("distributed-lock.observation.direct-meters=false")
+                .run(context -> assertThat(context).hasSingleBean(ObservationLockListener.class)
+                        .doesNotHaveBean(MeterTimingLockListener.class));
     }
 
     @Test
@@ -89,18 +120,149 @@ class DistributedLockObservationAutoConfigurationTest {
 
     @Test
     void bootsOwnMicrometerAutoConfigurationComesFirstWhateverTheOrderGiven() {
-        // Listed before Boot's, ours must still see the registries Boot's configurations declare.
+        // Listed before Boot's, ours must still see the registries and handlers Boot's configurations declare.
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(DistributedLockObservationAutoConfiguration.class,
                         DistributedLockAutoConfiguration.class, RedisAutoConfiguration.class,
                         ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
                         CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class))
-                .run(context -> {
-                    assertThat(context).hasNotFailed().hasSingleBean(ObservationLockListener.class)
-                            .hasSingleBean(MeterLockListener.class);
-                    assertThat(registryOf(context.getBean(ObservationLockListener.class)))
-                            .isSameAs(context.getBean(ObservationRegistry.class));
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(MeterTimingLockListener.class)
+                        .hasSingleBean(MeterLockListener.class).doesNotHaveBean(ObservationLockListener.class));
+    }
+
+    @Test
+    void bootsRegistryWithOnlyTheDefaultMeterHandlerGetsTheTimersDirectlyAndNoObservations() {
+        actuator().run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(MeterTimingLockListener.class)
+                    .hasSingleBean(MeterLockListener.class).doesNotHaveBean(ObservationLockListener.class);
+            MeterTimingLockListener timers = context.getBean(MeterTimingLockListener.class);
+            assertThat(ReflectionTestUtils.getField(timers, "longTaskTimers")).isEqualTo(true);
+            assertThat(ReflectionTestUtils.getField(timers, "timeAcquisitions")).isEqualTo(true);
+            assertThat(ReflectionTestUtils.getField(timers, "timeHolds")).isEqualTo(true);
+        });
+    }
+
+    @Test
+    void bootsLongTaskTimerSwitchAndObservationSwitchApplyToTheDirectTimers() {
+        actuator().withPropertyValues("management.observations.long-task-timer.enabled=false",
+                "management.observations.enable.distributed.lock.hold=false").run(context -> {
+                    MeterTimingLockListener timers = context.getBean(MeterTimingLockListener.class);
+                    assertThat(ReflectionTestUtils.getField(timers, "longTaskTimers")).isEqualTo(false);
+                    assertThat(ReflectionTestUtils.getField(timers, "timeAcquisitions")).isEqualTo(true);
+                    assertThat(ReflectionTestUtils.getField(timers, "timeHolds")).isEqualTo(false);
                 });
+    }
+
+    @Test
+    void directMetersFalseKeepsTheObservationsOnBootsRegistry() {
+        actuator().withPropertyValues("distributed-lock.observation.direct-meters=false")
+                .run(context -> assertObservationsOnTheApplicationsRegistry(context));
+    }
+
+    @Test
+    void anAcquireConventionBeanKeepsTheObservations() {
+        actuator().withBean(LockAcquireObservationConvention.class, DefaultLockAcquireObservationConvention::new)
+                .run(context -> assertObservationsOnTheApplicationsRegistry(context));
+    }
+
+    @Test
+    void aHoldConventionBeanKeepsTheObservations() {
+        actuator().withBean(LockHoldObservationConvention.class, DefaultLockHoldObservationConvention::new)
+                .run(context -> assertObservationsOnTheApplicationsRegistry(context));
+    }
+
+    @Test
+    void aHandlerBeanOtherThanTheDefaultMeterHandlerKeepsTheObservations() {
+        // What a tracer brings: a handler that is not a meter handler.
+        actuator().withBean("tracingLike", ObservationHandler.class, () -> context -> true)
+                .run(context -> assertObservationsOnTheApplicationsRegistry(context));
+    }
+
+    @Test
+    void aMeterHandlerOfTheApplicationsOwnKeepsTheObservations() {
+        // It replaces Boot's and may record other meters than the direct path would.
+        actuator().withBean(DefaultMeterObservationHandler.class, OwnMeterHandler::new)
+                .run(context -> assertObservationsOnTheApplicationsRegistry(context));
+    }
+
+    @Test
+    void anObservationFilterBeanKeepsTheObservations() {
+        actuator().withBean(ObservationFilter.class, () -> observationContext -> observationContext)
+                .run(context -> assertObservationsOnTheApplicationsRegistry(context));
+    }
+
+    @Test
+    void anObservationPredicateBeanKeepsTheObservations() {
+        actuator().withBean(ObservationPredicate.class, () -> (name, observationContext) -> true)
+                .run(context -> assertObservationsOnTheApplicationsRegistry(context));
+    }
+
+    @Test
+    void aGlobalObservationConventionBeanKeepsTheObservations() {
+        actuator().withBean(GlobalObservationConvention.class, () -> new GlobalObservationConvention<>() {
+            @Override
+            public boolean supportsContext(Observation.Context observationContext) {
+                return true;
+            }
+        }).run(context -> assertObservationsOnTheApplicationsRegistry(context));
+    }
+
+    @Test
+    void anObservationRegistryCustomizerBeanKeepsTheObservations() {
+        actuator().withBean(ObservationRegistryCustomizer.class, () -> registry -> { })
+                .run(context -> assertObservationsOnTheApplicationsRegistry(context));
+    }
+
+    @Test
+    void commonKeyValuesKeepTheObservations() {
+        actuator().withPropertyValues("management.observations.key-values.region=eu")
+                .run(context -> assertObservationsOnTheApplicationsRegistry(context));
+    }
+
+    @Test
+    void anObservationRegistryOfTheApplicationsOwnKeepsTheObservationsEvenWithOnlyMeterHandlerBeans() {
+        // Its handlers may include some no bean shows; Boot's post-processor adds the bean handlers to it too.
+        actuator().withBean(ObservationRegistry.class, ObservationRegistry::create)
+                .run(context -> assertObservationsOnTheApplicationsRegistry(context));
+    }
+
+    @Test
+    void eitherTimingListenerOfTheApplicationReplacesBothOfOurs() {
+        // Whichever path ours would take, an application's listener of either kind is the only one: never two.
+        ObservationLockListener ownObservations = new ObservationLockListener(ObservationRegistry.NOOP, null, null);
+        actuator().withBean("ownObservations", ObservationLockListener.class, () -> ownObservations)
+                .run(context -> {
+                    assertThat(context).doesNotHaveBean(MeterTimingLockListener.class)
+                            .hasSingleBean(MeterLockListener.class);
+                    assertThat(context.getBean(ObservationLockListener.class)).isSameAs(ownObservations);
+                });
+        MeterTimingLockListener ownTimers = new MeterTimingLockListener(new SimpleMeterRegistry(), null, true);
+        actuator().withPropertyValues("distributed-lock.observation.direct-meters=false")
+                .withBean("ownTimers", MeterTimingLockListener.class, () -> ownTimers).run(context -> {
+                    assertThat(context).doesNotHaveBean(ObservationLockListener.class);
+                    assertThat(context.getBean(MeterTimingLockListener.class)).isSameAs(ownTimers);
+                });
+    }
+
+    private ApplicationContextRunner actuator() {
+        return runner.withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class,
+                MetricsAutoConfiguration.class, CompositeMeterRegistryAutoConfiguration.class,
+                SimpleMetricsExportAutoConfiguration.class));
+    }
+
+    private static void assertObservationsOnTheApplicationsRegistry(AssertableApplicationContext context) {
+        assertThat(context).hasNotFailed().hasSingleBean(ObservationLockListener.class)
+                .hasSingleBean(MeterLockListener.class).doesNotHaveBean(MeterTimingLockListener.class);
+        assertThat(registryOf(context.getBean(ObservationLockListener.class)))
+                .isSameAs(context.getBean(ObservationRegistry.class));
+    }
+
+    /** A meter handler an application declares in place of Boot's. */
+    static class OwnMeterHandler extends DefaultMeterObservationHandler {
+
+        OwnMeterHandler() {
+            super(new SimpleMeterRegistry());
+        }
     }
 
     @Test

@@ -5,16 +5,24 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -37,6 +45,8 @@ import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
@@ -314,6 +324,169 @@ class LockObservationTest {
         });
     }
 
+    @Test
+    void bootsRegistryWithOnlyItsMeterHandlerGetsTheSameMetersDirectlyAsThroughObservations() {
+        List<String> direct = new ArrayList<>();
+        actuator().run(context -> {
+            assertThat(context).hasSingleBean(MeterTimingLockListener.class)
+                    .doesNotHaveBean(ObservationLockListener.class);
+            direct.addAll(everyLockMeterAfterTheSameLocks(context));
+        });
+        List<String> observed = new ArrayList<>();
+        actuator().withPropertyValues("distributed-lock.observation.direct-meters=false").run(context -> {
+            assertThat(context).hasSingleBean(ObservationLockListener.class)
+                    .doesNotHaveBean(MeterTimingLockListener.class);
+            observed.addAll(everyLockMeterAfterTheSameLocks(context));
+        });
+        // Same names, types, tags (the meter handler's error tag included) and counts, whichever path recorded them.
+        assertThat(direct).isEqualTo(observed).contains(
+                "TIMER distributed.lock.acquire [error=none, lock.name=orders, outcome=acquired, waited=false] 1",
+                "TIMER distributed.lock.acquire [error=none, lock.name=jobs, outcome=timeout, waited=true] 1",
+                "TIMER distributed.lock.acquire [error=" + LockAcquisitionException.class.getSimpleName()
+                        + ", lock.name=pay, outcome=interrupted, waited=false] 1",
+                "TIMER distributed.lock.hold [error=none, lock.name=orders, outcome=released] 1",
+                "TIMER distributed.lock.hold [error=none, lock.name=reports, outcome=lost] 1",
+                "LONG_TASK_TIMER distributed.lock.hold.active [lock.name=orders] 0",
+                "COUNTER distributed.lock.releases [lock.name=reports, outcome=already-gone] 1");
+    }
+
+    @Test
+    void theDirectPathRecordsEachTimerOnceAndTheActiveLocks() {
+        actuator().run(context -> {
+            LockService locks = context.getBean(LockService.class);
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            LockHandle handle = locks.lock(LockRequest.of("order:5").withName("orders"));
+            assertThat(timer(meters, "distributed.lock.acquire", "orders", "acquired", "false").count()).isOne();
+            assertThat(activeHolds(meters, "orders")).isOne();
+            assertThat(meters.get("distributed.lock.acquire.active").tag("lock.name", "orders").longTaskTimer()
+                    .activeTasks()).isZero();
+            handle.release();
+            handle.release();
+            assertThat(activeHolds(meters, "orders")).isZero();
+            assertThat(meters.find("distributed.lock.acquire").timers()).singleElement()
+                    .satisfies(timer -> assertThat(timer.count()).isOne());
+            assertThat(meters.find("distributed.lock.hold").timers()).singleElement()
+                    .satisfies(timer -> assertThat(timer.count()).isOne());
+            assertNoTagContainsAKey(meters, "order:5");
+        });
+    }
+
+    @Test
+    void aTracingLikeHandlerGetsTheObservationsAndTheTimersAreRecordedOnce() {
+        RecordingHandler tracer = new RecordingHandler();
+        actuator().withBean("tracingLike", RecordingHandler.class, () -> tracer).run(context -> {
+            assertThat(context).hasSingleBean(ObservationLockListener.class)
+                    .doesNotHaveBean(MeterTimingLockListener.class);
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            context.getBean(LockService.class).lock(LockRequest.of("order:6").withName("orders")).release();
+            assertThat(tracer.stopped).containsExactly("lock acquire orders", "lock hold orders");
+            assertThat(meters.find("distributed.lock.acquire").timers()).singleElement()
+                    .satisfies(timer -> assertThat(timer.count()).isOne());
+            assertThat(meters.find("distributed.lock.hold").timers()).singleElement()
+                    .satisfies(timer -> assertThat(timer.count()).isOne());
+        });
+    }
+
+    @Test
+    void aConventionBeanOnBootsRegistryTakesTheObservationPath() {
+        actuator().withBean(LockAcquireObservationConvention.class, RegionTaggedAcquisitions::new).run(context -> {
+            assertThat(context).doesNotHaveBean(MeterTimingLockListener.class);
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            context.getBean(LockService.class).lock(LockRequest.of("order:7").withName("orders")).release();
+            assertThat(meters.find("distributed.lock.acquire").timers()).singleElement()
+                    .satisfies(timer -> assertThat(timer.getId().getTag("region")).isEqualTo("eu"))
+                    .satisfies(timer -> assertThat(timer.count()).isOne());
+        });
+    }
+
+    @Test
+    void bootsObservationSwitchDropsTheTimersButNotTheCountersOnEitherPath() {
+        for (String directMeters : List.of("true", "false")) {
+            actuator().withPropertyValues("distributed-lock.observation.direct-meters=" + directMeters,
+                    "management.observations.enable.distributed.lock=false").run(context -> {
+                        MeterRegistry meters = context.getBean(MeterRegistry.class);
+                        context.getBean(LockService.class).lock(LockRequest.of("order:8").withName("orders"))
+                                .release();
+                        assertThat(meters.find("distributed.lock.acquire").meters()).as(directMeters).isEmpty();
+                        assertThat(meters.find("distributed.lock.acquire.active").meters()).isEmpty();
+                        assertThat(meters.find("distributed.lock.hold").meters()).isEmpty();
+                        assertThat(meters.find("distributed.lock.hold.active").meters()).isEmpty();
+                        assertThat(counter(meters, MeterLockListener.RELEASES, "orders", "outcome", "released"))
+                                .isOne();
+                    });
+        }
+    }
+
+    @Test
+    void bootsLongTaskTimerSwitchDropsTheActiveMetersOfTheDirectPath() {
+        actuator().withPropertyValues("management.observations.long-task-timer.enabled=false").run(context -> {
+            assertThat(context).hasSingleBean(MeterTimingLockListener.class);
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            context.getBean(LockService.class).lock(LockRequest.of("order:9").withName("orders")).release();
+            assertThat(meters.find("distributed.lock.acquire.active").meters()).isEmpty();
+            assertThat(meters.find("distributed.lock.hold.active").meters()).isEmpty();
+            assertThat(meters.get("distributed.lock.hold").tags("lock.name", "orders", "outcome", "released").timer()
+                    .count()).isOne();
+        });
+    }
+
+    /**
+     * An uncontended lock, a timeout after a wait, an interrupted caller and a lease lost then released: every
+     * meter of the starter, as {@code TYPE name [tags] count} lines (active tasks for a long-task timer), sorted.
+     */
+    private static List<String> everyLockMeterAfterTheSameLocks(AssertableApplicationContext context) {
+        LockService locks = context.getBean(LockService.class);
+        MeterRegistry meters = context.getBean(MeterRegistry.class);
+        locks.lock(LockRequest.of("order:1").withName("orders")).release();
+        LockHandle holder = locks.lock(LockRequest.of("busy").withName("jobs"));
+        assertThat(locks.tryLock(LockRequest.of("busy").withName("jobs").withWaitTime(Duration.ofMillis(300))))
+                .isEmpty();
+        holder.release();
+        Thread.currentThread().interrupt();
+        try {
+            assertThatThrownBy(() -> locks.lock(LockRequest.of("k").withName("pay")))
+                    .isInstanceOf(LockAcquisitionException.class);
+        }
+        finally {
+            Thread.interrupted();
+        }
+        LockHandle lost = locks.lock(LockRequest.of("renewed").withName("reports").withTtl(Duration.ofMillis(900)));
+        redisExtension.server().del("lock:{renewed}");
+        await().atMost(Duration.ofSeconds(10)).until(() -> counter(meters, MeterLockListener.LEASES_LOST, "reports",
+                "reason", "expired-or-taken") == 1 && activeHolds(meters, "reports") == 0);
+        assertThat(lost.release()).isFalse();
+        List<String> lines = new ArrayList<>();
+        for (Meter meter : meters.getMeters()) {
+            if (!meter.getId().getName().startsWith("distributed.lock")) {
+                continue;
+            }
+            long count = -1;
+            if (meter instanceof Timer timer) {
+                count = timer.count();
+            }
+            else if (meter instanceof LongTaskTimer active) {
+                count = active.activeTasks();
+            }
+            else if (meter instanceof Counter counted) {
+                count = (long) counted.count();
+            }
+            // Renewals depend on timing; everything else is exact.
+            if (!meter.getId().getName().equals(MeterLockListener.RENEWALS)) {
+                lines.add(meter.getId().getType() + " " + meter.getId().getName() + " " + meter.getId().getTags()
+                        .stream().map(tag -> tag.getKey() + "=" + tag.getValue()).toList() + " " + count);
+            }
+        }
+        Collections.sort(lines);
+        return lines;
+    }
+
+    /** Boot's Actuator: its observation registry with its default meter handler bean, and a simple meter registry. */
+    private ApplicationContextRunner actuator() {
+        return runner().withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class,
+                MetricsAutoConfiguration.class, CompositeMeterRegistryAutoConfiguration.class,
+                SimpleMetricsExportAutoConfiguration.class));
+    }
+
     private static Timer timer(MeterRegistry meters, String name, String lockName, String outcome, String waited) {
         return meters.get(name).tags("lock.name", lockName, "outcome", outcome, "waited", waited).timer();
     }
@@ -355,6 +528,22 @@ class LockObservationTest {
             TestObservationRegistry registry = TestObservationRegistry.create();
             registry.observationConfig().observationHandler(new DefaultMeterObservationHandler(meterRegistry));
             return registry;
+        }
+    }
+
+    /** What a tracer's handler sees: the observations it is told of, by contextual name (set by their end). */
+    static class RecordingHandler implements ObservationHandler<Observation.Context> {
+
+        final List<String> stopped = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void onStop(Observation.Context context) {
+            stopped.add(context.getContextualName());
+        }
+
+        @Override
+        public boolean supportsContext(Observation.Context context) {
+            return true;
         }
     }
 

@@ -48,9 +48,10 @@ public enum Implementation {
     },
 
     /**
-     * {@link #OURS_SERVICE} in an application with Micrometer, as Boot's Actuator wires it: a
-     * {@code SimpleMeterRegistry} and an {@code ObservationRegistry} whose {@code DefaultMeterObservationHandler}
-     * feeds it, so every lock is observed (timers, long-task timers) and counted. Its ratio to {@link #OURS_SERVICE}
+     * {@link #OURS_SERVICE} in an application with Micrometer, wired by Boot's own Actuator auto-configuration: a
+     * {@code SimpleMeterRegistry}, and Boot's {@code ObservationRegistry} whose only handler is its
+     * {@code DefaultMeterObservationHandler}, so every lock is timed (timers, long-task timers) and counted, by
+     * whichever listeners our auto-configuration picks for that application. Its ratio to {@link #OURS_SERVICE}
      * is the cost of the instrumentation.
      */
     OURS_SERVICE_MICROMETER("ours: LockService + Micrometer", Role.OURS, false) {

@@ -1,6 +1,7 @@
 package io.github.distlock.benchmarks.adapter;
 
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -25,13 +26,11 @@ import io.github.distlock.DistributedLock;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockListener;
 import io.github.distlock.observation.MeterLockListener;
+import io.github.distlock.observation.MeterTimingLockListener;
 import io.github.distlock.observation.ObservationLockListener;
 import io.github.distlock.redis.RedisLockBackend;
 import io.github.distlock.redis.SpringDataLockBackend;
 import io.github.distlock.redlock.RedlockBackend;
-import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.micrometer.observation.ObservationRegistry;
 
 /**
  * A small Spring Boot application holding our lock exactly as a user gets it: Boot's Redis
@@ -41,9 +40,9 @@ import io.micrometer.observation.ObservationRegistry;
  * {@code distributed-lock.redlock.nodes} (and {@code durable-nodes}, see {@link #start}) and locks
  * over those nodes instead.
  *
- * <p>Nothing else is auto-configured: the benchmark classpath also carries Spring Integration,
- * whose Boot auto-configuration would start message-handling infrastructure that a lock user does
- * not have.
+ * <p>Nothing else is auto-configured (except, for the Micrometer run, Boot's metrics and observation
+ * auto-configuration): the benchmark classpath also carries Spring Integration, whose Boot
+ * auto-configuration would start message-handling infrastructure that a lock user does not have.
  */
 public final class OurApplication implements AutoCloseable {
 
@@ -69,6 +68,21 @@ public final class OurApplication implements AutoCloseable {
     private OurApplication(ConfigurableApplicationContext context) {
         this.context = context;
     }
+
+    /**
+     * Spring Boot's Actuator auto-configurations that an application with {@code spring-boot-starter-actuator} and
+     * no export registry runs for Micrometer: a {@code SimpleMeterRegistry}, the {@code ObservationRegistry} and
+     * the observation handler beans Boot registers on it. Used rather than registries built here, so that the
+     * benchmark measures whatever our auto-configuration chooses in a real Actuator application.
+     */
+    static final List<String> BOOT_MICROMETER = List.of(
+            "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration");
+
+    /** Set by {@link #start} when Micrometer is wanted: {@link OurAutoConfigurationOnly} then adds {@link #BOOT_MICROMETER}. */
+    private static final String MICROMETER_PROPERTY = "bench.micrometer";
 
     /**
      * Starts the application against {@code target}.
@@ -103,9 +117,10 @@ public final class OurApplication implements AutoCloseable {
      * @param target the Redis to use; its wait time becomes the annotation's and the default wait
      * @param ttl the default lease ({@code distributed-lock.default-ttl}), or {@code null} for the starter's default
      * @param clientType Lettuce or Jedis, as in {@link #start(RedisTarget, Duration, ClientType)}
-     * @param micrometer whether the application has a {@link SimpleMeterRegistry} and an {@link ObservationRegistry}
-     *        feeding it through {@link DefaultMeterObservationHandler}, as Boot's Actuator configures them, so that
-     *        our observation auto-configuration instruments every lock
+     * @param micrometer whether the application has Micrometer as Spring Boot's Actuator configures it: Boot's own
+     *        metrics and observation auto-configuration ({@link #BOOT_MICROMETER}) declare a {@code SimpleMeterRegistry},
+     *        the {@code ObservationRegistry} and its {@code DefaultMeterObservationHandler}, and our observation
+     *        auto-configuration instruments every lock the way it would in that application
      * @return the running application
      * @throws IllegalStateException as {@link #start(RedisTarget, Duration, ClientType)}, or if Micrometer was asked
      *         for and no lock listener of ours was wired
@@ -141,10 +156,10 @@ public final class OurApplication implements AutoCloseable {
             properties.put("spring.data.redis.jedis.pool.max-active", JEDIS_POOL_SIZE);
             properties.put("spring.data.redis.jedis.pool.max-idle", JEDIS_POOL_SIZE);
         }
-        SpringApplicationBuilder builder = new SpringApplicationBuilder(Config.class);
         if (micrometer) {
-            builder.initializers(OurApplication::registerMicrometer);
+            properties.put(MICROMETER_PROPERTY, "true");
         }
+        SpringApplicationBuilder builder = new SpringApplicationBuilder(Config.class);
         ConfigurableApplicationContext context = builder
                 .web(WebApplicationType.NONE)
                 .registerShutdownHook(false)
@@ -152,11 +167,12 @@ public final class OurApplication implements AutoCloseable {
                 .run();
         try {
             requireBackendFor(target, clientType, context);
-            if (micrometer && (context.getBeansOfType(ObservationLockListener.class).isEmpty()
+            if (micrometer && ((context.getBeansOfType(ObservationLockListener.class).isEmpty()
+                    && context.getBeansOfType(MeterTimingLockListener.class).isEmpty())
                     || context.getBeansOfType(MeterLockListener.class).isEmpty())) {
                 throw new IllegalStateException("Micrometer registries were given but the lock listeners are "
                         + context.getBeansOfType(LockListener.class).keySet()
-                        + "; expected ObservationLockListener and MeterLockListener");
+                        + "; expected MeterTimingLockListener or ObservationLockListener, and MeterLockListener");
             }
         }
         catch (RuntimeException ex) {
@@ -164,15 +180,6 @@ public final class OurApplication implements AutoCloseable {
             throw ex;
         }
         return new OurApplication(context);
-    }
-
-    /** The registries Boot's Actuator would declare: observations recorded as meters in a simple registry. */
-    private static void registerMicrometer(ConfigurableApplicationContext context) {
-        SimpleMeterRegistry meterRegistry = new SimpleMeterRegistry();
-        ObservationRegistry observationRegistry = ObservationRegistry.create();
-        observationRegistry.observationConfig().observationHandler(new DefaultMeterObservationHandler(meterRegistry));
-        context.getBeanFactory().registerSingleton("meterRegistry", meterRegistry);
-        context.getBeanFactory().registerSingleton("observationRegistry", observationRegistry);
     }
 
     private static void requireBackendFor(RedisTarget target, ClientType clientType,
@@ -278,7 +285,10 @@ public final class OurApplication implements AutoCloseable {
         @Override
         protected List<String> getCandidateConfigurations(AnnotationMetadata metadata,
                 AnnotationAttributes attributes) {
-            Set<String> wanted = Set.of(RedisAutoConfiguration.class.getName());
+            Set<String> wanted = new HashSet<>(Set.of(RedisAutoConfiguration.class.getName()));
+            if (getEnvironment().getProperty(MICROMETER_PROPERTY, Boolean.class, false)) {
+                wanted.addAll(BOOT_MICROMETER);
+            }
             return super.getCandidateConfigurations(metadata, attributes).stream()
                     .filter(name -> name.startsWith(OUR_PACKAGE) || wanted.contains(name))
                     .toList();

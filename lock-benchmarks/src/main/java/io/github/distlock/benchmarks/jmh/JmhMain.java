@@ -34,7 +34,7 @@ import io.github.distlock.benchmarks.harness.Arguments;
  * {@link Implementation} names, default all), {@code methods} (&#124;-separated regexes over the benchmark method
  * names, default all four), {@code output} (the JSON file), {@code profiler} (a JMH profiler with its
  * options, for example {@code jfr:dir=target/jfr} to record every fork with Java Flight Recorder),
- * {@code only} ({@code all} or {@code redlock}: the suite's {@code bench.only}, checked here so that a
+ * {@code only} ({@code all}, {@code redlock} or {@code micrometer}: the suite's {@code bench.only}, checked here so that a
  * mistyped value fails before anything runs), {@code redlock-node-timeout} (see
  * {@link OurApplication#REDLOCK_NODE_TIMEOUT_PROPERTY}).
  *
@@ -70,8 +70,9 @@ public final class JmhMain {
     public static Collection<RunResult> run(Arguments arguments) throws RunnerException {
         // The suite's first step: a mistyped -Dbench.only fails here, not in the report an hour later.
         String only = arguments.string("only", "all");
-        if (!only.equals("all") && !only.equals("redlock")) {
-            throw new IllegalArgumentException("bench.only (--only) must be all or redlock, was '" + only + "'");
+        if (!only.equals("all") && !only.equals("redlock") && !only.equals("micrometer")) {
+            throw new IllegalArgumentException("bench.only (--only) must be all, redlock or micrometer, was '" + only
+                    + "'");
         }
         Path output = Path.of(arguments.string("output", "target/bench/jmh.json")).toAbsolutePath();
         try {

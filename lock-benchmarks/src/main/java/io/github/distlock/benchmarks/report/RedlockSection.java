@@ -382,46 +382,8 @@ final class RedlockSection {
      * @throws IllegalStateException if the page has no targets table or only one of the markers
      */
     static String splice(String page, List<String> section, List<String> targetRows) {
-        List<String> lines = new ArrayList<>(List.of(page.split("\n", -1)));
-        int begin = indexOf(lines, line -> line.startsWith(BEGIN_PREFIX), 0);
-        int end = indexOf(lines, line -> line.equals(END), 0);
-        if ((begin < 0) != (end < 0) || (begin >= 0 && end < begin)) {
-            throw new IllegalStateException("the page has a broken Redlock section (" + BEGIN_PREFIX + " at line "
-                    + (begin + 1) + ", " + END + " at line " + (end + 1) + "); regenerate the whole page with the "
-                    + "full suite");
-        }
-        if (begin >= 0) {
-            lines.subList(begin, end + 1).clear();
-            lines.addAll(begin, section);
-        }
-        else {
-            int problems = indexOf(lines, line -> line.equals("## Problems"), 0);
-            List<String> block = new ArrayList<>(section);
-            block.add("");
-            lines.addAll(problems < 0 ? lines.size() : problems, block);
-        }
-        lines.removeIf(line -> line.startsWith(TARGET_PREFIX));
-        int heading = indexOf(lines, line -> line.equals("## Targets"), 0);
-        int separator = heading < 0 ? -1 : indexOf(lines, line -> line.startsWith("|---"), heading);
-        if (separator < 0) {
-            throw new IllegalStateException("the page has no targets table under '## Targets' to add the Redlock "
-                    + "rows to; regenerate the whole page with the full suite");
-        }
-        int last = separator;
-        while (last + 1 < lines.size() && lines.get(last + 1).startsWith("|")) {
-            last++;
-        }
-        lines.addAll(last + 1, targetRows);
-        return String.join("\n", lines);
-    }
-
-    private static int indexOf(List<String> lines, java.util.function.Predicate<String> matches, int from) {
-        for (int i = from; i < lines.size(); i++) {
-            if (matches.test(lines.get(i))) {
-                return i;
-            }
-        }
-        return -1;
+        return PageParts.splice(page, "Redlock", BEGIN_PREFIX, END, "## Problems", section, TARGET_PREFIX,
+                targetRows);
     }
 
     // ------------------------------------------------------------------------------------------ figures

@@ -34,7 +34,8 @@ import io.github.distlock.benchmarks.harness.WatchdogScenario.WatchdogResult;
  * Writes the benchmark page from {@code jmh.json} and {@code harness.json} (and the Redlock part from
  * {@code redlock-jmh.json} and {@code redlock-harness.json}, see {@link RedlockSection}): the targets with
  * pass/miss, one table per scenario (medians over forks), the charts, the machine, the versions and
- * the command. {@code --only=redlock} replaces only the Redlock part of an existing page. Exits with 1 after writing the page if any implementation showed a violation, lost a
+ * the command. {@code --only=redlock} replaces only the Redlock part of an existing page, {@code --only=micrometer}
+ * only the Micrometer overhead rows and paragraph ({@link MicrometerSection}). Exits with 1 after writing the page if any implementation showed a violation, lost a
  * lease or broke, so that the run fails visibly without losing its numbers.
  */
 public final class ReportMain {
@@ -63,7 +64,9 @@ public final class ReportMain {
     /**
      * @param args {@code --jmh=jmh.json --harness=harness.json --redlock-jmh=redlock-jmh.json
      *        --redlock-harness=redlock-harness.json --page=docs/benchmarks.md --command=...}, and
-     *        {@code --only=redlock} to replace only the Redlock part of the existing page ({@link #writeRedlockOnly})
+     *        {@code --only=redlock} to replace only the Redlock part of the existing page ({@link #writeRedlockOnly}),
+     *        {@code --only=micrometer --micrometer-jmh=micrometer-jmh.json} only its Micrometer part
+     *        ({@link #writeMicrometerOnly})
      */
     public static void main(String[] args) {
         Arguments arguments = Arguments.parse(args);
@@ -77,7 +80,9 @@ public final class ReportMain {
                     Path.of(arguments.string("harness", "target/bench/harness.json")), redlockJmh, redlockHarness, page,
                     command);
             case "redlock" -> writeRedlockOnly(redlockJmh, redlockHarness, page, command);
-            default -> throw new IllegalArgumentException("--only must be all or redlock, was " + only);
+            case "micrometer" -> writeMicrometerOnly(Path.of(arguments.string("micrometer-jmh",
+                    "target/bench/micrometer-jmh.json")), page, command);
+            default -> throw new IllegalArgumentException("--only must be all, redlock or micrometer, was " + only);
         };
         if (!problems.isEmpty()) {
             System.err.println("report: the page was written, but these must be fixed:");
@@ -165,6 +170,51 @@ public final class ReportMain {
         writePage(pageFile, RedlockSection.splice(page, redlock.section(redlockChart(pageFile), generatedAt, command),
                 redlock.targetRows()));
         return redlock.problems();
+    }
+
+    /**
+     * Replaces only the Micrometer part of an existing page (its rows of the targets table and its paragraph in
+     * section 1, see {@link MicrometerSection}) with a run of ours with and without Micrometer, keeping every other
+     * line as the last full run wrote it.
+     *
+     * @param micrometerJmhFile the JMH result of both implementations, at 1 and 8 threads
+     * @param pageFile an existing page written by the full suite
+     * @param command the command of this Micrometer-only run, as shown in the paragraph
+     * @return the problems that must fail the build: none, as a missed target is shown on the page, not failed
+     * @throws IllegalStateException if the page or the result does not exist, or the result lacks either
+     *         implementation
+     */
+    public static List<String> writeMicrometerOnly(Path micrometerJmhFile, Path pageFile, String command) {
+        if (!Files.exists(pageFile)) {
+            throw new IllegalStateException(pageFile.toAbsolutePath() + " does not exist: a Micrometer-only run "
+                    + "replaces a part of a page the full suite wrote. Run the full suite first, or point "
+                    + "-Dbench.page at an existing page.");
+        }
+        if (!Files.exists(micrometerJmhFile)) {
+            throw new IllegalStateException(micrometerJmhFile + " does not exist: the Micrometer run did not run, "
+                    + "and the page was left as it was");
+        }
+        JmhResults jmh = JmhResults.read(micrometerJmhFile);
+        for (Implementation implementation : List.of(Implementation.OURS_SERVICE,
+                Implementation.OURS_SERVICE_MICROMETER)) {
+            if (!jmh.cells.containsKey(implementation.name())) {
+                throw new IllegalStateException(micrometerJmhFile + " has no " + implementation.name() + ": the "
+                        + "overhead needs both in one run, and the page was left as it was");
+            }
+        }
+        MicrometerSection micrometer = new MicrometerSection(jmh);
+        String generatedAt = OffsetDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern(
+                "yyyy-MM-dd HH:mm 'UTC'"));
+        String page;
+        try {
+            page = Files.readString(pageFile, StandardCharsets.UTF_8);
+        }
+        catch (IOException ex) {
+            throw new UncheckedIOException("cannot read " + pageFile, ex);
+        }
+        writePage(pageFile, MicrometerSection.splice(page, micrometer.section(generatedAt, command),
+                micrometer.targetRows()));
+        return List.of();
     }
 
     private static HarnessResults readHarness(Path file) {
@@ -276,6 +326,9 @@ public final class ReportMain {
                 double overhead = throughput(OURS, threads) / throughput(ANNOTATION, threads) - 1;
                 target("`@DistributedLock` overhead ≤ 5 % over `LockService`, " + threads + " thread"
                         + (threads > 1 ? "s" : ""), overhead, percent(overhead), overhead <= 0.05);
+            }
+            if (MicrometerSection.measured(jmh)) {
+                new MicrometerSection(jmh).targetRows().forEach(this::line);
             }
         }
         if (harness != null) {
@@ -451,6 +504,10 @@ public final class ReportMain {
         line();
         line("![Uncontended latency](" + latencyChart.getFileName() + ")");
         line();
+        if (MicrometerSection.measured(jmh)) {
+            new MicrometerSection(jmh).section(null, null).forEach(this::line);
+            line();
+        }
     }
 
     private void contended() {

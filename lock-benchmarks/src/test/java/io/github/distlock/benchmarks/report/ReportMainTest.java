@@ -174,6 +174,104 @@ class ReportMainTest {
     }
 
     @Test
+    void aFullRunWithMicrometerShowsTheOverheadRowsAndParagraphAndAMicrometerOnlyRunReplacesOnlyThem()
+            throws Exception {
+        // Full run: 2 % fewer cycles/s with Micrometer at 8 threads (met), 10 % at 1 thread (information).
+        Path jmh = directory.resolve("jmh.json");
+        ArrayNode entries = Json.MAPPER.createArrayNode();
+        for (var cycles : Map.of(Implementation.OURS_SERVICE, new double[] { 5_000, 30_000 },
+                Implementation.OURS_SERVICE_MICROMETER, new double[] { 4_500, 29_400 },
+                Implementation.OURS_ANNOTATION, new double[] { 4_990, 29_900 },
+                Implementation.FLOOR, new double[] { 5_100, 31_000 }).entrySet()) {
+            entries.add(throughputEntry(cycles.getKey(), 1, cycles.getValue()[0]));
+            entries.add(throughputEntry(cycles.getKey(), 8, cycles.getValue()[1]));
+        }
+        Files.writeString(jmh, Json.MAPPER.writeValueAsString(entries));
+        Path page = directory.resolve("benchmarks.md");
+        ReportMain.write(jmh, directory.resolve("none.json"), page, "(test)");
+        String full = Files.readString(page);
+        assertThat(full)
+                .contains("| Micrometer overhead ≤ 3 % at 8 threads (uncontended) | 2.0 % fewer cycles/s (29,400 with "
+                        + "vs 30,000 cycles/s without) | met |")
+                .contains("| Micrometer overhead at 1 thread (uncontended, for information) | 10.0 % fewer cycles/s "
+                        + "(4,500 with vs 5,000 cycles/s without) | – |")
+                .contains(MicrometerSection.BEGIN + "\n### Micrometer overhead")
+                .contains(MicrometerSection.END + "\n\n## 2. Contended");
+
+        // The Micrometer-only run: 5 % at 8 threads (missed), 1 % at 1 thread.
+        Path micrometerJmh = directory.resolve("micrometer-jmh.json");
+        ArrayNode only = Json.MAPPER.createArrayNode();
+        only.add(throughputEntry(Implementation.OURS_SERVICE, 1, 6_000));
+        only.add(throughputEntry(Implementation.OURS_SERVICE, 8, 40_000));
+        only.add(throughputEntry(Implementation.OURS_SERVICE_MICROMETER, 1, 5_940));
+        only.add(throughputEntry(Implementation.OURS_SERVICE_MICROMETER, 8, 38_000));
+        Files.writeString(micrometerJmh, Json.MAPPER.writeValueAsString(only));
+
+        List<String> problems = ReportMain.writeMicrometerOnly(micrometerJmh, page, "(test, Micrometer only)");
+
+        String spliced = Files.readString(page);
+        assertThat(problems).isEmpty();
+        assertThat(spliced)
+                .contains("| Micrometer overhead ≤ 3 % at 8 threads (uncontended) | 5.0 % fewer cycles/s (38,000 with "
+                        + "vs 40,000 cycles/s without) | **missed** |")
+                .contains("| Micrometer overhead at 1 thread (uncontended, for information) | 1.0 % fewer cycles/s "
+                        + "(5,940 with vs 6,000 cycles/s without) | – |")
+                .contains("(test, Micrometer only)")
+                // This test's JMH JSON says 1 fork of 1 x 1 s: short, and the paragraph must say so.
+                .contains("> **Short settings (JMH 1 fork(s), not 3")
+                .doesNotContain("2.0 % fewer cycles/s");
+        assertThat(spliced.split(java.util.regex.Pattern.quote(MicrometerSection.BEGIN), -1)).hasSize(2);
+        assertThat(spliced.lines().filter(line -> line.startsWith(MicrometerSection.TARGET_PREFIX))).hasSize(2);
+        // Every other line, every other figure included, is as the full run wrote it.
+        assertThat(withoutMicrometerPart(spliced)).isEqualTo(withoutMicrometerPart(full));
+    }
+
+    @Test
+    void aMicrometerOnlyRunAddsItsPartToAPageWrittenBeforeItExisted() throws Exception {
+        Path micrometerJmh = directory.resolve("micrometer-jmh.json");
+        ArrayNode only = Json.MAPPER.createArrayNode();
+        only.add(throughputEntry(Implementation.OURS_SERVICE, 1, 6_000));
+        only.add(throughputEntry(Implementation.OURS_SERVICE, 8, 40_000));
+        only.add(throughputEntry(Implementation.OURS_SERVICE_MICROMETER, 1, 6_000));
+        only.add(throughputEntry(Implementation.OURS_SERVICE_MICROMETER, 8, 39_200));
+        Files.writeString(micrometerJmh, Json.MAPPER.writeValueAsString(only));
+        Path page = directory.resolve("benchmarks.md");
+        Files.writeString(page, String.join("\n", "# Benchmarks", "", "## Targets", "", "| target | measured | result |",
+                "|---|---|---|", "| one node | 1.00× | met |", "", "## 1. Uncontended", "", "kept as it was", "",
+                "## 2. Contended", "", "## Problems", "", "None.", ""));
+
+        ReportMain.writeMicrometerOnly(micrometerJmh, page, "(test)");
+
+        assertThat(Files.readString(page))
+                .contains("| one node | 1.00× | met |\n| Micrometer overhead ≤ 3 % at 8 threads (uncontended) | 2.0 % "
+                        + "fewer cycles/s (39,200 with vs 40,000 cycles/s without) | met |\n")
+                .contains("kept as it was\n\n" + MicrometerSection.BEGIN + "\n### Micrometer overhead")
+                .contains(MicrometerSection.END + "\n\n## 2. Contended");
+    }
+
+    @Test
+    void aMicrometerOnlyRunRefusesAResultWithoutBothImplementationsAndLeavesThePage() throws Exception {
+        Path micrometerJmh = directory.resolve("micrometer-jmh.json");
+        ArrayNode only = Json.MAPPER.createArrayNode();
+        only.add(throughputEntry(Implementation.OURS_SERVICE, 8, 40_000));
+        Files.writeString(micrometerJmh, Json.MAPPER.writeValueAsString(only));
+        Path page = directory.resolve("benchmarks.md");
+        Files.writeString(page, "# Benchmarks\n");
+
+        assertThatThrownBy(() -> ReportMain.writeMicrometerOnly(micrometerJmh, page, "(test)"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("OURS_SERVICE_MICROMETER");
+        assertThat(Files.readString(page)).isEqualTo("# Benchmarks\n");
+    }
+
+    /** The page without its Micrometer rows and paragraph (nor the blank line after it). */
+    private static String withoutMicrometerPart(String page) {
+        int begin = page.indexOf(MicrometerSection.BEGIN);
+        int end = page.indexOf(MicrometerSection.END) + MicrometerSection.END.length() + 1;
+        return (page.substring(0, begin) + page.substring(end)).replaceAll("(?m)^\\| Micrometer overhead .*\\n", "");
+    }
+
+    @Test
     void redlockOnlyReportRefusesAPageThatDoesNotExist() {
         Path page = directory.resolve("missing.md");
 
