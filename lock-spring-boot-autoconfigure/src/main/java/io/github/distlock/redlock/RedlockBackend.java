@@ -579,7 +579,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private <T> List<Vote<T>> ask(boolean[] which, Function<FencingLockBackend, T> call,
             Function<NonBlockingLockBackend, CompletableFuture<T>> nonBlockingCall, Predicate<List<Vote<T>>> decided,
             VoteListener<T> everyAnswer) {
-        Ballot<T> ballot = new Ballot<>(nodes.size(), everyAnswer);
+        Ballot<T> ballot = new Ballot<>(nodes.size(), votes -> decided.test(heldBack(votes)), everyAnswer);
         for (int i = 0; i < nodes.size(); i++) {
             if (!which[i]) {
                 ballot.cast(i, new Vote<>(null, new IllegalStateException("not asked")));
@@ -607,8 +607,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 ballot.cast(i, new Vote<>(null, new LockBackendException("", "The Redlock backend is closed", ex)));
             }
         }
-        return ballot.await(System.nanoTime() + nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(5),
-                votes -> decided.test(heldBack(votes)));
+        return ballot.await(System.nanoTime() + nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(5));
     }
 
     /**
@@ -661,15 +660,27 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      */
     private static final class Ballot<T> {
 
+        /** A node whose answer is not in (yet): shared, as it is asked for on every vote cast. */
+        private static final Vote<Object> NO_ANSWER_YET = new Vote<>(null, new TimeoutException("no answer yet"));
+
         private final List<Vote<T>> votes;
+        private final Predicate<List<Vote<T>>> decided;
         private final VoteListener<T> everyAnswer;
         private int cast;
+        /** Whether every vote is in or {@link #decided} said the votes so far settle it. */
+        private boolean settled;
         /** Whether the outcome was read: votes cast from then on are late. */
         private boolean closed;
         private final ReentrantLock lock = new ReentrantLock();
         private final Condition changed = lock.newCondition();
 
-        Ballot(int size, VoteListener<T> everyAnswer) {
+        /**
+         * @param decided whether the votes so far settle the outcome; asked as each vote comes in, on the
+         *        thread that casts it, so the waiting caller is woken once, when it is settled, rather than
+         *        once per node
+         */
+        Ballot(int size, Predicate<List<Vote<T>>> decided, VoteListener<T> everyAnswer) {
+            this.decided = decided;
             this.everyAnswer = everyAnswer;
             votes = new ArrayList<>(size);
             for (int i = 0; i < size; i++) {
@@ -684,7 +695,10 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 votes.set(index, vote);
                 cast++;
                 late = closed;
-                changed.signalAll();
+                if (!settled && (cast == votes.size() || decided.test(snapshot()))) {
+                    settled = true;
+                    changed.signalAll();
+                }
             }
             finally {
                 lock.unlock();
@@ -694,12 +708,12 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             }
         }
 
-        /** The votes once decided, all cast or past the deadline; missing ones are "no answer". */
-        List<Vote<T>> await(long deadlineNanos, Predicate<List<Vote<T>>> decided) {
+        /** The votes once settled or past the deadline; missing ones are "no answer". */
+        List<Vote<T>> await(long deadlineNanos) {
             boolean interrupted = false;
             lock.lock();
             try {
-                while (cast < votes.size() && !decided.test(snapshot())) {
+                while (!settled) {
                     long left = deadlineNanos - System.nanoTime();
                     if (left <= 0) {
                         break;
@@ -723,10 +737,16 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             }
         }
 
+        @SuppressWarnings("unchecked")
+        private static <T> Vote<T> noAnswerYet() {
+            // Its value is null, so it is a Vote of any type.
+            return (Vote<T>) (Vote<?>) NO_ANSWER_YET;
+        }
+
         private List<Vote<T>> snapshot() {
             List<Vote<T>> copy = new ArrayList<>(votes.size());
             for (Vote<T> vote : votes) {
-                copy.add(vote != null ? vote : new Vote<>(null, new TimeoutException()));
+                copy.add(vote != null ? vote : noAnswerYet());
             }
             return copy;
         }
