@@ -73,13 +73,14 @@ class RedlockSmokeTest {
 
     @Test
     @Order(2)
-    void uncontendedRunsUnderJmhForOursOnOneNodeAndBothRedlocks() throws Exception {
+    void uncontendedRunsUnderJmhForOursOnOneNodeBothRedlocksAndTheRedlockFloor() throws Exception {
         Collection<RunResult> results = JmhMain.run(Arguments.parse("--forks=0", "--warmup-iterations=0",
                 "--iterations=1", "--iteration-time=200ms", "--methods=throughput1|throughput8|latency1",
-                "--implementations=OURS_SERVICE,OURS_REDLOCK,REDISSON_REDLOCK", "--redlock-node-timeout=" + NODE_TIMEOUT,
+                "--implementations=OURS_SERVICE,OURS_REDLOCK,REDISSON_REDLOCK,REDLOCK_FLOOR",
+                "--redlock-node-timeout=" + NODE_TIMEOUT,
                 "--output=" + JMH_JSON));
 
-        assertThat(results).hasSize(3 * 3);
+        assertThat(results).hasSize(4 * 3);
         assertThat(results).allSatisfy(result ->
                 assertThat(result.getPrimaryResult().getSampleCount()).as(result.getParams().getBenchmark() + " "
                         + result.getParams().getParam("implementation")).isPositive());

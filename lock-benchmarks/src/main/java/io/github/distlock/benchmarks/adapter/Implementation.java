@@ -141,6 +141,20 @@ public enum Implementation {
         public LockAdapter open(RedisTarget target) {
             return new RedissonRedLockAdapter(target);
         }
+    },
+
+    /**
+     * The Redlock floor: raw Lettuce, {@code SET NX PX} and a compare-and-delete sent to every node at once,
+     * each done at the third of five answers ({@link LettuceRedlockFloorAdapter}). What waiting for a majority
+     * of {@link #REDLOCK_NODES} nodes costs on this machine, whatever the library. Measured only by the
+     * Redlock part of the suite.
+     */
+    REDLOCK_FLOOR("Redlock floor: Lettuce SET NX PX to 5 nodes, majority", Role.FLOOR, false,
+            Implementation.REDLOCK_NODES) {
+        @Override
+        public LockAdapter open(RedisTarget target) {
+            return new LettuceRedlockFloorAdapter(target);
+        }
     };
 
     /** How many independent masters the Redlock implementations lock over. */
@@ -226,6 +240,7 @@ public enum Implementation {
             case FLOOR -> "floor";
             case OURS_REDLOCK -> "ours (Redlock, 5)";
             case REDISSON_REDLOCK -> "Redisson RedLock (5)";
+            case REDLOCK_FLOOR -> "Redlock floor (5)";
         };
     }
 
