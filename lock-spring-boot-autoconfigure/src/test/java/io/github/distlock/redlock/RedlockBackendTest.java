@@ -424,6 +424,9 @@ class RedlockBackendTest {
         Service instance = service();
         LockHandle held = instance.service().lock(LockRequest.of("fenced:lost").withTtl(Duration.ofSeconds(10))
                 .withWaitTime(Duration.ZERO).withWatchdog(false));
+        // The acquisition returns once a majority said yes; the other nodes' SETs may still be on their way, and one
+        // landing after the deletes below would leave the lock on a majority after all.
+        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("fenced:lost") == NODES);
         for (int i = 0; i < 3; i++) {
             servers.get(i).del("lock:{fenced:lost}");
         }
