@@ -109,6 +109,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private final AutoCloseable resources;
     /** Per node, whether its votes count (the delayed-restart rule); {@code null}: always. */
     private final List<NodeRestartGuard> guards;
+    /** Per node, what its non-blocking commands tell of whether it answers at all. */
+    private final List<Responsiveness> responsiveness;
     /** The longest lease asked for, which a restarted node must outlive before it votes. */
     private final LongAccumulator longestLease;
     /** By token: acquisitions whose answers are not all in yet (see {@link #acquireAnswered}). */
@@ -160,6 +162,11 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         this.driftFactor = driftFactor;
         this.quorum = nodes.size() / 2 + 1;
         this.fanOut = Executors.newCachedThreadPool(daemonThreads());
+        List<Responsiveness> perNode = new ArrayList<>(nodes.size());
+        for (int i = 0; i < nodes.size(); i++) {
+            perNode.add(new Responsiveness());
+        }
+        this.responsiveness = List.copyOf(perNode);
         this.resources = resources;
         if (guards != null && guards.size() != nodes.size()) {
             throw new IllegalArgumentException("One guard per node: " + guards.size() + " guards, " + nodes.size()
@@ -588,7 +595,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             FencingLockBackend node = nodes.get(i);
             int index = i;
             if (nonBlockingCall != null && node instanceof NonBlockingLockBackend nonBlocking
-                    && askWithoutBlocking(ballot, index, () -> nonBlockingCall.apply(nonBlocking))) {
+                    && askWithoutBlocking(ballot, index, responsiveness.get(i),
+                            () -> nonBlockingCall.apply(nonBlocking))) {
                 continue;
             }
             try {
@@ -615,7 +623,12 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      *
      * @return {@code false} if the node cannot be asked that way now: ask it on a fan-out thread
      */
-    private static <T> boolean askWithoutBlocking(Ballot<T> ballot, int index, Supplier<CompletableFuture<T>> send) {
+    private <T> boolean askWithoutBlocking(Ballot<T> ballot, int index, Responsiveness node,
+            Supplier<CompletableFuture<T>> send) {
+        if (!node.mayAsk(System.nanoTime(), nodeTimeoutNanos)) {
+            ballot.cast(index, new Vote<>(null, new NotAnswering()));
+            return true;
+        }
         CompletableFuture<T> answer;
         try {
             answer = send.get();
@@ -627,10 +640,69 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         if (answer == null) {
             return false;
         }
-        answer.whenComplete((value, failure) -> ballot.cast(index, failure == null ? new Vote<>(value, null)
-                : new Vote<>(null, failure instanceof CompletionException && failure.getCause() != null
-                        ? failure.getCause() : failure)));
+        node.sent();
+        answer.whenComplete((value, failure) -> {
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure;
+            node.ended(cause == null || !(cause instanceof LockBackendException ex
+                    && ex.getCause() instanceof TimeoutException));
+            ballot.cast(index, cause == null ? new Vote<>(value, null) : new Vote<>(null, cause));
+        });
         return true;
+    }
+
+    /**
+     * Whether a node answers at all, from its non-blocking commands. A node that is stopped or hung (the
+     * connection stays open, nothing comes back) would otherwise be sent every acquire and release, each
+     * cancelled after the node timeout but kept by the client until the node answers, and on waking it would
+     * work through them all at once, starving the live nodes of the cores they share. So once a node has left
+     * a command unanswered for longer than the node timeout, it is not asked again until that command ends
+     * (its timeout cancels it, or the node answers): one probe per timeout instead of every call, and its
+     * vote is "no answer" at once, which is what waiting for it would have given.
+     */
+    private static final class Responsiveness {
+
+        private final AtomicInteger pending = new AtomicInteger();
+        /** When it last answered, or when a command was sent to it while none was pending. */
+        private volatile long heardNanos = System.nanoTime();
+        /** Whether its last command to end ended by its timeout: then it is only probed. */
+        private volatile boolean suspect;
+
+        /** Whether to send it a command now: not while a command of a suspect node, or one older than the timeout, is pending. */
+        boolean mayAsk(long now, long timeoutNanos) {
+            int inFlight = pending.get();
+            if (suspect) {
+                return inFlight == 0;
+            }
+            return inFlight == 0 || now - heardNanos <= timeoutNanos;
+        }
+
+        void sent() {
+            if (pending.getAndIncrement() == 0 && !suspect) {
+                heardNanos = System.nanoTime();
+            }
+        }
+
+        /** @param answered {@code false} if it ended by its timeout */
+        void ended(boolean answered) {
+            if (answered) {
+                suspect = false;
+                heardNanos = System.nanoTime();
+            }
+            else {
+                suspect = true;
+            }
+            pending.decrementAndGet();
+        }
+    }
+
+    /** A node not asked, as it left a command unanswered for longer than the node timeout. */
+    private static final class NotAnswering extends RuntimeException {
+
+        NotAnswering() {
+            super("not asked: it left a command unanswered for longer than the node timeout, and is asked again once "
+                    + "that command has ended", null, false, false);
+        }
     }
 
     /** Told of each node's vote as it comes in. */

@@ -264,6 +264,42 @@ class RedlockBackendTest {
         await().atMost(Duration.ofSeconds(15)).until(() -> nodesHolding("order:10") == 0);
     }
 
+    /**
+     * A stopped node keeps its connection open and answers nothing: every command sent to it waits in the
+     * client until the node wakes, which then works through them all at once. Once one has gone unanswered
+     * past the node timeout, the node is only probed, one command at a time, until it answers again.
+     */
+    @Test
+    void aStoppedNodeIsOnlyProbedOnceACommandToItWentUnansweredPastTheNodeTimeout() {
+        Duration nodeTimeout = Duration.ofMillis(200);
+        Service instance = service(servers.stream().map(RedisTestServer::redisUri).toList(), false,
+                Duration.ofSeconds(30), nodeTimeout);
+        await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> instance.service().tryLock("warm-up",
+                Duration.ofSeconds(1), Duration.ZERO).map(LockHandle::release).orElse(false));
+        servers.get(4).resetStats();
+        servers.get(4).pause();
+        int cycles = 0;
+        try {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+            while (System.nanoTime() < until) {
+                instance.service().lock("order:probe", Duration.ofSeconds(10), Duration.ZERO).release();
+                cycles++;
+            }
+        }
+        finally {
+            servers.get(4).resume();
+        }
+
+        assertThat(cycles).isGreaterThan(20);
+        // Without probing, every cycle's acquire reached the stopped node when it woke.
+        await().atMost(Duration.ofSeconds(5)).until(() -> servers.get(4).ping().equals("PONG"));
+        assertThat(servers.get(4).commandCalls("set")).isLessThan(cycles / 2);
+        // It answers again: the next locks are set on all five nodes.
+        LockHandle held = instance.service().lock("order:probe-2", Duration.ofSeconds(10), Duration.ZERO);
+        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("order:probe-2") == 5);
+        held.release();
+    }
+
     @Test
     void aBlackholedNodeCostsAtMostTheNodeTimeoutAndLocksAreStillGranted() {
         Service instance = service();
