@@ -168,7 +168,19 @@ public final class LockWaiters {
      * callers queue behind it. Without, the longest waiter here is woken now.
      */
     public void releasedHere(LockKey key, boolean announced) {
+        releasedHere(key, announced, null);
+    }
+
+    /**
+     * {@link #releasedHere(LockKey, boolean)} for a release announced with {@code releaseId}
+     * ({@link #releaseHinted}): if its announcement has already arrived, the waiter it woke holds new
+     * callers back by itself (and may have tried already), so nothing is left pending.
+     */
+    public void releasedHere(LockKey key, boolean announced, String releaseId) {
         polling.computeIfPresent(key.redisKey(), (k, line) -> {
+            if (announced && releaseId != null && releaseId.equals(line.lastRelease)) {
+                return line;
+            }
             if (announced) {
                 line.releasePending = true;
             }

@@ -26,6 +26,9 @@ final class LockScripts {
     /** Compare-and-delete, or hand over to the longest-waiting live waiter. */
     static final LuaScript RELEASE = LuaScript.load("release.lua", FENCING);
 
+    /** A Redlock node's release: compare-and-delete, announcing the release on the hint channel. */
+    static final LuaScript REDLOCK_RELEASE = LuaScript.load("redlock_release.lua");
+
     /** Compare-and-{@code PEXPIRE} for many keys at once. */
     static final LuaScript RENEW = LuaScript.load("renew.lua");
 

@@ -86,6 +86,7 @@ public final class RedisLockBackend
     private static final byte[] FENCE_COUNTER_TTL_BYTES = bytes(Long.toString(FENCE_COUNTER_TTL_MILLIS));
     private static final LuaScript ACQUIRE = LockScripts.ACQUIRE;
     private static final LuaScript RELEASE = LockScripts.RELEASE;
+    private static final LuaScript REDLOCK_RELEASE = LockScripts.REDLOCK_RELEASE;
     private static final LuaScript RENEW = LockScripts.RENEW;
     private static final LuaScript CANCEL = LockScripts.CANCEL;
     private static final LuaScript FENCE = LockScripts.FENCE;
@@ -355,6 +356,32 @@ public final class RedisLockBackend
                 () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), keys(key),
                 releaseChannels.apply(key).releaseArguments(bytes(token), FENCE_COUNTER_TTL_BYTES));
         return reply == null ? null : reply.thenApply(answer -> answer.value() == 1L || answer.resent());
+    }
+
+    /**
+     * A Redlock node's release: compare-and-delete and, if it deleted, {@code PUBLISH channel hint}
+     * from the same script (redlock_release.lua), instead of a {@code PUBLISH} of its own after the
+     * answer. For a node of a Redlock only: it looks at no wait queue, so it hands nothing over.
+     *
+     * <pre>{@code
+     * node.releaseAndHintAsync(key, token, "lock:redlock-released", "8f3a...:lock:orders:42")
+     * }</pre>
+     *
+     * @return as {@link #releaseAsync}: {@code null} if it cannot be sent without blocking now
+     */
+    public CompletableFuture<Boolean> releaseAndHintAsync(LockKey key, String token, String channel, String hint) {
+        CompletableFuture<Reply<Long>> reply = connection.scriptAsync(key, "release", REDLOCK_RELEASE,
+                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), new byte[][] { bytes(key.redisKey()) },
+                new byte[][] { bytes(token), bytes(channel), bytes(hint) });
+        return reply == null ? null : reply.thenApply(answer -> answer.value() == 1L || answer.resent());
+    }
+
+    /** {@link #releaseAndHintAsync}, waiting for the answer as {@link #release} does. */
+    public boolean releaseAndHint(LockKey key, String token, String channel, String hint) {
+        Reply<Long> reply = connection.script(key, "release", REDLOCK_RELEASE,
+                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), new byte[][] { bytes(key.redisKey()) },
+                new byte[][] { bytes(token), bytes(channel), bytes(hint) }, connection.deadline());
+        return reply.value() == 1L || reply.resent();
     }
 
     private static boolean isSyntaxError(LockBackendException ex) {

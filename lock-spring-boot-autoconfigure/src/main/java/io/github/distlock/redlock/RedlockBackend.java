@@ -33,6 +33,7 @@ import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.core.NonBlockingLockBackend;
 import io.github.distlock.redis.RedisKeyNaming;
+import io.github.distlock.redis.RedisLockBackend;
 
 /**
  * Redlock: one lock over N independent Redis masters, held while a majority of them holds it.
@@ -53,9 +54,9 @@ import io.github.distlock.redis.RedisKeyNaming;
  * majority renewed it within the round's validity; once so many nodes answered "not ours" that no
  * majority is left, it is lost.</li>
  * <li><b>Release</b> runs on every node at once, and reports released as soon as a majority
- * released; the other nodes' deletes finish in the background. Each node that deleted the lock
- * then carries a release hint ({@link RedlockReleaseHints}) to the waiters of every JVM subscribed
- * to it.</li>
+ * released; the other nodes' deletes finish in the background. Each node that deletes the lock
+ * publishes a release hint ({@link RedlockReleaseHints}) from the same script, to the waiters of
+ * every JVM subscribed to it.</li>
  * </ul>
  *
  * <p>Fewer than a majority answering at all is not "taken" but a backend failure:
@@ -117,6 +118,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private final ConcurrentHashMap<String, AcquiresInFlight> acquiresInFlight = new ConcurrentHashMap<>();
     /** Announces releases to waiters, or {@code null}: then waiters only poll. */
     private final RedlockReleaseHints hints;
+    /** Per node, whether its release script publishes the hint itself ({@link #releaseAndHint}). */
+    private final boolean[] announcesItsReleases;
     private volatile boolean running = true;
 
     /**
@@ -175,6 +178,10 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         this.guards = guards == null ? null : List.copyOf(guards);
         this.longestLease = longestLease;
         this.hints = hints;
+        this.announcesItsReleases = new boolean[nodes.size()];
+        for (int i = 0; i < nodes.size(); i++) {
+            announcesItsReleases[i] = nodes.get(i) instanceof RedisLockBackend;
+        }
     }
 
     /**
@@ -423,7 +430,10 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         }
         // Released once a majority deleted it: no majority can hold it any more. The others'
         // deletes go on in the background.
-        List<Vote<Boolean>> votes = ask(all(), node -> node.release(key, token), node -> node.releaseAsync(key, token),
+        // Each node's release script announces the release as it deletes (see RedlockReleaseHints).
+        String hint = hints == null ? null : hints.newHint(key);
+        List<Vote<Boolean>> votes = ask(all(), node -> releaseAndHint(node, key, token, hint),
+                node -> releaseAndHintAsync(node, key, token, hint),
                 answers -> count(answers, Boolean::booleanValue) >= quorum, null);
         int released = 0;
         int answered = 0;
@@ -440,7 +450,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         }
         if (hints != null && released > 0) {
             // Wherever the lock is gone now; a waiter woken by a node of a minority still needs a majority.
-            hints.released(releasedOn, key, released >= quorum);
+            hints.released(releasedOn, announcesItsReleases, key, hint, released >= quorum);
         }
         if (released >= quorum) {
             return true;
@@ -450,6 +460,23 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             throw new RedlockQuorumException(key, "release", answered, nodes.size(), quorum, failures(votes));
         }
         return false;
+    }
+
+    /** A node's release, announcing {@code hint} from its script when it can ({@code null}: none). */
+    private boolean releaseAndHint(FencingLockBackend node, LockKey key, String token, String hint) {
+        if (hint != null && node instanceof RedisLockBackend redis) {
+            return redis.releaseAndHint(key, token, hints.channel(), hint);
+        }
+        return node.release(key, token);
+    }
+
+    /** {@link #releaseAndHint} without blocking. */
+    private CompletableFuture<Boolean> releaseAndHintAsync(NonBlockingLockBackend node, LockKey key, String token,
+            String hint) {
+        if (hint != null && node instanceof RedisLockBackend redis) {
+            return redis.releaseAndHintAsync(key, token, hints.channel(), hint);
+        }
+        return node.releaseAsync(key, token);
     }
 
     private void releaseOn(boolean[] which, LockKey key, String token) {

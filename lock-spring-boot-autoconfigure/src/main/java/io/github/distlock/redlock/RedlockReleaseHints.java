@@ -23,7 +23,8 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 
 /**
  * Release hints of a Redlock: a release publishes {@code <release id>:<lock key>} on the hint channel
- * of every node that deleted the lock, and this JVM's subscriptions to the nodes pass each hint to
+ * of every node that deleted the lock (from the node's release script itself), and this JVM's
+ * subscriptions to the nodes pass each hint to
  * {@link LockWaiters#releaseHinted}, which wakes the longest-waiting thread polling for that lock.
  *
  * <p>A hint is never proof that the lock is free: anyone allowed to {@code PUBLISH} can send one, and
@@ -192,23 +193,41 @@ public final class RedlockReleaseHints implements HandOverNotifications, AutoClo
         target.releaseHinted(message.substring(separator + 1), message.substring(0, separator));
     }
 
+    /** The channel the hints go out on, {@code <prefix>redlock-released}. */
+    String channel() {
+        return channel;
+    }
+
+    /**
+     * The hint for one release of {@code key}, {@code <release id>:<lock key>}: sent by every node
+     * that deletes the lock (the same text on each, so that it wakes once), before it is known which
+     * nodes will.
+     */
+    String newHint(LockKey key) {
+        return Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE) + ':' + key.redisKey();
+    }
+
     /**
      * A release of {@code key} by this JVM deleted the lock on the nodes marked in {@code releasedOn}:
-     * announces it there, and tells this JVM's waiters whether an announcement will reach them.
+     * announces {@code hint} on those of them that did not announce it themselves (their release
+     * script does, see {@link io.github.distlock.redis.RedisLockBackend#releaseAndHint}), and tells
+     * this JVM's waiters whether an announcement will reach them.
+     *
+     * @param announcedBy the nodes whose release already published the hint
      */
-    void released(boolean[] releasedOn, LockKey key, boolean majority) {
-        String message = Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE) + ':'
-                + key.redisKey();
+    void released(boolean[] releasedOn, boolean[] announcedBy, LockKey key, String hint, boolean majority) {
         boolean reachesUs = false;
         for (int i = 0; i < releasedOn.length; i++) {
             if (releasedOn[i]) {
-                connections.get(i).publishHint(channel, message);
+                if (!announcedBy[i]) {
+                    connections.get(i).publishHint(channel, hint);
+                }
                 reachesUs |= isDelivering(i);
             }
         }
         LockWaiters target = waiters;
         if (majority && target != null) {
-            target.releasedHere(key, reachesUs);
+            target.releasedHere(key, reachesUs, hint.substring(0, hint.indexOf(':')));
         }
     }
 

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -31,6 +32,7 @@ import io.github.distlock.core.DefaultLockService.LockDefaults;
 import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockWaiters;
 import io.github.distlock.testsupport.RedisTestServer;
+import io.github.distlock.testsupport.RespConnection;
 
 /**
  * Waiting for a Redlock over three real {@code redis-server} processes: a release announces itself on
@@ -84,7 +86,8 @@ class RedlockReleaseHintsTest {
                 server.restart();
             }
             server.flushAll();
-            server.command("ACL", "DELUSER", "deaf");
+            server.command("ACL", "DELUSER", "deaf", "mute");
+            server.command("ACL", "LOG", "RESET");
         }
     }
 
@@ -217,6 +220,70 @@ class RedlockReleaseHintsTest {
         Optional<LockHandle> got = waiting.get(30, TimeUnit.SECONDS);
         assertThat(got).as("found free by polling").isPresent();
         assertThat(waiter.hints().isDelivering(null)).isFalse();
+        got.get().release();
+    }
+
+    /**
+     * Each node announces the release from its release script: one message per node, the same
+     * release id on all of them (so a waiter wakes once), the lock's key and never the token.
+     */
+    @Test
+    void everyNodeThatDeletesTheLockAnnouncesTheSameReleaseOnce() throws Exception {
+        Instance holder = instance(Duration.ofMillis(50));
+        List<RespConnection> listeners = new ArrayList<>();
+        try {
+            for (RedisTestServer server : servers) {
+                RespConnection listener = RespConnection.open(server.host(), server.port(), Duration.ofSeconds(5));
+                listeners.add(listener);
+                listener.send("SUBSCRIBE", RedlockReleaseHints.channel("lock:"));
+                listener.readReply();
+            }
+            LockHandle held = hold(holder, "announce:1");
+            String token = servers.get(0).get("lock:{announce:1}");
+            assertThat(held.release()).isTrue();
+
+            Set<String> hints = new HashSet<>();
+            for (RespConnection listener : listeners) {
+                List<?> message = (List<?>) listener.readReply();
+                assertThat(message.get(0)).hasToString("message");
+                hints.add(message.get(2).toString());
+            }
+            assertThat(hints).singleElement().asString().matches("[0-9a-f]{16}:lock:\\{announce:1}")
+                    .doesNotContain(token);
+            for (RedisTestServer server : servers) {
+                assertThat(server.get("lock:{announce:1}")).isNull();
+            }
+        }
+        finally {
+            listeners.forEach(RespConnection::close);
+        }
+    }
+
+    /**
+     * A holder whose user may not publish on the hint channel (an ACL without it) still releases on
+     * every node: the release script ignores the refused announcement, and a waiter finds the lock by
+     * polling.
+     */
+    @Test
+    void aHolderWhoseUserMayNotAnnounceStillReleases() throws Exception {
+        for (RedisTestServer server : servers) {
+            server.command("ACL", "SETUSER", "mute", "on", ">mute-password", "~*", "resetchannels", "+@all");
+        }
+        Instance holder = instance(servers.stream().map(server -> "redis://mute:mute-password@" + server.host() + ":"
+                + server.port()).toList(), Duration.ofMillis(50));
+        Instance waiter = instance(Duration.ofMillis(200));
+        LockHandle held = hold(holder, "mute:1");
+        Future<Optional<LockHandle>> waiting = waitFor(waiter, "mute:1", Duration.ofSeconds(30));
+        await().atMost(Duration.ofSeconds(5)).until(() -> waiter.waiters().waiting() == 1);
+
+        assertThat(held.release()).as("released although the announcement was refused").isTrue();
+        for (RedisTestServer server : servers) {
+            // The refusal, swallowed by the script, is in the node's ACL log.
+            assertThat(String.valueOf(server.command("ACL", "LOG"))).as("refusals logged on " + server.port())
+                    .contains("mute", "channel", RedlockReleaseHints.channel("lock:"));
+        }
+        Optional<LockHandle> got = waiting.get(30, TimeUnit.SECONDS);
+        assertThat(got).isPresent();
         got.get().release();
     }
 
