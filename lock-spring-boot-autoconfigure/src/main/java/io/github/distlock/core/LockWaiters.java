@@ -6,8 +6,6 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -46,13 +44,6 @@ import java.util.function.Predicate;
  * thread does not pin its carrier.
  */
 public final class LockWaiters {
-
-    /**
-     * The longest pause of a polling waiter that a release hint woke, before it tries: random, so that
-     * the waiters that the same message woke in several JVMs do not send their votes in lockstep
-     * (over Redlock, votes split that way can leave everyone without a majority).
-     */
-    private static final long WAKE_JITTER_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private final ConcurrentHashMap<String, Waiter> byId = new ConcurrentHashMap<>();
     /** Polling waiters by {@link LockKey#redisKey()}, in arrival order; a key's entry goes with its last waiter. */
@@ -289,7 +280,9 @@ public final class LockWaiters {
         /**
          * Parks until a release hint wakes this thread, {@code nanos} pass or the thread is
          * interrupted. A hint that came since the last attempt returns at once, so none is missed.
-         * Woken, it waits a random moment of at most a millisecond before returning.
+         * Woken, it returns at once: the waiters one release woke in several JVMs then ask together,
+         * which over Redlock the arbiter node settles (a random pause here used to keep their votes
+         * apart, and cost every hand-over half a millisecond on average).
          *
          * @return whether a hint woke it
          */
@@ -300,11 +293,7 @@ public final class LockWaiters {
                 LockSupport.parkNanos(this, remaining);
                 remaining = deadline - System.nanoTime();
             }
-            if (!woken) {
-                return false;
-            }
-            LockSupport.parkNanos(this, ThreadLocalRandom.current().nextLong(WAKE_JITTER_NANOS + 1));
-            return true;
+            return woken;
         }
 
         private void wake() {

@@ -80,7 +80,9 @@ import io.github.distlock.redis.RedisLockBackend;
  * server's time in microseconds, see fencing.lua).
  *
  * <p>No wait queue: a waiter polls ({@code retry-delay}), and a release hint wakes the
- * longest-waiting thread of each JVM early.
+ * longest-waiting thread of each JVM early. A key found taken is contended for a second: its
+ * attempts ask the arbiter node alone first and the others only if it granted ({@link #askArbiterFirst}),
+ * so that the waiters one release woke in several JVMs don't split the vote.
  *
  * <pre>{@code
  * List<RedisLockBackend> nodes = ...;   // one per independent master, each on its own client
@@ -95,6 +97,17 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private static final int SPLIT_VOTE_RETRIES = 2;
     private static final long MIN_SPLIT_VOTE_PAUSE_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
     private static final long MAX_SPLIT_VOTE_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+
+    /** How long a key found taken counts as contended: its attempts ask the arbiter node first. */
+    private static final long CONTENDED_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /**
+     * How often a contended key is still put to every node: the arbiter alone can't tell a lock held
+     * by a majority from a leftover on that node only (a release or give-back still on its way, a
+     * client that died mid-vote), which would otherwise stall the key until the leftover expires.
+     */
+    private static final long FULL_VOTE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** Bound of {@link #contention}; past it, entries older than {@link #CONTENDED_NANOS} go. */
+    private static final int MAX_CONTENDED_KEYS = 4096;
 
     /** The fixed part of the drift allowance: clocks tick in milliseconds. */
     private static final long DRIFT_FLOOR_MILLIS = 2;
@@ -120,6 +133,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private final RedlockReleaseHints hints;
     /** Per node, whether its release script publishes the hint itself ({@link #releaseAndHint}). */
     private final boolean[] announcesItsReleases;
+    /** By lock key: when attempts of this backend found it taken (see {@link #askArbiterFirst}). */
+    private final ConcurrentHashMap<String, Contention> contention = new ConcurrentHashMap<>();
     private volatile boolean running = true;
 
     /**
@@ -222,7 +237,19 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             longestLease.accumulate(ttlMillis);
         }
         long start = System.nanoTime();
-        List<Vote<AcquireResult>> votes = acquireVotes(all(), 0, key, token, ttlMillis);
+        Contention contended = contention.get(key.redisKey());
+        int arbiter = contended != null && contended.askArbiterFirst(start) ? arbiter() : -1;
+        List<Vote<AcquireResult>> votes;
+        if (arbiter >= 0) {
+            votes = askArbiterFirst(arbiter, key, token, ttlMillis);
+            if (votes == null) {
+                markContended(key, new Contention(System.nanoTime(), contended.fullVoteAt));
+                return AcquireResult.notAcquired(0, 0);
+            }
+        }
+        else {
+            votes = acquireVotes(all(), 0, key, token, ttlMillis);
+        }
         for (int retry = 0; retry < SPLIT_VOTE_RETRIES && wonSplitVote(votes)
                 && System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 2; retry++) {
             // Nobody has a majority, and we hold the first node that answered: the callers that split
@@ -269,6 +296,10 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             mayHoldOurs[i] = !votes.get(i).answered() || votes.get(i).value().acquired();
         }
         releaseOn(mayHoldOurs, key, token);
+        if (granted < answered) {
+            long now = System.nanoTime();
+            markContended(key, new Contention(now, arbiter >= 0 ? contended.fullVoteAt : start));
+        }
         if (answered < quorum) {
             throw new RedlockQuorumException(key, "acquire", answered, nodes.size(), quorum, failures(votes));
         }
@@ -297,6 +328,70 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 node -> node.tryAcquireAsync(key, token, ttlMillis),
                 answers -> alreadyHeld + count(answers, AcquireResult::acquired) >= quorum,
                 (index, vote, late) -> acquireAnswered(inFlight, key, token, index, vote, late)));
+    }
+
+    /**
+     * The acquisition of a contended key: asks the arbiter node alone, and the others only if it
+     * granted the lock (or did not answer). Every contender woken by the same release would otherwise
+     * ask all nodes at once and split the vote, each then giving back what it got: on a few cores
+     * shared with the nodes, most of a contended Redlock's work. The arbiter grants one of them, and
+     * the others stop after one command that set nothing. Safety is the same either way: the lock is
+     * ours only with a majority, the arbiter's vote among them. Uncontended keys keep the single
+     * round of the fan-out.
+     *
+     * @return the votes of every node, or {@code null} if the arbiter said the lock is taken (nothing
+     *         was set anywhere)
+     */
+    private List<Vote<AcquireResult>> askArbiterFirst(int arbiter, LockKey key, String token, long ttlMillis) {
+        boolean[] first = new boolean[nodes.size()];
+        first[arbiter] = true;
+        Vote<AcquireResult> arbiterVote = acquireVotes(first, 0, key, token, ttlMillis).get(arbiter);
+        if (arbiterVote.answered() && !arbiterVote.value().acquired()) {
+            return null;
+        }
+        boolean[] others = new boolean[nodes.size()];
+        Arrays.fill(others, true);
+        others[arbiter] = false;
+        List<Vote<AcquireResult>> votes = new ArrayList<>(
+                acquireVotes(others, grantedBy(arbiterVote) ? 1 : 0, key, token, ttlMillis));
+        votes.set(arbiter, arbiterVote);
+        return votes;
+    }
+
+    /**
+     * The node contenders ask first: the first in order that answers and whose votes count. All
+     * contenders pick the same one while they see the nodes alike (the one {@link #wonSplitVote}
+     * favours too); if they don't, only how fast it goes suffers. -1 if none qualifies.
+     */
+    private int arbiter() {
+        long now = System.nanoTime();
+        for (int i = 0; i < nodes.size(); i++) {
+            Responsiveness node = responsiveness.get(i);
+            if (!node.suspect && node.mayAsk(now, nodeTimeoutNanos) && (guards == null || guards.get(i).votes())) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private void markContended(LockKey key, Contention found) {
+        if (contention.size() >= MAX_CONTENDED_KEYS) {
+            contention.values().removeIf(entry -> found.takenAt - entry.takenAt >= CONTENDED_NANOS);
+        }
+        contention.put(key.redisKey(), found);
+    }
+
+    /**
+     * A key this backend found taken.
+     *
+     * @param takenAt when an attempt last found it taken
+     * @param fullVoteAt when every node was last asked for it
+     */
+    private record Contention(long takenAt, long fullVoteAt) {
+
+        boolean askArbiterFirst(long now) {
+            return now - takenAt < CONTENDED_NANOS && now - fullVoteAt < FULL_VOTE_EVERY_NANOS;
+        }
     }
 
     private static boolean grantedBy(Vote<AcquireResult> vote) {

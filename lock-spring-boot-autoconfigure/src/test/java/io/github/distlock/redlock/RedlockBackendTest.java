@@ -365,6 +365,66 @@ class RedlockBackendTest {
         }
     }
 
+    /**
+     * Once an instance found a lock taken, its attempts ask the arbiter (node 0) alone, and nothing
+     * else while it says "taken"; a contended lock is still put to every node every 100 ms, so the
+     * other nodes see at most a few of the attempts. Once the lock is free, the arbiter grants it
+     * and the others are asked: the lock is held on every node.
+     */
+    @Test
+    void aContendedLockAsksTheArbiterAloneUntilItGrants() {
+        Service holder = service();
+        Service waiter = service();
+        LockBackend backend = waiter.backend();
+        LockHandle held = holder.service().lock("arbiter:1", Duration.ofSeconds(30), Duration.ZERO);
+        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("arbiter:1") == NODES);
+        assertThat(backend.tryAcquire(backend.lockKey("arbiter:1"), "waiter", 30_000).acquired()).isFalse();
+        servers.forEach(RedisTestServer::resetStats);
+
+        int attempts = 20;
+        for (int i = 0; i < attempts; i++) {
+            assertThat(backend.tryAcquire(backend.lockKey("arbiter:1"), "waiter", 30_000).acquired()).isFalse();
+        }
+
+        assertThat(servers.get(0).commandCalls("set")).as("SETs on the arbiter").isEqualTo(attempts);
+        for (int node = 1; node < NODES; node++) {
+            assertThat(servers.get(node).commandCalls("set")).as("SETs on node " + node).isLessThan(attempts / 2);
+        }
+        held.release();
+        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("arbiter:1") == 0);
+        assertThat(backend.tryAcquire(backend.lockKey("arbiter:1"), "waiter", 30_000).acquired()).isTrue();
+        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("arbiter:1") == NODES);
+        for (RedisTestServer server : servers) {
+            assertThat(server.get("lock:{arbiter:1}")).isEqualTo("waiter");
+        }
+        assertThat(backend.release(backend.lockKey("arbiter:1"), "waiter")).isTrue();
+    }
+
+    /**
+     * A key left on the arbiter alone (here set by hand, as a client that died mid-vote leaves it)
+     * while the other four nodes are free: a contended instance's attempts there say "taken", and
+     * the next full vote, within 100 ms, wins the other four, a majority.
+     */
+    @Test
+    void aLeftoverOnTheArbiterAloneDoesNotStallAContendedLock() {
+        Service holder = service();
+        Service waiter = service();
+        LockHandle held = holder.service().lock("arbiter:2", Duration.ofSeconds(30), Duration.ZERO);
+        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("arbiter:2") == NODES);
+        // Found taken: contended from now on.
+        assertThat(waiter.service().tryLock("arbiter:2", Duration.ofSeconds(30), Duration.ZERO)).isEmpty();
+        held.release();
+        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("arbiter:2") == 0);
+        servers.get(0).command("SET", "lock:{arbiter:2}", "died-mid-vote", "PX", "30000");
+
+        Optional<LockHandle> taken = waiter.service().tryLock("arbiter:2", Duration.ofSeconds(30),
+                Duration.ofSeconds(5));
+
+        assertThat(taken).as("granted by the four free nodes well before the leftover's 30 s").isPresent();
+        assertThat(servers.get(0).get("lock:{arbiter:2}")).isEqualTo("died-mid-vote");
+        taken.get().release();
+    }
+
     @Test
     void aMajorityThatAnswersTooLateForTheTtlGrantsNothingAndSaysTheVoteAteTheTtl() {
         Service instance = service();
@@ -419,7 +479,8 @@ class RedlockBackendTest {
         }
 
         await().atMost(Duration.ofSeconds(5)).until(() -> !held.isHeld());
-        assertThat(instance.lost()).contains("order:8");
+        // The listeners are told on their own executor, just after the handle is marked lost.
+        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(instance.lost()).contains("order:8"));
     }
 
     @Test
