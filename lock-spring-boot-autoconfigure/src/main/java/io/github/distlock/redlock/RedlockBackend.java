@@ -54,9 +54,9 @@ import io.github.distlock.redis.RedisLockBackend;
  * majority renewed it within the round's validity; once so many nodes answered "not ours" that no
  * majority is left, it is lost.</li>
  * <li><b>Release</b> runs on every node at once, and reports released as soon as a majority
- * released; the other nodes' deletes finish in the background. Each node that deletes the lock
- * publishes a release hint ({@link RedlockReleaseHints}) from the same script, to the waiters of
- * every JVM subscribed to it.</li>
+ * released; the other nodes' deletes finish in the background. The arbiter node publishes a
+ * release hint ({@link RedlockReleaseHints}) from the same script as it deletes the lock, to the
+ * waiters of every JVM (the nodes that released it do, if the arbiter did not).</li>
  * </ul>
  *
  * <p>Fewer than a majority answering at all is not "taken" but a backend failure:
@@ -105,6 +105,12 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      * by a majority from a leftover on that node only (a release or give-back still on its way, a
      * client that died mid-vote), which would otherwise stall the key until the leftover expires.
      */
+    /**
+     * How long the thread that released a contended key waits before it asks for it again: the
+     * waiters its release woke in other JVMs get to the arbiter first, instead of the releaser winning
+     * every time it locks again at once (it hears of its own release before anyone).
+     */
+    private static final long YIELD_NANOS = TimeUnit.MICROSECONDS.toNanos(500);
     private static final long FULL_VOTE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** Bound of {@link #contention}; past it, entries older than {@link #CONTENDED_NANOS} go. */
     private static final int MAX_CONTENDED_KEYS = 4096;
@@ -241,6 +247,10 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         int arbiter = contended != null && contended.askArbiterFirst(start) ? arbiter() : -1;
         List<Vote<AcquireResult>> votes;
         if (arbiter >= 0) {
+            long yieldFor = contended.releasedAt + YIELD_NANOS - start;
+            if (yieldFor > 0 && contended.releasedBy == Thread.currentThread()) {
+                LockSupport.parkNanos(yieldFor);
+            }
             votes = askArbiterFirst(arbiter, key, token, ttlMillis);
             if (votes == null) {
                 markContended(key, new Contention(System.nanoTime(), contended.fullVoteAt));
@@ -386,8 +396,14 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      *
      * @param takenAt when an attempt last found it taken
      * @param fullVoteAt when every node was last asked for it
+     * @param releasedAt when a thread of this backend last released it since, or 0
+     * @param releasedBy that thread, or {@code null}
      */
-    private record Contention(long takenAt, long fullVoteAt) {
+    private record Contention(long takenAt, long fullVoteAt, long releasedAt, Thread releasedBy) {
+
+        Contention(long takenAt, long fullVoteAt) {
+            this(takenAt, fullVoteAt, 0, null);
+        }
 
         boolean askArbiterFirst(long now) {
             return now - takenAt < CONTENDED_NANOS && now - fullVoteAt < FULL_VOTE_EVERY_NANOS;
@@ -525,10 +541,14 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         }
         // Released once a majority deleted it: no majority can hold it any more. The others'
         // deletes go on in the background.
-        // Each node's release script announces the release as it deletes (see RedlockReleaseHints).
+        // The arbiter's release script announces the release as it deletes (see RedlockReleaseHints):
+        // every waiter subscribes to every node, so one announcement reaches them all, and the same
+        // one from every node cost each waiting JVM five messages to read per release. If the
+        // arbiter did not release it (yet), the nodes that did announce it below.
         String hint = hints == null ? null : hints.newHint(key);
-        List<Vote<Boolean>> votes = ask(all(), node -> releaseAndHint(node, key, token, hint),
-                node -> releaseAndHintAsync(node, key, token, hint),
+        int announcer = hint == null ? -1 : arbiter();
+        List<Vote<Boolean>> votes = ask(all(), node -> releaseAndHint(node, key, token, hint, announcer),
+                node -> releaseAndHintAsync(node, key, token, hint, announcer),
                 answers -> count(answers, Boolean::booleanValue) >= quorum, null);
         int released = 0;
         int answered = 0;
@@ -543,9 +563,22 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 }
             }
         }
+        Contention contended = contention.get(key.redisKey());
+        if (contended != null) {
+            // See YIELD_NANOS.
+            contention.put(key.redisKey(), new Contention(contended.takenAt, contended.fullVoteAt, System.nanoTime(),
+                    Thread.currentThread()));
+        }
         if (hints != null && released > 0) {
             // Wherever the lock is gone now; a waiter woken by a node of a minority still needs a majority.
-            hints.released(releasedOn, announcesItsReleases, key, hint, released >= quorum);
+            boolean[] announcedBy = new boolean[votes.size()];
+            if (announcer >= 0 && releasedOn[announcer] && announcesItsReleases[announcer]) {
+                Arrays.fill(announcedBy, true);
+            }
+            else if (announcer < 0) {
+                announcedBy = announcesItsReleases;
+            }
+            hints.released(releasedOn, announcedBy, key, hint, released >= quorum);
         }
         if (released >= quorum) {
             return true;
@@ -557,9 +590,12 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         return false;
     }
 
-    /** A node's release, announcing {@code hint} from its script when it can ({@code null}: none). */
-    private boolean releaseAndHint(FencingLockBackend node, LockKey key, String token, String hint) {
-        if (hint != null && node instanceof RedisLockBackend redis) {
+    /**
+     * A node's release, announcing {@code hint} from its script when it can ({@code null}: none) and
+     * it is the {@code announcer} (-1: every node).
+     */
+    private boolean releaseAndHint(FencingLockBackend node, LockKey key, String token, String hint, int announcer) {
+        if (hint != null && (announcer < 0 || nodes.get(announcer) == node) && node instanceof RedisLockBackend redis) {
             return redis.releaseAndHint(key, token, hints.channel(), hint);
         }
         return node.release(key, token);
@@ -567,8 +603,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
 
     /** {@link #releaseAndHint} without blocking. */
     private CompletableFuture<Boolean> releaseAndHintAsync(NonBlockingLockBackend node, LockKey key, String token,
-            String hint) {
-        if (hint != null && node instanceof RedisLockBackend redis) {
+            String hint, int announcer) {
+        if (hint != null && (announcer < 0 || nodes.get(announcer) == node) && node instanceof RedisLockBackend redis) {
             return redis.releaseAndHintAsync(key, token, hints.channel(), hint);
         }
         return node.releaseAsync(key, token);

@@ -23,8 +23,8 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 
 /**
  * Release hints of a Redlock: a release publishes {@code <release id>:<lock key>} on the hint channel
- * of every node that deleted the lock (from the node's release script itself), and this JVM's
- * subscriptions to the nodes pass each hint to
+ * of the arbiter node (from its release script itself), or of every node that deleted the lock when
+ * the arbiter did not, and this JVM's subscriptions to the nodes pass each hint to
  * {@link LockWaiters#releaseHinted}, which wakes the longest-waiting thread polling for that lock.
  *
  * <p>A hint is never proof that the lock is free: anyone allowed to {@code PUBLISH} can send one, and
@@ -199,9 +199,8 @@ public final class RedlockReleaseHints implements HandOverNotifications, AutoClo
     }
 
     /**
-     * The hint for one release of {@code key}, {@code <release id>:<lock key>}: sent by every node
-     * that deletes the lock (the same text on each, so that it wakes once), before it is known which
-     * nodes will.
+     * The hint for one release of {@code key}, {@code <release id>:<lock key>}: the same text on every
+     * node that sends it, so that it wakes once, made before it is known which nodes will.
      */
     String newHint(LockKey key) {
         return Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE) + ':' + key.redisKey();

@@ -162,7 +162,9 @@ final class RedlockSection {
                 + Implementation.REDLOCK_NODES + " servers, the client's I/O threads and the caller share the same "
                 + "cores, so the third answer comes well after a single node's. Contended, neither has a wait "
                 + "queue across nodes: ours polls every 25–50 ms (`retry-delay`), woken early by release hints, "
-                + "and a split vote is kept by the contender holding the first node that answered; Redisson "
+                + "and the contenders of a contended key ask the arbiter node first, so that only the one it "
+                + "grants asks the other nodes (a split vote is kept by the contender holding the first node "
+                + "that answered); Redisson "
                 + "subscribes per node. The owner switches/s and the fairness say how that works out with 8 "
                 + "threads on one key. With one node paused (`SIGSTOP`), a Redlock still has a majority, so "
                 + "locking must go on; the paused table shows what the dead node costs each cycle.");
