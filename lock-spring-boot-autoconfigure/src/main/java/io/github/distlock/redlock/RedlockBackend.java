@@ -105,13 +105,13 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      * by a majority from a leftover on that node only (a release or give-back still on its way, a
      * client that died mid-vote), which would otherwise stall the key until the leftover expires.
      */
+    private static final long FULL_VOTE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /**
      * How long the thread that released a contended key waits before it asks for it again: the
      * waiters its release woke in other JVMs get to the arbiter first, instead of the releaser winning
      * every time it locks again at once (it hears of its own release before anyone).
      */
     private static final long YIELD_NANOS = TimeUnit.MICROSECONDS.toNanos(500);
-    private static final long FULL_VOTE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** Bound of {@link #contention}; past it, entries older than {@link #CONTENDED_NANOS} go. */
     private static final int MAX_CONTENDED_KEYS = 4096;
 
