@@ -235,10 +235,7 @@ class RedlockReleaseHintsTest {
         Instance holder = instance(Duration.ofMillis(50));
         List<RespConnection> listeners = listenOnEveryNode();
         try {
-            LockHandle held = hold(holder, "announce:1");
-            // Decided on a majority: the last grants land just after.
-            await().atMost(Duration.ofSeconds(5))
-                    .until(() -> servers.stream().allMatch(server -> server.get("lock:{announce:1}") != null));
+            LockHandle held = holdOnEveryNode(holder, "announce:1");
             String token = servers.get(0).get("lock:{announce:1}");
             assertThat(held.release()).isTrue();
             await().atMost(Duration.ofSeconds(5))
@@ -267,10 +264,7 @@ class RedlockReleaseHintsTest {
         Instance holder = instance(Duration.ofMillis(50));
         List<RespConnection> listeners = listenOnEveryNode();
         try {
-            LockHandle held = hold(holder, "announce:2");
-            // Decided on a majority: the last grants land just after.
-            await().atMost(Duration.ofSeconds(5))
-                    .until(() -> servers.stream().allMatch(server -> server.get("lock:{announce:2}") != null));
+            LockHandle held = holdOnEveryNode(holder, "announce:2");
             servers.get(0).del("lock:{announce:2}");
             assertThat(held.release()).isTrue();
 
@@ -285,6 +279,14 @@ class RedlockReleaseHintsTest {
         finally {
             listeners.forEach(RespConnection::close);
         }
+    }
+
+    /** {@link #hold}, returning once every node has the lock (decided on a majority, the last grants land after). */
+    private LockHandle holdOnEveryNode(Instance holder, String name) {
+        LockHandle held = hold(holder, name);
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> servers.stream().allMatch(server -> server.get("lock:{" + name + "}") != null));
+        return held;
     }
 
     /** A raw subscription to the hint channel on each node, in node order. */
