@@ -320,8 +320,8 @@ class RedlockReleaseHintsTest {
 
         assertThat(held.release()).as("released although the announcement was refused").isTrue();
         // The refusal, swallowed by the arbiter's release script, is in its ACL log.
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(String.valueOf(
-                servers.get(0).command("ACL", "LOG"))).contains("mute", "channel", RedlockReleaseHints.channel("lock:")));
+        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(String.valueOf(servers.get(0)
+                .command("ACL", "LOG"))).contains("mute", "channel", RedlockReleaseHints.channel("lock:")));
         Optional<LockHandle> got = waiting.get(30, TimeUnit.SECONDS);
         assertThat(got).isPresent();
         got.get().release();
