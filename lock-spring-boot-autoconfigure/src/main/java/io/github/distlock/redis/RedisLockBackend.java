@@ -361,18 +361,21 @@ public final class RedisLockBackend
     /**
      * A Redlock node's release: compare-and-delete and, if it deleted, {@code PUBLISH channel hint}
      * from the same script (redlock_release.lua), instead of a {@code PUBLISH} of its own after the
-     * answer. For a node of a Redlock only: it looks at no wait queue, so it hands nothing over.
+     * answer. For a node of a Redlock only: it looks at no wait queue, so it hands nothing over, and
+     * costs the node less than {@link #releaseAsync}, which looks for waiters to hand the lock to.
      *
      * <pre>{@code
      * node.releaseAndHintAsync(key, token, "lock:redlock-released", "8f3a...:lock:orders:42")
+     * node.releaseAndHintAsync(key, token, null, null)   // announces nothing
      * }</pre>
      *
+     * @param channel where to announce the release, or {@code null} (then {@code hint} is ignored)
      * @return as {@link #releaseAsync}: {@code null} if it cannot be sent without blocking now
      */
     public CompletableFuture<Boolean> releaseAndHintAsync(LockKey key, String token, String channel, String hint) {
         CompletableFuture<Reply<Long>> reply = connection.scriptAsync(key, "release", REDLOCK_RELEASE,
                 () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), new byte[][] { bytes(key.redisKey()) },
-                new byte[][] { bytes(token), bytes(channel), bytes(hint) });
+                redlockReleaseArguments(token, channel, hint));
         return reply == null ? null : reply.thenApply(answer -> answer.value() == 1L || answer.resent());
     }
 
@@ -380,8 +383,13 @@ public final class RedisLockBackend
     public boolean releaseAndHint(LockKey key, String token, String channel, String hint) {
         Reply<Long> reply = connection.script(key, "release", REDLOCK_RELEASE,
                 () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), new byte[][] { bytes(key.redisKey()) },
-                new byte[][] { bytes(token), bytes(channel), bytes(hint) }, connection.deadline());
+                redlockReleaseArguments(token, channel, hint), connection.deadline());
         return reply.value() == 1L || reply.resent();
+    }
+
+    private static byte[][] redlockReleaseArguments(String token, String channel, String hint) {
+        return channel == null ? new byte[][] { bytes(token) }
+                : new byte[][] { bytes(token), bytes(channel), bytes(hint) };
     }
 
     private static boolean isSyntaxError(LockBackendException ex) {

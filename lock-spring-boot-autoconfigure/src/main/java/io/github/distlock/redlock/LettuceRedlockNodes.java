@@ -23,6 +23,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.lettuce.core.metrics.CommandLatencyRecorder;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 
@@ -65,7 +66,10 @@ public final class LettuceRedlockNodes implements AutoCloseable {
     private RedlockReleaseHints hints;
 
     private LettuceRedlockNodes(String keyPrefix, Duration nodeTimeout, boolean restartProtection) {
-        this.resources = DefaultClientResources.create();
+        // Lettuce records every command's latency when LatencyUtils is on the classpath; these resources
+        // are the Redlock's own, nobody can read what they record, and on the lock path it costs CPU.
+        this.resources = DefaultClientResources.builder().commandLatencyRecorder(CommandLatencyRecorder.disabled())
+                .build();
         this.keyPrefix = keyPrefix;
         this.nodeTimeout = nodeTimeout;
         ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1, task -> {
@@ -213,6 +217,11 @@ public final class LettuceRedlockNodes implements AutoCloseable {
             }
         }
         return null;
+    }
+
+    /** The nodes' backends, in configuration order: for tests that put something between them and the Redlock. */
+    List<RedisLockBackend> backends() {
+        return List.copyOf(backends);
     }
 
     /** The nodes' {@code host:port}, in order. */

@@ -16,6 +16,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
@@ -333,7 +334,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // up for its node timeout. A vote that fails waits for every answer, so that what was set can
         // be given back.
         AcquiresInFlight inFlight = acquiresInFlight.compute(token,
-                (ours, existing) -> (existing != null ? existing : new AcquiresInFlight()).add(nodes.size()));
+                (ours, existing) -> (existing != null ? existing : new AcquiresInFlight(nodes.size())).add(nodes.size()));
         return heldBack(ask(which, node -> node.tryAcquire(key, token, ttlMillis),
                 node -> node.tryAcquireAsync(key, token, ttlMillis),
                 answers -> alreadyHeld + count(answers, AcquireResult::acquired) >= quorum,
@@ -498,29 +499,56 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
 
     /**
      * A node's answer to an acquire, on time or late. A node that grants after the vote was
-     * decided, and after the lock was released, keeps a key nobody will delete until its lease
-     * ends: the release may have reached that node first (another fan-out thread sent it), so it
-     * is sent again, now that the grant is known to have run.
+     * decided, and after the lock was released, may keep a key nobody will delete until its lease
+     * ends: the release may have reached that node first (for example one of them was sent on a
+     * fan-out thread). Whether it did, that node's release answer tells: it deleted our key, or it
+     * found none. Only in the second case is the release sent again (see {@link AcquiresInFlight}).
+     * Most late grants are the uncontended case, answered in order on the connection that then
+     * carries the release, and resending it to both late nodes made a cycle 12 commands instead of 10.
      */
     private void acquireAnswered(AcquiresInFlight inFlight, LockKey key, String token, int index,
             Vote<AcquireResult> vote, boolean late) {
-        if (late && inFlight.released && vote.answered() && vote.value().acquired()) {
-            // Possibly on the node client's I/O thread: never block here.
-            boolean[] only = new boolean[nodes.size()];
-            only[index] = true;
-            ask(only, node -> node.release(key, token), node -> node.releaseAsync(key, token), answers -> true, null);
+        if (late && inFlight.released && vote.answered() && vote.value().acquired()
+                && inFlight.noted(index, AcquiresInFlight.LATE_GRANT)) {
+            releaseAgain(key, token, index);
         }
         acquiresInFlight.computeIfPresent(token, (ours, state) -> state.answered() ? null : state);
     }
 
+    /** Sends node {@code index} the release again, without waiting for it. */
+    private void releaseAgain(LockKey key, String token, int index) {
+        // Possibly on the node client's I/O thread: never block here. The other nodes' votes are
+        // "not asked", cast at once, and settle the ballot.
+        boolean[] only = new boolean[nodes.size()];
+        only[index] = true;
+        ask(only, node -> releaseAndHint(node, key, token, null, -1),
+                node -> releaseAndHintAsync(node, key, token, null, -1), answers -> true, null);
+    }
+
     /**
-     * The acquire commands of one token whose answers are not all in yet, and whether the token was
-     * released meanwhile. Guarded by the map's compute.
+     * The acquire commands of one token whose answers are not all in yet, whether the token was
+     * released meanwhile, and per node what is known of a late grant and of the release. The count
+     * is guarded by the map's compute; the per-node facts are set atomically, by whichever of the
+     * two answers comes second deciding whether the release must be sent again.
      */
     private static final class AcquiresInFlight {
 
+        /** The node granted the acquire after the token was released. */
+        static final int LATE_GRANT = 1;
+        /** The node's release deleted our key: it ran after our grant there. */
+        static final int RELEASE_DELETED = 2;
+        /** The node's release found no key of ours, or gave no answer: it may have run before the grant. */
+        static final int RELEASE_NOT_DELETED = 4;
+
+        private static final int RELEASE_AGAIN = LATE_GRANT | RELEASE_NOT_DELETED;
+
         private int unanswered;
         volatile boolean released;
+        private final AtomicIntegerArray facts;
+
+        AcquiresInFlight(int nodes) {
+            facts = new AtomicIntegerArray(nodes);
+        }
 
         AcquiresInFlight add(int asked) {
             unanswered += asked;
@@ -530,6 +558,12 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         /** One answer came in; whether it was the last. */
         boolean answered() {
             return --unanswered == 0;
+        }
+
+        /** Records {@code fact} of {@code node}; {@code true} once, when the node's release must be sent again. */
+        boolean noted(int node, int fact) {
+            int before = facts.getAndAccumulate(node, fact, (known, added) -> known | added);
+            return (before & RELEASE_AGAIN) != RELEASE_AGAIN && ((before | fact) & RELEASE_AGAIN) == RELEASE_AGAIN;
         }
     }
 
@@ -547,9 +581,16 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // arbiter did not release it (yet), the nodes that did announce it below.
         String hint = hints == null ? null : hints.newHint(key);
         int announcer = hint == null ? -1 : arbiter();
+        VoteListener<Boolean> lateGrants = inFlight == null ? null : (index, vote, late) -> {
+            boolean deleted = vote.answered() && vote.value();
+            if (inFlight.noted(index,
+                    deleted ? AcquiresInFlight.RELEASE_DELETED : AcquiresInFlight.RELEASE_NOT_DELETED)) {
+                releaseAgain(key, token, index);
+            }
+        };
         List<Vote<Boolean>> votes = ask(all(), node -> releaseAndHint(node, key, token, hint, announcer),
                 node -> releaseAndHintAsync(node, key, token, hint, announcer),
-                answers -> count(answers, Boolean::booleanValue) >= quorum, null);
+                answers -> count(answers, Boolean::booleanValue) >= quorum, lateGrants);
         int released = 0;
         int answered = 0;
         boolean[] releasedOn = new boolean[votes.size()];
@@ -592,11 +633,13 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
 
     /**
      * A node's release, announcing {@code hint} from its script when it can ({@code null}: none) and
-     * it is the {@code announcer} (-1: every node).
+     * it is the {@code announcer} (-1: every node). A Redis node runs the Redlock's own release
+     * script either way, which looks for no wait queue (a Redlock keeps none on its nodes).
      */
     private boolean releaseAndHint(FencingLockBackend node, LockKey key, String token, String hint, int announcer) {
-        if (hint != null && (announcer < 0 || nodes.get(announcer) == node) && node instanceof RedisLockBackend redis) {
-            return redis.releaseAndHint(key, token, hints.channel(), hint);
+        if (node instanceof RedisLockBackend redis) {
+            return announces(node, hint, announcer) ? redis.releaseAndHint(key, token, hints.channel(), hint)
+                    : redis.releaseAndHint(key, token, null, null);
         }
         return node.release(key, token);
     }
@@ -604,10 +647,15 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     /** {@link #releaseAndHint} without blocking. */
     private CompletableFuture<Boolean> releaseAndHintAsync(NonBlockingLockBackend node, LockKey key, String token,
             String hint, int announcer) {
-        if (hint != null && (announcer < 0 || nodes.get(announcer) == node) && node instanceof RedisLockBackend redis) {
-            return redis.releaseAndHintAsync(key, token, hints.channel(), hint);
+        if (node instanceof RedisLockBackend redis) {
+            return announces(node, hint, announcer) ? redis.releaseAndHintAsync(key, token, hints.channel(), hint)
+                    : redis.releaseAndHintAsync(key, token, null, null);
         }
         return node.releaseAsync(key, token);
+    }
+
+    private boolean announces(Object node, String hint, int announcer) {
+        return hint != null && (announcer < 0 || nodes.get(announcer) == node);
     }
 
     private void releaseOn(boolean[] which, LockKey key, String token) {
@@ -616,7 +664,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             any |= node;
         }
         if (any) {
-            ask(which, node -> node.release(key, token), node -> node.releaseAsync(key, token), answers -> false, null);
+            ask(which, node -> releaseAndHint(node, key, token, null, -1),
+                    node -> releaseAndHintAsync(node, key, token, null, -1), answers -> false, null);
         }
     }
 
@@ -702,8 +751,28 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     /** One node's answer, or why it gave none. */
     private record Vote<T>(T value, Throwable failure) {
 
+        /**
+         * Shared, without a stack trace: a release of a late grant asks one node and marks the other
+         * four "not asked", which must not cost four stack traces.
+         */
+        private static final Vote<Object> NOT_ASKED = new Vote<>(null, new NotAsked());
+
+        @SuppressWarnings("unchecked")
+        static <T> Vote<T> notAsked() {
+            // Its value is null, so it is a Vote of any type.
+            return (Vote<T>) (Vote<?>) NOT_ASKED;
+        }
+
         boolean answered() {
             return failure == null;
+        }
+    }
+
+    /** The vote of a node this question was not put to. */
+    private static final class NotAsked extends RuntimeException {
+
+        NotAsked() {
+            super("not asked", null, false, false);
         }
     }
 
@@ -747,7 +816,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         Ballot<T> ballot = new Ballot<>(nodes.size(), votes -> decided.test(heldBack(votes)), everyAnswer);
         for (int i = 0; i < nodes.size(); i++) {
             if (!which[i]) {
-                ballot.cast(i, new Vote<>(null, new IllegalStateException("not asked")));
+                ballot.cast(i, Vote.notAsked());
                 continue;
             }
             FencingLockBackend node = nodes.get(i);
