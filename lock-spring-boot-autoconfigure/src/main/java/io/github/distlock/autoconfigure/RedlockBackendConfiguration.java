@@ -70,8 +70,10 @@ class RedlockBackendConfiguration {
      */
     @Bean(destroyMethod = "")
     @ConditionalOnMissingBean
-    RedlockReleaseHints redlockReleaseHints(RedlockBackend lockBackend, LockWaiters lockWaiters) {
-        return lockBackend.releaseHints().deliverTo(lockWaiters);
+    RedlockReleaseHints redlockReleaseHints(RedlockBackend lockBackend, LockWaiters lockWaiters,
+            DistributedLockProperties properties) {
+        return lockBackend.releaseHints().waitersRetryEvery(properties.getRedlock().getRetryDelay())
+                .deliverTo(lockWaiters);
     }
 
     /** Matches when {@code distributed-lock.redlock.nodes} lists at least one node, in any form Boot binds. */

@@ -26,8 +26,14 @@ final class LockScripts {
     /** Compare-and-delete, or hand over to the longest-waiting live waiter. */
     static final LuaScript RELEASE = LuaScript.load("release.lua", FENCING);
 
-    /** A Redlock node's release: compare-and-delete, announcing the release on the hint channel. */
+    /**
+     * A Redlock node's release: compare-and-delete, announcing the release on the hint channel (or to
+     * the head of the key's wake-up line).
+     */
     static final LuaScript REDLOCK_RELEASE = LuaScript.load("redlock_release.lua");
+
+    /** A Redlock arbiter node's acquire: {@code SET NX PX}, or a place in the key's wake-up line. */
+    static final LuaScript REDLOCK_ACQUIRE = LuaScript.load("redlock_acquire.lua");
 
     /** Compare-and-{@code PEXPIRE} for many keys at once. */
     static final LuaScript RENEW = LuaScript.load("renew.lua");

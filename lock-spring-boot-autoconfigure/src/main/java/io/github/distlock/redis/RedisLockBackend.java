@@ -82,11 +82,18 @@ public final class RedisLockBackend
     /** Suffix of the waiters' entries: a hash of token to {@code <alive until ms>:<lease ms>}. */
     public static final String WAITING_SUFFIX = ":waiting";
 
+    /** Suffix of a Redlock wake-up line on its arbiter node: a sorted set of waiter ids by arrival (ms). */
+    public static final String REDLOCK_LINE_SUFFIX = ":redlock-line";
+
+    /** Suffix of the alive-until (ms) of each waiter in a Redlock wake-up line: a hash. */
+    public static final String REDLOCK_ALIVE_SUFFIX = ":redlock-alive";
+
     private static final long FENCE_COUNTER_TTL_MILLIS = LockScripts.FENCE_COUNTER_TTL_MILLIS;
     private static final byte[] FENCE_COUNTER_TTL_BYTES = bytes(Long.toString(FENCE_COUNTER_TTL_MILLIS));
     private static final LuaScript ACQUIRE = LockScripts.ACQUIRE;
     private static final LuaScript RELEASE = LockScripts.RELEASE;
     private static final LuaScript REDLOCK_RELEASE = LockScripts.REDLOCK_RELEASE;
+    private static final LuaScript REDLOCK_ACQUIRE = LockScripts.REDLOCK_ACQUIRE;
     private static final LuaScript RENEW = LockScripts.RENEW;
     private static final LuaScript CANCEL = LockScripts.CANCEL;
     private static final LuaScript FENCE = LockScripts.FENCE;
@@ -361,28 +368,32 @@ public final class RedisLockBackend
     /**
      * A Redlock node's release: compare-and-delete and, if it deleted, {@code PUBLISH channel hint}
      * from the same script (redlock_release.lua), instead of a {@code PUBLISH} of its own after the
-     * answer. For a node of a Redlock only: it looks at no wait queue, so it hands nothing over, and
-     * costs the node less than {@link #releaseAsync}, which looks for waiters to hand the lock to.
+     * answer. For a node of a Redlock only: it looks at no hand-over queue, so it hands nothing over,
+     * and costs the node less than {@link #releaseAsync}, which looks for waiters to hand the lock to.
      *
      * <pre>{@code
-     * node.releaseAndHintAsync(key, token, "lock:redlock-released", "8f3a...:lock:orders:42")
-     * node.releaseAndHintAsync(key, token, null, null)   // announces nothing
+     * node.releaseAndHintAsync(key, token, "lock:redlock-released", "8f3a...:lock:orders:42", true)
+     * node.releaseAndHintAsync(key, token, null, null, false)   // announces nothing
      * }</pre>
      *
      * @param channel where to announce the release, or {@code null} (then {@code hint} is ignored)
+     * @param wakeLine whether to announce it to the head of the key's wake-up line on this node
+     *        ({@link #tryAcquireOrWaitAsync}), on {@code <channel>:<waiter id>}, and to {@code channel}
+     *        only if nobody there listens; {@code false}: to {@code channel}
      * @return as {@link #releaseAsync}: {@code null} if it cannot be sent without blocking now
      */
-    public CompletableFuture<Boolean> releaseAndHintAsync(LockKey key, String token, String channel, String hint) {
+    public CompletableFuture<Boolean> releaseAndHintAsync(LockKey key, String token, String channel, String hint,
+            boolean wakeLine) {
         CompletableFuture<Reply<Long>> reply = connection.scriptAsync(key, "release", REDLOCK_RELEASE,
-                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), new byte[][] { bytes(key.redisKey()) },
+                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), redlockKeys(key, channel != null && wakeLine),
                 redlockReleaseArguments(token, channel, hint));
         return reply == null ? null : reply.thenApply(answer -> answer.value() == 1L || answer.resent());
     }
 
     /** {@link #releaseAndHintAsync}, waiting for the answer as {@link #release} does. */
-    public boolean releaseAndHint(LockKey key, String token, String channel, String hint) {
+    public boolean releaseAndHint(LockKey key, String token, String channel, String hint, boolean wakeLine) {
         Reply<Long> reply = connection.script(key, "release", REDLOCK_RELEASE,
-                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), new byte[][] { bytes(key.redisKey()) },
+                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), redlockKeys(key, channel != null && wakeLine),
                 redlockReleaseArguments(token, channel, hint), connection.deadline());
         return reply.value() == 1L || reply.resent();
     }
@@ -390,6 +401,52 @@ public final class RedisLockBackend
     private static byte[][] redlockReleaseArguments(String token, String channel, String hint) {
         return channel == null ? new byte[][] { bytes(token) }
                 : new byte[][] { bytes(token), bytes(channel), bytes(hint) };
+    }
+
+    /**
+     * A Redlock arbiter node's acquire (redlock_acquire.lua): {@code SET NX PX}, and if the lock is
+     * taken, the application instance {@code waiterId} joins the key's wake-up line on this node, or
+     * keeps its place there, for {@code aliveMillis}. The node's next release
+     * ({@link #releaseAndHintAsync} with {@code wakeLine}) announces itself to the instance at the
+     * head of the line only. The line grants nothing: it only decides whom a release wakes.
+     *
+     * <pre>{@code
+     * arbiter.tryAcquireOrWaitAsync(key, token, 30_000, "5be1c0ffee", 250)
+     * }</pre>
+     *
+     * @return as {@link #tryAcquireAsync}: {@code null} if it cannot be sent without blocking now
+     */
+    public CompletableFuture<AcquireResult> tryAcquireOrWaitAsync(LockKey key, String token, long ttlMillis,
+            String waiterId, long aliveMillis) {
+        CompletableFuture<Reply<Long>> reply = connection.scriptAsync(key, "acquire", REDLOCK_ACQUIRE,
+                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), redlockKeys(key, true),
+                redlockAcquireArguments(token, ttlMillis, waiterId, aliveMillis));
+        return reply == null ? null : reply.thenApply(answer -> redlockAcquireResult(answer.value(), ttlMillis));
+    }
+
+    /** {@link #tryAcquireOrWaitAsync}, waiting for the answer as {@link #tryAcquire} does. */
+    public AcquireResult tryAcquireOrWait(LockKey key, String token, long ttlMillis, String waiterId,
+            long aliveMillis) {
+        Reply<Long> reply = connection.script(key, "acquire", REDLOCK_ACQUIRE,
+                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), redlockKeys(key, true),
+                redlockAcquireArguments(token, ttlMillis, waiterId, aliveMillis), connection.deadline());
+        return redlockAcquireResult(reply.value(), ttlMillis);
+    }
+
+    private static byte[][] redlockAcquireArguments(String token, long ttlMillis, String waiterId, long aliveMillis) {
+        return new byte[][] { bytes(token), bytes(Long.toString(ttlMillis)), bytes(waiterId),
+                bytes(Long.toString(aliveMillis)) };
+    }
+
+    private static AcquireResult redlockAcquireResult(long granted, long ttlMillis) {
+        return granted == 1L ? AcquireResult.acquired(0, ttlMillis) : AcquireResult.notAcquired(0, 0);
+    }
+
+    /** The lock and, with {@code line}, its Redlock wake-up line on this node. */
+    private static byte[][] redlockKeys(LockKey key, boolean line) {
+        String lock = key.redisKey();
+        return line ? new byte[][] { bytes(lock), bytes(lock + REDLOCK_LINE_SUFFIX), bytes(lock + REDLOCK_ALIVE_SUFFIX) }
+                : new byte[][] { bytes(lock) };
     }
 
     private static boolean isSyntaxError(LockBackendException ex) {

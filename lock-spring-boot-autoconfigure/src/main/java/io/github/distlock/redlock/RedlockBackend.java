@@ -57,7 +57,9 @@ import io.github.distlock.redis.RedisLockBackend;
  * <li><b>Release</b> runs on every node at once, and reports released as soon as a majority
  * released; the other nodes' deletes finish in the background. The arbiter node publishes a
  * release hint ({@link RedlockReleaseHints}) from the same script as it deletes the lock, to the
- * waiters of every JVM (the nodes that released it do, if the arbiter did not).</li>
+ * instance at the head of the lock's wake-up line there (the instances whose contended attempts
+ * found it taken, by arrival), or to every instance if nobody alive is in line (the nodes that
+ * released it announce it to every instance, if the arbiter did not).</li>
  * </ul>
  *
  * <p>Fewer than a majority answering at all is not "taken" but a backend failure:
@@ -115,6 +117,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private static final long YIELD_NANOS = TimeUnit.MICROSECONDS.toNanos(500);
     /** Bound of {@link #contention}; past it, entries older than {@link #CONTENDED_NANOS} go. */
     private static final int MAX_CONTENDED_KEYS = 4096;
+
 
     /** The fixed part of the drift allowance: clocks tick in milliseconds. */
     private static final long DRIFT_FLOOR_MILLIS = 2;
@@ -259,7 +262,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             }
         }
         else {
-            votes = acquireVotes(all(), 0, key, token, ttlMillis);
+            votes = acquireVotes(all(), 0, key, token, ttlMillis, contended != null ? lineNode(arbiter()) : -1);
         }
         for (int retry = 0; retry < SPLIT_VOTE_RETRIES && wonSplitVote(votes)
                 && System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 2; retry++) {
@@ -330,13 +333,28 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      */
     private List<Vote<AcquireResult>> acquireVotes(boolean[] which, int alreadyHeld, LockKey key, String token,
             long ttlMillis) {
+        return acquireVotes(which, alreadyHeld, key, token, ttlMillis, -1);
+    }
+
+    /**
+     * {@link #acquireVotes(boolean[], int, LockKey, String, long)}, where node {@code lineNode} (-1:
+     * none) is asked with {@link RedisLockBackend#tryAcquireOrWaitAsync}: if the lock is taken there,
+     * this instance joins its wake-up line (see {@link RedlockReleaseHints}).
+     */
+    private List<Vote<AcquireResult>> acquireVotes(boolean[] which, int alreadyHeld, LockKey key, String token,
+            long ttlMillis, int lineNode) {
         // Decided as soon as a majority granted it: a stopped node must not hold every acquisition
         // up for its node timeout. A vote that fails waits for every answer, so that what was set can
         // be given back.
         AcquiresInFlight inFlight = acquiresInFlight.compute(token,
                 (ours, existing) -> (existing != null ? existing : new AcquiresInFlight(nodes.size())).add(nodes.size()));
-        return heldBack(ask(which, node -> node.tryAcquire(key, token, ttlMillis),
-                node -> node.tryAcquireAsync(key, token, ttlMillis),
+        FencingLockBackend line = lineNode >= 0 ? nodes.get(lineNode) : null;
+        return heldBack(ask(which, node -> node == line
+                ? ((RedisLockBackend) node).tryAcquireOrWait(key, token, ttlMillis, hints.waiterId(),
+                        hints.lineAliveMillis())
+                : node.tryAcquire(key, token, ttlMillis),
+                node -> node == line ? ((RedisLockBackend) node).tryAcquireOrWaitAsync(key, token, ttlMillis,
+                        hints.waiterId(), hints.lineAliveMillis()) : node.tryAcquireAsync(key, token, ttlMillis),
                 answers -> alreadyHeld + count(answers, AcquireResult::acquired) >= quorum,
                 (index, vote, late) -> acquireAnswered(inFlight, key, token, index, vote, late)));
     }
@@ -356,7 +374,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private List<Vote<AcquireResult>> askArbiterFirst(int arbiter, LockKey key, String token, long ttlMillis) {
         boolean[] first = new boolean[nodes.size()];
         first[arbiter] = true;
-        Vote<AcquireResult> arbiterVote = acquireVotes(first, 0, key, token, ttlMillis).get(arbiter);
+        Vote<AcquireResult> arbiterVote = acquireVotes(first, 0, key, token, ttlMillis, lineNode(arbiter)).get(arbiter);
         if (arbiterVote.answered() && !arbiterVote.value().acquired()) {
             return null;
         }
@@ -383,6 +401,15 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             }
         }
         return -1;
+    }
+
+    /**
+     * {@code arbiter} if this instance can wait in line there: a Redis node whose hints, those for
+     * this instance included, reach it now; -1 otherwise.
+     */
+    private int lineNode(int arbiter) {
+        return arbiter >= 0 && hints != null && nodes.get(arbiter) instanceof RedisLockBackend
+                && hints.isDelivering(arbiter) ? arbiter : -1;
     }
 
     private void markContended(LockKey key, Contention found) {
@@ -638,8 +665,9 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      */
     private boolean releaseAndHint(FencingLockBackend node, LockKey key, String token, String hint, int announcer) {
         if (node instanceof RedisLockBackend redis) {
-            return announces(node, hint, announcer) ? redis.releaseAndHint(key, token, hints.channel(), hint)
-                    : redis.releaseAndHint(key, token, null, null);
+            return announces(node, hint, announcer)
+                    ? redis.releaseAndHint(key, token, hints.channel(), hint, announcer >= 0)
+                    : redis.releaseAndHint(key, token, null, null, false);
         }
         return node.release(key, token);
     }
@@ -648,8 +676,9 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private CompletableFuture<Boolean> releaseAndHintAsync(NonBlockingLockBackend node, LockKey key, String token,
             String hint, int announcer) {
         if (node instanceof RedisLockBackend redis) {
-            return announces(node, hint, announcer) ? redis.releaseAndHintAsync(key, token, hints.channel(), hint)
-                    : redis.releaseAndHintAsync(key, token, null, null);
+            return announces(node, hint, announcer)
+                    ? redis.releaseAndHintAsync(key, token, hints.channel(), hint, announcer >= 0)
+                    : redis.releaseAndHintAsync(key, token, null, null, false);
         }
         return node.releaseAsync(key, token);
     }

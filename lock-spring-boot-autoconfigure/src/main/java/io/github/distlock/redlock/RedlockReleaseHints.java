@@ -1,5 +1,6 @@
 package io.github.distlock.redlock;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -34,7 +35,13 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
  * one, a node that is down, an expiry or another client's {@code DEL} announce nothing, and the
  * waiters' randomized retry ({@code distributed-lock.redlock.retry-delay}) finds the lock then.
  *
- * <p>One subscription per node for the whole JVM, opened on the first wait (an application that
+ * <p>A contender of a contended lock joins the lock's wake-up line on the arbiter node, and the
+ * arbiter's release announces itself to the instance at the head of that line alone, on
+ * {@code <channel>:<waiter id>}, or to every instance if nobody is in line (see redlock_release.lua).
+ * One woken instance per release, not one per instance: each woken one used to ask the arbiter,
+ * and all but one asked in vain.
+ *
+ * <p>One subscription per node for the whole JVM (both channels), opened on the first wait (an application that
  * never waits holds no extra connection) from the nodes' own clients, so it shares their event
  * loops. Lettuce re-subscribes after a reconnect; a node that could not be reached is tried again on
  * a later wait, at most once a second.
@@ -53,11 +60,18 @@ public final class RedlockReleaseHints implements HandOverNotifications, AutoClo
     /** How long a node whose subscription failed is left alone before a wait tries it again. */
     private static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
+    /** The shortest stay in a wake-up line: enough for a woken waiter's attempt to follow its last one. */
+    private static final long MIN_LINE_ALIVE_MILLIS = 250;
+
     private final List<RedisClient> clients;
     private final List<RedisURI> uris;
     private final List<LockConnection> connections;
     private final List<String> names;
     private final String channel;
+    /** This instance's id in the nodes' wake-up lines; its hints come on {@code <channel>:<waiter id>}. */
+    private final String waiterId = Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
+    /** How long this instance stays in a wake-up line after its last attempt there (see {@link #waitersRetryEvery}). */
+    private volatile long lineAliveMillis = MIN_LINE_ALIVE_MILLIS;
     /** Per node: its subscription, or {@code null} before the first wait and after a failed attempt. */
     private final AtomicReferenceArray<Subscription> subscriptions;
     private volatile LockWaiters waiters;
@@ -90,6 +104,24 @@ public final class RedlockReleaseHints implements HandOverNotifications, AutoClo
         this.names = List.copyOf(names);
         this.channel = channel;
         this.subscriptions = new AtomicReferenceArray<>(clients.size());
+    }
+
+    /**
+     * How often the waiters try without being woken ({@code distributed-lock.redlock.retry-delay}; 50 ms
+     * if never told): an instance stays in a lock's wake-up line for two of these after its last
+     * attempt, at least 250 ms. One whose attempts stopped (it gave up, or took the lock by a full
+     * vote) is passed over once that is over, rather than woken in vain.
+     *
+     * @return this
+     */
+    public RedlockReleaseHints waitersRetryEvery(Duration retryDelay) {
+        lineAliveMillis = Math.max(MIN_LINE_ALIVE_MILLIS, 2 * retryDelay.toMillis());
+        return this;
+    }
+
+    /** How long this instance stays in a wake-up line after its last attempt there. */
+    long lineAliveMillis() {
+        return lineAliveMillis;
     }
 
     /**
@@ -133,8 +165,12 @@ public final class RedlockReleaseHints implements HandOverNotifications, AutoClo
         return false;
     }
 
-    /** Whether node {@code i}'s hints arrive now. */
-    private boolean isDelivering(int node) {
+    /**
+     * Whether node {@code i}'s hints arrive now, both those for every instance and those for this one:
+     * only then may this instance join that node's wake-up lines, or a release would announce itself
+     * to it and wake nobody.
+     */
+    boolean isDelivering(int node) {
         Subscription subscription = subscriptions.get(node);
         StatefulRedisPubSubConnection<String, String> connection = subscription == null ? null
                 : subscription.connection;
@@ -160,7 +196,7 @@ public final class RedlockReleaseHints implements HandOverNotifications, AutoClo
                     deliver(message);
                 }
             });
-            connection.async().subscribe(channel).whenComplete((ok, refused) -> {
+            connection.async().subscribe(channel, waiterChannel()).whenComplete((ok, refused) -> {
                 if (refused != null) {
                     subscription.failed = true;
                     connection.closeAsync();
@@ -196,6 +232,19 @@ public final class RedlockReleaseHints implements HandOverNotifications, AutoClo
     /** The channel the hints go out on, {@code <prefix>redlock-released}. */
     String channel() {
         return channel;
+    }
+
+    /**
+     * This instance's id in the nodes' wake-up lines ({@link io.github.distlock.redis.RedisLockBackend#tryAcquireOrWaitAsync});
+     * a release announced to it comes on {@link #waiterChannel()}.
+     */
+    String waiterId() {
+        return waiterId;
+    }
+
+    /** {@code <channel>:<waiter id>}: where the hints meant for this instance alone come. */
+    String waiterChannel() {
+        return channel + ':' + waiterId;
     }
 
     /**

@@ -281,6 +281,106 @@ class RedlockReleaseHintsTest {
         }
     }
 
+    /**
+     * Contenders of a contended lock wait in line on the arbiter, one entry per instance in arrival
+     * order, and the arbiter's release announces itself to the instance at the head alone: one woken
+     * instance per release instead of every instance asking the arbiter in vain. The one that gets
+     * the lock leaves the line. Behind the real waiter here, an entry put in line by hand, which
+     * would be woken only by a broadcast or by being at the head.
+     */
+    @Test
+    void aReleaseWakesOnlyTheInstanceAtTheHeadOfTheArbitersLine() throws Exception {
+        Instance holder = instance(Duration.ofMillis(50));
+        Instance waiter = instance(Duration.ofMillis(100));
+        LockHandle held = holdOnEveryNode(holder, "line:1");
+        Future<Optional<LockHandle>> waiting = waitFor(waiter, "line:1", Duration.ofSeconds(30));
+        // Its first attempt is a full vote; the next ones join the line once its subscriptions listen.
+        await().atMost(Duration.ofSeconds(10)).until(() -> line("line:1").equals(List.of(waiter.hints().waiterId())));
+        joinLine("line:1", "later", System.currentTimeMillis() + 60_000);
+        String everyone = RedlockReleaseHints.channel("lock:");
+        try (RespConnection listener = listenOnArbiter(everyone, waiter.hints().waiterChannel(), everyone + ":later")) {
+            assertThat(held.release()).isTrue();
+
+            List<String> hint = message(listener);
+            assertThat(hint.get(1)).isEqualTo(waiter.hints().waiterChannel());
+            assertThat(hint.get(2)).matches("[0-9a-f]{16}:lock:\\{line:1}");
+            Optional<LockHandle> got = waiting.get(30, TimeUnit.SECONDS);
+            assertThat(got).isPresent();
+            assertThat(line("line:1")).as("the waiter left the line with the lock").containsExactly("later");
+            for (String channel : List.of(everyone, everyone + ":later")) {
+                servers.get(0).command("PUBLISH", channel, "marker");
+                assertThat(message(listener)).as("the next message on " + channel)
+                        .containsExactly("message", channel, "marker");
+            }
+            got.get().release();
+        }
+    }
+
+    /**
+     * An instance that stopped asking (its entry's alive-until is over) or that no longer listens
+     * (nobody subscribed to its channel) is passed over, and leaves the line; a release that finds
+     * nobody alive and listening in line announces itself to every instance.
+     */
+    @Test
+    void aReleasePassesOverInstancesThatStoppedAskingOrListeningAndElseAnnouncesToEveryone() throws Exception {
+        Instance holder = instance(Duration.ofMillis(50));
+        String everyone = RedlockReleaseHints.channel("lock:");
+        long farAhead = System.currentTimeMillis() + 60_000;
+        try (RespConnection listener = listenOnArbiter(everyone, everyone + ":listening")) {
+            joinLine("line:2", "stopped", 1);
+            joinLine("line:2", "deaf", farAhead);
+            joinLine("line:2", "listening", farAhead);
+            assertThat(line("line:2")).containsExactly("stopped", "deaf", "listening");
+
+            assertThat(holdOnEveryNode(holder, "line:2").release()).isTrue();
+            assertThat(message(listener).get(1)).isEqualTo(everyone + ":listening");
+            assertThat(line("line:2")).isEmpty();
+
+            assertThat(holdOnEveryNode(holder, "line:2").release()).isTrue();
+            assertThat(message(listener).get(1)).isEqualTo(everyone);
+        }
+    }
+
+    /** Puts {@code waiter} at the end of {@code name}'s wake-up line on the arbiter (node 0), by hand. */
+    private void joinLine(String name, String waiter, long aliveUntilMillis) {
+        String lock = "lock:{" + name + "}";
+        long last = ((List<?>) servers.get(0).command("ZRANGE", lock + ":redlock-line", "-1", "-1", "WITHSCORES"))
+                .stream().skip(1).mapToLong(score -> Long.parseLong(String.valueOf(score))).max().orElse(0);
+        servers.get(0).command("ZADD", lock + ":redlock-line", Long.toString(last + 1), waiter);
+        servers.get(0).command("HSET", lock + ":redlock-alive", waiter, Long.toString(aliveUntilMillis));
+        servers.get(0).command("PEXPIRE", lock + ":redlock-line", "60000");
+        servers.get(0).command("PEXPIRE", lock + ":redlock-alive", "60000");
+    }
+
+    /** The next message a raw subscription reads, as {@code [message, channel, text]}. */
+    private static List<String> message(RespConnection listener) throws IOException {
+        return ((List<?>) listener.readReply()).stream().map(String::valueOf).toList();
+    }
+
+    /** The instances in {@code name}'s wake-up line on the arbiter (node 0), in order. */
+    private List<String> line(String name) {
+        return ((List<?>) servers.get(0).command("ZRANGE", "lock:{" + name + "}:redlock-line", "0", "-1")).stream()
+                .map(String::valueOf).toList();
+    }
+
+    /** A raw subscription to {@code channels} on the arbiter (node 0), confirmed. */
+    private RespConnection listenOnArbiter(String... channels) throws IOException {
+        RespConnection listener = RespConnection.open(servers.get(0).host(), servers.get(0).port(),
+                Duration.ofSeconds(5));
+        listener.send(prepend("SUBSCRIBE", channels));
+        for (int i = 0; i < channels.length; i++) {
+            listener.readReply();
+        }
+        return listener;
+    }
+
+    private static String[] prepend(String first, String[] rest) {
+        String[] all = new String[rest.length + 1];
+        all[0] = first;
+        System.arraycopy(rest, 0, all, 1, rest.length);
+        return all;
+    }
+
     /** {@link #hold}, returning once every node has the lock (decided on a majority, the last grants land after). */
     private LockHandle holdOnEveryNode(Instance holder, String name) {
         LockHandle held = hold(holder, name);
