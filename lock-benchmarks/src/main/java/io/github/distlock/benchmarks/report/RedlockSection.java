@@ -160,12 +160,12 @@ final class RedlockSection {
                 + "The *Redlock floor* row is raw Lettuce doing only the majority fan-out (no validity, no timeouts, "
                 + "no split-vote handling, no hints): the least any Redlock pays on this machine, where the "
                 + Implementation.REDLOCK_NODES + " servers, the client's I/O threads and the caller share the same "
-                + "cores, so the third answer comes well after a single node's. Contended, neither has a wait "
-                + "queue across nodes: ours polls every 25–50 ms (`retry-delay`), woken early by release hints, "
-                + "and the contenders of a contended key ask the arbiter node first, so that only the one it "
-                + "grants asks the other nodes (a split vote is kept by the contender holding the first node "
-                + "that answered); Redisson "
-                + "subscribes per node. The owner switches/s and the fairness say how that works out with 8 "
+                + "cores, so the third answer comes well after a single node's. Contended, neither hands the "
+                + "lock over: ours polls every 25–50 ms (`retry-delay`), woken early by release hints, and the "
+                + "contenders of a contended key ask the arbiter node first, so that only the one it grants asks "
+                + "the other nodes (a split vote is kept by the contender holding the first node that answered); "
+                + "the instances that found it taken wait in a line on the arbiter, whose release wakes the "
+                + "instance at its head alone; Redisson subscribes per node. The owner switches/s and the fairness say how that works out with 8 "
                 + "threads on one key. With one node paused (`SIGSTOP`), a Redlock still has a majority, so "
                 + "locking must go on; the paused table shows what the dead node costs each cycle.");
         out.add("");
