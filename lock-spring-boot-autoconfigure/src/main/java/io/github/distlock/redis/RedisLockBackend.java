@@ -445,8 +445,10 @@ public final class RedisLockBackend
     /** The lock and, with {@code line}, its Redlock wake-up line on this node. */
     private static byte[][] redlockKeys(LockKey key, boolean line) {
         String lock = key.redisKey();
-        return line ? new byte[][] { bytes(lock), bytes(lock + REDLOCK_LINE_SUFFIX), bytes(lock + REDLOCK_ALIVE_SUFFIX) }
-                : new byte[][] { bytes(lock) };
+        if (!line) {
+            return new byte[][] { bytes(lock) };
+        }
+        return new byte[][] { bytes(lock), bytes(lock + REDLOCK_LINE_SUFFIX), bytes(lock + REDLOCK_ALIVE_SUFFIX) };
     }
 
     private static boolean isSyntaxError(LockBackendException ex) {

@@ -118,7 +118,6 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     /** Bound of {@link #contention}; past it, entries older than {@link #CONTENDED_NANOS} go. */
     private static final int MAX_CONTENDED_KEYS = 4096;
 
-
     /** The fixed part of the drift allowance: clocks tick in milliseconds. */
     private static final long DRIFT_FLOOR_MILLIS = 2;
 
@@ -346,8 +345,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // Decided as soon as a majority granted it: a stopped node must not hold every acquisition
         // up for its node timeout. A vote that fails waits for every answer, so that what was set can
         // be given back.
-        AcquiresInFlight inFlight = acquiresInFlight.compute(token,
-                (ours, existing) -> (existing != null ? existing : new AcquiresInFlight(nodes.size())).add(nodes.size()));
+        AcquiresInFlight inFlight = acquiresInFlight.compute(token, (ours, existing) ->
+                (existing != null ? existing : new AcquiresInFlight(nodes.size())).add(nodes.size()));
         FencingLockBackend line = lineNode >= 0 ? nodes.get(lineNode) : null;
         return heldBack(ask(which, node -> node == line
                 ? ((RedisLockBackend) node).tryAcquireOrWait(key, token, ttlMillis, hints.waiterId(),
@@ -602,10 +601,11 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         }
         // Released once a majority deleted it: no majority can hold it any more. The others'
         // deletes go on in the background.
-        // The arbiter's release script announces the release as it deletes (see RedlockReleaseHints):
-        // every waiter subscribes to every node, so one announcement reaches them all, and the same
-        // one from every node cost each waiting JVM five messages to read per release. If the
-        // arbiter did not release it (yet), the nodes that did announce it below.
+        // The arbiter's release script announces the release as it deletes (see RedlockReleaseHints),
+        // to the instance at the head of the lock's wake-up line there, or to every instance: every
+        // waiter subscribes to every node, so one announcement reaches them all, and the same one
+        // from every node cost each waiting JVM five messages to read per release. If the arbiter
+        // did not release it (yet), the nodes that did announce it below, to every instance.
         String hint = hints == null ? null : hints.newHint(key);
         int announcer = hint == null ? -1 : arbiter();
         VoteListener<Boolean> lateGrants = inFlight == null ? null : (index, vote, late) -> {

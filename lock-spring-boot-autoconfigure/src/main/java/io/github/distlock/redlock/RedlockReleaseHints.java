@@ -41,16 +41,17 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
  * One woken instance per release, not one per instance: each woken one used to ask the arbiter,
  * and all but one asked in vain.
  *
- * <p>One subscription per node for the whole JVM (both channels), opened on the first wait (an application that
- * never waits holds no extra connection) from the nodes' own clients, so it shares their event
- * loops. Lettuce re-subscribes after a reconnect; a node that could not be reached is tried again on
- * a later wait, at most once a second.
+ * <p>One subscription per node for the whole JVM (both channels), opened on the first wait (an
+ * application that never waits holds no extra connection) from the nodes' own clients, so it shares
+ * their event loops. Lettuce re-subscribes after a reconnect; a node that could not be reached is
+ * tried again on a later wait, at most once a second.
  *
  * <pre>{@code
  * LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(...);
  * RedlockBackend redlock = nodes.redlock(0.01);
  * LockWaiters waiters = new LockWaiters();
- * redlock.releaseHints().deliverTo(waiters);   // then new DefaultLockService(redlock, ..., waiters)
+ * redlock.releaseHints().waitersRetryEvery(Duration.ofMillis(50))   // the waiters' retry delay
+ *         .deliverTo(waiters);   // then new DefaultLockService(redlock, ..., waiters)
  * }</pre>
  */
 public final class RedlockReleaseHints implements HandOverNotifications, AutoCloseable {
@@ -235,8 +236,9 @@ public final class RedlockReleaseHints implements HandOverNotifications, AutoClo
     }
 
     /**
-     * This instance's id in the nodes' wake-up lines ({@link io.github.distlock.redis.RedisLockBackend#tryAcquireOrWaitAsync});
-     * a release announced to it comes on {@link #waiterChannel()}.
+     * This instance's id in the nodes' wake-up lines
+     * ({@link io.github.distlock.redis.RedisLockBackend#tryAcquireOrWaitAsync}); a release announced
+     * to it comes on {@link #waiterChannel()}.
      */
     String waiterId() {
         return waiterId;

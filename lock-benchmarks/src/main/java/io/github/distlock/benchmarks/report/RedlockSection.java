@@ -165,7 +165,8 @@ final class RedlockSection {
                 + "contenders of a contended key ask the arbiter node first, so that only the one it grants asks "
                 + "the other nodes (a split vote is kept by the contender holding the first node that answered); "
                 + "the instances that found it taken wait in a line on the arbiter, whose release wakes the "
-                + "instance at its head alone; Redisson subscribes per node. The owner switches/s and the fairness say how that works out with 8 "
+                + "instance at its head alone; Redisson subscribes per node. The owner switches/s and the "
+                + "fairness say how that works out with 8 "
                 + "threads on one key. With one node paused (`SIGSTOP`), a Redlock still has a majority, so "
                 + "locking must go on; the paused table shows what the dead node costs each cycle.");
         out.add("");
