@@ -924,7 +924,10 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         /** Whether its last command to end ended by its timeout: then it is only probed. */
         private volatile boolean suspect;
 
-        /** Whether to send it a command now: not while a command of a suspect node, or one older than the timeout, is pending. */
+        /**
+         * Whether to send it a command now: not while a command of a suspect node, or one older than
+         * the timeout, is pending.
+         */
         boolean mayAsk(long now, long timeoutNanos) {
             int inFlight = pending.get();
             if (suspect) {
