@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
@@ -608,16 +609,22 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // did not release it (yet), the nodes that did announce it below, to every instance.
         String hint = hints == null ? null : hints.newHint(key);
         int announcer = hint == null ? -1 : arbiter();
-        VoteListener<Boolean> lateGrants = inFlight == null ? null : (index, vote, late) -> {
+        // The arbiter's answer may come after the majority's; whether it announced is known only then
+        // (see announceIfTheArbiterDidNot). Whichever of the two comes second puts its part here first.
+        AtomicReference<Object> arbiterLate = new AtomicReference<>();
+        VoteListener<Boolean> everyAnswer = (index, vote, late) -> {
             boolean deleted = vote.answered() && vote.value();
-            if (inFlight.noted(index,
+            if (inFlight != null && inFlight.noted(index,
                     deleted ? AcquiresInFlight.RELEASE_DELETED : AcquiresInFlight.RELEASE_NOT_DELETED)) {
                 releaseAgain(key, token, index);
+            }
+            if (late && index == announcer && arbiterLate.compareAndExchange(null, vote) instanceof boolean[] on) {
+                announceIfTheArbiterDidNot(vote, on, hint);
             }
         };
         List<Vote<Boolean>> votes = ask(all(), node -> releaseAndHint(node, key, token, hint, announcer),
                 node -> releaseAndHintAsync(node, key, token, hint, announcer),
-                answers -> count(answers, Boolean::booleanValue) >= quorum, lateGrants);
+                answers -> count(answers, Boolean::booleanValue) >= quorum, everyAnswer);
         int released = 0;
         int answered = 0;
         boolean[] releasedOn = new boolean[votes.size()];
@@ -640,7 +647,17 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         if (hints != null && released > 0) {
             // Wherever the lock is gone now; a waiter woken by a node of a minority still needs a majority.
             boolean[] announcedBy = new boolean[votes.size()];
-            if (announcer >= 0 && releasedOn[announcer] && announcesItsReleases[announcer]) {
+            if (announcer >= 0 && Ballot.isPending(votes.get(announcer))) {
+                // Its answer is on its way, usually with its own announcement: the nodes that released
+                // it announce it only if it turns out the arbiter did not. Announcing from them now, each
+                // time the arbiter answered after the majority, woke every instance instead of the one at
+                // the head of the arbiter's line.
+                Arrays.fill(announcedBy, true);
+                if (arbiterLate.compareAndExchange(null, releasedOn) instanceof Vote<?> vote) {
+                    announceIfTheArbiterDidNot(vote, releasedOn, hint);
+                }
+            }
+            else if (announcer >= 0 && releasedOn[announcer] && announcesItsReleases[announcer]) {
                 Arrays.fill(announcedBy, true);
             }
             else if (announcer < 0) {
@@ -656,6 +673,16 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             throw new RedlockQuorumException(key, "release", answered, nodes.size(), quorum, failures(votes));
         }
         return false;
+    }
+
+    /**
+     * The arbiter's answer to a release came after the majority's: if it did not delete the lock (or
+     * gave no answer), it announced nothing, so the nodes that did release it announce it.
+     */
+    private void announceIfTheArbiterDidNot(Vote<?> arbiterVote, boolean[] releasedOn, String hint) {
+        if (!(arbiterVote.answered() && Boolean.TRUE.equals(arbiterVote.value()))) {
+            hints.announce(releasedOn, hint);
+        }
     }
 
     /**
@@ -1066,6 +1093,11 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                     Thread.currentThread().interrupt();
                 }
             }
+        }
+
+        /** Whether {@code vote}, from a snapshot, is of a node whose answer was not in yet. */
+        static boolean isPending(Vote<?> vote) {
+            return vote == NO_ANSWER_YET;
         }
 
         @SuppressWarnings("unchecked")

@@ -281,6 +281,15 @@ public final class RedlockReleaseHints implements HandOverNotifications, AutoClo
         }
     }
 
+    /** Announces {@code hint} to every instance on the nodes marked in {@code on}, with a command of its own. */
+    void announce(boolean[] on, String hint) {
+        for (int i = 0; i < on.length; i++) {
+            if (on[i]) {
+                connections.get(i).publishHint(channel, hint);
+            }
+        }
+    }
+
     /** Closes the subscriptions; the clients are the nodes'. Only the first call does anything. */
     @Override
     public void close() {

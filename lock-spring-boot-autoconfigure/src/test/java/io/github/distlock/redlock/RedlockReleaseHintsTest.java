@@ -381,6 +381,34 @@ class RedlockReleaseHintsTest {
         return all;
     }
 
+    /**
+     * The arbiter answers after the majority and did not release the lock (here it is stopped, and its
+     * release times out): once that is known, the nodes that released it announce it. Had they
+     * announced at once, every release whose arbiter answered after the majority would have woken
+     * every instance.
+     */
+    @Test
+    void whenTheArbiterAnswersLateWithoutReleasingTheNodesThatDidAnnounceIt() throws Exception {
+        Instance holder = instance(Duration.ofMillis(50));
+        List<RespConnection> listeners = listenOnEveryNode();
+        try {
+            LockHandle held = holdOnEveryNode(holder, "announce:3");
+            servers.get(0).pause();
+            try {
+                assertThat(held.release()).isTrue();
+                for (RespConnection listener : listeners.subList(1, listeners.size())) {
+                    assertThat(message(listener).get(2)).matches("[0-9a-f]{16}:lock:\\{announce:3}");
+                }
+            }
+            finally {
+                servers.get(0).resume();
+            }
+        }
+        finally {
+            listeners.forEach(RespConnection::close);
+        }
+    }
+
     /** {@link #hold}, returning once every node has the lock (decided on a majority, the last grants land after). */
     private LockHandle holdOnEveryNode(Instance holder, String name) {
         LockHandle held = hold(holder, name);
