@@ -606,7 +606,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // to the instance at the head of the lock's wake-up line there, or to every instance: every
         // waiter subscribes to every node, so one announcement reaches them all, and the same one
         // from every node cost each waiting JVM five messages to read per release. If the arbiter
-        // did not release it (yet), the nodes that did announce it below, to every instance.
+        // did not release it, the nodes that did announce it below, to every instance.
         String hint = hints == null ? null : hints.newHint(key);
         int announcer = hint == null ? -1 : arbiter();
         // The arbiter's answer may come after the majority's; whether it announced is known only then
@@ -647,7 +647,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         if (hints != null && released > 0) {
             // Wherever the lock is gone now; a waiter woken by a node of a minority still needs a majority.
             boolean[] announcedBy = new boolean[votes.size()];
-            if (announcer >= 0 && Ballot.isPending(votes.get(announcer))) {
+            if (announcer >= 0 && announcesItsReleases[announcer] && Ballot.isPending(votes.get(announcer))) {
                 // Its answer is on its way, usually with its own announcement: the nodes that released
                 // it announce it only if it turns out the arbiter did not. Announcing from them now, each
                 // time the arbiter answered after the majority, woke every instance instead of the one at
