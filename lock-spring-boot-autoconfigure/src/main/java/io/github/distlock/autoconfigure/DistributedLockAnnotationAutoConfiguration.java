@@ -7,9 +7,9 @@ import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -35,8 +35,8 @@ import io.github.distlock.aop.LockOperationSource;
 import io.github.distlock.autoconfigure.DistributedLockProperties.UnguardedMethods;
 
 /**
- * Auto-configures {@link io.github.distlock.DistributedLock @DistributedLock} once there is a {@link LockService}:
- * the operation source and the key resolver, and then, as {@code distributed-lock.advice-mode} says (the
+ * Auto-configures {@link io.github.distlock.DistributedLock @DistributedLock}: the operation source and the key
+ * resolver, and then, as {@code distributed-lock.advice-mode} says (the
  * counterpart of {@code @EnableCaching(mode = ...)}):
  * <ul>
  * <li>{@code proxy}, the default: the interceptor and its advisor, ordered by {@code distributed-lock.aspect-order},
@@ -46,13 +46,17 @@ import io.github.distlock.autoconfigure.DistributedLockProperties.UnguardedMetho
  * with the context's beans.</li>
  * </ul>
  *
+ * <p>It applies whether or not a {@link LockService} was configured, and the startup fails if there are annotated
+ * methods but no lock service ({@link LockServiceRequirement}): an annotation that silently did nothing would let
+ * every instance run the method at once. Only {@code distributed-lock.enabled=false} runs them without a lock, and
+ * says so ({@link DistributedLockDisabledAutoConfiguration}).
+ *
  * <p>All beans are infrastructure beans created by static methods: the proxy creator instantiates advisors before
  * ordinary beans, and neither this class nor the lock service should be created that early. Each bean can be
  * replaced by declaring one of the same type.
  */
 @AutoConfiguration(after = DistributedLockAutoConfiguration.class)
 @ConditionalOnClass({ MethodInterceptor.class, AopConfigUtils.class })
-@ConditionalOnBean(LockService.class)
 @Conditional(OnDistributedLockEnabledCondition.class)
 @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 public class DistributedLockAnnotationAutoConfiguration {
@@ -80,6 +84,22 @@ public class DistributedLockAnnotationAutoConfiguration {
                 .bind(DistributedLockProperties.PREFIX + ".unguarded-methods", UnguardedMethods.class)
                 .orElse(UnguardedMethods.FAIL);
         return action == UnguardedMethods.FAIL;
+    }
+
+    /**
+     * Fails the startup when a {@code @DistributedLock} method exists but there is no {@link LockService} to lock it
+     * with, explaining why there is none. Not replaceable: it is what keeps the annotation from doing nothing.
+     *
+     * @param lockService the lock service the interceptor will use, looked up only once every singleton exists
+     * @param beanFactory where the methods are looked for
+     * @param environment where the connection settings are read from, to explain a missing lock service
+     * @return the check, run once every singleton exists
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static LockServiceRequirement distributedLockServiceRequirement(ObjectProvider<LockService> lockService,
+            ConfigurableListableBeanFactory beanFactory, Environment environment) {
+        return new LockServiceRequirement(lockService, beanFactory, environment);
     }
 
     /**

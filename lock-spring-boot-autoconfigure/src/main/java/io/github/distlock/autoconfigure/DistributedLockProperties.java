@@ -122,6 +122,9 @@ public class DistributedLockProperties implements InitializingBean {
     /** Lease renewal while a lock is held. */
     private final Watchdog watchdog = new Watchdog();
 
+    /** The single Redis (standalone, Sentinel or Cluster) that locks use when no Redlock nodes are set. */
+    private final Redis redis = new Redis();
+
     /** How lock failures look in Spring MVC and WebFlux applications. */
     private final Web web = new Web();
 
@@ -238,6 +241,10 @@ public class DistributedLockProperties implements InitializingBean {
 
     public Watchdog getWatchdog() {
         return watchdog;
+    }
+
+    public Redis getRedis() {
+        return redis;
     }
 
     public RedlockProperties getRedlock() {
@@ -369,6 +376,26 @@ public class DistributedLockProperties implements InitializingBean {
 
         /** Always the global channel, which every node forwards to every other. */
         GLOBAL
+    }
+
+    /** Which Redis connection the locks use. */
+    public static class Redis {
+
+        /**
+         * Name of the RedisConnectionFactory bean that locks use, for an application with several (a cache Redis and
+         * a session Redis, say), so that it need not mark one @Primary for every other user. Empty (the default) uses
+         * the only RedisConnectionFactory bean, or the @Primary one. A name that is no RedisConnectionFactory bean fails the
+         * startup.
+         */
+        private String connectionFactory = "";
+
+        public String getConnectionFactory() {
+            return connectionFactory;
+        }
+
+        public void setConnectionFactory(String connectionFactory) {
+            this.connectionFactory = connectionFactory;
+        }
     }
 
     /** Lease renewal settings. */

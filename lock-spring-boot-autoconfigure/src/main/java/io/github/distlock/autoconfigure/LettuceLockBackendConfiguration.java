@@ -1,11 +1,12 @@
 package io.github.distlock.autoconfigure;
 
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -17,9 +18,10 @@ import io.github.distlock.redis.ReleaseNotifications;
 import io.github.distlock.redis.ReplicaAcks;
 
 /**
- * The native Lettuce backend, when the connection factory is a {@link LettuceConnectionFactory}
- * (Spring Boot's default): its own pipelined connection, with re-sent commands detected. Backs off,
- * subscription included, when the application defines its own {@link LockBackend}.
+ * The native Lettuce backend, when the locks' connection factory (the only one, the {@code @Primary} one, or the one
+ * {@code distributed-lock.redis.connection-factory} names) is a {@link LettuceConnectionFactory} (Spring Boot's
+ * default): its own pipelined connection, with re-sent commands detected. Backs off, subscription included, when the
+ * application defines its own {@link LockBackend}.
  *
  * <p>The factory is matched by its bean type, so a factory declared as a plain
  * {@link RedisConnectionFactory} gets {@link SpringDataLockBackendConfiguration}'s backend, which
@@ -29,17 +31,16 @@ import io.github.distlock.redis.ReplicaAcks;
 @ConditionalOnClass(name = { "org.springframework.data.redis.connection.RedisConnectionFactory",
         "io.lettuce.core.RedisClient" })
 @ConditionalOnMissingBean(LockBackend.class)
-@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
-@ConditionalOnBean(LettuceConnectionFactory.class)
+@Conditional(OnLockConnectionFactoryCondition.Lettuce.class)
 class LettuceLockBackendConfiguration {
 
     /** The single-Redis backend on Lettuce, using Boot's connection factory. */
     @Bean(destroyMethod = "close")
-    RedisLockBackend lockBackend(RedisConnectionFactory connectionFactory, DistributedLockProperties properties,
-            ReleaseNotifications releaseNotifications) {
-        return new RedisLockBackend(connectionFactory, properties.getOperationTimeout(), properties.getKeyPrefix(),
-                releaseNotifications, new ReplicaAcks(properties.getReplicaAcks(),
-                        properties.getReplicaAckTimeout()));
+    RedisLockBackend lockBackend(ConfigurableListableBeanFactory beanFactory, Environment environment,
+            DistributedLockProperties properties, ReleaseNotifications releaseNotifications) {
+        return new RedisLockBackend(LockConnectionFactorySelection.resolve(beanFactory, environment),
+                properties.getOperationTimeout(), properties.getKeyPrefix(), releaseNotifications,
+                new ReplicaAcks(properties.getReplicaAcks(), properties.getReplicaAckTimeout()));
     }
 
     /**
@@ -48,9 +49,10 @@ class LettuceLockBackendConfiguration {
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    ReleaseNotifications releaseNotifications(RedisConnectionFactory connectionFactory,
+    ReleaseNotifications releaseNotifications(ConfigurableListableBeanFactory beanFactory, Environment environment,
             RedisReleaseSubscriber redisReleaseSubscriber, LockWaiters lockWaiters,
             DistributedLockProperties properties) {
+        RedisConnectionFactory connectionFactory = LockConnectionFactorySelection.resolve(beanFactory, environment);
         boolean shardedAllowed = properties.getClusterNotifications()
                 != DistributedLockProperties.ClusterNotifications.GLOBAL;
         return new ReleaseNotifications(connectionFactory, properties.getKeyPrefix(), shardedAllowed,
@@ -60,9 +62,9 @@ class LettuceLockBackendConfiguration {
     /** The JVM's one subscription to release messages; it subscribes on the first wait. */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    RedisReleaseSubscriber redisReleaseSubscriber(RedisConnectionFactory connectionFactory, LockWaiters lockWaiters,
-            DistributedLockProperties properties) {
-        return new RedisReleaseSubscriber(connectionFactory,
+    RedisReleaseSubscriber redisReleaseSubscriber(ConfigurableListableBeanFactory beanFactory,
+            Environment environment, LockWaiters lockWaiters, DistributedLockProperties properties) {
+        return new RedisReleaseSubscriber(LockConnectionFactorySelection.resolve(beanFactory, environment),
                 RedisReleaseSubscriber.releaseChannel(properties.getKeyPrefix()), lockWaiters);
     }
 }

@@ -55,4 +55,16 @@ class OnDistributedLockEnabledCondition extends SpringBootCondition {
         }
         return enabled;
     }
+
+    /** The opposite: matches only when {@code distributed-lock.enabled} is false, with the same checks. */
+    static class Disabled extends SpringBootCondition {
+
+        @Override
+        public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+            Environment environment = context.getEnvironment();
+            ConditionMessage.Builder message = ConditionMessage.forCondition("DistributedLockDisabled");
+            return (isEnabled(environment) ? ConditionOutcome.noMatch(message.because(ENABLED + " is true or absent"))
+                    : ConditionOutcome.match(message.because(ENABLED + " is false")));
+        }
+    }
 }

@@ -146,17 +146,15 @@ class DistributedLockAnnotationAutoConfigurationTests {
     }
 
     @Test
-    void backsOffWithoutALockService() {
+    void failsTheStartupRatherThanLeaveAnnotatedMethodsUnguardedWithoutALockService() {
+        // It used to back off here, and every @DistributedLock method ran without a lock.
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class,
                         DistributedLockAnnotationAutoConfiguration.class))
                 .withBean(LockedService.class, () -> new LockedService(null))
-                .run(context -> {
-                    assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class)
-                            .doesNotHaveBean(DistributedLockAdvisor.class)
-                            .doesNotHaveBean(DistributedLockInterceptor.class);
-                    assertThat(AopUtils.isAopProxy(context.getBean(LockedService.class))).isFalse();
-                });
+                .run(context -> assertThat(context).hasFailed().getFailure()
+                        .hasMessageContaining("would run without a lock, because there is no LockService")
+                        .hasMessageContaining(LockedService.class.getName() + ".heldLocks()"));
     }
 
     @Test
