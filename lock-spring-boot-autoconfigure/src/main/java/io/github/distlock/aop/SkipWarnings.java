@@ -72,7 +72,7 @@ final class SkipWarnings {
         StringBuilder text = new StringBuilder("Skipped ").append(operation.describeMethod())
                 .append(" without running it: the lock store could not be reached or failed, so lock '").append(operation.getName())
                 .append("' (key ").append(LockKeys.printable(key)).append(") could not be had, and the method skips ")
-                .append("then (onUnavailable = SKIP). No instance that uses this store runs the work until it is ")
+                .append("then (its onUnavailable resolves to SKIP). No instance that uses this store runs the work until it is ")
                 .append("back. Cause: ").append(cause.getMessage());
         if (previous != null) {
             text.append(" ").append(unwarned).append(unwarned == 1 ? " more call" : " more calls")
