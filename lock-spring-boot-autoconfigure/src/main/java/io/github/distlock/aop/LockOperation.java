@@ -19,8 +19,9 @@ import io.github.distlock.LockRequest;
  * One method's {@code @DistributedLock}, parsed and validated once by a {@link LockOperationSource} and then
  * shared by every call: the key (or keys) in their cheapest evaluable form, the resolved ttl, wait time and
  * watchdog setting ({@code null} where the configured default applies), what to do on a lost lease and on a failed
- * acquisition (for a busy lock and for an unavailable store, each already resolved to throw or skip), and how the method's result is followed ({@link ResultKind}). Everything a call needs is decided
- * here, so the per-call work stays small. Immutable.
+ * acquisition (for a busy lock and for an unavailable store, each already resolved to throw or skip), and how the
+ * method's result is followed ({@link ResultKind}). Everything a call needs is decided here, so the per-call work
+ * stays small. Immutable.
  */
 public final class LockOperation {
 

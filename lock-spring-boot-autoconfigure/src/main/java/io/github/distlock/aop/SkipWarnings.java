@@ -70,10 +70,11 @@ final class SkipWarnings {
     private static String message(LockOperation operation, String key, LockAcquisitionException cause,
             Instant previous, long unwarned, Instant now) {
         StringBuilder text = new StringBuilder("Skipped ").append(operation.describeMethod())
-                .append(" without running it: the lock store could not be reached or failed, so lock '").append(operation.getName())
-                .append("' (key ").append(LockKeys.printable(key)).append(") could not be had, and the method skips ")
-                .append("then (its onUnavailable resolves to SKIP). No instance that uses this store runs the work until it is ")
-                .append("back. Cause: ").append(cause.getMessage());
+                .append(" without running it: the lock store could not be reached or failed, so lock '")
+                .append(operation.getName()).append("' (key ").append(LockKeys.printable(key))
+                .append(") could not be had, and the method skips then (its onUnavailable resolves to SKIP). No ")
+                .append("instance that uses this store runs the work until it is back. Cause: ")
+                .append(cause.getMessage());
         if (previous != null) {
             text.append(" ").append(unwarned).append(unwarned == 1 ? " more call" : " more calls")
                     .append(" of lock '").append(operation.getName()).append("' skipped for this reason in the ")
