@@ -16,8 +16,9 @@ import java.lang.annotation.Target;
  * }</pre>
  *
  * <p>If the lock is not acquired within the wait time, or Redis cannot be reached, the method is
- * not invoked and the call throws {@link LockTimeoutException} or {@link LockBackendException}.
- * An exception thrown by the method propagates unchanged, and the lock is released either way.
+ * not invoked and the call throws {@link LockTimeoutException} or {@link LockBackendException}, unless
+ * {@link #onBusy()}, {@link #onUnavailable()} or {@link #onFailure()} says to skip it. An exception thrown by the
+ * method propagates unchanged, and the lock is released either way.
  *
  * <p>Expressions and durations are checked when the application context starts: a bad
  * expression or duration fails the startup with a message naming the method and the fix. So does
@@ -89,16 +90,38 @@ public @interface DistributedLock {
     LeaseLostAction onLeaseLost() default LeaseLostAction.IGNORE;
 
     /**
-     * What the call does when the lock cannot be had (timeout, or Redis unreachable).
-     * {@link FailureAction#THROW} propagates the {@link LockAcquisitionException};
-     * {@link FailureAction#SKIP} does not invoke the method and returns an empty value.
+     * What the call does when the lock cannot be had, busy or unavailable alike, unless {@link #onBusy()} or
+     * {@link #onUnavailable()} says otherwise for its case. {@link FailureAction#THROW} propagates the
+     * {@link LockAcquisitionException}; {@link FailureAction#SKIP} does not invoke the method and returns an empty
+     * value. {@link FailureAction#DEFAULT} (the default) leaves each case to its own attribute, then to
+     * {@code distributed-lock.on-busy} and {@code distributed-lock.on-unavailable}, which both throw unless set.
      */
-    FailureAction onFailure() default FailureAction.THROW;
+    FailureAction onFailure() default FailureAction.DEFAULT;
+
+    /**
+     * What the call does when another owner held the lock for the whole wait time ({@link LockTimeoutException}).
+     * {@link FailureAction#DEFAULT} follows {@link #onFailure()}, then {@code distributed-lock.on-busy}. A skip for
+     * this reason is the ordinary "skip if locked" and is logged at DEBUG only.
+     *
+     * <pre>{@code
+     * // another instance runs it: skip; Redis down: fail, so that the outage is seen
+     * @DistributedLock(key = "'nightly-report'", waitTime = "0s", onBusy = SKIP, onUnavailable = THROW)
+     * }</pre>
+     */
+    FailureAction onBusy() default FailureAction.DEFAULT;
+
+    /**
+     * What the call does when the lock store could not be reached or answered with an error
+     * ({@link LockBackendException}). {@link FailureAction#DEFAULT} follows {@link #onFailure()}, then
+     * {@code distributed-lock.on-unavailable}. A skip for this reason logs a WARN, at most one a minute per lock name
+     * (with the number of calls skipped since the previous one), since no instance runs the work meanwhile.
+     */
+    FailureAction onUnavailable() default FailureAction.DEFAULT;
 
     /**
      * Name of a {@link LockFailureHandler} bean that decides what the call returns (or throws)
-     * when the lock cannot be had. Overrides {@link #onFailure()}, which must then stay at its
-     * default.
+     * when the lock cannot be had. Overrides {@link #onFailure()}, {@link #onBusy()} and
+     * {@link #onUnavailable()}, which must then stay at {@link FailureAction#DEFAULT}.
      */
     String failureHandler() default "";
 
@@ -118,6 +141,11 @@ public @interface DistributedLock {
 
     /** What a call returns when the lock cannot be had. */
     enum FailureAction {
+        /**
+         * Not set on this attribute: {@link #onBusy()} and {@link #onUnavailable()} follow {@link #onFailure()}, and
+         * {@code onFailure} follows {@code distributed-lock.on-busy} / {@code distributed-lock.on-unavailable}.
+         */
+        DEFAULT,
         /** Throw the {@link LockTimeoutException} or {@link LockBackendException}. */
         THROW,
         /**

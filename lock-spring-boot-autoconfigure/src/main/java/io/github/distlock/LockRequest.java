@@ -25,12 +25,37 @@ import java.time.Duration;
  *        {@code "invoice-export"}; {@code null} for {@value #UNNAMED}. Unlike the key it must not
  *        vary per call: it becomes a metric tag, and a tag per order id would make a time series
  *        per order. {@code @DistributedLock} sets its {@code name}, or {@code Class.method}.
+ * @param skipOn when the caller skips its work rather than fail if it does not get the lock; changes nothing about
+ *        the acquisition, only how it is counted: such a failed acquisition ends with the {@code skipped} outcome in
+ *        metrics instead of {@code timeout} or {@code backend-error}. {@code null} means {@link SkipOn#NEVER}.
  */
 public record LockRequest(String key, Duration ttl, Duration waitTime, Boolean watchdog, boolean fencingToken,
-        String name) {
+        String name, SkipOn skipOn) {
 
     /** The {@link #name()} of requests that give none. */
     public static final String UNNAMED = "unnamed";
+
+    /** {@code null} for {@link #skipOn()} means {@link SkipOn#NEVER}. */
+    public LockRequest {
+        if (skipOn == null) {
+            skipOn = SkipOn.NEVER;
+        }
+    }
+
+    /**
+     * A request whose caller fails (rather than skips) when it does not get the lock.
+     *
+     * @param key the lock name
+     * @param ttl the lease length, or {@code null} for the default
+     * @param waitTime the wait, or {@code null} for the default
+     * @param watchdog whether to renew the lease, or {@code null} for the default
+     * @param fencingToken whether to issue the fencing token together with the lock
+     * @param name the name for metrics, traces and the Actuator, or {@code null} for {@value #UNNAMED}
+     */
+    public LockRequest(String key, Duration ttl, Duration waitTime, Boolean watchdog, boolean fencingToken,
+            String name) {
+        this(key, ttl, waitTime, watchdog, fencingToken, name, SkipOn.NEVER);
+    }
 
     /**
      * A request without a name.
@@ -64,17 +89,17 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, Boolean w
 
     /** A copy with the given lease length ({@code null}: the default). */
     public LockRequest withTtl(Duration ttl) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn);
     }
 
     /** A copy with the given wait time ({@code null}: the default; zero: try once). */
     public LockRequest withWaitTime(Duration waitTime) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn);
     }
 
     /** A copy that renews the lease until release ({@code true}) or keeps it fixed ({@code false}). */
     public LockRequest withWatchdog(Boolean watchdog) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn);
     }
 
     /**
@@ -90,7 +115,7 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, Boolean w
      * }</pre>
      */
     public LockRequest withFencingToken() {
-        return new LockRequest(key, ttl, waitTime, watchdog, true, name);
+        return new LockRequest(key, ttl, waitTime, watchdog, true, name, skipOn);
     }
 
     /**
@@ -109,11 +134,67 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, Boolean w
                     + "for every call of this kind of lock, for example \"invoice-export\", or null for \"" + UNNAMED
                     + "\".");
         }
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn);
+    }
+
+    /**
+     * A copy that tells metrics the caller skips its work, rather than fail, when it does not get the lock for the
+     * given reasons; {@code @DistributedLock} sets it from {@code onBusy} / {@code onUnavailable}. A caller of
+     * {@code tryLock} that skips its work when the lock is taken says so the same way:
+     *
+     * <pre>{@code
+     * lockService.tryLock(LockRequest.of("nightly-report").withWaitTime(Duration.ZERO).withSkipOn(SkipOn.BUSY))
+     *         .ifPresent(lock -> ...);   // a busy lock counts as outcome=skipped, reason=busy, not as a timeout
+     * }</pre>
+     *
+     * @param skipOn when the caller skips ({@code null}: {@link SkipOn#NEVER})
+     */
+    public LockRequest withSkipOn(SkipOn skipOn) {
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn);
     }
 
     /** The name for metrics, traces and the Actuator: {@link #name()}, or {@value #UNNAMED} if none was given. */
     public String nameOrDefault() {
         return name != null ? name : UNNAMED;
+    }
+
+    /**
+     * When a caller that does not get its lock skips its work instead of failing: only how metrics count the
+     * failed acquisition depends on it ({@code outcome=skipped} with {@code reason=busy} or {@code unavailable}).
+     */
+    public enum SkipOn {
+
+        /** The caller fails (or handles the failure itself): a timeout counts as {@code timeout}. */
+        NEVER(false, false),
+        /** The caller skips when another owner held the lock for the whole wait time. */
+        BUSY(true, false),
+        /** The caller skips when the lock store could not be reached or answered with an error. */
+        UNAVAILABLE(false, true),
+        /** The caller skips in both cases. */
+        BUSY_OR_UNAVAILABLE(true, true);
+
+        private final boolean busy;
+
+        private final boolean unavailable;
+
+        SkipOn(boolean busy, boolean unavailable) {
+            this.busy = busy;
+            this.unavailable = unavailable;
+        }
+
+        /** The value for the two cases. */
+        public static SkipOn of(boolean busy, boolean unavailable) {
+            return busy ? (unavailable ? BUSY_OR_UNAVAILABLE : BUSY) : (unavailable ? UNAVAILABLE : NEVER);
+        }
+
+        /** Whether the caller skips when another owner held the lock for the whole wait time. */
+        public boolean whenBusy() {
+            return busy;
+        }
+
+        /** Whether the caller skips when the lock store could not be reached or failed. */
+        public boolean whenUnavailable() {
+            return unavailable;
+        }
     }
 }

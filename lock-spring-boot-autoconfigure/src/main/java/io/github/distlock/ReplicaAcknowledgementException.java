@@ -9,8 +9,8 @@ import java.time.Duration;
  * acquisition was undone (the lock released on the master) and the guarded work did not run.
  *
  * <p>A {@link LockBackendException}: the lock store cannot give a lock that survives a failover right now,
- * so the annotation's failure strategy ({@code onFailure}, a failure handler) and the web problem details
- * (503) treat it like an unreachable Redis. Unlike there, the outcome is known: the lock is not held.
+ * so the annotation's failure strategy ({@code onUnavailable} / {@code onFailure}, a failure handler) and the web
+ * problem details (503) treat it like an unreachable Redis. Unlike there, the outcome is known: the lock is not held.
  *
  * <pre>{@code
  * try {

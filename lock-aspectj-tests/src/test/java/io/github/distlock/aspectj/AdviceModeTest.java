@@ -3,6 +3,7 @@ package io.github.distlock.aspectj;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -18,6 +19,10 @@ import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ConfigurableApplicationContext;
 
+import io.github.distlock.LockBackendException;
+import io.github.distlock.LockHandle;
+import io.github.distlock.LockRequest;
+import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
 import io.github.distlock.aop.AnnotationDistributedLockAspect;
 import io.github.distlock.aop.DistributedLockAdvisor;
@@ -184,6 +189,28 @@ class AdviceModeTest {
             Race race = race(WovenOrderService.gate, () -> service.place("7"), "lock:{order:7}");
 
             race.assertExcluded();
+        });
+    }
+
+    @Test
+    void aWovenMethodSkipsWhenTheLockIsBusyAndThrowsWhenRedisIsDown() {
+        aspectj.withPropertyValues("distributed-lock.operation-timeout=3s").run(context -> {
+            WovenOrderService service = context.getBean(WovenOrderService.class);
+            LockHandle other = context.getBean(LockService.class)
+                    .lock(LockRequest.of("report").withWaitTime(Duration.ZERO));
+            try {
+                assertThat(service.report()).as("onBusy = SKIP").isNull();
+            } finally {
+                other.release();
+            }
+            redis.server().stop();
+            try {
+                assertThatThrownBy(service::report).as("onUnavailable follows distributed-lock.on-unavailable")
+                        .isInstanceOf(LockBackendException.class);
+            } finally {
+                redis.server().restart();
+            }
+            assertThat(WovenOrderService.gate.entries()).as("the method never ran").isZero();
         });
     }
 

@@ -27,6 +27,7 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 import io.github.distlock.DistributedLock;
+import io.github.distlock.DistributedLock.FailureAction;
 import io.github.distlock.LockDurations;
 import io.github.distlock.LockFailureHandler;
 
@@ -38,8 +39,10 @@ import io.github.distlock.LockFailureHandler;
  * factory's embedded value resolver, and checked against {@link LockDurations}, the rules every call applies; a bare
  * number is rejected rather than read as milliseconds. The key, or each of the keys, goes to
  * {@link LockKeyResolver#parse}. A {@code failureHandler} must name a {@link LockFailureHandler} bean, and
- * contradicting attributes ({@code key} with {@code keys}, {@code failureHandler} with {@code onFailure = SKIP}) are
- * rejected. A private or static method, which no proxy can intercept, fails too, or only logs a WARN when
+ * contradicting attributes ({@code key} with {@code keys}, {@code failureHandler} with any {@code onFailure},
+ * {@code onBusy} or {@code onUnavailable} action) are rejected. {@code onBusy} and {@code onUnavailable} are resolved
+ * here, once: the attribute, else {@code onFailure}, else {@link #setDefaultFailureActions the configured default}.
+ * A private or static method, which no proxy can intercept, fails too, or only logs a WARN when
  * {@link #setFailOnUnguardedMethods} is off ({@link FinalMethodDetector} handles final methods, which only the proxy
  * can tell about).
  *
@@ -63,6 +66,10 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     private final LockKeyResolver keyResolver;
 
     private boolean failOnUnguardedMethods = true;
+
+    private FailureAction defaultBusyAction = FailureAction.THROW;
+
+    private FailureAction defaultUnavailableAction = FailureAction.THROW;
 
     private final Map<MethodClassKey, Object> operations = new ConcurrentHashMap<>(256);
 
@@ -92,6 +99,28 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     /** Whether an unguarded method fails the startup rather than only logging a WARN. */
     public boolean isFailOnUnguardedMethods() {
         return failOnUnguardedMethods;
+    }
+
+    /**
+     * What a method does when its lock is busy, or its store unavailable, if neither its {@code onBusy} /
+     * {@code onUnavailable} nor its {@code onFailure} says ({@code distributed-lock.on-busy},
+     * {@code distributed-lock.on-unavailable}). Set before the first method is parsed.
+     *
+     * @param onBusy {@link FailureAction#THROW} (the default) or {@link FailureAction#SKIP}
+     * @param onUnavailable {@link FailureAction#THROW} (the default) or {@link FailureAction#SKIP}
+     * @throws IllegalArgumentException for {@link FailureAction#DEFAULT} or {@code null}, which would decide nothing
+     */
+    public void setDefaultFailureActions(FailureAction onBusy, FailureAction onUnavailable) {
+        this.defaultBusyAction = requireDecided("onBusy", onBusy);
+        this.defaultUnavailableAction = requireDecided("onUnavailable", onUnavailable);
+    }
+
+    private static FailureAction requireDecided(String attribute, FailureAction action) {
+        if (action == null || action == FailureAction.DEFAULT) {
+            throw new IllegalArgumentException("The default " + attribute + " action must be THROW or SKIP, was "
+                    + action + ": DEFAULT would leave the failure undecided.");
+        }
+        return action;
     }
 
     /** Supplies the embedded value resolver that resolves {@code ${...}} in durations. */
@@ -220,7 +249,15 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
                     + "empty for " + owner.getSimpleName() + "." + specificMethod.getName() + ".", null);
         }
         return new LockOperation(specificMethod, owner, key, keys, ttl, waitTime, watchdog, annotation.onLeaseLost(),
-                annotation.onFailure(), failureHandler, name);
+                annotation.onFailure(), resolve(annotation.onBusy(), annotation.onFailure(), defaultBusyAction),
+                resolve(annotation.onUnavailable(), annotation.onFailure(), defaultUnavailableAction), failureHandler,
+                name);
+    }
+
+    /** The case's own attribute if set, else {@code onFailure} if set, else the configured default. */
+    private static FailureAction resolve(FailureAction specific, FailureAction onFailure, FailureAction configured) {
+        return (specific != FailureAction.DEFAULT ? specific : onFailure != FailureAction.DEFAULT ? onFailure
+                : configured);
     }
 
     /** The parsed {@code keys}, each checked like {@code key}; {@code null} when the annotation uses {@code key}. */
@@ -254,15 +291,17 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     }
 
     /**
-     * The named failure handler must be a {@link LockFailureHandler} bean, and must not be combined with
-     * {@code onFailure = SKIP}, which would contradict it.
+     * The named failure handler must be a {@link LockFailureHandler} bean, and must not be combined with an
+     * {@code onFailure}, {@code onBusy} or {@code onUnavailable} action, which would contradict it.
      */
     private void checkFailureHandler(Method method, Class<?> owner, DistributedLock annotation) {
         String name = annotation.failureHandler();
-        if (annotation.onFailure() == DistributedLock.FailureAction.SKIP) {
+        String actions = declaredActions(annotation);
+        if (!actions.isEmpty()) {
             throw new InvalidLockDefinitionException(method, owner, "failureHandler", name, "is set together with "
-                    + "onFailure = SKIP, but the handler decides what a call that cannot get its lock returns. Remove "
-                    + "onFailure = SKIP (the handler may return an empty value itself), or remove failureHandler.",
+                    + actions + ", but the handler decides what a call that cannot get its lock returns, busy or "
+                    + "unavailable alike. Remove " + actions + " (the handler may return an empty value itself, and "
+                    + "LockFailure.cause() tells a busy lock from an unavailable store), or remove failureHandler.",
                     null);
         }
         if (name.isBlank()) {
@@ -298,6 +337,21 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
                     + "or declare a LockFailureHandler bean named '" + name + "'.";
         }
         throw new InvalidLockDefinitionException(method, owner, "failureHandler", name, problem, null);
+    }
+
+    /** {@code onFailure = SKIP, onBusy = THROW}: the failure actions the annotation sets, or an empty string. */
+    private static String declaredActions(DistributedLock annotation) {
+        StringBuilder actions = new StringBuilder();
+        appendAction(actions, "onFailure", annotation.onFailure());
+        appendAction(actions, "onBusy", annotation.onBusy());
+        appendAction(actions, "onUnavailable", annotation.onUnavailable());
+        return actions.toString();
+    }
+
+    private static void appendAction(StringBuilder actions, String attribute, FailureAction action) {
+        if (action != FailureAction.DEFAULT) {
+            actions.append(actions.isEmpty() ? "" : ", ").append(attribute).append(" = ").append(action);
+        }
     }
 
     private static String quoted(String[] values) {

@@ -2,6 +2,7 @@ package io.github.distlock.aop;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -45,8 +46,9 @@ import io.github.distlock.MultiLockHandle;
  * its exception propagates with the loss suppressed. {@code onLeaseLost = INTERRUPT} interrupts the method's thread
  * while it runs.</li>
  * <li><b>Failure.</b> If the lock is not acquired ({@link LockTimeoutException}, {@link LockBackendException}) the
- * method is not invoked; the call throws, returns an empty value ({@code onFailure = SKIP}), or asks a
- * {@link LockFailureHandler} bean. A null or blank key always throws {@link IllegalArgumentException}.</li>
+ * method is not invoked; the call throws, returns an empty value ({@code onBusy} / {@code onUnavailable} /
+ * {@code onFailure = SKIP}; a skip because the store was unavailable logs a WARN, at most one a minute per lock name),
+ * or asks a {@link LockFailureHandler} bean. A null or blank key always throws {@link IllegalArgumentException}.</li>
  * <li><b>Results that come later.</b> For a {@link CompletionStage} the lock is held until the stage completes; for a
  * reactive type that Spring's {@link org.springframework.core.ReactiveAdapterRegistry} knows (Reactor's
  * {@code Mono}/{@code Flux}, RxJava, Mutiny, ...) it is acquired on subscription and held until termination or
@@ -76,6 +78,9 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
      * references: a custom operation source that makes a new operation per call must not fill it up.
      */
     private final Map<LockOperation, FailureStrategy> failureStrategies = new ConcurrentReferenceHashMap<>(64);
+
+    /** The rate-limited WARNs of calls skipped because the store was unavailable, shared by all methods. */
+    private final SkipWarnings skipWarnings = new SkipWarnings(logger);
 
     private boolean throwOnLeaseLost = true;
 
@@ -159,6 +164,14 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
      */
     public void setDefaultWaitTime(Duration defaultWaitTime) {
         this.defaultWaitTime = defaultWaitTime;
+    }
+
+    /**
+     * The clock that spaces out the WARNs of calls skipped because the store was unavailable (one a minute per lock
+     * name); for tests, which move it on instead of waiting a minute.
+     */
+    void setSkipWarningClock(InstantSource clock) {
+        skipWarnings.useClock(clock);
     }
 
     /** Where {@link LockFailureHandler} beans named by {@code failureHandler} are looked up. */
@@ -534,7 +547,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     private FailureStrategy failureStrategy(LockOperation operation) {
         FailureStrategy strategy = failureStrategies.get(operation);
         return (strategy != null ? strategy : failureStrategies.computeIfAbsent(operation,
-                op -> FailureStrategy.of(op, () -> beanFactory)));
+                op -> FailureStrategy.of(op, () -> beanFactory, skipWarnings)));
     }
 
     /** Attaches a lost lease to the exception that ends the call anyway, unless it is that very exception. */

@@ -26,10 +26,10 @@ import java.util.stream.Stream;
 import org.springframework.core.CollectionFactory;
 
 /**
- * What a call skipped by {@code onFailure = SKIP} returns, chosen once per method from its declared return type:
- * {@code null}, zero or {@code false} for a primitive, an empty {@code Optional}, collection, map, array or stream,
- * or a future completed with {@code null}. (An empty reactive result comes from its
- * {@link org.springframework.core.ReactiveAdapter}; see {@link LockOperation}.)
+ * What a call skipped by {@code onBusy}, {@code onUnavailable} or {@code onFailure = SKIP} returns, chosen once per
+ * method from its declared return type: {@code null}, zero or {@code false} for a primitive, an empty
+ * {@code Optional}, collection, map, array or stream, or a future completed with {@code null}. (An empty reactive
+ * result comes from its {@link org.springframework.core.ReactiveAdapter}; see {@link LockOperation}.)
  */
 final class EmptyReturnValues {
 

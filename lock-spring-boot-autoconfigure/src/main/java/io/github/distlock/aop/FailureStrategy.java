@@ -9,12 +9,14 @@ import org.springframework.util.function.SingletonSupplier;
 
 import io.github.distlock.DistributedLock.FailureAction;
 import io.github.distlock.LockAcquisitionException;
+import io.github.distlock.LockBackendException;
 import io.github.distlock.LockFailureHandler;
 import io.github.distlock.LockFailureHandler.LockFailure;
 
 /**
  * What a call whose lock cannot be had returns instead, decided once per method from its annotation:
- * throw the acquisition failure, return the empty value, or ask the named {@link LockFailureHandler} bean.
+ * throw the acquisition failure, return the empty value (each for a busy lock and for an unavailable store as the
+ * {@link LockOperation} resolved them), or ask the named {@link LockFailureHandler} bean.
  */
 @FunctionalInterface
 interface FailureStrategy {
@@ -33,8 +35,9 @@ interface FailureStrategy {
      *
      * @param operation the method's lock
      * @param beanFactory where a named handler is looked up, on the first failed call only
+     * @param skipWarnings where a skip because the store was unavailable is reported
      */
-    static FailureStrategy of(LockOperation operation, Supplier<BeanFactory> beanFactory) {
+    static FailureStrategy of(LockOperation operation, Supplier<BeanFactory> beanFactory, SkipWarnings skipWarnings) {
         String handlerName = operation.getFailureHandler();
         if (handlerName != null) {
             // Looked up on first use, then kept: the handler bean may not exist yet while proxies are created.
@@ -43,18 +46,31 @@ interface FailureStrategy {
             return (args, key, cause) -> handler.get()
                     .handle(new LockFailure(operation.getMethod(), args, key, cause));
         }
-        if (operation.getFailureAction() == FailureAction.SKIP) {
-            Log logger = LogFactory.getLog(DistributedLockAspectSupport.class);
+        boolean skipBusy = (operation.getBusyAction() == FailureAction.SKIP);
+        boolean skipUnavailable = (operation.getUnavailableAction() == FailureAction.SKIP);
+        if (!skipBusy && !skipUnavailable) {
             return (args, key, cause) -> {
-                if (logger.isDebugEnabled()) {
-                    logger.debug("Skipped " + operation.describeMethod() + " (onFailure = SKIP): "
-                            + cause.getMessage());
-                }
-                return operation.emptyResult();
+                throw cause;
             };
         }
+        Log logger = LogFactory.getLog(DistributedLockAspectSupport.class);
         return (args, key, cause) -> {
-            throw cause;
+            // The interceptor hands over only these two: a timeout (busy) and a backend failure (unavailable).
+            if (cause instanceof LockBackendException) {
+                if (!skipUnavailable) {
+                    throw cause;
+                }
+                skipWarnings.skippedUnavailable(operation, key, cause);
+                return operation.emptyResult();
+            }
+            if (!skipBusy) {
+                throw cause;
+            }
+            if (logger.isDebugEnabled()) {
+                // The ordinary "skip if locked": another instance is doing the work.
+                logger.debug("Skipped " + operation.describeMethod() + " (onBusy = SKIP): " + cause.getMessage());
+            }
+            return operation.emptyResult();
         };
     }
 

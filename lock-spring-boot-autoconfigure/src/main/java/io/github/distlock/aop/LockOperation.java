@@ -19,8 +19,9 @@ import io.github.distlock.LockRequest;
  * One method's {@code @DistributedLock}, parsed and validated once by a {@link LockOperationSource} and then
  * shared by every call: the key (or keys) in their cheapest evaluable form, the resolved ttl, wait time and
  * watchdog setting ({@code null} where the configured default applies), what to do on a lost lease and on a failed
- * acquisition, and how the method's result is followed ({@link ResultKind}). Everything a call needs is decided
- * here, so the per-call work stays small. Immutable.
+ * acquisition (for a busy lock and for an unavailable store, each already resolved to throw or skip), and how the
+ * method's result is followed ({@link ResultKind}). Everything a call needs is decided here, so the per-call work
+ * stays small. Immutable.
  */
 public final class LockOperation {
 
@@ -49,6 +50,12 @@ public final class LockOperation {
 
     private final FailureAction failureAction;
 
+    private final FailureAction busyAction;
+
+    private final FailureAction unavailableAction;
+
+    private final LockRequest.SkipOn skipOn;
+
     private final String failureHandler;
 
     private final ResultKind resultKind;
@@ -64,6 +71,8 @@ public final class LockOperation {
     private final String name;
 
     /**
+     * An operation whose busy and unavailable cases both follow {@code failureAction}; {@code DEFAULT} throws.
+     *
      * @param method the method whose parameters the key expressions refer to (the most specific one)
      * @param targetClass the class of the bean it is called on
      * @param key the parsed key; with several keys, the first of them
@@ -81,6 +90,33 @@ public final class LockOperation {
     public LockOperation(Method method, Class<?> targetClass, LockKeyExpression key, LockKeyExpression[] keys,
             Duration ttl, Duration waitTime, Boolean watchdog, LeaseLostAction leaseLostAction,
             FailureAction failureAction, String failureHandler, String name) {
+        this(method, targetClass, key, keys, ttl, waitTime, watchdog, leaseLostAction, failureAction, failureAction,
+                failureAction, failureHandler, name);
+    }
+
+    /**
+     * @param method the method whose parameters the key expressions refer to (the most specific one)
+     * @param targetClass the class of the bean it is called on
+     * @param key the parsed key; with several keys, the first of them
+     * @param keys all parsed keys when the annotation names several ({@code keys}), otherwise {@code null}
+     * @param ttl the lease length, or {@code null} for {@code distributed-lock.default-ttl}
+     * @param waitTime the wait time, or {@code null} for {@code distributed-lock.default-wait-time}
+     * @param watchdog whether to renew the lease, or {@code null} for {@code distributed-lock.watchdog.enabled}
+     * @param leaseLostAction what to do with the running method when its lease is lost
+     * @param failureAction the annotation's {@code onFailure}, as declared (for messages)
+     * @param busyAction what the call does when another owner held the lock for the whole wait time, resolved
+     *        from {@code onBusy}, {@code onFailure} and {@code distributed-lock.on-busy}; {@code DEFAULT} throws
+     * @param unavailableAction what the call does when the lock store failed, resolved the same way from
+     *        {@code onUnavailable}; {@code DEFAULT} throws
+     * @param failureHandler the name of the {@link io.github.distlock.LockFailureHandler} bean that decides instead,
+     *        or {@code null}; then the actions are not used
+     * @param name what metrics and traces call this lock ({@link io.github.distlock.DistributedLock#name()}), or
+     *        {@code null} for {@code SimpleClassName.method}
+     */
+    public LockOperation(Method method, Class<?> targetClass, LockKeyExpression key, LockKeyExpression[] keys,
+            Duration ttl, Duration waitTime, Boolean watchdog, LeaseLostAction leaseLostAction,
+            FailureAction failureAction, FailureAction busyAction, FailureAction unavailableAction,
+            String failureHandler, String name) {
         this.method = method;
         this.targetClass = targetClass;
         this.key = key;
@@ -91,6 +127,12 @@ public final class LockOperation {
         this.leaseLostAction = leaseLostAction;
         this.failureAction = failureAction;
         this.failureHandler = (failureHandler == null || failureHandler.isEmpty() ? null : failureHandler);
+        this.busyAction = (busyAction == FailureAction.SKIP ? FailureAction.SKIP : FailureAction.THROW);
+        this.unavailableAction = (unavailableAction == FailureAction.SKIP ? FailureAction.SKIP : FailureAction.THROW);
+        // A handler decides for itself, so its calls are never counted as skipped.
+        this.skipOn = (this.failureHandler != null ? LockRequest.SkipOn.NEVER
+                : LockRequest.SkipOn.of(this.busyAction == FailureAction.SKIP,
+                        this.unavailableAction == FailureAction.SKIP));
         Class<?> returnType = method.getReturnType();
         this.reactiveAdapter = (REACTOR_PRESENT && !CompletionStage.class.isAssignableFrom(returnType)
                 ? ReactiveTypes.adapterFor(returnType) : null);
@@ -160,9 +202,25 @@ public final class LockOperation {
         return leaseLostAction;
     }
 
-    /** What the call returns when the lock cannot be had and no failure handler is named. */
+    /** The annotation's {@code onFailure} as declared; {@link #getBusyAction()} and the next say what applies. */
     public FailureAction getFailureAction() {
         return failureAction;
+    }
+
+    /**
+     * What the call does, when no failure handler is named, if another owner held the lock for the whole wait time:
+     * {@link FailureAction#THROW} or {@link FailureAction#SKIP}, never {@code DEFAULT}.
+     */
+    public FailureAction getBusyAction() {
+        return busyAction;
+    }
+
+    /**
+     * What the call does, when no failure handler is named, if the lock store could not be reached or failed:
+     * {@link FailureAction#THROW} or {@link FailureAction#SKIP}, never {@code DEFAULT}.
+     */
+    public FailureAction getUnavailableAction() {
+        return unavailableAction;
     }
 
     /** The name of the {@link io.github.distlock.LockFailureHandler} bean, or {@code null}. */
@@ -195,7 +253,7 @@ public final class LockOperation {
      * @return the request to pass to {@link io.github.distlock.LockService#lock(LockRequest)}
      */
     public LockRequest toRequest(String resolvedKey) {
-        return new LockRequest(resolvedKey, ttl, waitTime, watchdog, false, name);
+        return new LockRequest(resolvedKey, ttl, waitTime, watchdog, false, name, skipOn);
     }
 
     /** The method as {@code com.example.OrderService.place(String orderId)}, for messages. */
@@ -207,8 +265,9 @@ public final class LockOperation {
     public String toString() {
         String keyText = (keys != null ? "keys = " + Arrays.toString(keys) : "key = \"" + key.getSource() + "\"");
         return "@DistributedLock(" + keyText + ", ttl = " + ttl + ", waitTime = " + waitTime + ", watchdog = "
-                + watchdog + ", onLeaseLost = " + leaseLostAction + ", onFailure = " + failureAction
-                + (failureHandler != null ? ", failureHandler = " + failureHandler : "") + ") on " + description;
+                + watchdog + ", onLeaseLost = " + leaseLostAction + ", onBusy = " + busyAction + ", onUnavailable = "
+                + unavailableAction + (failureHandler != null ? ", failureHandler = " + failureHandler : "") + ") on "
+                + description;
     }
 
     /**

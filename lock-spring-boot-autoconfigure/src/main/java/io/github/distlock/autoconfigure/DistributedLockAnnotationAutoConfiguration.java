@@ -23,6 +23,7 @@ import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
 
+import io.github.distlock.DistributedLock.FailureAction;
 import io.github.distlock.LockService;
 import io.github.distlock.aop.AnnotationDistributedLockAspect;
 import io.github.distlock.aop.AnnotationLockOperationSource;
@@ -65,7 +66,7 @@ public class DistributedLockAnnotationAutoConfiguration {
      * Parses and validates {@code @DistributedLock} once per method.
      *
      * @param lockKeyResolver parses the key expressions
-     * @param environment where {@code unguarded-methods} is read from
+     * @param environment where {@code unguarded-methods}, {@code on-busy} and {@code on-unavailable} are read from
      * @return the operation source
      */
     @Bean
@@ -75,7 +76,20 @@ public class DistributedLockAnnotationAutoConfiguration {
             Environment environment) {
         AnnotationLockOperationSource source = new AnnotationLockOperationSource(lockKeyResolver);
         source.setFailOnUnguardedMethods(failOnUnguardedMethods(environment));
+        source.setDefaultFailureActions(failureAction(environment, "on-busy"),
+                failureAction(environment, "on-unavailable"));
         return source;
+    }
+
+    /**
+     * {@code on-busy} / {@code on-unavailable}, bound like {@code unguarded-methods}: this bean is created before the
+     * properties bean, which checks the same, so the first of the two to see {@code default} fails the startup.
+     */
+    private static FailureAction failureAction(Environment environment, String name) {
+        FailureAction action = Binder.get(environment)
+                .bind(DistributedLockProperties.PREFIX + "." + name, FailureAction.class)
+                .orElse(FailureAction.THROW);
+        return DistributedLockProperties.requireThrowOrSkip(name, action);
     }
 
     /** Bound from the Environment, like the aspect order below, so the properties bean is not created early. */

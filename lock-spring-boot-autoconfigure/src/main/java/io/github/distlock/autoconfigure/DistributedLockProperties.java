@@ -1,6 +1,7 @@
 package io.github.distlock.autoconfigure;
 
 import java.time.Duration;
+import java.util.Locale;
 
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -9,6 +10,7 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
 import org.springframework.context.annotation.AdviceMode;
 import org.springframework.core.Ordered;
 
+import io.github.distlock.DistributedLock.FailureAction;
 import io.github.distlock.LockDurations;
 
 /**
@@ -94,6 +96,21 @@ public class DistributedLockProperties implements InitializingBean {
      * method's result, and only the LockLostEvent and a WARN log line tell.
      */
     private boolean throwOnLeaseLost = true;
+
+    /**
+     * What a @DistributedLock call does when another owner held its lock for the whole wait time, if the annotation
+     * sets neither onBusy nor onFailure: throw (the default) fails the call with LockTimeoutException; skip returns
+     * an empty value without running the method, the usual choice for a scheduled job that one instance should run.
+     */
+    private FailureAction onBusy = FailureAction.THROW;
+
+    /**
+     * What a @DistributedLock call does when the lock store could not be reached or failed, if the annotation sets
+     * neither onUnavailable nor onFailure: throw (the default) fails the call with LockBackendException; skip returns
+     * an empty value without running the method and logs a WARN, at most one a minute per lock. With skip, no
+     * instance runs the work while the store is down.
+     */
+    private FailureAction onUnavailable = FailureAction.THROW;
 
     /**
      * What to do with a @DistributedLock method that no Spring proxy can intercept, so that every call would run
@@ -223,6 +240,22 @@ public class DistributedLockProperties implements InitializingBean {
         this.unguardedMethods = unguardedMethods;
     }
 
+    public FailureAction getOnBusy() {
+        return onBusy;
+    }
+
+    public void setOnBusy(FailureAction onBusy) {
+        this.onBusy = onBusy;
+    }
+
+    public FailureAction getOnUnavailable() {
+        return onUnavailable;
+    }
+
+    public void setOnUnavailable(FailureAction onUnavailable) {
+        this.onUnavailable = onUnavailable;
+    }
+
     public ClusterNotifications getClusterNotifications() {
         return clusterNotifications;
     }
@@ -298,6 +331,8 @@ public class DistributedLockProperties implements InitializingBean {
             throw new InvalidConfigurationPropertyValueException(PREFIX + ".unguarded-methods", null,
                     "Use fail (the default) or warn.");
         }
+        requireThrowOrSkip("on-busy", onBusy);
+        requireThrowOrSkip("on-unavailable", onUnavailable);
         if (clusterNotifications == null) {
             throw new InvalidConfigurationPropertyValueException(PREFIX + ".cluster-notifications", null,
                     "Use auto (the default) or global.");
@@ -339,6 +374,27 @@ public class DistributedLockProperties implements InitializingBean {
                             + "confirm than a command may take to answer is a Redis in trouble. Lower "
                             + "replica-ack-timeout or raise operation-timeout.");
         }
+    }
+
+    /**
+     * {@code default} is an annotation value ("not set here"); a property is the last word and must decide.
+     *
+     * @param name the property below the prefix, {@code on-busy} or {@code on-unavailable}
+     * @param action its bound value
+     * @return the value, {@code THROW} or {@code SKIP}
+     * @throws InvalidConfigurationPropertyValueException naming the property, the value and the fix otherwise
+     */
+    static FailureAction requireThrowOrSkip(String name, FailureAction action) {
+        if (action == null || action == FailureAction.DEFAULT) {
+            String attribute = name.equals("on-busy") ? "onBusy" : "onUnavailable";
+            throw new InvalidConfigurationPropertyValueException(PREFIX + "." + name,
+                    (action == null ? null : action.name().toLowerCase(Locale.ROOT)), "The property is the last word "
+                            + "on what a call does when its annotation sets neither " + attribute + " nor onFailure, "
+                            + "so it must decide: use throw (the default: the call fails) or skip (the method does "
+                            + "not run and the call returns an empty value), or remove the property. default is only "
+                            + "meaningful on the annotation, where it means \"follow onFailure, then this property\".");
+        }
+        return action;
     }
 
     /** A duration as written in a property ({@code 1ns}, {@code 30s}), followed by its ISO form. */

@@ -163,18 +163,29 @@ public class DefaultLockService implements LockService, AutoCloseable {
                         && !(ex instanceof ReplicaAcknowledgementException);
                 pendingReleases.undo(key, acquisition.token, acquisition.queued, ttlMillis, !backendFailed);
             }
-            listener.notAcquired(context, ex instanceof LockAcquisitionException
-                    && ex.getCause() instanceof InterruptedException ? LockListener.AcquireOutcome.INTERRUPTED
-                            : LockListener.AcquireOutcome.BACKEND_ERROR, ex);
+            listener.notAcquired(context, failedOutcome(ex, request.skipOn()), ex);
             throw ex;
         }
         if (result.isPresent()) {
             listener.acquired(context);
         }
         else {
-            listener.notAcquired(context, LockListener.AcquireOutcome.TIMEOUT, null);
+            listener.notAcquired(context, request.skipOn().whenBusy() ? LockListener.AcquireOutcome.SKIPPED_BUSY
+                    : LockListener.AcquireOutcome.TIMEOUT, null);
         }
         return new Outcome(result, ttl, waitTime, acquisition.lapsedAfterMillis);
+    }
+
+    /**
+     * How an acquisition that threw ended. Only a store failure can be a skip: the annotation skips over a
+     * {@link LockBackendException}, and lets anything else (an interrupt, a bug) propagate.
+     */
+    private static LockListener.AcquireOutcome failedOutcome(Throwable ex, LockRequest.SkipOn skipOn) {
+        if (ex instanceof LockAcquisitionException && ex.getCause() instanceof InterruptedException) {
+            return LockListener.AcquireOutcome.INTERRUPTED;
+        }
+        return (skipOn.whenUnavailable() && ex instanceof LockBackendException
+                ? LockListener.AcquireOutcome.SKIPPED_UNAVAILABLE : LockListener.AcquireOutcome.BACKEND_ERROR);
     }
 
     /** One call of {@link #tryLock}: its attempts, its place in the queue and its wait. */

@@ -50,8 +50,9 @@ public interface LockListener {
      * The call ended without the lock.
      *
      * @param outcome why: never {@link AcquireOutcome#ACQUIRED}
-     * @param cause the exception the caller gets, or {@code null} for a timeout, which returns
-     *        empty (or throws {@link io.github.distlock.LockTimeoutException} from {@code lock})
+     * @param cause the exception the caller gets (the store's failure, also when the caller skips
+     *        it), or {@code null} for a timeout or busy skip, which returns empty (or throws
+     *        {@link io.github.distlock.LockTimeoutException} from {@code lock})
      */
     default void notAcquired(LockContext lock, AcquireOutcome outcome, Throwable cause) {
     }
@@ -89,23 +90,52 @@ public interface LockListener {
     enum AcquireOutcome {
 
         /** The caller holds the lock. */
-        ACQUIRED("acquired"),
+        ACQUIRED("acquired", null),
         /** Another owner held it until the wait ran out (or its lease ran out before it could be returned). */
-        TIMEOUT("timeout"),
+        TIMEOUT("timeout", null),
         /** Redis failed or could not be reached; nothing of the attempt is left in Redis. */
-        BACKEND_ERROR("backend-error"),
+        BACKEND_ERROR("backend-error", null),
         /** The caller was interrupted; nothing of the attempt is left in Redis. */
-        INTERRUPTED("interrupted");
+        INTERRUPTED("interrupted", null),
+        /**
+         * As {@link #TIMEOUT}, but the caller skips its work rather than fail
+         * ({@link io.github.distlock.LockRequest.SkipOn#whenBusy()}, {@code onBusy = SKIP}).
+         */
+        SKIPPED_BUSY("skipped", "busy"),
+        /**
+         * As {@link #BACKEND_ERROR}, but the caller skips its work rather than fail
+         * ({@link io.github.distlock.LockRequest.SkipOn#whenUnavailable()}, {@code onUnavailable = SKIP}).
+         */
+        SKIPPED_UNAVAILABLE("skipped", "unavailable");
+
+        /** The {@code reason} tag of the outcomes that are not skips. */
+        private static final String NO_REASON = "none";
 
         private final String tagValue;
 
-        AcquireOutcome(String tagValue) {
+        private final String reasonTagValue;
+
+        AcquireOutcome(String tagValue, String reasonTagValue) {
             this.tagValue = tagValue;
+            this.reasonTagValue = (reasonTagValue != null ? reasonTagValue : NO_REASON);
         }
 
-        /** The value of the {@code outcome} tag in metrics. */
+        /** The value of the {@code outcome} tag in metrics: the two skips share {@code skipped}. */
         public String tagValue() {
             return tagValue;
+        }
+
+        /**
+         * The value of the {@code reason} tag in metrics: why a skipped call skipped ({@code busy},
+         * {@code unavailable}), {@code none} for every other outcome.
+         */
+        public String reasonTagValue() {
+            return reasonTagValue;
+        }
+
+        /** Whether the caller skips its work: a busy or unavailable lock that the caller chose to skip over. */
+        public boolean skipped() {
+            return this == SKIPPED_BUSY || this == SKIPPED_UNAVAILABLE;
         }
     }
 

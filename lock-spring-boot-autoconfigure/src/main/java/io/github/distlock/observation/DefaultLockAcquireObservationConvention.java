@@ -10,7 +10,8 @@ import io.micrometer.common.KeyValues;
 
 /**
  * The acquire observation's default name ({@code distributed.lock.acquire}) and tags: {@code lock.name} throughout,
- * {@code outcome} and {@code waited} once it ended, and the key as the high-cardinality {@code lock.key}.
+ * {@code outcome}, {@code reason} and {@code waited} once it ended, and the key as the high-cardinality
+ * {@code lock.key}.
  *
  * <pre>{@code
  * Observation.createNotStarted(custom, new DefaultLockAcquireObservationConvention(), () -> context, registry);
@@ -23,6 +24,8 @@ public class DefaultLockAcquireObservationConvention implements LockAcquireObser
 
     private static final KeyValue[] OUTCOMES = new KeyValue[AcquireOutcome.values().length];
 
+    private static final KeyValue[] REASONS = new KeyValue[AcquireOutcome.values().length];
+
     private static final KeyValue WAITED = LowCardinalityKeyNames.WAITED.withValue("true");
 
     private static final KeyValue AT_ONCE = LowCardinalityKeyNames.WAITED.withValue("false");
@@ -30,6 +33,7 @@ public class DefaultLockAcquireObservationConvention implements LockAcquireObser
     static {
         for (AcquireOutcome outcome : AcquireOutcome.values()) {
             OUTCOMES[outcome.ordinal()] = LowCardinalityKeyNames.OUTCOME.withValue(outcome.tagValue());
+            REASONS[outcome.ordinal()] = LowCardinalityKeyNames.REASON.withValue(outcome.reasonTagValue());
         }
     }
 
@@ -57,7 +61,7 @@ public class DefaultLockAcquireObservationConvention implements LockAcquireObser
         }
         boolean waited = context.lock().waited();
         return tags.ended(outcome.ordinal() * 2 + (waited ? 1 : 0), OUTCOMES[outcome.ordinal()],
-                waited ? WAITED : AT_ONCE);
+                REASONS[outcome.ordinal()], waited ? WAITED : AT_ONCE);
     }
 
     @Override

@@ -13,6 +13,8 @@ import io.micrometer.observation.docs.ObservationDocumentation;
  * <pre>{@code
  * // Prometheus, from the acquire observation's timer:
  * sum by (lock_name) (rate(distributed_lock_acquire_seconds_count{outcome="timeout"}[5m]))
+ * // calls skipped because Redis was down:
+ * sum by (lock_name) (rate(distributed_lock_acquire_seconds_count{outcome="skipped", reason="unavailable"}[5m]))
  * }</pre>
  */
 public enum LockObservationDocumentation implements ObservationDocumentation {
@@ -31,7 +33,7 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
         @Override
         public KeyName[] getLowCardinalityKeyNames() {
             return new KeyName[] { LowCardinalityKeyNames.LOCK_NAME, LowCardinalityKeyNames.OUTCOME,
-                    LowCardinalityKeyNames.WAITED };
+                    LowCardinalityKeyNames.REASON, LowCardinalityKeyNames.WAITED };
         }
 
         @Override
@@ -77,7 +79,9 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
         },
 
         /**
-         * How it ended. Acquire: {@code acquired}, {@code timeout}, {@code backend-error}, {@code interrupted}.
+         * How it ended. Acquire: {@code acquired}, {@code timeout}, {@code backend-error}, {@code interrupted}, or
+         * {@code skipped} when the caller skips its work instead of failing ({@code onBusy} / {@code onUnavailable}
+         * = {@code SKIP}), so that {@code timeout} counts only calls that failed with a timeout.
          * Hold: {@code released}, {@code already-gone}, {@code failed} (the release could not reach Redis) or
          * {@code lost}. Known only at the end, so absent from the long-task timers.
          */
@@ -85,6 +89,18 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
             @Override
             public String asString() {
                 return "outcome";
+            }
+        },
+
+        /**
+         * Acquire only: why a {@code skipped} call skipped, {@code busy} (another owner held the lock for the whole
+         * wait time) or {@code unavailable} (the lock store could not be reached or failed); {@code none} for the
+         * other outcomes.
+         */
+        REASON {
+            @Override
+            public String asString() {
+                return "reason";
             }
         },
 

@@ -46,6 +46,8 @@ public class MeterTimingLockListener implements LockListener {
 
     private static final String WAITED = LowCardinalityKeyNames.WAITED.asString();
 
+    private static final String REASON = LowCardinalityKeyNames.REASON.asString();
+
     /** The tag {@link DefaultMeterObservationHandler} adds to its timers. */
     private static final String ERROR = "error";
 
@@ -181,7 +183,8 @@ public class MeterTimingLockListener implements LockListener {
     static Timer acquireTimer(MeterRegistry registry, String name, AcquireOutcome outcome, boolean waited,
             String error) {
         return Timer.builder(DefaultLockAcquireObservationConvention.NAME).tag(LOCK_NAME, name)
-                .tag(OUTCOME, outcome.tagValue()).tag(WAITED, Boolean.toString(waited)).tag(ERROR, error)
+                .tag(OUTCOME, outcome.tagValue()).tag(REASON, outcome.reasonTagValue())
+                .tag(WAITED, Boolean.toString(waited)).tag(ERROR, error)
                 .register(registry);
     }
 

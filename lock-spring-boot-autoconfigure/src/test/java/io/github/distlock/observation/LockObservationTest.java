@@ -31,6 +31,7 @@ import io.github.distlock.LockAcquisitionException;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
+import io.github.distlock.LockRequest.SkipOn;
 import io.github.distlock.LockService;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.autoconfigure.DistributedLockObservationAutoConfiguration;
@@ -232,6 +233,47 @@ class LockObservationTest {
     }
 
     @Test
+    void aCallerThatSkipsIsTimedAsSkippedWithItsReasonAndATimeoutOrBackendErrorOnlyWhenItDoesNot() {
+        withRegistries().run(context -> {
+            LockService locks = context.getBean(LockService.class);
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            RedisTestServer redis = redisExtension.server();
+            LockHandle holder = locks.lock(LockRequest.of("busy").withName("holder"));
+            LockRequest skipsWhenBusy = LockRequest.of("busy").withName("jobs").withWaitTime(Duration.ZERO)
+                    .withSkipOn(SkipOn.BUSY);
+            assertThat(locks.tryLock(skipsWhenBusy)).isEmpty();
+            assertThat(locks.tryLock(skipsWhenBusy.withSkipOn(SkipOn.UNAVAILABLE))).isEmpty();
+            holder.release();
+            redis.pause();
+            try {
+                assertThatThrownBy(() -> locks.lock(skipsWhenBusy.withSkipOn(SkipOn.BUSY_OR_UNAVAILABLE)))
+                        .isInstanceOf(LockBackendException.class);
+                assertThatThrownBy(() -> locks.lock(skipsWhenBusy)).isInstanceOf(LockBackendException.class);
+            }
+            finally {
+                redis.resume();
+            }
+            assertThat(acquisitions(meters, "skipped", "busy")).isOne();
+            assertThat(acquisitions(meters, "timeout", "none")).isOne();
+            assertThat(acquisitions(meters, "skipped", "unavailable")).isOne();
+            assertThat(acquisitions(meters, "backend-error", "none")).isOne();
+            assertThat(meters.get("distributed.lock.acquire").tags("lock.name", "jobs", "reason", "unavailable")
+                    .timer().getId().getTag("error")).isEqualTo(LockBackendException.class.getSimpleName());
+            TestObservationRegistryAssert.assertThat(context.getBean(TestObservationRegistry.class))
+                    .hasAnObservation(observation -> observation.hasLowCardinalityKeyValue("outcome", "skipped")
+                            .hasLowCardinalityKeyValue("reason", "busy").doesNotHaveError())
+                    .hasAnObservation(observation -> observation.hasLowCardinalityKeyValue("outcome", "skipped")
+                            .hasLowCardinalityKeyValue("reason", "unavailable").hasError());
+        });
+    }
+
+    private static long acquisitions(MeterRegistry meters, String outcome, String reason) {
+        Timer timer = meters.find("distributed.lock.acquire").tags("lock.name", "jobs", "outcome", outcome, "reason",
+                reason).timer();
+        return timer == null ? 0 : timer.count();
+    }
+
+    @Test
     void renewalsAreCountedAndADeletedKeyIsALeaseLostThatEndsTheHoldThenTheReleaseFindsItGone() {
         withRegistries().run(context -> {
             LockService locks = context.getBean(LockService.class);
@@ -340,10 +382,14 @@ class LockObservationTest {
         });
         // Same names, types, tags (the meter handler's error tag included) and counts, whichever path recorded them.
         assertThat(direct).isEqualTo(observed).contains(
-                "TIMER distributed.lock.acquire [error=none, lock.name=orders, outcome=acquired, waited=false] 1",
-                "TIMER distributed.lock.acquire [error=none, lock.name=jobs, outcome=timeout, waited=true] 1",
+                "TIMER distributed.lock.acquire [error=none, lock.name=orders, outcome=acquired, reason=none, "
+                        + "waited=false] 1",
+                "TIMER distributed.lock.acquire [error=none, lock.name=jobs, outcome=timeout, reason=none, "
+                        + "waited=true] 1",
+                "TIMER distributed.lock.acquire [error=none, lock.name=nightly, outcome=skipped, reason=busy, "
+                        + "waited=false] 1",
                 "TIMER distributed.lock.acquire [error=" + LockAcquisitionException.class.getSimpleName()
-                        + ", lock.name=pay, outcome=interrupted, waited=false] 1",
+                        + ", lock.name=pay, outcome=interrupted, reason=none, waited=false] 1",
                 "TIMER distributed.lock.hold [error=none, lock.name=orders, outcome=released] 1",
                 "TIMER distributed.lock.hold [error=none, lock.name=reports, outcome=lost] 1",
                 "LONG_TASK_TIMER distributed.lock.hold.active [lock.name=orders] 0",
@@ -431,7 +477,7 @@ class LockObservationTest {
     }
 
     /**
-     * An uncontended lock, a timeout after a wait, an interrupted caller and a lease lost then released: every
+     * An uncontended lock, a timeout after a wait, a skip of a busy lock, an interrupted caller and a lease lost then released: every
      * meter of the starter, as {@code TYPE name [tags] count} lines (active tasks for a long-task timer), sorted.
      */
     private static List<String> everyLockMeterAfterTheSameLocks(AssertableApplicationContext context) {
@@ -441,6 +487,8 @@ class LockObservationTest {
         LockHandle holder = locks.lock(LockRequest.of("busy").withName("jobs"));
         assertThat(locks.tryLock(LockRequest.of("busy").withName("jobs").withWaitTime(Duration.ofMillis(300))))
                 .isEmpty();
+        assertThat(locks.tryLock(LockRequest.of("busy").withName("nightly").withWaitTime(Duration.ZERO)
+                .withSkipOn(SkipOn.BUSY))).isEmpty();
         holder.release();
         Thread.currentThread().interrupt();
         try {

@@ -1,6 +1,7 @@
 package io.github.distlock.aspectj.woven;
 
 import io.github.distlock.DistributedLock;
+import io.github.distlock.DistributedLock.FailureAction;
 import io.github.distlock.aspectj.Gate;
 
 /**
@@ -41,5 +42,12 @@ public class WovenOrderService {
     private boolean hidden(String id) {
         gate.pass();
         return true;
+    }
+
+    /** Skips when another owner holds the lock; what it does when Redis is down is left to the configuration. */
+    @DistributedLock(key = "'report'", waitTime = "0s", onBusy = FailureAction.SKIP)
+    public final String report() {
+        gate.pass();
+        return "ran";
     }
 }
