@@ -50,7 +50,8 @@ public class DistributedLockProperties implements InitializingBean {
      * InvalidLockKeyException (a 400 problem detail in web applications) before anything is sent to Redis, so a
      * key built from unchecked input cannot store megabytes per lock. Lock on an id or a hash of a long value.
      */
-    private int maxKeyLength = LockKeys.DEFAULT_MAX_LENGTH;
+    // A literal (LockKeys.DEFAULT_MAX_LENGTH), so that the configuration processor records it as the default.
+    private int maxKeyLength = 1024;
 
     /**
      * Lease length of a lock that does not name one (an empty ttl in @DistributedLock, a null ttl in LockService),
