@@ -83,7 +83,7 @@ final class MultiKeyAcquisition {
         List<LockRequest> sorted = new ArrayList<>(requests.size());
         for (LockRequest request : requests) {
             Objects.requireNonNull(request, "request");
-            // Every key before the first is taken: a bad one must not cost the others a round trip.
+            // Every key is checked before the first is taken: a bad one must not cost the others a round trip.
             LockKeys.requireValid(request.key(), maxKeyLength, "The lock key of one of " + requests.size()
                     + " requests");
             sorted.add(request);
