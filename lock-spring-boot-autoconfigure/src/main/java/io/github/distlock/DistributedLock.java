@@ -45,6 +45,8 @@ public @interface DistributedLock {
      * {@code "'stock:' + #sku"}, {@code "@tenantContext.currentTenant() + ':' + #id"}.
      * A literal needs quotes inside the expression: {@code "'nightly-report'"}.
      * Empty (the default) locks the method itself under the name {@code SimpleClassName.method}.
+     * A call whose key is {@code null}, blank or longer than {@code distributed-lock.max-key-length} fails with
+     * {@link InvalidLockKeyException} without invoking the method.
      */
     String key() default "";
 

@@ -13,7 +13,8 @@ import java.time.Duration;
  *         .withWatchdog(false);   // fixed lease: expires after 10 s even if still working
  * }</pre>
  *
- * @param key the lock name, for example {@code "order:42"}; stored as {@code <key-prefix>{key}}
+ * @param key the lock name, for example {@code "order:42"}; stored as {@code <key-prefix>{key}}; not blank, and
+ *        at most {@code distributed-lock.max-key-length} characters ({@link LockKeys})
  * @param ttl the lease length, or {@code null} for {@code distributed-lock.default-ttl}
  * @param waitTime how long to wait for the current holder, or {@code null} for
  *        {@code distributed-lock.default-wait-time}

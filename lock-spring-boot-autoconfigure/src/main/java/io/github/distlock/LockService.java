@@ -43,8 +43,10 @@ public interface LockService {
      * @param waitTime how long to wait for another owner to let go, or {@code null} for the default
      * @return the handle, or empty if another owner still held the lock when the wait ran out
      * @throws LockBackendException if Redis is unreachable or answers with an error
-     * @throws IllegalArgumentException if the key is blank, the ttl not from 1 ms to 36500 days or the wait
-     *         negative or longer than 36500 days ({@link LockDurations})
+     * @throws InvalidLockKeyException (an {@link IllegalArgumentException}) if the key is {@code null}, blank or
+     *         longer than {@link #maxKeyLength()}
+     * @throws IllegalArgumentException if the ttl is not from 1 ms to 36500 days or the wait negative or longer
+     *         than 36500 days ({@link LockDurations})
      */
     default Optional<LockHandle> tryLock(String key, Duration ttl, Duration waitTime) {
         return tryLock(LockRequest.of(key).withTtl(ttl).withWaitTime(waitTime));
@@ -145,7 +147,9 @@ public interface LockService {
      *
      * @throws LockTimeoutException naming the first key that another owner still held when the wait ran out
      * @throws LockBackendException if Redis is unreachable; none of the locks is held
-     * @throws IllegalArgumentException if there is no request, a key is blank or requested with two sets of options
+     * @throws InvalidLockKeyException if a key is {@code null}, blank or longer than {@link #maxKeyLength()}; nothing
+     *         is taken then
+     * @throws IllegalArgumentException if there is no request, or a key is requested with two sets of options
      */
     default MultiLockHandle lockAll(List<LockRequest> requests) {
         return MultiKeyAcquisition.acquire(this, requests, true);
@@ -156,6 +160,23 @@ public interface LockService {
      */
     default Optional<MultiLockHandle> tryLockAll(List<LockRequest> requests) {
         return Optional.ofNullable(MultiKeyAcquisition.acquire(this, requests, false));
+    }
+
+    /**
+     * The longest key this service accepts, in characters of the key as given (before the prefix):
+     * {@code distributed-lock.max-key-length} for the built-in service. A longer key fails with
+     * {@link InvalidLockKeyException} before anything is sent, and {@link #lockAll(List)} checks every key before it
+     * takes the first. This default implementation sets no limit; an implementation with one overrides it.
+     *
+     * <pre>{@code
+     * String key = "import:" + fileName;
+     * if (key.length() > lockService.maxKeyLength()) {
+     *     key = "import:" + sha256(fileName);
+     * }
+     * }</pre>
+     */
+    default int maxKeyLength() {
+        return Integer.MAX_VALUE;
     }
 
     /**

@@ -25,7 +25,7 @@ final class MultiKeyAcquisition {
      * @return every lock, or {@code null} on timeout when not throwing; nothing is left held then
      */
     static MultiLockHandle acquire(LockService service, Collection<LockRequest> requests, boolean throwOnTimeout) {
-        List<LockRequest> sorted = distinctSorted(requests);
+        List<LockRequest> sorted = distinctSorted(requests, service.maxKeyLength());
         Duration wait = sharedWait(service, sorted);
         // A wait is at most 36500 days (LockDurations), so the deadline cannot overflow.
         long deadline = System.nanoTime() + wait.toNanos();
@@ -75,7 +75,7 @@ final class MultiKeyAcquisition {
      * The requests by key, each key once. The same key asked twice with different options (ttl, watchdog, ...)
      * is a contradiction and fails before anything is taken.
      */
-    static List<LockRequest> distinctSorted(Collection<LockRequest> requests) {
+    static List<LockRequest> distinctSorted(Collection<LockRequest> requests, int maxKeyLength) {
         Objects.requireNonNull(requests, "requests");
         if (requests.isEmpty()) {
             throw new IllegalArgumentException("No lock to acquire: pass at least one key.");
@@ -83,10 +83,9 @@ final class MultiKeyAcquisition {
         List<LockRequest> sorted = new ArrayList<>(requests.size());
         for (LockRequest request : requests) {
             Objects.requireNonNull(request, "request");
-            if (request.key() == null || request.key().isBlank()) {
-                throw new IllegalArgumentException("The lock key must not be null or blank, was "
-                        + LockKeys.printable(request.key()) + " (among " + requests.size() + " requests).");
-            }
+            // Every key is checked before the first is taken: a bad one must not cost the others a round trip.
+            LockKeys.requireValid(request.key(), maxKeyLength, "The lock key of one of " + requests.size()
+                    + " requests");
             sorted.add(request);
         }
         sorted.sort(Comparator.comparing(LockRequest::key));

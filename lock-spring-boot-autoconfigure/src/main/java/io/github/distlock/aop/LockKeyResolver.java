@@ -17,6 +17,8 @@ import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelEvaluationException;
+import org.springframework.expression.spel.SpelMessage;
 import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.ast.BeanReference;
 import org.springframework.expression.spel.ast.CompoundExpression;
@@ -32,6 +34,9 @@ import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ObjectUtils;
+
+import io.github.distlock.InvalidLockKeyException;
+import io.github.distlock.LockKeys;
 
 /**
  * Turns the {@code key} of {@link io.github.distlock.DistributedLock @DistributedLock} into a lock name.
@@ -58,6 +63,8 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
 
     private BeanFactoryResolver beanResolver;
 
+    private int maxKeyLength = LockKeys.DEFAULT_MAX_LENGTH;
+
     /**
      * Gives expressions access to beans ({@code @tenantContext.currentTenant()}) and lets {@link #parse} check
      * that the beans they name exist.
@@ -70,14 +77,34 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
     }
 
     /**
+     * Sets the longest key a call may lock ({@code distributed-lock.max-key-length}): a longer literal key fails
+     * {@link #parse}, a longer evaluated one fails the call with {@link InvalidLockKeyException}.
+     *
+     * @param maxKeyLength the longest key, in characters, at least 1
+     */
+    public void setMaxKeyLength(int maxKeyLength) {
+        if (maxKeyLength < 1) {
+            throw new IllegalArgumentException("The maximum key length must be at least 1, was " + maxKeyLength
+                    + "; set " + LockKeys.MAX_LENGTH_PROPERTY + " to a positive number such as "
+                    + LockKeys.DEFAULT_MAX_LENGTH + ".");
+        }
+        this.maxKeyLength = maxKeyLength;
+    }
+
+    /** The longest key a call may lock, {@value LockKeys#DEFAULT_MAX_LENGTH} unless set. */
+    public int getMaxKeyLength() {
+        return maxKeyLength;
+    }
+
+    /**
      * Parses and checks a key expression for one method.
      *
      * @param method the method the key is declared on (its parameters are the expression's variables)
      * @param targetClass the bean class the method is called on; names the method lock when the key is empty
      * @param source the key attribute as written; empty means the method lock {@code SimpleClassName.method}
      * @return the key in its cheapest evaluable form
-     * @throws InvalidLockDefinitionException if the expression does not parse or names something that does not
-     *         exist
+     * @throws InvalidLockDefinitionException if the expression does not parse, names something that does not
+     *         exist, or is a literal longer than the maximum key length
      */
     public LockKeyExpression parse(Method method, Class<?> targetClass, String source) {
         Class<?> owner = (targetClass != null ? targetClass : method.getDeclaringClass());
@@ -111,6 +138,12 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
                         + "cannot name a lock. Give a name such as key = \"'nightly-report'\", or leave the key empty "
                         + "to lock the method itself.", null);
             }
+            if (constant.length() > maxKeyLength) {
+                throw new InvalidLockDefinitionException(method, owner, "key", source, "is a literal of "
+                        + constant.length() + " characters, longer than " + LockKeys.MAX_LENGTH_PROPERTY + " ("
+                        + maxKeyLength + "), so every call would fail. Use a shorter name, or raise "
+                        + LockKeys.MAX_LENGTH_PROPERTY + ".", null);
+            }
             return LockKeyExpression.constant(source, constant);
         }
         if (ast instanceof VariableReference variable) {
@@ -128,9 +161,11 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
      * @param operation the method's parsed annotation
      * @param args the call's arguments
      * @param target the target object (not the proxy), or {@code null}
-     * @return the key, never blank
-     * @throws IllegalArgumentException if the expression evaluates to {@code null} or a blank string, or cannot be
-     *         evaluated (for example a property of a {@code null} argument)
+     * @return the key, never blank nor longer than {@link #getMaxKeyLength()}
+     * @throws InvalidLockKeyException if the expression evaluates to {@code null}, a blank string or a key longer
+     *         than {@link #getMaxKeyLength()}
+     * @throws IllegalArgumentException if the expression cannot be evaluated (for example a property of a
+     *         {@code null} argument)
      */
     public String resolveKey(LockOperation operation, Object[] args, Object target) {
         return resolveKey(operation, operation.getKey(), args, target);
@@ -144,8 +179,10 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
      * @param operation the method's parsed annotation
      * @param args the call's arguments
      * @param target the target object (not the proxy), or {@code null}
-     * @return a new array with one key per expression, none blank
-     * @throws IllegalArgumentException if an expression evaluates to {@code null} or a blank string, or fails
+     * @return a new array with one key per expression, none blank nor too long
+     * @throws InvalidLockKeyException if an expression evaluates to {@code null}, a blank string or a key longer
+     *         than {@link #getMaxKeyLength()}
+     * @throws IllegalArgumentException if an expression cannot be evaluated
      */
     public String[] resolveKeys(LockOperation operation, Object[] args, Object target) {
         LockKeyExpression[] expressions = operation.multipleKeys();
@@ -166,9 +203,11 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
      * @param key one of its parsed keys
      * @param args the call's arguments
      * @param target the target object (not the proxy), or {@code null}
-     * @return the key, never blank
-     * @throws IllegalArgumentException if the expression evaluates to {@code null} or a blank string, or cannot be
-     *         evaluated (for example a property of a {@code null} argument)
+     * @return the key, never blank nor longer than {@link #getMaxKeyLength()}
+     * @throws InvalidLockKeyException if the expression evaluates to {@code null}, a blank string or a key longer
+     *         than {@link #getMaxKeyLength()}
+     * @throws IllegalArgumentException if the expression cannot be evaluated (for example a property of a
+     *         {@code null} argument)
      */
     public String resolveKey(LockOperation operation, LockKeyExpression key, Object[] args, Object target) {
         String constant = key.getConstantKey();
@@ -184,13 +223,19 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
         }
         String resolved = toKey(value);
         if (resolved == null || resolved.isBlank()) {
-            throw new IllegalArgumentException("@DistributedLock key \"" + key.getSource() + "\" of "
-                    + operation.describeMethod() + " evaluated to " + (resolved == null ? "null" : "a blank string")
+            throw new InvalidLockKeyException(InvalidLockKeyException.Reason.BLANK, resolved, maxKeyLength,
+                    "@DistributedLock key \"" + key.getSource() + "\" of "
+                    + operation.describeMethod() + " evaluated to "
+                    + (resolved == null ? "null" : "a blank string, " + LockKeys.preview(resolved))
                     + ", which cannot name a lock, so the method was not invoked. Pass a non-blank value, or give "
                     + "the expression a fallback such as key = \"" + key.getSource() + " ?: 'none'\"."
                     + (key.getParameterNames().getParameterNames(operation.getMethod()) == null && index < 0
                             ? " Parameter names are not available: compile with -parameters, or use #p0/#a0."
                             : ""));
+        }
+        if (resolved.length() > maxKeyLength) {
+            throw LockKeys.tooLong(resolved, maxKeyLength, "@DistributedLock key \"" + key.getSource() + "\" of "
+                    + operation.describeMethod() + " evaluated to a key", "The method was not invoked.");
         }
         return resolved;
     }
@@ -207,6 +252,16 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
         try {
             return key.getExpression().getValue(context);
         } catch (EvaluationException ex) {
+            if (ex instanceof SpelEvaluationException spel
+                    && spel.getMessageCode() == SpelMessage.MAX_CONCATENATED_STRING_LENGTH_EXCEEDED) {
+                // A huge argument in 'order:' + #id: SpEL refuses to build it, and it would be too long anyway.
+                throw new InvalidLockKeyException(InvalidLockKeyException.Reason.TOO_LONG, null, maxKeyLength,
+                        "@DistributedLock key \"" + key.getSource() + "\" of " + operation.describeMethod()
+                                + " would build a key longer than SpEL lets a string grow (" + ex.getMessage()
+                                + "), far longer than " + LockKeys.MAX_LENGTH_PROPERTY + " (" + maxKeyLength + "). "
+                                + "The method was not invoked. Lock on a short identifier of the resource (an id, or "
+                                + "a hash of a long value).");
+            }
             throw new IllegalArgumentException("Could not evaluate @DistributedLock key \"" + key.getSource()
                     + "\" of " + operation.describeMethod() + ", so the method was not invoked: " + ex.getMessage()
                     + ". For parts that may be null, use the safe navigation operator (#order?.customer?.id) "

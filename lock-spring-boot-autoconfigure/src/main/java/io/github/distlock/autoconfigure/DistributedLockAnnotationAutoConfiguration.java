@@ -119,13 +119,21 @@ public class DistributedLockAnnotationAutoConfiguration {
     /**
      * Evaluates the key expressions.
      *
+     * @param environment where {@code max-key-length} is read from
      * @return the key resolver
      */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean
-    public static LockKeyResolver lockKeyResolver() {
-        return new LockKeyResolver();
+    public static LockKeyResolver lockKeyResolver(Environment environment) {
+        LockKeyResolver resolver = new LockKeyResolver();
+        Integer maxKeyLength = Binder.get(environment).bind(DistributedLockProperties.PREFIX + ".max-key-length",
+                Integer.class).orElse(null);
+        // An invalid value is left to the properties' own check, which fails the startup naming the property.
+        if (maxKeyLength != null && maxKeyLength >= 1) {
+            resolver.setMaxKeyLength(maxKeyLength);
+        }
+        return resolver;
     }
 
     /**

@@ -95,7 +95,8 @@ public class DistributedLockAutoConfiguration {
             ObjectProvider<LockListener> lockListeners) {
         RedlockProperties redlock = properties.getRedlock();
         LockDefaults defaults = new LockDefaults(properties.getDefaultTtl(), properties.getDefaultWaitTime(),
-                properties.getWatchdog().isEnabled(), redlock.hasNodes() ? redlock.getRetryDelay() : null);
+                properties.getWatchdog().isEnabled(), redlock.hasNodes() ? redlock.getRetryDelay() : null,
+                properties.getMaxKeyLength());
         if (lockBackend instanceof HandOverNotifications notifications) {
             // A backend that announces hand-overs itself wakes the waiters itself.
             lockWaiters.notificationsFrom(notifications);

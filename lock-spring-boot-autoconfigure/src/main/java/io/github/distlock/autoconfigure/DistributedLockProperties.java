@@ -12,6 +12,7 @@ import org.springframework.core.Ordered;
 
 import io.github.distlock.DistributedLock.FailureAction;
 import io.github.distlock.LockDurations;
+import io.github.distlock.LockKeys;
 
 /**
  * Settings of the distributed lock starter, under {@code distributed-lock.*}. Every value is
@@ -44,6 +45,15 @@ public class DistributedLockProperties implements InitializingBean {
      * need a prefix to match), and without braces, which are the Redis Cluster hash tag around the key.
      */
     private String keyPrefix = "lock:";
+
+    /**
+     * Longest lock key accepted, in characters of the key as the application gives it (before key-prefix), at least
+     * 1. A longer key, from a @DistributedLock key expression or a LockService call, fails with
+     * InvalidLockKeyException (a 400 problem detail in web applications) before anything is sent to Redis, so a
+     * key built from unchecked input cannot store megabytes per lock. Lock on an id or a hash of a long value.
+     */
+    // A literal (LockKeys.DEFAULT_MAX_LENGTH), so that the configuration processor records it as the default.
+    private int maxKeyLength = 1024;
 
     /**
      * Lease length of a lock that does not name one (an empty ttl in @DistributedLock, a null ttl in LockService),
@@ -166,6 +176,14 @@ public class DistributedLockProperties implements InitializingBean {
 
     public void setKeyPrefix(String keyPrefix) {
         this.keyPrefix = keyPrefix;
+    }
+
+    public int getMaxKeyLength() {
+        return maxKeyLength;
+    }
+
+    public void setMaxKeyLength(int maxKeyLength) {
+        this.maxKeyLength = maxKeyLength;
     }
 
     public Duration getDefaultTtl() {
@@ -306,6 +324,12 @@ public class DistributedLockProperties implements InitializingBean {
             throw new InvalidConfigurationPropertyValueException(PREFIX + ".key-prefix", keyPrefix,
                     "The prefix may not contain '{' or '}': the lock key is <prefix>{<key>} and the braces "
                             + "are the Redis Cluster hash tag. Use something like 'lock:' or 'myapp:lock:'.");
+        }
+        if (maxKeyLength < 1) {
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".max-key-length", maxKeyLength,
+                    "The longest lock key must be at least 1 character; no key could be locked. Remove the property "
+                            + "for the default " + LockKeys.DEFAULT_MAX_LENGTH + ", or give a positive number of "
+                            + "characters such as 256.");
         }
         String ttlProblem = LockDurations.ttlProblem(defaultTtl);
         if (ttlProblem != null) {

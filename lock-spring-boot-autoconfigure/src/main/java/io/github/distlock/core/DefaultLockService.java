@@ -122,11 +122,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
     private Outcome acquire(LockRequest request) {
         Objects.requireNonNull(request, "request");
-        String name = request.key();
-        if (name == null || name.isBlank()) {
-            throw new IllegalArgumentException("The lock key must not be null or blank, was "
-                    + LockKeys.printable(name) + ".");
-        }
+        String name = LockKeys.requireValid(request.key(), defaults.maxKeyLength());
         Duration ttl = request.ttl() != null ? request.ttl() : defaults.ttl();
         Duration waitTime = request.waitTime() != null ? request.waitTime() : defaults.waitTime();
         boolean renew = request.watchdog() != null ? request.watchdog() : defaults.watchdog();
@@ -459,6 +455,12 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 : new LockTimeoutException(request.key(), outcome.waitTime()));
     }
 
+    /** {@code distributed-lock.max-key-length}: every method here refuses a longer key. */
+    @Override
+    public int maxKeyLength() {
+        return defaults.maxKeyLength();
+    }
+
     /** {@code distributed-lock.default-wait-time}, which {@link #lockAll(java.util.List)} shares among its keys. */
     @Override
     public Duration defaultWaitTime() {
@@ -527,8 +529,25 @@ public class DefaultLockService implements LockService, AutoCloseable {
      * @param retryDelay on a backend without a wait queue, the longest pause between a waiter's
      *        attempts, each pause random between half of it and all of it; {@code null} for a short
      *        exponential backoff (2 ms doubling to 100 ms)
+     * @param maxKeyLength the longest key accepted, in characters, at least 1
      */
-    public record LockDefaults(Duration ttl, Duration waitTime, boolean watchdog, Duration retryDelay) {
+    public record LockDefaults(Duration ttl, Duration waitTime, boolean watchdog, Duration retryDelay,
+            int maxKeyLength) {
+
+        /**
+         * @throws IllegalArgumentException if {@code maxKeyLength} is less than 1
+         */
+        public LockDefaults {
+            if (maxKeyLength < 1) {
+                throw new IllegalArgumentException("The maximum key length must be at least 1, was " + maxKeyLength
+                        + "; the default is " + LockKeys.DEFAULT_MAX_LENGTH + ".");
+            }
+        }
+
+        /** Defaults with keys of up to {@value LockKeys#DEFAULT_MAX_LENGTH} characters. */
+        public LockDefaults(Duration ttl, Duration waitTime, boolean watchdog, Duration retryDelay) {
+            this(ttl, waitTime, watchdog, retryDelay, LockKeys.DEFAULT_MAX_LENGTH);
+        }
 
         /** Defaults with the exponential backoff between a polling waiter's attempts. */
         public LockDefaults(Duration ttl, Duration waitTime, boolean watchdog) {

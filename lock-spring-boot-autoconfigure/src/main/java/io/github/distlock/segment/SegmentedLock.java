@@ -7,6 +7,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.IntPredicate;
 
 import io.github.distlock.LockHandle;
+import io.github.distlock.LockKeys;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
@@ -59,6 +60,8 @@ public final class SegmentedLock {
      *        segment lasts up to {@code distributed-lock.default-wait-time})
      * @param segments how many segments the resource has, at least 1
      * @throws IllegalArgumentException if {@code segments} is less than 1
+     * @throws io.github.distlock.InvalidLockKeyException if the key is null or blank, or the longest segment key
+     *         ({@code <key>#<segments - 1>}) is longer than the service's {@link LockService#maxKeyLength()}
      */
     public SegmentedLock(LockService locks, LockRequest request, int segments) {
         this.locks = Objects.requireNonNull(locks, "locks");
@@ -68,6 +71,11 @@ public final class SegmentedLock {
                     + "was " + segments + "; use 1 for a single lock, or the number of segments the resource is split into.");
         }
         this.segments = segments;
+        // Checked here rather than on the first call: " #0" would pass as a key, and a key that is too long
+        // fails every call alike.
+        LockKeys.requireValid(request.key(), locks.maxKeyLength(), "The key of this SegmentedLock");
+        LockKeys.requireValid(key(segments - 1), locks.maxKeyLength(), "The key of segment " + (segments - 1)
+                + " of this SegmentedLock");
     }
 
     /** The number of segments. */

@@ -13,8 +13,10 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
+import io.github.distlock.InvalidLockKeyException;
 import io.github.distlock.LockAcquisitionException;
 import io.github.distlock.LockBackendException;
+import io.github.distlock.LockKeys;
 import io.github.distlock.LockLostException;
 import io.github.distlock.LockTimeoutException;
 
@@ -28,11 +30,15 @@ import io.github.distlock.LockTimeoutException;
  *       with {@code Retry-After}. The lock store did not answer; the method did not run.</li>
  *   <li>{@link LockLostException}: {@code 500 Internal Server Error}, no {@code Retry-After}. The method ran, but for
  *       part of the time without its lock, so the outcome is uncertain and a blind retry could repeat the work.</li>
+ *   <li>{@link InvalidLockKeyException}: {@code 400 Bad Request}, no {@code Retry-After}. The key built from the
+ *       request is blank or longer than {@code distributed-lock.max-key-length}; the method did not run, and the same
+ *       request would fail again.</li>
  * </ul>
  *
  * <p>The body names the lock key, stripped of control characters and shortened, never the exception's message (it is
- * written for operators and may name Redis hosts) nor any token. Nothing is logged above WARN and no stack trace at
- * all: a busy lock is ordinary contention (DEBUG), an unreachable store or a lost lease is one WARN line.
+ * written for operators and may name Redis hosts or methods) nor any token. Nothing is logged above WARN and no stack
+ * trace at all: a busy lock is ordinary contention and a bad key the client's mistake (both DEBUG), an unreachable
+ * store or a lost lease is one WARN line.
  *
  * <p>Ordered last among controller advice, so any {@code @ExceptionHandler} of the application for these exceptions
  * wins. To change the answers, extend this class and declare it as a bean: the auto-configured one then backs off.
@@ -50,11 +56,20 @@ public class LockProblemDetailsExceptionHandler implements Ordered {
     /** The problem type of a lease lost while the request ran (500). */
     public static final URI LOCK_LOST = URI.create("https://distlock.github.io/problems/lock-lost");
 
+    /** The problem type of a lock key built from the request that cannot name a lock: blank or too long (400). */
+    public static final URI INVALID_LOCK_KEY = URI.create("https://distlock.github.io/problems/invalid-lock-key");
+
     /** The problem property that carries the lock key. */
     public static final String LOCK_KEY_PROPERTY = "lockKey";
 
     /** The problem property that carries how long the request waited for a busy lock, in milliseconds. */
     public static final String WAITED_MILLIS_PROPERTY = "waitedMillis";
+
+    /** The problem property that carries the length of a lock key refused as too long, in characters. */
+    public static final String KEY_LENGTH_PROPERTY = "keyLength";
+
+    /** The problem property that carries the longest lock key accepted, in characters. */
+    public static final String MAX_KEY_LENGTH_PROPERTY = "maxKeyLength";
 
     private static final Log logger = LogFactory.getLog(LockProblemDetailsExceptionHandler.class);
 
@@ -128,6 +143,39 @@ public class LockProblemDetailsExceptionHandler implements Ordered {
         ProblemDetail problem = problem(HttpStatus.INTERNAL_SERVER_ERROR, LOCK_LOST, "Lock lost",
                 "The lock '" + key + "' was lost while this request was processed, so another request may have done "
                         + "the same work at the same time. Check the outcome before retrying.", key);
+        return respond(problem, Duration.ZERO);
+    }
+
+    /**
+     * The lock key built from the request is blank or too long: {@code 400 Bad Request}. The body shows at most the
+     * key's first {@value LockKeys#PREVIEW_LENGTH} characters, never a long key in full.
+     *
+     * @param ex the failure
+     * @return the problem response
+     */
+    @ExceptionHandler
+    public ResponseEntity<ProblemDetail> handleInvalidLockKey(InvalidLockKeyException ex) {
+        String start = ex.getKeyStart();
+        String key = displayKey(start) + (start != null && start.length() < ex.getKeyLength() ? "..." : "");
+        if (logger.isDebugEnabled()) {
+            logger.debug("Invalid lock key; answered 400: " + oneLine(ex.getMessage()));
+        }
+        ProblemDetail problem;
+        if (ex.getReason() == InvalidLockKeyException.Reason.TOO_LONG) {
+            problem = problem(HttpStatus.BAD_REQUEST, INVALID_LOCK_KEY, "Invalid lock key", "The lock key built "
+                    + "from this request is longer than the " + ex.getMaxKeyLength() + " characters accepted ("
+                    + LockKeys.MAX_LENGTH_PROPERTY + "). This request was not processed; send a shorter value.", key);
+            if (ex.getKeyLength() > 0) {
+                // Unknown (0) when the key was refused before it was built: SpEL's own limit on a concatenation.
+                problem.setProperty(KEY_LENGTH_PROPERTY, ex.getKeyLength());
+            }
+            problem.setProperty(MAX_KEY_LENGTH_PROPERTY, ex.getMaxKeyLength());
+        }
+        else {
+            problem = problem(HttpStatus.BAD_REQUEST, INVALID_LOCK_KEY, "Invalid lock key", "The lock key built "
+                    + "from this request is empty or blank. This request was not processed; send a non-blank value.",
+                    key);
+        }
         return respond(problem, Duration.ZERO);
     }
 

@@ -21,6 +21,7 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.github.distlock.DistributedLock;
+import io.github.distlock.InvalidLockKeyException;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockLostException;
@@ -103,9 +104,39 @@ class DistributedLockInvocationTests {
             OrderService service = context.getBean(OrderService.class);
             assertThatThrownBy(() -> service.process("  "))
                     .isInstanceOf(IllegalArgumentException.class)
+                    .isInstanceOfSatisfying(InvalidLockKeyException.class,
+                            ex -> assertThat(ex.getReason()).isEqualTo(InvalidLockKeyException.Reason.BLANK))
                     .hasMessageContaining("process(")
-                    .hasMessageContaining("blank");
+                    .hasMessageContaining("a blank string, '  '");
+            assertThatThrownBy(() -> service.process(null)).isInstanceOf(InvalidLockKeyException.class);
             assertThat(service.invocations()).isZero();
+        });
+    }
+
+    @Test
+    void aKeyLongerThanTheMaximumFailsTheCallNamingMethodExpressionAndPropertyWithoutInvokingTheMethod() {
+        runner().withPropertyValues("distributed-lock.max-key-length=60").run(context -> {
+            OrderService service = context.getBean(OrderService.class);
+            String orderId = "o".repeat(61);
+
+            assertThatThrownBy(() -> service.process(orderId))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .isInstanceOfSatisfying(InvalidLockKeyException.class, ex -> {
+                        assertThat(ex.getReason()).isEqualTo(InvalidLockKeyException.Reason.TOO_LONG);
+                        assertThat(ex.getKeyLength()).isEqualTo(61);
+                        assertThat(ex.getMaxKeyLength()).isEqualTo(60);
+                    })
+                    .hasMessageStartingWith("@DistributedLock key \"#orderId\" of ")
+                    .hasMessageContaining("OrderService.process(String orderId) evaluated to a key 61 characters "
+                            + "long, longer than distributed-lock.max-key-length (60): '" + "o".repeat(50)
+                            + "'... (its first 50 characters). The method was not invoked.")
+                    .hasMessageContaining("or raise distributed-lock.max-key-length")
+                    .message().doesNotContain("o".repeat(51));
+            assertThat(service.invocations()).isZero();
+            assertThat(redis.server().scan("lock:*")).isEmpty();
+
+            assertThat(service.process("o".repeat(60))).isEqualTo("processed " + "o".repeat(60));
+            assertThat(service.locksSeen()).containsExactly("lock:{" + "o".repeat(60) + "}");
         });
     }
 

@@ -19,6 +19,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import io.github.distlock.DistributedLock;
+import io.github.distlock.InvalidLockKeyException;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
@@ -111,6 +112,22 @@ class DistributedLockMultipleKeysTests {
             } finally {
                 other.release();
             }
+        });
+    }
+
+    @Test
+    void oneKeyLongerThanTheMaximumFailsTheCallNamingItsExpressionBeforeAnyKeyIsTaken() {
+        runner().withPropertyValues("distributed-lock.max-key-length=20").run(context -> {
+            AccountService accounts = context.getBean(AccountService.class);
+            redis.server().resetStats();
+
+            assertThatThrownBy(() -> accounts.quickTransfer("alice", "b".repeat(13)))
+                    .isInstanceOf(InvalidLockKeyException.class)
+                    .hasMessageStartingWith("@DistributedLock key \"'account:' + #to\" of ")
+                    .hasMessageContaining("evaluated to a key 21 characters long, longer than "
+                            + "distributed-lock.max-key-length (20)");
+            assertThat(LockTestContexts.lockRoundTrips(redis.server())).isZero();
+            accounts.quickTransfer("alice", "b".repeat(12));
         });
     }
 

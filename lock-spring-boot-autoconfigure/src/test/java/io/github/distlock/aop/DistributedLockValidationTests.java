@@ -36,6 +36,16 @@ class DistributedLockValidationTests {
     }
 
     @Test
+    void aLiteralKeyLongerThanTheMaximumFailsTheStartupNamingTheProperty() {
+        runner().withPropertyValues("distributed-lock.max-key-length=10").withBean(LongLiteralKeyService.class)
+                .run(context -> assertFailure(context.getStartupFailure(), "LongLiteralKeyService", "rebuild(",
+                        "key = \"'search-index-rebuild'\"", "is a literal of 20 characters, longer than "
+                                + "distributed-lock.max-key-length (10)", "or raise distributed-lock.max-key-length"));
+        runner().withPropertyValues("distributed-lock.max-key-length=20").withBean(LongLiteralKeyService.class)
+                .run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
     void blankNameFailsTheStartupAndSaysWhatTheDefaultIs() {
         assertStartupFailure(BlankNameService.class, "BlankNameService", "export(", "name = \" \"",
                 "must not be blank", "BlankNameService.export");
@@ -288,6 +298,13 @@ class DistributedLockValidationTests {
 
         @DistributedLock(keys = { "'account:' + #from", "'account:' + #too" })
         public void move(String from, String to) {
+        }
+    }
+
+    static class LongLiteralKeyService {
+
+        @DistributedLock(key = "'search-index-rebuild'")
+        public void rebuild() {
         }
     }
 

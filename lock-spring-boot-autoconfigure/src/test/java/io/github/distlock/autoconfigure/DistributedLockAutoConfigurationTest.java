@@ -32,6 +32,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import com.jayway.jsonpath.JsonPath;
 
 import io.github.distlock.LockHandle;
+import io.github.distlock.LockKeys;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.core.DefaultLockService;
@@ -267,6 +268,27 @@ class DistributedLockAutoConfigurationTest {
     void aKeyPrefixWithBracesFailsTheStartupNamingTheProperty() {
         assertStartupFails("distributed-lock.key-prefix=app{x}:", "distributed-lock.key-prefix", "app{x}:",
                 "hash tag");
+    }
+
+    @Test
+    void theMaximumKeyLengthIs1024ByDefaultAndReachesTheLockService() {
+        runner.run(context -> {
+            assertThat(context.getBean(DistributedLockProperties.class).getMaxKeyLength()).isEqualTo(1024)
+                    .isEqualTo(LockKeys.DEFAULT_MAX_LENGTH);
+            assertThat(context.getBean(LockService.class).maxKeyLength()).isEqualTo(1024);
+        });
+        runner.withPropertyValues("distributed-lock.max-key-length=200").run(context -> {
+            assertThat(context.getBean(DistributedLockProperties.class).getMaxKeyLength()).isEqualTo(200);
+            assertThat(context.getBean(LockService.class).maxKeyLength()).isEqualTo(200);
+        });
+    }
+
+    @Test
+    void aMaximumKeyLengthBelowOneFailsTheStartupNamingThePropertyAndTheDefault() {
+        assertStartupFails("distributed-lock.max-key-length=0", "distributed-lock.max-key-length", "'0'",
+                "Remove the property for the default 1024, or give a positive number of characters such as 256.");
+        assertStartupFails("distributed-lock.max-key-length=-5", "distributed-lock.max-key-length", "'-5'",
+                "must be at least 1 character");
     }
 
     @Test

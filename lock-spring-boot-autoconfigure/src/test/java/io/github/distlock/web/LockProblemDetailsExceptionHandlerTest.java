@@ -28,6 +28,7 @@ import org.springframework.web.context.WebApplicationContext;
 
 import io.github.distlock.LockAcquisitionException;
 import io.github.distlock.LockBackendException;
+import io.github.distlock.LockKeys;
 import io.github.distlock.LockLostException;
 import io.github.distlock.LockTimeoutException;
 import io.github.distlock.autoconfigure.BootAutoConfigurations;
@@ -110,6 +111,27 @@ class LockProblemDetailsExceptionHandlerTest {
     }
 
     @Test
+    void anInvalidKeyFromAnyLockServiceCallAnswers400ProblemWithoutRetryAfterOrTheOperatorsMessage() throws Exception {
+        MvcResult result = perform(runner, "/invalid-key/60", mvc -> mvc
+                .andExpect(status().isBadRequest())
+                .andExpect(header().string(HttpHeaders.CONTENT_TYPE, MediaType.APPLICATION_PROBLEM_JSON_VALUE))
+                .andExpect(header().doesNotExist(HttpHeaders.RETRY_AFTER))
+                .andExpect(jsonPath("$.type").value(LockProblemDetailsExceptionHandler.INVALID_LOCK_KEY.toString()))
+                .andExpect(jsonPath("$.title").value("Invalid lock key"))
+                .andExpect(jsonPath("$.status").value(400))
+                .andExpect(jsonPath("$.lockKey").value("a?" + "b".repeat(48) + "..."))
+                .andExpect(jsonPath("$.keyLength").value(60))
+                .andExpect(jsonPath("$.maxKeyLength").value(16)));
+        assertThat(body(result)).doesNotContain("Nothing was locked").doesNotContain("b".repeat(49));
+
+        perform(runner, "/invalid-key/0", mvc -> mvc
+                .andExpect(status().isBadRequest())
+                .andExpect(jsonPath("$.detail").value("The lock key built from this request is empty or blank. This "
+                        + "request was not processed; send a non-blank value."))
+                .andExpect(jsonPath("$.keyLength").doesNotExist()));
+    }
+
+    @Test
     void retryAfterIsRoundedUpToWholeSecondsAndZeroOmitsIt() {
         WebApplicationContextRunner tuned = runner.withPropertyValues(
                 "distributed-lock.web.problem-details.busy-retry-after=1500ms",
@@ -177,6 +199,13 @@ class LockProblemDetailsExceptionHandlerTest {
         @GetMapping("/lost/{key}")
         String lost(@PathVariable String key) {
             throw new LockLostException(key, "The lease of lock '" + key + "' was lost");
+        }
+
+        /** As a direct LockService call with a limit of 16 would refuse the key. */
+        @GetMapping("/invalid-key/{length}")
+        String invalidKey(@PathVariable int length) {
+            String key = (length == 0 ? " " : "a\n" + "b".repeat(length - 2));
+            return LockKeys.requireValid(key, 16);
         }
 
         @GetMapping("/forged")

@@ -33,7 +33,7 @@ import io.github.distlock.web.LockProblemDetailsExceptionHandler;
 public class DistributedLockWebFluxAutoConfiguration {
 
     /**
-     * The controller advice that turns lock exceptions into 409, 503 and 500 problem details.
+     * The controller advice that turns lock exceptions into 409, 503, 500 and 400 problem details.
      *
      * @param properties the {@code Retry-After} values
      * @return the handler

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -82,6 +83,65 @@ class LockProblemDetailsMvcHttpTest {
         assertThat(http.post("/orders/1/ship").body()).isEqualTo("shipped 1");
         assertThat(output.getAll()).doesNotContain("LockTimeoutException").doesNotContain(" ERROR ")
                 .doesNotContain("\tat ");
+    }
+
+    @Test
+    void aBlankKeyFromARequestParameterAnswers400ProblemWithoutAnErrorOrStackTraceInTheLog(CapturedOutput output) {
+        HttpResponse<String> response = http.post("/coupons/redeem?code=%20%20");
+
+        assertThat(response.statusCode()).isEqualTo(400);
+        assertThat(response.headers().firstValue("Retry-After")).isEmpty();
+        assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        JsonNode problem = LockWebTestApplication.Http.json(response);
+        assertThat(problem.path("type").asText()).isEqualTo("https://distlock.github.io/problems/invalid-lock-key");
+        assertThat(problem.path("title").asText()).isEqualTo("Invalid lock key");
+        assertThat(problem.path("status").asInt()).isEqualTo(400);
+        assertThat(problem.path("detail").asText()).isEqualTo("The lock key built from this request is empty or "
+                + "blank. This request was not processed; send a non-blank value.");
+        assertThat(problem.path("instance").asText()).isEqualTo("/coupons/redeem");
+        assertThat(problem.path("lockKey").asText()).isEqualTo("  ");
+        // A missing parameter is a null key: the same client error.
+        assertThat(http.post("/coupons/redeem").statusCode()).isEqualTo(400);
+        assertThat(output.getAll()).doesNotContain(" ERROR ").doesNotContain("\tat ")
+                .doesNotContain("InvalidLockKeyException").doesNotContain("IllegalArgumentException");
+        assertThat(http.post("/coupons/redeem?code=SPRING").body()).isEqualTo("redeemed SPRING");
+    }
+
+    @Test
+    void aKeyLongerThanTheMaximumAnswers400NamingThePropertyWithoutEchoingTheKey(CapturedOutput output) {
+        String name = "x".repeat(1_500_000);
+
+        HttpResponse<String> response = http.post("/imports", name);
+
+        assertThat(response.statusCode()).isEqualTo(400);
+        assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        JsonNode problem = LockWebTestApplication.Http.json(response);
+        assertThat(problem.path("type").asText()).isEqualTo("https://distlock.github.io/problems/invalid-lock-key");
+        assertThat(problem.path("title").asText()).isEqualTo("Invalid lock key");
+        assertThat(problem.path("detail").asText()).isEqualTo("The lock key built from this request is longer than "
+                + "the 1024 characters accepted (distributed-lock.max-key-length). This request was not processed; "
+                + "send a shorter value.");
+        assertThat(problem.path("lockKey").asText()).isEqualTo("x".repeat(50) + "...");
+        assertThat(problem.path("keyLength").asInt()).isEqualTo(1_500_000);
+        assertThat(problem.path("maxKeyLength").asInt()).isEqualTo(1024);
+        assertThat(response.body()).hasSizeLessThan(1_000);
+        assertThat((List<?>) redis.server().command("KEYS", "lock:{xxx*")).isEmpty();
+        assertThat(output.getAll()).doesNotContain(" ERROR ").doesNotContain("\tat ").doesNotContain("x".repeat(51));
+        assertThat(http.post("/imports", "x".repeat(1024)).body()).isEqualTo("imported 1024");
+    }
+
+    @Test
+    void aKeyExpressionConcatenatingAHugeValueAnswers400TooInsteadOfSpelsError(CapturedOutput output) {
+        // SpEL refuses to build a string over 100,000 characters, before the key's length can be checked.
+        HttpResponse<String> response = http.post("/imports/prefixed", "x".repeat(150_000));
+
+        assertThat(response.statusCode()).isEqualTo(400);
+        JsonNode problem = LockWebTestApplication.Http.json(response);
+        assertThat(problem.path("type").asText()).isEqualTo("https://distlock.github.io/problems/invalid-lock-key");
+        assertThat(problem.path("detail").asText()).contains("longer than the 1024 characters accepted",
+                "distributed-lock.max-key-length");
+        assertThat(problem.has("keyLength")).isFalse();
+        assertThat(output.getAll()).doesNotContain(" ERROR ").doesNotContain("\tat ");
     }
 
     @Test

@@ -74,4 +74,41 @@ class LockProblemDetailsWebFluxHttpTest {
         assertThat(output.getAll()).doesNotContain("LockTimeoutException").doesNotContain(" ERROR ")
                 .doesNotContain("\tat ");
     }
+
+    @Test
+    void aBlankKeyFromARequestParameterAnswers400ProblemWithoutAnErrorOrStackTraceInTheLog(CapturedOutput output) {
+        LockWebTestApplication.Http http = new LockWebTestApplication.Http(port);
+
+        HttpResponse<String> response = http.post("/coupons/redeem-reactive?code=%20");
+
+        assertThat(response.statusCode()).isEqualTo(400);
+        assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        JsonNode problem = LockWebTestApplication.Http.json(response);
+        assertThat(problem.path("type").asText()).isEqualTo("https://distlock.github.io/problems/invalid-lock-key");
+        assertThat(problem.path("title").asText()).isEqualTo("Invalid lock key");
+        assertThat(problem.path("detail").asText()).contains("empty or blank");
+        assertThat(problem.path("lockKey").asText()).isEqualTo(" ");
+        assertThat(output.getAll()).doesNotContain(" ERROR ").doesNotContain("\tat ")
+                .doesNotContain("InvalidLockKeyException");
+        assertThat(http.post("/coupons/redeem-reactive?code=SPRING").body()).isEqualTo("redeemed SPRING");
+    }
+
+    @Test
+    void aKeyLongerThanTheMaximumAnswers400NamingThePropertyWithoutEchoingTheKey(CapturedOutput output) {
+        LockWebTestApplication.Http http = new LockWebTestApplication.Http(port);
+        // Below WebFlux's 256 KB limit on a body read into memory, and SpEL's 100,000 characters in a concatenation.
+        String name = "y".repeat(90_000);
+
+        HttpResponse<String> response = http.post("/imports-reactive", name);
+
+        assertThat(response.statusCode()).isEqualTo(400);
+        JsonNode problem = LockWebTestApplication.Http.json(response);
+        assertThat(problem.path("type").asText()).isEqualTo("https://distlock.github.io/problems/invalid-lock-key");
+        assertThat(problem.path("detail").asText()).contains("longer than the 1024 characters accepted",
+                "distributed-lock.max-key-length");
+        assertThat(problem.path("keyLength").asInt()).isEqualTo(90_007);
+        assertThat(problem.path("lockKey").asText()).isEqualTo("import:" + "y".repeat(43) + "...");
+        assertThat(response.body()).hasSizeLessThan(1_000);
+        assertThat(output.getAll()).doesNotContain(" ERROR ").doesNotContain("\tat ").doesNotContain("y".repeat(51));
+    }
 }

@@ -17,6 +17,8 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.stereotype.Service;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -57,6 +59,31 @@ class LockWebTestApplication {
         String report(@PathVariable String id) {
             return orders.reportOutlivingItsLease(id);
         }
+
+        @PostMapping("/coupons/redeem")
+        String redeem(@RequestParam(required = false) String code) {
+            return orders.redeem(code);
+        }
+
+        @PostMapping("/coupons/redeem-reactive")
+        Mono<String> redeemReactive(@RequestParam(required = false) String code) {
+            return orders.redeemReactive(code);
+        }
+
+        @PostMapping("/imports")
+        String importFile(@RequestBody String name) {
+            return orders.importFile(name);
+        }
+
+        @PostMapping("/imports/prefixed")
+        String importPrefixed(@RequestBody String name) {
+            return orders.importPrefixed(name);
+        }
+
+        @PostMapping("/imports-reactive")
+        Mono<String> importFileReactive(@RequestBody String name) {
+            return orders.importFileReactive(name);
+        }
     }
 
     @Service
@@ -76,6 +103,33 @@ class LockWebTestApplication {
         @DistributedLock(key = "'order:' + #id", waitTime = "200ms")
         public Mono<String> shipReactive(String id) {
             return Mono.just("shipped " + id);
+        }
+
+        /** Locks on a request parameter as it came, blank or not. */
+        @DistributedLock(key = "#code", waitTime = "200ms")
+        public String redeem(String code) {
+            return "redeemed " + code;
+        }
+
+        @DistributedLock(key = "#code", waitTime = "200ms")
+        public Mono<String> redeemReactive(String code) {
+            return Mono.just("redeemed " + code);
+        }
+
+        /** Locks on a request body as it came, however long. */
+        @DistributedLock(key = "#name", waitTime = "200ms")
+        public String importFile(String name) {
+            return "imported " + name.length();
+        }
+
+        @DistributedLock(key = "'import:' + #name", waitTime = "200ms")
+        public String importPrefixed(String name) {
+            return "imported " + name.length();
+        }
+
+        @DistributedLock(key = "'import:' + #name", waitTime = "200ms")
+        public Mono<String> importFileReactive(String name) {
+            return Mono.just("imported " + name.length());
         }
 
         /** Works on until its fixed lease has run out, as a request stalled by a slow call or a GC pause would. */
@@ -99,10 +153,19 @@ class LockWebTestApplication {
         }
 
         HttpResponse<String> post(String path) {
-            HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
-                    .timeout(Duration.ofSeconds(30))
+            return send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+                    .POST(HttpRequest.BodyPublishers.noBody()));
+        }
+
+        HttpResponse<String> post(String path, String body) {
+            return send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+                    .header("Content-Type", "text/plain")
+                    .POST(HttpRequest.BodyPublishers.ofString(body)));
+        }
+
+        private HttpResponse<String> send(HttpRequest.Builder builder) {
+            HttpRequest request = builder.timeout(Duration.ofSeconds(30))
                     .header("Accept", "application/json, application/problem+json")
-                    .POST(HttpRequest.BodyPublishers.noBody())
                     .build();
             try {
                 return client.send(request, HttpResponse.BodyHandlers.ofString());
