@@ -20,8 +20,8 @@ import io.github.distlock.testsupport.RedisTestServer;
 
 /**
  * When the fencing counter {@code <prefix>{<key>}:fence} exists, as the guide's "Fencing tokens" section explains it:
- * never for a lock only ever taken while free without asking for a token; after a hand-over to a waiter, for a day,
- * because the token that hand-over drew is the new holder's and every later token must be above it.
+ * never for a lock only ever taken while free without asking for a token; after a waiter got the lock, for a day,
+ * because the token drawn for it (by the hand-over) is the new holder's and every later token must be above it.
  */
 class FencingCounterTest {
 
@@ -37,8 +37,14 @@ class FencingCounterTest {
     @BeforeEach
     void connect() {
         redis = redisExtension.server();
-        instanceA = new LockServiceConnection(LockServiceConnection.Driver.LETTUCE, redis);
-        instanceB = new LockServiceConnection(LockServiceConnection.Driver.LETTUCE, redis);
+        instanceA = connection();
+        instanceB = connection();
+    }
+
+    /** A generous operation timeout: nothing here is timed, and a loaded machine may be slow to connect. */
+    private LockServiceConnection connection() {
+        return new LockServiceConnection(LockServiceConnection.Driver.LETTUCE, redis.host(), redis.port(),
+                Duration.ofSeconds(15), true, backend -> backend);
     }
 
     @AfterEach
@@ -61,7 +67,7 @@ class FencingCounterTest {
     }
 
     @Test
-    void aHandOverToAWaiterDrawsAFencingCounterThatLivesADayAndOrdersEveryLaterToken() throws Exception {
+    void aLockThatWasWaitedForKeepsAFencingCounterForADayThatOrdersEveryLaterToken() throws Exception {
         LockHandle first = instanceA.service.lock("order:7", null, Duration.ZERO);
         CompletableFuture<Optional<LockHandle>> waiter = CompletableFuture.supplyAsync(
                 () -> instanceB.service.tryLock("order:7", null, Duration.ofSeconds(30)));
@@ -72,7 +78,8 @@ class FencingCounterTest {
         assertThat(first.release()).isTrue();
         LockHandle second = waiter.get(30, TimeUnit.SECONDS).orElseThrow();
 
-        // Neither holder asked for a token, yet the hand-over drew one: it is the second holder's fencing token.
+        // Neither holder asked for a token, yet waiting drew one (the hand-over, or the waiter's own attempt if it
+        // missed the hand-over's message): it is the second holder's fencing token.
         assertThat(first.issuedFencingToken()).isEmpty();
         assertThat(second.issuedFencingToken()).isPresent();
         long handedOver = second.issuedFencingToken().getAsLong();
