@@ -348,6 +348,34 @@ class MigrationSnippetsTest {
     }
 
     @Test
+    void theSkipRecipeRunsAShortJobAgainOnAnInstanceWhoseTickFiresAfterTheFirstRunEnded() {
+        // Two instances; the second one's scheduler fires a moment after the first one's run returned.
+        runner().run(first -> runner().run(second -> {
+            first.getBean(NightlyJobs.class).nightlyReport();
+            second.getBean(NightlyJobs.class).nightlyReport();
+
+            assertThat(journal.entries()).as("the shedlock page's warning: both instances ran the job")
+                    .containsExactly("report under [lock:{nightly-report}]", "report under [lock:{nightly-report}]");
+        }));
+    }
+
+    @Test
+    void theFixedLeaseRecipeRunsAShortJobOnceWhenTheOtherInstancesTickFiresAfterTheFirstRunEnded() {
+        runner().run(first -> runner().run(second -> {
+            for (LockService lockService : List.of(first.getBean(LockService.class),
+                    second.getBean(LockService.class))) {
+                Optional<LockHandle> acquired = lockService.tryLock(LockRequest.of("nightly-report")
+                        .withTtl(Duration.ofMinutes(5)).withWatchdog(false).withWaitTime(Duration.ZERO));
+                if (acquired.isPresent()) {
+                    reports.generate();
+                }
+            }
+
+            assertThat(journal.entries()).containsExactly("report under [lock:{nightly-report}]");
+        }));
+    }
+
+    @Test
     void theFixedLeaseJobHoldsItsLockForItsTtl() {
         runner().run(context -> {
             reports.during(() -> journal.note("pttl " + (redis.server().pttl("lock:{sync-prices}") > 9 * 60_000)));
