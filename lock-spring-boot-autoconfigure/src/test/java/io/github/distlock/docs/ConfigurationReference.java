@@ -194,7 +194,8 @@ public final class ConfigurationReference {
             page.append("| property | type | default | description |\n|---|---|---|---|\n");
             for (Property property : members) {
                 page.append("| `").append(property.name()).append("` | ").append(typeName(property)).append(" | ")
-                        .append(property.defaultValue() == null ? "(none)" : "`" + property.defaultValue() + "`")
+                        .append(property.defaultValue() == null ? "(none)"
+                                : property.defaultValue().isEmpty() ? "(empty)" : "`" + property.defaultValue() + "`")
                         .append(" | ").append(cell(describe(property))).append(" |\n");
             }
             page.append('\n');
