@@ -1,7 +1,9 @@
 package io.github.distlock.redis;
 
 import java.lang.reflect.Method;
+import java.util.stream.Collectors;
 
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
@@ -9,8 +11,9 @@ import org.springframework.util.ReflectionUtils;
 
 /**
  * What the health check calls the Redis a connection factory goes to: {@code host:port} for a
- * standalone node, {@code Sentinel master 'mymaster'} for a Sentinel-managed one. (A Cluster's
- * masters are named one by one, as the health check finds them.)
+ * standalone node, {@code Sentinel master 'mymaster'} for a Sentinel-managed one. A Cluster's
+ * masters are named one by one, as the health check finds them; the Cluster's own name (its seed
+ * nodes) shows only when it cannot be asked for them.
  */
 final class DeploymentName {
 
@@ -28,6 +31,11 @@ final class DeploymentName {
         if (invoke(factory, "getSentinelConfiguration") instanceof RedisSentinelConfiguration sentinel
                 && sentinel.getMaster() != null) {
             return "Sentinel master '" + sentinel.getMaster().getName() + "'";
+        }
+        if (invoke(factory, "getClusterConfiguration") instanceof RedisClusterConfiguration cluster) {
+            // Named so only when the Cluster cannot be asked for its masters at all.
+            return "Redis Cluster " + cluster.getClusterNodes().stream().map(node -> node.getHost() + ":"
+                    + node.getPort()).collect(Collectors.joining(","));
         }
         if (invoke(factory, "getStandaloneConfiguration") instanceof RedisStandaloneConfiguration standalone) {
             return standalone.getHostName() + ":" + standalone.getPort();

@@ -105,7 +105,7 @@ public final class RedisLockBackend
     private static final byte[] GET = bytes("GET");
 
     private final LockConnection connection;
-    /** What the health check calls the node or Sentinel master ({@code host:port}); a Cluster's masters name themselves. */
+    /** What the health check calls the node or Sentinel master; a Cluster's masters are named by address. */
     private final String name;
     private final String keyPrefix;
     private final Function<LockKey, ReleaseChannel> releaseChannels;

@@ -124,7 +124,7 @@ public final class SpringDataLockBackend
     private final long timeoutNanos;
     private final String keyPrefix;
     private final String releaseChannel;
-    /** What the health check calls the node or Sentinel master ({@code host:port}); a Cluster's masters name themselves. */
+    /** What the health check calls the node or Sentinel master; a Cluster's masters are named by address. */
     private final String name;
     private final ThreadPoolExecutor executor;
     /** Set once a server refuses {@code SET NX GET} (Redis before 7.0): scripts take over. */
@@ -411,8 +411,8 @@ public final class SpringDataLockBackend
         LockKey subject = new LockKey("health check", "");
         List<RedisClusterNode> masters;
         try {
-            masters = call(subject, "health check", deadline, () -> template.execute((RedisCallback<List<RedisClusterNode>>)
-                    connection -> {
+            masters = call(subject, "health check", deadline, () -> template.execute(
+                    (RedisCallback<List<RedisClusterNode>>) connection -> {
                         if (!(unwrap(connection) instanceof RedisClusterConnection cluster)) {
                             connection.ping();
                             return null;
@@ -445,7 +445,8 @@ public final class SpringDataLockBackend
                 }), executor));
             }
             catch (RejectedExecutionException ex) {
-                pings.add(CompletableFuture.failedFuture(new IllegalStateException("not asked: the lock backend is closed")));
+                pings.add(CompletableFuture.failedFuture(
+                        new IllegalStateException("not asked: the lock backend is closed")));
             }
         }
         List<NodeReachability> nodes = new ArrayList<>(masters.size());

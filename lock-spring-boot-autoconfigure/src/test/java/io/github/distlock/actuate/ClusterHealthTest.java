@@ -46,13 +46,14 @@ class ClusterHealthTest {
     @ValueSource(strings = { "lettuce", "jedis" })
     void everyMasterIsShownByItsAddressAndOneThatDoesNotAnswerMakesTheCheckDown(String driver) {
         List<RedisTestServer> masters = clusterExtension.cluster().masters();
+        String seeds = String.join(",", clusterExtension.cluster().hostAndPorts());
         String[] addresses = masters.stream().map(ClusterHealthTest::address).toArray(String[]::new);
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
                         DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
                         HealthContributorAutoConfiguration.class, DistributedLockActuatorAutoConfiguration.class))
                 .withPropertyValues(
-                        "spring.data.redis.cluster.nodes=" + String.join(",", clusterExtension.cluster().hostAndPorts()),
+                        "spring.data.redis.cluster.nodes=" + seeds,
                         "spring.data.redis.client-type=" + driver, "spring.data.redis.timeout=5s",
                         "distributed-lock.operation-timeout=1s")
                 .run(context -> {
@@ -78,7 +79,8 @@ class ClusterHealthTest {
                     finally {
                         paused.resume();
                     }
-                    await().atMost(Duration.ofSeconds(20)).until(() -> indicator.health().getStatus().equals(Status.UP));
+                    await().atMost(Duration.ofSeconds(20))
+                            .until(() -> indicator.health().getStatus().equals(Status.UP));
                 });
     }
 }
