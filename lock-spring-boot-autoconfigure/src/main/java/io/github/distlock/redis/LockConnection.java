@@ -83,6 +83,8 @@ public final class LockConnection implements AutoCloseable {
     private final String timeoutProperty;
     /** Where the credentials are set, for messages about refused ones. */
     private final String credentials;
+    /** Says so when Redis answers a batch of renewals ({@link #scripts}) with an error. */
+    private final RenewalRefusalWarnings renewalRefusals;
     private final long timeoutNanos;
     private final Object monitor = new Object();
     /** The latest connect attempt; guarded by {@code monitor}, read without it on the fast path. */
@@ -119,6 +121,7 @@ public final class LockConnection implements AutoCloseable {
             String credentials) {
         this.timeoutProperty = timeoutProperty;
         this.credentials = credentials;
+        this.renewalRefusals = new RenewalRefusalWarnings(credentials);
         this.clients = clients;
         this.operationTimeout = operationTimeout;
         this.timeoutNanos = operationTimeout.toNanos();
@@ -579,6 +582,7 @@ public final class LockConnection implements AutoCloseable {
             open = open(calls.get(0).key(), operation, deadline);
         }
         catch (LockBackendException ex) {
+            renewalRefusals.failed(ex);
             for (int i = 0; i < calls.size(); i++) {
                 replies.accept(i, null);
             }
@@ -624,6 +628,7 @@ public final class LockConnection implements AutoCloseable {
                     again.whenComplete((r, f) -> completed.add(index));
                     continue;
                 }
+                renewalRefusals.failed(ex);
             }
             answered[index] = true;
             pending--;

@@ -127,6 +127,9 @@ public final class SpringDataLockBackend
     /** What the health check calls the node or Sentinel master; a Cluster's masters are named by address. */
     private final String name;
     private final ThreadPoolExecutor executor;
+    /** Says so when Redis answers a renewal with an error. */
+    private final RenewalRefusalWarnings renewalRefusals =
+            new RenewalRefusalWarnings(RedisErrorReply.SPRING_DATA_REDIS_CREDENTIALS);
     /** Set once a server refuses {@code SET NX GET} (Redis before 7.0): scripts take over. */
     private volatile boolean setNxGetRefused;
     /** Whether the connection goes to a Cluster, and its masters' slots; read on the first renewal. */
@@ -658,6 +661,7 @@ public final class SpringDataLockBackend
                     JedisClusterRenewalPipeline.send(connection, node, LockScripts.RENEW, keys, args), true);
         }
         catch (RuntimeException ex) {
+            renewalRefusals.failed(ex);
             for (int b : calls) {
                 answers.add(new Answer(b, null));
             }
@@ -711,6 +715,7 @@ public final class SpringDataLockBackend
             return withDeadline(deadline, () -> retryingClusterRefusals(deadline, () -> template.execute(RENEW, keys, args)));
         }
         catch (RuntimeException ex) {
+            renewalRefusals.failed(ex);
             return null;
         }
     }

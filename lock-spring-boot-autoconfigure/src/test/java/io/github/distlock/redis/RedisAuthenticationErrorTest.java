@@ -3,6 +3,7 @@ package io.github.distlock.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.Map;
@@ -10,11 +11,15 @@ import java.util.stream.Collectors;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import io.github.distlock.LockBackendException;
+import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.actuate.LockBackendHealth;
 import io.github.distlock.core.LockBackend;
@@ -28,6 +33,7 @@ import io.github.distlock.testsupport.RedisTestServer;
  * never as a bare "Unable to connect": in the lock's exception and in the health detail, on Lettuce,
  * on Jedis and over Redlock nodes. Against real servers started with {@code requirepass}.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class RedisAuthenticationErrorTest {
 
     private static final String PASSWORD = "the-right-password";
@@ -44,6 +50,8 @@ class RedisAuthenticationErrorTest {
         redis = redisExtension.server();
         redis.command("ACL", "SETUSER", "no-set", "reset", "on", ">" + PASSWORD, "~*", "&*", "+@all", "-set");
         redis.command("ACL", "SETUSER", "no-time", "reset", "on", ">" + PASSWORD, "~*", "&*", "+@all", "-time");
+        redis.command("ACL", "SETUSER", "no-pexpire", "reset", "on", ">" + PASSWORD, "~*", "&*", "+@all",
+                "-pexpire");
     }
 
     private LockApplication start(String driver, String... credentials) {
@@ -131,6 +139,29 @@ class RedisAuthenticationErrorTest {
                     .hasMessageContaining("in acquire.lua, line")
                     .hasMessageContaining("ACL SETUSER <user> +time")
                     .hasMessageContaining("docs/guide.md (#minimal-acl)");
+        }
+    }
+
+    /**
+     * A renewal has no caller to throw to: without a WARN, the leases it loses would read as
+     * "Redis could not be reached" while Redis answers every time.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = { "lettuce", "jedis" })
+    void aRenewalTheAclRefusesIsLoggedNamingTheCommand(String driver, CapturedOutput output) {
+        try (LockApplication app = start(driver, "spring.data.redis.username=no-pexpire",
+                "spring.data.redis.password=" + PASSWORD)) {
+            LockHandle held = app.lockService().tryLock(LockRequest.of("order:1").withTtl(Duration.ofSeconds(3))
+                    .withWaitTime(Duration.ZERO).withWatchdog(true)).orElseThrow();
+            try {
+                await().atMost(Duration.ofSeconds(30)).until(() -> output.getOut().contains(
+                        "Redis refused to renew leases, so they will be lost although Redis answers"));
+                assertThat(output.getOut()).contains("may not run 'pexpire', which the lock needs (in renew.lua, line")
+                        .contains("ACL SETUSER <user> +pexpire");
+            }
+            finally {
+                held.release();
+            }
         }
     }
 
