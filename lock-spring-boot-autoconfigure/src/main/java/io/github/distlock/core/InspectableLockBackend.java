@@ -79,8 +79,8 @@ public interface InspectableLockBackend extends LockBackend {
      * Whether the stores answer.
      *
      * @param nodes each store's answer
-     * @param quorum how many stores must answer for locks to work: 1 for a single store, a majority
-     *        for Redlock
+     * @param quorum how many stores must answer for locks to work: 1 for a single store, every
+     *        master of a Redis Cluster (each holds a share of the locks), a majority for Redlock
      */
     record Reachability(List<NodeReachability> nodes, int quorum) {
 
@@ -113,10 +113,12 @@ public interface InspectableLockBackend extends LockBackend {
     /**
      * One store's answer to a ping.
      *
-     * @param node the store's name, without credentials
+     * @param node the store's name, without credentials: its {@code host:port} for a Redis node or
+     *        Cluster master
      * @param reachable whether it answered in time (and, over several stores, its answers count)
      * @param latency how long the ping took; for an unreachable store, how long it was waited for
-     * @param error why it is not reachable, or {@code null}
+     * @param error why it is not reachable, in plain words (with the server's own reply, such as
+     *        {@code WRONGPASS ...}, and the setting to check), or {@code null}
      */
     record NodeReachability(String node, boolean reachable, Duration latency, String error) {
 

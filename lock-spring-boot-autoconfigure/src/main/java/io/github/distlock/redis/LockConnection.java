@@ -19,6 +19,7 @@ import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import io.github.distlock.LockBackendException;
+import io.github.distlock.core.InspectableLockBackend.NodeReachability;
 import io.github.distlock.core.LockKey;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;
@@ -26,6 +27,8 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.output.CommandOutput;
 import io.lettuce.core.output.IntegerOutput;
@@ -78,6 +81,10 @@ public final class LockConnection implements AutoCloseable {
     private final Duration operationTimeout;
     /** The property that sets the bound, for messages. */
     private final String timeoutProperty;
+    /** Where the credentials are set, for messages about refused ones. */
+    private final String credentials;
+    /** Says so when Redis answers a batch of renewals ({@link #scripts}) with an error. */
+    private final RenewalRefusalWarnings renewalRefusals;
     private final long timeoutNanos;
     private final Object monitor = new Object();
     /** The latest connect attempt; guarded by {@code monitor}, read without it on the fast path. */
@@ -100,7 +107,21 @@ public final class LockConnection implements AutoCloseable {
      *        {@code distributed-lock.redlock.node-timeout}
      */
     public LockConnection(Supplier<AbstractRedisClient> clients, Duration operationTimeout, String timeoutProperty) {
+        this(clients, operationTimeout, timeoutProperty, RedisErrorReply.SPRING_DATA_REDIS_CREDENTIALS);
+    }
+
+    /**
+     * @param clients the client to open the connection from, asked on every call
+     * @param operationTimeout the bound of every call
+     * @param timeoutProperty the property that sets the bound, named in messages
+     * @param credentials where the user and password are set, named when Redis refuses them, for
+     *        example {@link RedisErrorReply#SPRING_DATA_REDIS_CREDENTIALS}
+     */
+    public LockConnection(Supplier<AbstractRedisClient> clients, Duration operationTimeout, String timeoutProperty,
+            String credentials) {
         this.timeoutProperty = timeoutProperty;
+        this.credentials = credentials;
+        this.renewalRefusals = new RenewalRefusalWarnings(credentials);
         this.clients = clients;
         this.operationTimeout = operationTimeout;
         this.timeoutNanos = operationTimeout.toNanos();
@@ -192,6 +213,81 @@ public final class LockConnection implements AutoCloseable {
         }
     }
 
+    /**
+     * Pings the deployment for the health check, all within one operation timeout: the node (or
+     * Sentinel-managed master) once, and in a Cluster every master that serves slots, side by side,
+     * each by its address. Never throws: a failure is the answer, in plain words.
+     *
+     * @param name what to call the deployment when it is not a Cluster (or the Cluster cannot be
+     *        reached at all), for example {@code 127.0.0.1:6379}
+     */
+    List<NodeReachability> pingEachMaster(String name) {
+        long start = System.nanoTime();
+        long deadline = start + timeoutNanos;
+        LockKey subject = new LockKey("health check", "");
+        Open open;
+        try {
+            open = open(subject, "health check", deadline);
+            if (!(open.stateful() instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster)) {
+                run(subject, "health check", CommandType.PING, () -> new StatusOutput<>(ByteArrayCodec.INSTANCE),
+                        new CommandArgs<>(ByteArrayCodec.INSTANCE), deadline);
+                return List.of(new NodeReachability(name, true, Duration.ofNanos(System.nanoTime() - start), null));
+            }
+            return pingEachMaster(cluster, start, deadline);
+        }
+        catch (LockBackendException ex) {
+            return List.of(new NodeReachability(name, false, Duration.ofNanos(System.nanoTime() - start),
+                    inPlainWords(ex.getCause())));
+        }
+    }
+
+    private List<NodeReachability> pingEachMaster(StatefulRedisClusterConnection<byte[], byte[]> cluster, long start,
+            long deadline) {
+        List<String> names = new ArrayList<>();
+        List<CompletableFuture<Long>> answeredAt = new ArrayList<>();
+        for (RedisClusterNode node : cluster.getPartitions()) {
+            // A master without slots serves no lock: an old master that a replica replaced, say.
+            if (!node.getRole().isUpstream() || node.getSlots().isEmpty()) {
+                continue;
+            }
+            names.add(node.getUri().getHost() + ":" + node.getUri().getPort());
+            CompletableFuture<Long> pong = new CompletableFuture<>();
+            cluster.getConnectionAsync(node.getNodeId())
+                    .thenCompose(connection -> connection.async().ping())
+                    .whenComplete((reply, failure) -> {
+                        if (failure != null) {
+                            pong.completeExceptionally(failure instanceof CompletionException && failure.getCause()
+                                    != null ? failure.getCause() : failure);
+                        }
+                        else {
+                            pong.complete(System.nanoTime());
+                        }
+                    });
+            answeredAt.add(pong);
+        }
+        List<NodeReachability> masters = new ArrayList<>(names.size());
+        for (int i = 0; i < names.size(); i++) {
+            try {
+                long at = awaitUninterruptibly(answeredAt.get(i), deadline);
+                masters.add(new NodeReachability(names.get(i), true, Duration.ofNanos(at - start), null));
+            }
+            catch (TimeoutException | ExecutionException ex) {
+                Throwable cause = ex instanceof ExecutionException ? ex.getCause() : ex;
+                masters.add(new NodeReachability(names.get(i), false, Duration.ofNanos(System.nanoTime() - start),
+                        inPlainWords(cause)));
+            }
+        }
+        return masters;
+    }
+
+    /** Why a call failed, for the health check: without the lock's name, which a ping does not have. */
+    private String inPlainWords(Throwable cause) {
+        if (cause instanceof TimeoutException) {
+            return "no answer within " + timeoutProperty + "=" + operationTimeout;
+        }
+        return RedisErrorReply.describe(cause, credentials);
+    }
+
     /** The bound of each call, as configured, for messages. */
     Duration operationTimeout() {
         return operationTimeout;
@@ -229,7 +325,7 @@ public final class LockConnection implements AutoCloseable {
         }
         catch (ExecutionException ex) {
             throw new LockBackendException(key.name(), "Could not connect to Redis for the " + operation + " of lock "
-                    + key.printableName() + ": " + ex.getCause().getMessage(), ex.getCause());
+                    + key.printableName() + ": " + RedisErrorReply.describe(ex.getCause(), credentials), ex.getCause());
         }
     }
 
@@ -423,9 +519,7 @@ public final class LockConnection implements AutoCloseable {
             if (retried.test(cause)) {
                 return;
             }
-            reply.completeExceptionally(new LockBackendException(key.name(), "Redis failed the " + operation
-                    + " of lock " + key.printableName() + " (" + key.printableRedisKey() + "): " + cause.getMessage(),
-                    cause));
+            reply.completeExceptionally(failed(key, operation, cause));
         });
     }
 
@@ -488,6 +582,7 @@ public final class LockConnection implements AutoCloseable {
             open = open(calls.get(0).key(), operation, deadline);
         }
         catch (LockBackendException ex) {
+            renewalRefusals.failed(ex);
             for (int i = 0; i < calls.size(); i++) {
                 replies.accept(i, null);
             }
@@ -533,6 +628,7 @@ public final class LockConnection implements AutoCloseable {
                     again.whenComplete((r, f) -> completed.add(index));
                     continue;
                 }
+                renewalRefusals.failed(ex);
             }
             answered[index] = true;
             pending--;
@@ -582,10 +678,14 @@ public final class LockConnection implements AutoCloseable {
             if (ex.getCause() instanceof RedisNoScriptException) {
                 throw new NoScriptException();
             }
-            throw new LockBackendException(key.name(), "Redis failed the " + operation + " of lock "
-                    + key.printableName() + " (" + key.printableRedisKey() + "): " + ex.getCause().getMessage(),
-                    ex.getCause());
+            throw failed(key, operation, ex.getCause());
         }
+    }
+
+    /** Redis answered with an error, or the command failed on the way: in words that say what to fix. */
+    private LockBackendException failed(LockKey key, String operation, Throwable cause) {
+        return new LockBackendException(key.name(), "Redis failed the " + operation + " of lock " + key.printableName()
+                + " (" + key.printableRedisKey() + "): " + RedisErrorReply.describe(cause, credentials), cause);
     }
 
     /**

@@ -4,6 +4,14 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.springframework.data.redis.core.script.DigestUtils;
 import org.springframework.data.redis.core.script.RedisScript;
@@ -17,6 +25,12 @@ import org.springframework.data.redis.core.script.RedisScript;
  */
 final class LuaScript {
 
+    /** Every script by its digest, to name the command a script's error reply refers to by line. */
+    private static final Map<String, LuaScript> BY_SHA1 = new ConcurrentHashMap<>();
+
+    /** A command a script runs: {@code redis.call('PEXPIRE', ...)} or {@code redis.pcall(...)}. */
+    private static final Pattern CALL = Pattern.compile("redis\\.p?call\\(\\s*'([A-Za-z|]+)'");
+
     private final String name;
     private final byte[] sourceBytes;
     private final String source;
@@ -29,6 +43,29 @@ final class LuaScript {
         this.sourceBytes = source.getBytes(StandardCharsets.UTF_8);
         this.sha1 = DigestUtils.sha1DigestAsHex(source);
         this.sha1Bytes = sha1.getBytes(StandardCharsets.US_ASCII);
+        BY_SHA1.put(sha1, this);
+    }
+
+    /** The script with this digest, if it is one of ours. */
+    static Optional<LuaScript> bySha1(String sha1) {
+        return Optional.ofNullable(BY_SHA1.get(sha1.toLowerCase(Locale.ROOT)));
+    }
+
+    /**
+     * The commands this script runs on one line of its text (1-based, as Redis counts in
+     * {@code @user_script:<line>}), lower case as ACL rules spell them; empty for a line without one.
+     */
+    List<String> commandsOnLine(int line) {
+        String[] lines = source.split("\n", -1);
+        if (line < 1 || line > lines.length) {
+            return List.of();
+        }
+        List<String> commands = new ArrayList<>();
+        Matcher matcher = CALL.matcher(lines[line - 1]);
+        while (matcher.find()) {
+            commands.add(matcher.group(1).toLowerCase(Locale.ROOT));
+        }
+        return commands;
     }
 
     /**

@@ -105,6 +105,8 @@ public final class RedisLockBackend
     private static final byte[] GET = bytes("GET");
 
     private final LockConnection connection;
+    /** What the health check calls the node or Sentinel master; a Cluster's masters are named by address. */
+    private final String name;
     private final String keyPrefix;
     private final Function<LockKey, ReleaseChannel> releaseChannels;
     /** Confirms lock writes with {@code WAIT}; {@code null} when no replica acks are asked for. */
@@ -124,7 +126,8 @@ public final class RedisLockBackend
      */
     public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
             String releaseChannel) {
-        this(new LockConnection(lettuceClientOf(connectionFactory), operationTimeout), keyPrefix, releaseChannel);
+        this(connectionFactory, operationTimeout, keyPrefix, ReleaseChannel.everyKeyOn(releaseChannel),
+                ReplicaAcks.NONE);
     }
 
     /**
@@ -160,7 +163,7 @@ public final class RedisLockBackend
     public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
             Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks) {
         this(new LockConnection(lettuceClientOf(connectionFactory), operationTimeout), keyPrefix, releaseChannels,
-                replicaAcks);
+                replicaAcks, DeploymentName.of(connectionFactory));
     }
 
     /**
@@ -174,7 +177,13 @@ public final class RedisLockBackend
      */
     public RedisLockBackend(LockConnection connection, String keyPrefix,
             Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks) {
+        this(connection, keyPrefix, releaseChannels, replicaAcks, DeploymentName.UNKNOWN);
+    }
+
+    private RedisLockBackend(LockConnection connection, String keyPrefix,
+            Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks, String name) {
         this.connection = connection;
+        this.name = name;
         this.keyPrefix = keyPrefix;
         this.releaseChannels = releaseChannels;
         this.confirmation = replicaAcks.enabled() ? new LettuceReplicaConfirmation(connection, replicaAcks) : null;
@@ -557,21 +566,14 @@ public final class RedisLockBackend
         return LockState.of((Long) reply.get(0), (Long) reply.get(1), (Long) reply.get(2));
     }
 
-    /** A {@code PING} on the lock connection (in a Cluster, to the node the connection defaults to). */
+    /**
+     * A {@code PING} on the lock connection; in a Cluster, one to every master that serves slots,
+     * side by side. Every master holds a share of the locks, so all of them must answer.
+     */
     @Override
     public Reachability ping() {
-        long start = System.nanoTime();
-        try {
-            connection.run(new LockKey("(health check)", ""), "PING", CommandType.PING,
-                    () -> new StatusOutput<>(ByteArrayCodec.INSTANCE), new CommandArgs<>(ByteArrayCodec.INSTANCE),
-                    connection.deadline());
-            return Reachability.single(new NodeReachability("redis", true, Duration.ofNanos(System.nanoTime() - start),
-                    null));
-        }
-        catch (LockBackendException ex) {
-            return Reachability.single(new NodeReachability("redis", false,
-                    Duration.ofNanos(System.nanoTime() - start), ex.getMessage()));
-        }
+        List<NodeReachability> masters = connection.pingEachMaster(name);
+        return new Reachability(masters, masters.size());
     }
 
     /** The lock, its fencing counter, its wait queue and its waiters' entries: one Cluster slot. */

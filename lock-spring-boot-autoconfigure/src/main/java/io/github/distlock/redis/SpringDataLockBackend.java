@@ -124,7 +124,12 @@ public final class SpringDataLockBackend
     private final long timeoutNanos;
     private final String keyPrefix;
     private final String releaseChannel;
+    /** What the health check calls the node or Sentinel master; a Cluster's masters are named by address. */
+    private final String name;
     private final ThreadPoolExecutor executor;
+    /** Says so when Redis answers a renewal with an error. */
+    private final RenewalRefusalWarnings renewalRefusals =
+            new RenewalRefusalWarnings(RedisErrorReply.SPRING_DATA_REDIS_CREDENTIALS);
     /** Set once a server refuses {@code SET NX GET} (Redis before 7.0): scripts take over. */
     private volatile boolean setNxGetRefused;
     /** Whether the connection goes to a Cluster, and its masters' slots; read on the first renewal. */
@@ -169,6 +174,7 @@ public final class SpringDataLockBackend
         this.timeoutNanos = operationTimeout.toNanos();
         this.keyPrefix = keyPrefix;
         this.releaseChannel = releaseChannel;
+        this.name = DeploymentName.of(connectionFactory);
         this.executor = new ThreadPoolExecutor(THREADS, THREADS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
                 daemonThreads("distributed-lock-redis-"));
         executor.allowCoreThreadTimeOut(true);
@@ -397,23 +403,76 @@ public final class SpringDataLockBackend
         return LockState.of((Long) reply.get(0), (Long) reply.get(1), (Long) reply.get(2));
     }
 
-    /** A {@code PING} through the template (on a Cluster, Spring Data pings every node). */
+    /**
+     * A {@code PING} through the template; on a Cluster, one to every master that serves slots, side
+     * by side, each on its own thread. Every master holds a share of the locks, so all of them must answer.
+     */
     @Override
     public Reachability ping() {
         long start = System.nanoTime();
+        long deadline = start + timeoutNanos;
+        LockKey subject = new LockKey("health check", "");
+        List<RedisClusterNode> masters;
         try {
-            call(new LockKey("(health check)", ""), "PING", deadline(), () -> template.execute(
-                    (RedisCallback<String>) connection -> {
-                        LateScriptGuard.refuseIfLate();
-                        return connection.ping();
+            masters = call(subject, "health check", deadline, () -> template.execute(
+                    (RedisCallback<List<RedisClusterNode>>) connection -> {
+                        if (!(unwrap(connection) instanceof RedisClusterConnection cluster)) {
+                            connection.ping();
+                            return null;
+                        }
+                        List<RedisClusterNode> serving = new ArrayList<>();
+                        for (RedisClusterNode node : cluster.clusterGetNodes()) {
+                            // A master without slots serves no lock: an old master that a replica replaced, say.
+                            if (node.isMaster() && node.getSlotRange() != null
+                                    && node.getSlotRange().getSlotsArray().length > 0) {
+                                serving.add(node);
+                            }
+                        }
+                        return serving;
                     }));
-            return Reachability.single(new NodeReachability("redis", true, Duration.ofNanos(System.nanoTime() - start),
-                    null));
         }
         catch (LockBackendException ex) {
-            return Reachability.single(new NodeReachability("redis", false,
-                    Duration.ofNanos(System.nanoTime() - start), ex.getMessage()));
+            return Reachability.single(new NodeReachability(name, false, Duration.ofNanos(System.nanoTime() - start),
+                    inPlainWords(ex.getCause())));
         }
+        if (masters == null) {
+            return Reachability.single(new NodeReachability(name, true, Duration.ofNanos(System.nanoTime() - start),
+                    null));
+        }
+        List<CompletableFuture<Long>> pings = new ArrayList<>(masters.size());
+        for (RedisClusterNode master : masters) {
+            try {
+                pings.add(CompletableFuture.supplyAsync(() -> template.execute((RedisCallback<Long>) connection -> {
+                    ((RedisClusterConnection) unwrap(connection)).ping(master);
+                    return System.nanoTime();
+                }), executor));
+            }
+            catch (RejectedExecutionException ex) {
+                pings.add(CompletableFuture.failedFuture(
+                        new IllegalStateException("not asked: the lock backend is closed")));
+            }
+        }
+        List<NodeReachability> nodes = new ArrayList<>(masters.size());
+        for (int i = 0; i < masters.size(); i++) {
+            String address = masters.get(i).getHost() + ":" + masters.get(i).getPort();
+            try {
+                long answeredAt = LockConnection.awaitUninterruptibly(pings.get(i), deadline);
+                nodes.add(new NodeReachability(address, true, Duration.ofNanos(answeredAt - start), null));
+            }
+            catch (TimeoutException | ExecutionException ex) {
+                nodes.add(new NodeReachability(address, false, Duration.ofNanos(System.nanoTime() - start),
+                        inPlainWords(ex instanceof ExecutionException ? ex.getCause() : ex)));
+            }
+        }
+        return new Reachability(nodes, nodes.size());
+    }
+
+    /** Why a call failed, for the health check: without the lock's name, which a ping does not have. */
+    private String inPlainWords(Throwable cause) {
+        if (cause instanceof TimeoutException) {
+            return "no answer within distributed-lock.operation-timeout=" + operationTimeout;
+        }
+        return RedisErrorReply.describe(cause, RedisErrorReply.SPRING_DATA_REDIS_CREDENTIALS);
     }
 
     /**
@@ -602,6 +661,7 @@ public final class SpringDataLockBackend
                     JedisClusterRenewalPipeline.send(connection, node, LockScripts.RENEW, keys, args), true);
         }
         catch (RuntimeException ex) {
+            renewalRefusals.failed(ex);
             for (int b : calls) {
                 answers.add(new Answer(b, null));
             }
@@ -655,6 +715,7 @@ public final class SpringDataLockBackend
             return withDeadline(deadline, () -> retryingClusterRefusals(deadline, () -> template.execute(RENEW, keys, args)));
         }
         catch (RuntimeException ex) {
+            renewalRefusals.failed(ex);
             return null;
         }
     }
@@ -888,7 +949,8 @@ public final class SpringDataLockBackend
                 catch (ExecutionException ex) {
                     Throwable cause = ex.getCause();
                     throw new LockBackendException(key.name(), "Redis failed the " + operation + " of lock "
-                            + key.printableName() + " (" + key.printableRedisKey() + "): " + cause.getMessage(), cause);
+                            + key.printableName() + " (" + key.printableRedisKey() + "): "
+                            + RedisErrorReply.describe(cause, RedisErrorReply.SPRING_DATA_REDIS_CREDENTIALS), cause);
                 }
             }
         }

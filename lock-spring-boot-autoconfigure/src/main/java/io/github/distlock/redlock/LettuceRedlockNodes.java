@@ -105,7 +105,8 @@ public final class LettuceRedlockNodes implements AutoCloseable {
             RedisClient client = RedisClient.create(nodes.resources, redisUri);
             String name = redisUri.getHost() + ":" + redisUri.getPort();
             LockConnection connection = new LockConnection(() -> client, nodeTimeout,
-                    "distributed-lock.redlock.node-timeout");
+                    "distributed-lock.redlock.node-timeout", "the user and password in the URI of " + name
+                            + " in distributed-lock.redlock.nodes (redis://user:password@host:port)");
             if (restartProtection) {
                 NodeRestartGuard guard = new NodeRestartGuard(name, durableNodes.contains(name),
                         nodes.longestLease::get);

@@ -3,6 +3,8 @@ package io.github.distlock.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -71,9 +73,35 @@ class RedisAclTest {
 
         try (LockApplication app = LockApplication.start(properties("elsewhere"))) {
             assertThatThrownBy(() -> app.lockService().tryLock(LockRequest.of("denied").withWaitTime(Duration.ZERO)))
-                    .isInstanceOf(LockBackendException.class).hasMessageContaining("NOPERM");
+                    .isInstanceOf(LockBackendException.class).hasMessageContaining("NOPERM")
+                    .hasMessageContaining("~lock:*").hasMessageContaining("#minimal-acl");
         }
         assertThat(redis.scan("lock:*")).isEmpty();
+    }
+
+    /**
+     * Lock errors about a refused command send the reader to the guide's "Minimal ACL" section
+     * ({@code docs/guide.md#minimal-acl}): that section must exist under that anchor and show this
+     * test's line.
+     */
+    @Test
+    void theMinimalAclThatLockErrorsPointAtIsTheGuidesSectionWithThisLine() throws Exception {
+        assertThat(RedisErrorReply.MINIMAL_ACL).contains("\"Minimal ACL\" section of docs/guide.md (#minimal-acl)");
+        Path dir = Path.of("").toAbsolutePath();
+        while (dir != null && !Files.isRegularFile(dir.resolve("docs/guide.md"))) {
+            dir = dir.getParent();
+        }
+        assertThat(dir).as("a directory with docs/guide.md above " + Path.of("").toAbsolutePath()).isNotNull();
+        List<String> guide = Files.readAllLines(dir.resolve("docs/guide.md"));
+        // GitHub's anchor for "## Minimal ACL" is #minimal-acl.
+        int section = guide.indexOf("## Minimal ACL");
+        assertThat(section).as("the heading '## Minimal ACL' in docs/guide.md").isNotNegative();
+        int next = section + 1;
+        while (next < guide.size() && !guide.get(next).startsWith("## ")) {
+            next++;
+        }
+        assertThat(guide.subList(section, next))
+                .contains("ACL SETUSER locker " + String.format(MINIMAL_ACL, "secret"));
     }
 
     static Stream<String> permissions() {

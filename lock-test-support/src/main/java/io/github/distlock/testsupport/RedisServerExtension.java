@@ -80,6 +80,18 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
     }
 
     /**
+     * {@code count} independent masters started from a customized builder, e.g.
+     * {@code masters(3, RedisTestServer.builder().password("secret"))} for Redlock nodes that require a password.
+     *
+     * @param count   how many, at least 1
+     * @param builder configuration for every master
+     * @return the extension
+     */
+    public static RedisServerExtension masters(int count, RedisTestServer.Builder builder) {
+        return new RedisServerExtension(count, builder);
+    }
+
+    /**
      * Also starts a replica of the first master, available as {@link #replica()}.
      *
      * @return this extension

@@ -67,6 +67,8 @@ public final class RedisTestServer implements AutoCloseable {
     private final Duration commandTimeout;
     private final TlsCertificates tls;
     private final SSLSocketFactory tlsSockets;
+    /** The default user's password ({@code requirepass}), or {@code null} for a server open to all. */
+    private final String password;
     private final List<String> sentinelConfig;
     private final Consumer<RedisTestServer> afterStart;
     private final Path directory;
@@ -86,6 +88,7 @@ public final class RedisTestServer implements AutoCloseable {
         this.commandTimeout = builder.commandTimeout;
         this.tls = builder.tls;
         this.tlsSockets = tls != null ? tls.socketFactory() : null;
+        this.password = builder.password;
         this.sentinelConfig = builder.sentinelConfig;
         this.afterStart = builder.afterStart;
         try {
@@ -751,8 +754,17 @@ public final class RedisTestServer implements AutoCloseable {
 
     /** The fixture's own connections: over TLS to a TLS server, trusting only its CA. */
     private RespConnection connect(int targetPort, Duration timeout) throws IOException {
-        return tlsSockets != null ? RespConnection.open(HOST, targetPort, timeout, tlsSockets)
+        RespConnection connection = tlsSockets != null ? RespConnection.open(HOST, targetPort, timeout, tlsSockets)
                 : RespConnection.open(HOST, targetPort, timeout);
+        if (password != null) {
+            try {
+                connection.command("AUTH", password);
+            } catch (IOException | RuntimeException e) {
+                connection.close();
+                throw e;
+            }
+        }
+        return connection;
     }
 
     private void startOnFreePort() {
@@ -883,6 +895,9 @@ public final class RedisTestServer implements AutoCloseable {
                     .append("tls-key-file ").append(quote(tls.serverKey().toString())).append('\n')
                     .append("tls-ca-cert-file ").append(quote(tls.caCertificate().toString())).append('\n')
                     .append("tls-auth-clients no\n");
+        }
+        if (password != null) {
+            config.append("requirepass ").append(quote(password)).append('\n');
         }
         if (clusterEnabled) {
             config.append("cluster-enabled yes\n")
@@ -1046,6 +1061,7 @@ public final class RedisTestServer implements AutoCloseable {
         private RedisTestServer master;
         private boolean clusterEnabled;
         private TlsCertificates tls;
+        private String password;
         private List<String> sentinelConfig;
         private Consumer<RedisTestServer> afterStart;
         private Duration startupTimeout = Duration.ofSeconds(10);
@@ -1129,6 +1145,22 @@ public final class RedisTestServer implements AutoCloseable {
         }
 
         /**
+         * Makes the servers require a password of every client ({@code requirepass}, the default user's
+         * password): a client that sends none gets {@code NOAUTH}, one that sends another gets {@code WRONGPASS}.
+         * The fixture's own connections ({@link RedisTestServer#command(String...)} and the like) authenticate.
+         *
+         * @param requiredPassword the default user's password, not blank
+         * @return this builder
+         */
+        public Builder password(String requiredPassword) {
+            if (requiredPassword == null || requiredPassword.isBlank()) {
+                throw new IllegalArgumentException("the password must not be blank, was '" + requiredPassword + "'");
+            }
+            this.password = requiredPassword;
+            return this;
+        }
+
+        /**
          * Runs the servers as Sentinels ({@code --sentinel}) with these lines appended to the generated config
          * file, e.g. {@code sentinel monitor mymaster 127.0.0.1 41234 2}. Package-private: tests use
          * {@link RedisTestSentinelGroup}, which knows which lines make a group that fails over quickly.
@@ -1178,6 +1210,9 @@ public final class RedisTestServer implements AutoCloseable {
          * @throws RedisStartupException when it does not start; the message includes the log tail
          */
         public RedisTestServer start() {
+            if (password != null && (sentinelConfig != null || clusterEnabled || master != null)) {
+                throw new IllegalStateException("password() is supported for standalone masters only");
+            }
             if (sentinelConfig != null && (clusterEnabled || master != null || tls != null)) {
                 throw new IllegalStateException("a Sentinel cannot also be a cluster node, a replica or a TLS server");
             }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 
@@ -78,6 +79,22 @@ class RedisTestServerTest {
         assertThatThrownBy(() -> redis.command("EVALSHA", "0000000000000000000000000000000000000000", "0"))
                 .isInstanceOf(RedisErrorReplyException.class)
                 .extracting(e -> ((RedisErrorReplyException) e).errorCode()).isEqualTo("NOSCRIPT");
+    }
+
+    @Test
+    void aServerWithAPasswordRefusesClientsWithoutItWhileTheFixtureAuthenticates() throws Exception {
+        try (RedisTestServer locked = RedisTestServer.builder().password("s3cret").start()) {
+            assertThat(locked.ping()).isEqualTo("PONG");
+            locked.set("k", "v");
+            assertThat(locked.get("k")).isEqualTo("v");
+            try (RespConnection stranger = RespConnection.open(locked.host(), locked.port(), Duration.ofSeconds(5))) {
+                assertThatThrownBy(() -> stranger.command("GET", "k")).isInstanceOf(RedisErrorReplyException.class)
+                        .hasMessageStartingWith("NOAUTH");
+                assertThatThrownBy(() -> stranger.command("AUTH", "wrong")).isInstanceOf(RedisErrorReplyException.class)
+                        .hasMessageStartingWith("WRONGPASS");
+            }
+        }
+        assertThatThrownBy(() -> RedisTestServer.builder().password(" ")).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

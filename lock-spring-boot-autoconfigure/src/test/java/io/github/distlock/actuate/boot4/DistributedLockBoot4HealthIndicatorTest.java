@@ -50,7 +50,9 @@ class DistributedLockBoot4HealthIndicatorTest {
 
     @SuppressWarnings("unchecked")
     private static Map<String, Object> redisNode(Health health) {
-        return (Map<String, Object>) ((Map<String, Object>) health.getDetails().get("nodes")).get("redis");
+        RedisTestServer redis = redisExtension.server();
+        return (Map<String, Object>) ((Map<String, Object>) health.getDetails().get("nodes"))
+                .get(redis.host() + ":" + redis.port());
     }
 
     @Test
