@@ -89,7 +89,7 @@ final class FakeClock {
         throw new AssertionError("unreachable: Assumptions.abort throws");
     }
 
-    /** Sets up a redis-server process's environment (e.g. {@code ProcessBuilder.environment()}) to run on this clock. */
+    /** Sets up a redis-server process's environment ({@code ProcessBuilder.environment()}) to run on this clock. */
     void configure(Map<String, String> environment) {
         // glibc after libfaketime: libfaketime's own lookups (RTLD_NEXT) must find glibc, and glibc's malloc must
         // win over the libjemalloc that Debian's redis-server links (see the class comment).
