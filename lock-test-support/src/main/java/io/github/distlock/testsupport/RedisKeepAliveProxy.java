@@ -45,7 +45,8 @@ import io.netty.channel.socket.SocketChannel;
  *
  * <p>Everything runs on one Netty event loop thread owned by the proxy; {@link #close()} stops it. All methods are
  * thread-safe. {@link RedisFaultProxy} is the other proxy: it injects faults per command and closes the client
- * connection whenever Redis's goes.
+ * connection whenever Redis's goes. Chained in front, {@code RedisFaultProxy.start(proxy.host(), proxy.port())},
+ * it adds its reply faults (delays around a node timeout, say) to a connection that survives restarts.
  */
 public final class RedisKeepAliveProxy implements AutoCloseable {
 

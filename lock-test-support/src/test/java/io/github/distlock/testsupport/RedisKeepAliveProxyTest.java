@@ -167,6 +167,21 @@ class RedisKeepAliveProxyTest {
         assertThat(proxy.openConnections()).isEqualTo(1);
     }
 
+    @Test
+    void aFaultProxyInFrontAddsReplyFaultsAndTheKeepAliveStillHidesTheRestart() throws IOException {
+        RedisFaultProxy faults = closeLater(RedisFaultProxy.start(proxy.host(), proxy.port()));
+        RespConnection client = closeLater(RespConnection.open(faults.host(), faults.port(), ANSWERED));
+        client.command("SET", "lock:{a}", "token-1");
+        FaultRule delayedGet = faults.onNext(RedisCommandMatcher.named("GET")).delayReply(Duration.ofMillis(200));
+
+        proxy.restartUpstream();
+
+        assertThat(client.command("GET", "lock:{a}")).as("answered by the restarted, empty server").isNull();
+        assertThat(delayedGet.triggerCount()).isEqualTo(1);
+        assertThat(faults.acceptedConnections()).isEqualTo(1);
+        assertThat(proxy.acceptedConnections()).isEqualTo(1);
+    }
+
     private RespConnection raw() throws IOException {
         return closeLater(RespConnection.open(proxy.host(), proxy.port(), ANSWERED));
     }
