@@ -106,6 +106,27 @@ final class FakeClock {
         environment.remove("FAKETIME"); // so that only the file sets the time
     }
 
+    /**
+     * Fails unless the process loaded libfaketime: a statically linked redis-server (such as some bundled fallback
+     * binaries) ignores {@code LD_PRELOAD} and would run on the real clock, making every jump a silent no-op.
+     */
+    void requireLoadedBy(long pid, Path binary) {
+        Path maps = Path.of("/proc", Long.toString(pid), "maps");
+        String loaded;
+        try {
+            loaded = Files.readString(maps, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new RedisStartupException("could not read " + maps + " to check that redis-server pid " + pid
+                    + " runs on the fake clock", e);
+        }
+        if (!loaded.contains("libfaketime")) {
+            throw new RedisStartupException("withFakeClock(): " + binary + " (pid " + pid + ") did not load " + library
+                    + ", so its clock cannot be moved; a statically linked redis-server ignores LD_PRELOAD. Use a "
+                    + "dynamically linked one, e.g. Debian's redis-server package, or -D"
+                    + RedisServerBinary.SYSTEM_PROPERTY + "=... to name one.", null);
+        }
+    }
+
     /** Moves the clock by {@code by} (forward if positive) and returns the new offset from real time. */
     synchronized Duration jump(Duration by) {
         Duration next = offset.plus(by);

@@ -856,6 +856,9 @@ public final class RedisTestServer implements AutoCloseable {
         LiveRedisProcesses.register(process, directory);
         try {
             awaitPong(commandLine);
+            if (fakeClock != null) {
+                fakeClock.requireLoadedBy(pid, binary);
+            }
             if (master != null) {
                 awaitMasterLinkUp(startupTimeout);
             }
@@ -1190,7 +1193,9 @@ public final class RedisTestServer implements AutoCloseable {
          * Runs the servers under libfaketime, so that a test can step their wall clock while they run with
          * {@link RedisTestServer#jumpClock(Duration)}; each server has its own clock, starting at real time. Linux
          * only, and needs Debian's {@code libfaketime} package (or {@code -Dfaketime.library=...}): without it,
-         * {@link #start()} skips the test with the reason, or fails it on CI ({@code CI=true}).
+         * {@link #start()} skips the test with the reason, or fails it on CI ({@code CI=true}). A statically linked
+         * {@code redis-server}, which would ignore libfaketime, fails to start with a {@link RedisStartupException}
+         * that says so.
          *
          * <pre>{@code
          * try (RedisTestServer redis = RedisTestServer.builder().withFakeClock().start()) {

@@ -3,13 +3,19 @@ package io.github.distlock.testsupport;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.opentest4j.TestAbortedException;
 
 /**
@@ -130,6 +136,25 @@ class FakeClockTest {
                 System.setProperty(FakeClock.LIBRARY_PROPERTY, before);
             }
         }
+    }
+
+    @Test
+    void aStaticallyLinkedServerThatWouldIgnoreTheFakeClockFailsToStartSayingWhy(@TempDir Path directory)
+            throws IOException {
+        assumeTrue(System.getProperty("os.arch").equals("amd64"), "needs an x86 machine for the bundled i386 binary");
+        Path staticBinary = directory.resolve("redis-server-static");
+        // embedded-redis bundles a statically linked i386 build, which the amd64 kernel runs.
+        try (InputStream bundled = getClass().getClassLoader().getResourceAsStream("redis-server-6.2.7-linux-386")) {
+            assertThat(bundled).as("the i386 binary bundled in embedded-redis").isNotNull();
+            Files.copy(bundled, staticBinary);
+        }
+        assertThat(staticBinary.toFile().setExecutable(true)).isTrue();
+
+        assertThatThrownBy(() -> RedisTestServer.builder().binary(staticBinary).withFakeClock().start())
+                .isInstanceOf(RedisStartupException.class)
+                .hasMessageContaining(staticBinary.toString())
+                .hasMessageContaining("did not load")
+                .hasMessageContaining("a statically linked redis-server ignores LD_PRELOAD");
     }
 
     private long serverClockAheadMillis() {
