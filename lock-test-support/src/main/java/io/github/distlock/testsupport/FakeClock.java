@@ -32,7 +32,8 @@ import org.junit.jupiter.api.Assumptions;
  *   <li>Debian links redis-server against the shared libjemalloc, which clashes with libfaketime (libfaketime's
  *       start-up allocates, jemalloc's start-up reads the clock: the process hangs; libfaketime issue 130).
  *       Preloading glibc right after libfaketime lets glibc's {@code malloc} serve the process instead, which
- *       breaks the cycle. {@code INFO memory}'s allocator figures are meaningless under the fake clock.</li>
+ *       breaks the cycle. {@code INFO memory}'s allocator figures are meaningless under the fake clock, and
+ *       {@code activedefrag} (jemalloc-only calls on glibc's memory) must stay off, as it is by default.</li>
  *   <li>Every clock read then costs a small file read: a server under the fake clock answers about half as fast.
  *       Fine for tests; keep benchmarks off it.</li>
  * </ul>

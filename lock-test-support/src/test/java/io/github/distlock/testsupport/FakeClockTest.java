@@ -3,6 +3,7 @@ package io.github.distlock.testsupport;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
@@ -62,6 +63,16 @@ class FakeClockTest {
         // The deadline stayed where it was on the server's clock, which now has 62 s to go to reach it.
         assertThat(redis.pttl("lock:{a}")).isGreaterThan(60_000L);
         assertThat(redis.get("lock:{a}")).isEqualTo("token");
+    }
+
+    @Test
+    void timersKeepRunningAfterABackwardJumpBecauseTheMonotonicClockIsLeftReal() {
+        redis.jumpClock(Duration.ofHours(-1));
+        redis.command("SET", "lock:{a}", "token", "PX", "100");
+
+        // Nobody reads the key, so only serverCron's active expiry can remove it: its timer runs on the monotonic
+        // clock, which a faked monotonic jump of an hour back would have stalled for an hour.
+        await().atMost(Duration.ofSeconds(10)).until(() -> redis.dbSize() == 0);
     }
 
     @Test
