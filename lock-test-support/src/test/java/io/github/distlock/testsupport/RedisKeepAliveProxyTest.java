@@ -104,6 +104,23 @@ class RedisKeepAliveProxyTest {
     }
 
     @Test
+    void anAuthSentOnConnectIsReplayedSoAPasswordProtectedStandbyServesTheClient() throws IOException {
+        // Set after start: the fixture's own PING must get through while it waits for the server.
+        RedisTestServer secured = closeLater(RedisTestServer.start());
+        RedisTestServer securedStandby = closeLater(RedisTestServer.start());
+        secured.command("CONFIG", "SET", "requirepass", "s3cret");
+        securedStandby.command("CONFIG", "SET", "requirepass", "s3cret");
+        RedisKeepAliveProxy securedProxy = closeLater(RedisKeepAliveProxy.start(secured));
+        RespConnection client = closeLater(RespConnection.open(securedProxy.host(), securedProxy.port(), ANSWERED));
+        assertThat(client.command("AUTH", "s3cret")).isEqualTo("OK");
+
+        securedProxy.switchUpstream(securedStandby);
+
+        assertThat(client.command("SET", "lock:{a}", "token-1")).as("not NOAUTH").isEqualTo("OK");
+        assertThat(securedProxy.acceptedConnections()).isEqualTo(1);
+    }
+
+    @Test
     void aCommandInFlightWhenTheUpstreamDropsGetsAnErrorReplyAndIsNotRetried() throws IOException {
         RespConnection client = raw();
         client.send("BLPOP", "queue", "0"); // blocks on Redis until the connection drops
