@@ -7,17 +7,11 @@ import java.util.Deque;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
-import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 
 /**
@@ -79,7 +73,13 @@ public final class ProxiedConnection {
      * starts reading once its own connection to Redis is up, so no command arrives with nowhere to go.
      */
     void start(boolean bornHung) {
-        client.pipeline().addLast(new RespFrameDecoder(true), new FromClient());
+        client.pipeline().addLast(new RespFrameDecoder(true), new ProxyListener.FrameHandler(
+                (channel, frame) -> onCommand(frame),
+                channel -> {
+                    close(false);
+                    proxy.forget(this);
+                },
+                channel -> close(false))); // a broken client stream (or RST) ends the connection, as on Redis
         if (bornHung) {
             hung = true;
         } else {
@@ -158,17 +158,8 @@ public final class ProxiedConnection {
 
     private void connectUpstream() {
         client.config().setAutoRead(false);
-        ChannelFuture connect = new Bootstrap()
-                .group(client.eventLoop())
-                .channel(NioSocketChannel.class)
-                .option(ChannelOption.TCP_NODELAY, true)
-                .handler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel channel) {
-                        channel.pipeline().addLast(new RespFrameDecoder(false), new FromRedis());
-                    }
-                })
-                .connect(proxy.redisHost(), proxy.redisPort());
+        ChannelFuture connect = ProxyListener.connectUpstream(client.eventLoop(), proxy.redisHost(), proxy.redisPort(),
+                new ProxyListener.FrameHandler(this::onReply, this::onRedisClosed, Channel::close));
         connect.addListener((ChannelFuture future) -> {
             if (!future.isSuccess()) {
                 // Redis is down: the client sees its connection accepted, then closed.
@@ -220,8 +211,8 @@ public final class ProxiedConnection {
         }
     }
 
-    private void onReply(ByteBuf frame) {
-        if (closing || hung) {
+    private void onReply(Channel from, ByteBuf frame) {
+        if (from != upstream || closing || hung) {
             frame.release();
             return;
         }
@@ -289,8 +280,8 @@ public final class ProxiedConnection {
         heldRepliesRelease = client.eventLoop().schedule(this::releaseDueReplies, delayNanos, TimeUnit.NANOSECONDS);
     }
 
-    private void onRedisClosed() {
-        if (closing || hung) {
+    private void onRedisClosed(Channel channel) {
+        if (channel != upstream || closing || hung) {
             return;
         }
         // E.g. after QUIT, or Redis killed: the client still gets the replies Redis sent before closing.
@@ -344,53 +335,6 @@ public final class ProxiedConnection {
         client.eventLoop().submit(task).syncUninterruptibly();
         if (closing) {
             client.closeFuture().syncUninterruptibly();
-        }
-    }
-
-    // ------------------------------------------------------------------------------------------------ handlers
-
-    /** Client to Redis: one command per message, thanks to {@link RespFrameDecoder}. */
-    private final class FromClient extends ChannelInboundHandlerAdapter {
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object message) {
-            onCommand((ByteBuf) message);
-        }
-
-        @Override
-        public void channelInactive(ChannelHandlerContext ctx) {
-            close(false);
-            proxy.forget(ProxiedConnection.this);
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            close(false); // a broken client stream (or RST) ends the connection, as it would on Redis
-        }
-    }
-
-    /** Redis to client: one reply or push per message. */
-    private final class FromRedis extends ChannelInboundHandlerAdapter {
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object message) {
-            if (ctx.channel() != upstream) {
-                ReferenceCountUtil.release(message);
-                return;
-            }
-            onReply((ByteBuf) message);
-        }
-
-        @Override
-        public void channelInactive(ChannelHandlerContext ctx) {
-            if (ctx.channel() == upstream) {
-                onRedisClosed();
-            }
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            ctx.close();
         }
     }
 

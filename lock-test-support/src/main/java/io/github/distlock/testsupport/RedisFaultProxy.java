@@ -1,6 +1,5 @@
 package io.github.distlock.testsupport;
 
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -8,20 +7,10 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.netty.bootstrap.ServerBootstrap;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.util.concurrent.DefaultThreadFactory;
 
 /**
  * A TCP proxy in front of one Redis server that understands RESP (2 and 3), so a test can lose, delay or cut the
@@ -58,8 +47,7 @@ public final class RedisFaultProxy implements AutoCloseable {
 
     private final String redisHost;
     private final int redisPort;
-    private final EventLoopGroup eventLoop;
-    private final ServerBootstrap serverBootstrap;
+    private final ProxyListener listener;
     private final int port;
 
     private final List<FaultRule> rules = new CopyOnWriteArrayList<>();
@@ -69,33 +57,11 @@ public final class RedisFaultProxy implements AutoCloseable {
     private volatile Duration replyDelay = Duration.ZERO;
     private volatile boolean blackholed;
 
-    // Guarded by this.
-    private Channel listener;
-    private boolean closed;
-
     private RedisFaultProxy(String redisHost, int redisPort) {
         this.redisHost = Objects.requireNonNull(redisHost, "redisHost");
         this.redisPort = redisPort;
-        // One thread: the proxy moves little data, and a single loop keeps each connection's two sides in order.
-        this.eventLoop = new NioEventLoopGroup(1, new DefaultThreadFactory("redis-fault-proxy", true));
-        this.serverBootstrap = new ServerBootstrap()
-                .group(eventLoop)
-                .channel(NioServerSocketChannel.class)
-                .option(ChannelOption.SO_REUSEADDR, true)
-                .childOption(ChannelOption.TCP_NODELAY, true)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel channel) {
-                        accept(channel);
-                    }
-                });
-        try {
-            this.listener = serverBootstrap.bind(RedisTestServer.HOST, 0).syncUninterruptibly().channel();
-        } catch (RuntimeException e) {
-            eventLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-            throw e;
-        }
-        this.port = ((InetSocketAddress) listener.localAddress()).getPort();
+        this.listener = new ProxyListener("redis-fault-proxy", this::accept);
+        this.port = listener.port();
     }
 
     /**
@@ -199,10 +165,7 @@ public final class RedisFaultProxy implements AutoCloseable {
      * {@link #heal()} listens again on the same port.
      */
     public synchronized void refuseConnections() {
-        if (listener != null) {
-            listener.close().syncUninterruptibly();
-            listener = null;
-        }
+        listener.stopListening();
         resetConnections();
     }
 
@@ -223,14 +186,7 @@ public final class RedisFaultProxy implements AutoCloseable {
                 connection.close();
             }
         }
-        if (listener == null && !closed) {
-            ChannelFuture bind = serverBootstrap.bind(RedisTestServer.HOST, port).awaitUninterruptibly();
-            if (!bind.isSuccess()) {
-                throw new IllegalStateException("heal() could not listen on " + RedisTestServer.HOST + ":" + port
-                        + " again; another process took the port while connections were refused", bind.cause());
-            }
-            listener = bind.channel();
-        }
+        listener.listenAgain();
     }
 
     // ------------------------------------------------------------------------------------------------ observations
@@ -270,18 +226,11 @@ public final class RedisFaultProxy implements AutoCloseable {
     /** Closes every connection, stops listening and stops the event loop thread. Safe to call twice. */
     @Override
     public void close() {
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            if (listener != null) {
-                listener.close().syncUninterruptibly();
-                listener = null;
-            }
+        if (!listener.close()) {
+            return;
         }
         liveConnections.forEach(ProxiedConnection::close);
-        eventLoop.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        listener.shutDownEventLoop();
     }
 
     /**

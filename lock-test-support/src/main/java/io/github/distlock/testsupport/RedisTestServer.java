@@ -72,6 +72,7 @@ public final class RedisTestServer implements AutoCloseable {
     private final List<String> sentinelConfig;
     private final Consumer<RedisTestServer> afterStart;
     private final Path directory;
+    private final FakeClock fakeClock;
 
     private int port;
     private Process process;
@@ -96,6 +97,7 @@ public final class RedisTestServer implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("could not create a temp directory for redis-server", e);
         }
+        this.fakeClock = builder.fakeClockLibrary != null ? new FakeClock(builder.fakeClockLibrary, directory) : null;
     }
 
     // ------------------------------------------------------------------------------------------------ factories
@@ -334,6 +336,47 @@ public final class RedisTestServer implements AutoCloseable {
         resume();
         kill();
         LiveRedisProcesses.deleteRecursively(directory);
+    }
+
+    // ------------------------------------------------------------------------------------------------ clock
+
+    /**
+     * Steps the server's wall clock by {@code by}, forward or back, while it runs, as an NTP step or a VM resume
+     * would: from the server's next clock read on, every key's expiry deadline is that much nearer (forward) or
+     * farther (back), {@code TIME} and {@code uptime_in_seconds} move too, and timers (which run on the monotonic
+     * clock) do not. Jumps add up, and the offset survives {@link #restart()}.
+     *
+     * <pre>{@code
+     * RedisTestServer redis = RedisTestServer.builder().withFakeClock().start();
+     * redis.command("SET", "k", "v", "PX", "30000");
+     * redis.jumpClock(Duration.ofSeconds(31));     // k has expired, 30 s early by any real clock
+     * redis.jumpClock(Duration.ofSeconds(-31));    // back to real time
+     * }</pre>
+     *
+     * @param by how far; negative moves the clock back
+     * @return the offset from real time after the jump
+     * @throws IllegalStateException when the server was not built with {@link Builder#withFakeClock()}
+     */
+    public Duration jumpClock(Duration by) {
+        return requireFakeClock("jumpClock").jump(Objects.requireNonNull(by, "by"));
+    }
+
+    /**
+     * How far the server's wall clock is from real time: the sum of all {@link #jumpClock(Duration)}s.
+     *
+     * @return zero until the first jump
+     * @throws IllegalStateException when the server was not built with {@link Builder#withFakeClock()}
+     */
+    public Duration clockOffset() {
+        return requireFakeClock("clockOffset").offset();
+    }
+
+    private FakeClock requireFakeClock(String method) {
+        if (fakeClock == null) {
+            throw new IllegalStateException(method + "() needs a server started with RedisTestServer.builder()"
+                    + ".withFakeClock(); " + this + " runs on the real clock");
+        }
+        return fakeClock;
     }
 
     // ------------------------------------------------------------------------------------------------ commands
@@ -809,11 +852,14 @@ public final class RedisTestServer implements AutoCloseable {
         }
         commandLine.addAll(extraArgs);
         try {
-            process = new ProcessBuilder(commandLine)
+            ProcessBuilder processBuilder = new ProcessBuilder(commandLine)
                     .directory(directory.toFile())
                     .redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(directory.resolve("stdout.log").toFile()))
-                    .start();
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(directory.resolve("stdout.log").toFile()));
+            if (fakeClock != null) {
+                fakeClock.configure(processBuilder.environment());
+            }
+            process = processBuilder.start();
         } catch (IOException e) {
             throw new RedisStartupException("could not run " + commandLine, e);
         }
@@ -822,6 +868,9 @@ public final class RedisTestServer implements AutoCloseable {
         LiveRedisProcesses.register(process, directory);
         try {
             awaitPong(commandLine);
+            if (fakeClock != null) {
+                fakeClock.requireLoadedBy(pid, binary);
+            }
             if (master != null) {
                 awaitMasterLinkUp(startupTimeout);
             }
@@ -1064,6 +1113,8 @@ public final class RedisTestServer implements AutoCloseable {
         private String password;
         private List<String> sentinelConfig;
         private Consumer<RedisTestServer> afterStart;
+        private boolean fakeClock;
+        private Path fakeClockLibrary;
         private Duration startupTimeout = Duration.ofSeconds(10);
         private Duration commandTimeout = Duration.ofSeconds(5);
 
@@ -1171,6 +1222,27 @@ public final class RedisTestServer implements AutoCloseable {
         }
 
         /**
+         * Runs the servers under libfaketime, so that a test can step their wall clock while they run with
+         * {@link RedisTestServer#jumpClock(Duration)}; each server has its own clock, starting at real time. Linux
+         * only, and needs Debian's {@code libfaketime} package (or {@code -Dfaketime.library=...}): without it,
+         * {@link #start()} skips the test with the reason, or fails it on CI ({@code CI=true}). A statically linked
+         * {@code redis-server}, which would ignore libfaketime, fails to start with a {@link RedisStartupException}
+         * that says so.
+         *
+         * <pre>{@code
+         * try (RedisTestServer redis = RedisTestServer.builder().withFakeClock().start()) {
+         *     redis.jumpClock(Duration.ofMinutes(1));
+         * }
+         * }</pre>
+         *
+         * @return this builder
+         */
+        public Builder withFakeClock() {
+            this.fakeClock = true;
+            return this;
+        }
+
+        /**
          * Runs {@code action} every time a server has started and answers PING, also after {@link #restart()}:
          * for settings that a process forgets when it exits, such as {@code SENTINEL DEBUG} timings.
          */
@@ -1220,6 +1292,7 @@ public final class RedisTestServer implements AutoCloseable {
                 throw new IllegalStateException("TLS is supported for standalone masters only, not with "
                         + (clusterEnabled ? "clusterEnabled()" : "replicaOf()"));
             }
+            fakeClockLibrary = fakeClock ? FakeClock.requireLibrary() : null;
             RedisTestServer server = new RedisTestServer(this);
             try {
                 server.startOnFreePort();
