@@ -1,13 +1,19 @@
 package io.github.distlock.aop;
 
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.event.ContextRefreshedEvent;
 import org.springframework.context.event.EventListener;
 
 import io.github.distlock.LockLostEvent;
+import io.github.distlock.LockService;
 import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAnnotationAutoConfiguration;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
@@ -94,6 +100,24 @@ final class LockTestContexts {
         /** Whether a lease of {@code key} was reported lost. */
         boolean lost(String key) {
             return events.stream().anyMatch(event -> event.getKey().equals(key));
+        }
+    }
+
+    /**
+     * Opens the lock's connection once the context is up, retrying: in a cold test JVM on a busy machine the first
+     * connect (Lettuce's event loops, class loading) can take longer than the operation timeout (2 s by default,
+     * 300 ms in some tests), and would then fail the test's first acquire with a {@code LockBackendException}. For
+     * contexts whose tests neither count lock operations from the start nor record lock events.
+     */
+    static final class ConnectedBeforeTheTest implements ApplicationListener<ContextRefreshedEvent> {
+
+        @Override
+        public void onApplicationEvent(ContextRefreshedEvent event) {
+            LockService locks = event.getApplicationContext().getBean(LockService.class);
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
+                locks.lock("connected", null, Duration.ZERO).release();
+                return true;
+            });
         }
     }
 }
