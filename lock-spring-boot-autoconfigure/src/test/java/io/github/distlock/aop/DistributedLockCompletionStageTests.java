@@ -24,7 +24,6 @@ import io.github.distlock.DistributedLock.LeaseLostAction;
 import io.github.distlock.LockLostException;
 import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
-import io.github.distlock.aop.LockTestContexts.ConnectedBeforeTheTest;
 import io.github.distlock.aop.LockTestContexts.LockProbe;
 import io.github.distlock.aop.LockTestContexts.LostLeases;
 import io.github.distlock.testsupport.RedisServerExtension;
@@ -47,8 +46,7 @@ class DistributedLockCompletionStageTests {
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
 
     private ApplicationContextRunner runner() {
-        return LockTestContexts.runner(redis.server()).withBean(ConnectedBeforeTheTest.class).withBean(LostLeases.class)
-                .withBean(StageService.class);
+        return LockTestContexts.runner(redis.server()).withBean(LostLeases.class).withBean(StageService.class);
     }
 
     @Test

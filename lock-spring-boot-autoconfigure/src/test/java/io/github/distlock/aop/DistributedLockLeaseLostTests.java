@@ -19,7 +19,6 @@ import io.github.distlock.DistributedLock;
 import io.github.distlock.DistributedLock.LeaseLostAction;
 import io.github.distlock.LockLostEvent;
 import io.github.distlock.LockLostException;
-import io.github.distlock.aop.LockTestContexts.ConnectedBeforeTheTest;
 import io.github.distlock.aop.LockTestContexts.LockProbe;
 import io.github.distlock.aop.LockTestContexts.LostLeases;
 import io.github.distlock.testsupport.RedisServerExtension;
@@ -47,8 +46,7 @@ class DistributedLockLeaseLostTests {
         return LockTestContexts.runner(redis.server())
                 .withPropertyValues("distributed-lock.operation-timeout=300ms")
                 .withBean(LostLeases.class)
-                .withBean(LeaseService.class)
-                .withBean(ConnectedBeforeTheTest.class);
+                .withBean(LeaseService.class);
     }
 
     @Test

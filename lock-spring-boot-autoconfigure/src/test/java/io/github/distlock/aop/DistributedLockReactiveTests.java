@@ -28,7 +28,6 @@ import io.github.distlock.LockLostException;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
-import io.github.distlock.aop.LockTestContexts.ConnectedBeforeTheTest;
 import io.github.distlock.aop.LockTestContexts.LockProbe;
 import io.github.distlock.aop.LockTestContexts.LostLeases;
 import io.github.distlock.testsupport.RedisServerExtension;
@@ -60,7 +59,6 @@ class DistributedLockReactiveTests {
 
     private ApplicationContextRunner runner() {
         return LockTestContexts.runner(redis.server())
-                .withBean(ConnectedBeforeTheTest.class)
                 .withBean(LostLeases.class)
                 .withBean("cachedPrice", LockFailureHandler.class, () -> failure -> Mono.just("cached"))
                 .withBean(ReactiveService.class);

@@ -74,7 +74,7 @@ class HandOverMessageTest {
         publish(sha1Hex(waiterToken) + ":" + fence + ":"
                 + sha1Hex(waiterToken + ":" + fence));
 
-        await().during(Duration.ofMillis(700)).atMost(Duration.ofSeconds(3)).until(() -> !waiting.isDone());
+        await().during(Duration.ofMillis(700)).atMost(Duration.ofSeconds(20)).until(() -> !waiting.isDone());
         assertThat(redis.get(LOCK)).isNotEqualTo(waiterToken);
 
         assertThat(held.release()).isTrue();

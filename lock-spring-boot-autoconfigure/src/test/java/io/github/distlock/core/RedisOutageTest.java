@@ -53,11 +53,11 @@ class RedisOutageTest {
         redis.stop();
 
         long started = System.nanoTime();
-        assertThatThrownBy(() -> instance.service.tryLock("order:1", null, Duration.ofSeconds(5)))
+        assertThatThrownBy(() -> instance.service.tryLock("order:1", null, Duration.ofSeconds(30)))
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("order:1");
-        // The client's own timeout is 60 s; only ours can have ended it this soon.
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+        // The client's own timeout is 60 s; only ours can have ended it this soon, even on a stalled machine.
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
     }
 
     @Test
@@ -65,10 +65,10 @@ class RedisOutageTest {
         redis.pause();
 
         long started = System.nanoTime();
-        assertThatThrownBy(() -> instance.service.tryLock("order:2", null, Duration.ofSeconds(5)))
+        assertThatThrownBy(() -> instance.service.tryLock("order:2", null, Duration.ofSeconds(30)))
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("operation-timeout");
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
         redis.resume();
     }
 
@@ -85,7 +85,7 @@ class RedisOutageTest {
         long started = System.nanoTime();
         instance.subscriber.close();
 
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
         assertThat(redis.isPaused()).as("Redis still hangs: close did not wait for it").isTrue();
         redis.resume();
     }

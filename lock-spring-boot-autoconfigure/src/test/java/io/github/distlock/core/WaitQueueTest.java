@@ -262,7 +262,7 @@ class WaitQueueTest {
         }
 
         // A subscription starts in the background; give it the time it would need to show.
-        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(20))
                 .until(() -> redis.subscriberCount(RedisLockBackend.releaseChannel("lock:")) == 0);
     }
 
