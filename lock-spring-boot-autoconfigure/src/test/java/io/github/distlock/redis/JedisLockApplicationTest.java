@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -29,6 +31,9 @@ import io.github.distlock.testsupport.RedisTestServer;
  * lock works as on Lettuce, across two instances.
  */
 class JedisLockApplicationTest {
+
+    /** Well below the waiter's fallback re-check a second away. */
+    private static final Duration PROMPT = Duration.ofMillis(900);
 
     @RegisterExtension
     static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
@@ -88,24 +93,37 @@ class JedisLockApplicationTest {
 
     @Test
     void aWaiterInAnotherInstanceIsHandedTheLockByTheRelease() throws Exception {
-        LockHandle held = first.lockService().lock(LockRequest.of("order:2").withTtl(Duration.ofSeconds(30))
+        // The holder's lease has 30 s left; only the release message can wake the waiter within 900 ms of the
+        // release (its fallback re-check is a second away), every time. A stall of a busy machine can make one
+        // hand-over slow too, not three in a row.
+        List<Duration> took = new ArrayList<>();
+        while (took.size() < 3 && (took.isEmpty() || took.get(took.size() - 1).compareTo(PROMPT) >= 0)) {
+            took.add(handOver("order:2:" + took.size()));
+        }
+
+        assertThat(took).as("release-to-hand-over times").anyMatch(duration -> duration.compareTo(PROMPT) < 0);
+    }
+
+    /** Hands {@code name} from the first instance to a waiter in the second; returns the time from the release. */
+    private Duration handOver(String name) throws Exception {
+        LockHandle held = first.lockService().lock(LockRequest.of(name).withTtl(Duration.ofSeconds(30))
                 .withWaitTime(Duration.ZERO));
         CompletableFuture<LockHandle> waiting = CompletableFuture.supplyAsync(() -> second.lockService()
-                .lock(LockRequest.of("order:2").withTtl(Duration.ofSeconds(30)).withWaitTime(Duration.ofSeconds(20))));
-        await().atMost(Duration.ofSeconds(5)).until(() -> Long.valueOf(1).equals(redis.command("ZCARD", "lock:{order:2}:queue")));
+                .lock(LockRequest.of(name).withTtl(Duration.ofSeconds(30)).withWaitTime(Duration.ofSeconds(20))));
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> Long.valueOf(1).equals(redis.command("ZCARD", "lock:{" + name + "}:queue")));
 
         long heldFence = held.fencingToken();
         long releasedAt = System.nanoTime();
         assertThat(held.release()).isTrue();
-        LockHandle handedOver = waiting.get(10, TimeUnit.SECONDS);
+        LockHandle handedOver = waiting.get(20, TimeUnit.SECONDS);
+        Duration took = Duration.ofNanos(System.nanoTime() - releasedAt);
 
-        // The holder's lease had 30 s left; only the release message can have woken the waiter this
-        // soon after the release (its fallback re-check is a second away).
-        assertThat(Duration.ofNanos(System.nanoTime() - releasedAt)).isLessThan(Duration.ofMillis(900));
         assertThat(handedOver.issuedFencingToken()).as("a hand-over comes with its token").isPresent();
         assertThat(handedOver.fencingToken()).isGreaterThan(heldFence);
         assertThat(handedOver.release()).isTrue();
-        assertThat(redis.get("lock:{order:2}")).isNull();
+        assertThat(redis.get("lock:{" + name + "}")).isNull();
+        return took;
     }
 
     @Test
