@@ -38,7 +38,7 @@ class LostLeaseListenerTest {
             });
             LockHandle kept = instance.service.lock("kept", Duration.ofMillis(600), Duration.ZERO);
             redis.del("lock:{lost}");
-            await().atMost(Duration.ofSeconds(5)).until(lost::isLost);
+            await().atMost(Duration.ofSeconds(20)).until(lost::isLost);
 
             // Several of kept's leases long, while the lost lease's listener still blocks.
             await().during(Duration.ofMillis(2_000)).atMost(Duration.ofSeconds(20)).until(kept::isHeld);

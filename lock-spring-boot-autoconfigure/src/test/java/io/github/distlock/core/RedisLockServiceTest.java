@@ -421,7 +421,7 @@ class RedisLockServiceTest {
     void aHolderWhoseLeaseRanOutGetsNoFencingTokenAndTheNextHolderIsNotDisturbed() {
         LockHandle expired = instanceA.service.lock(LockRequest.of("late").withTtl(SHORT_TTL).withWatchdog(false)
                 .withWaitTime(Duration.ZERO));
-        await().atMost(Duration.ofSeconds(5)).until(() -> redis.get("lock:{late}") == null);
+        await().atMost(Duration.ofSeconds(20)).until(() -> redis.get("lock:{late}") == null);
         LockHandle next = instanceB.service.lock("late", null, Duration.ZERO);
         long nextFence = next.fencingToken();
 

@@ -84,7 +84,7 @@ class ReleaseWakeUpTest {
         LockHandle held = holder.service.lock("order:1", Duration.ofSeconds(30), Duration.ZERO);
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
                 .supplyAsync(() -> waiter.service.tryLock("order:1", null, Duration.ofSeconds(20)));
-        await().atMost(Duration.ofSeconds(5)).until(() -> queueLength("order:1") == 1);
+        await().atMost(Duration.ofSeconds(20)).until(() -> queueLength("order:1") == 1);
         long attemptsBeforeRelease = waiterBackend.acquireAttempts.get();
         long heldFence = held.fencingToken();
 
@@ -116,7 +116,7 @@ class ReleaseWakeUpTest {
                 handle.release();
                 return at;
             });
-            await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(1))
+            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(1))
                     .until(() -> queueLength("handoff") == 1);
             long releasedAt = System.nanoTime();
             held.release();
@@ -139,7 +139,7 @@ class ReleaseWakeUpTest {
         long started = System.nanoTime();
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
                 .supplyAsync(() -> waiter.service.tryLock("order:2", null, Duration.ofSeconds(20)));
-        await().atMost(Duration.ofSeconds(5)).until(() -> queueLength("order:2") == 1);
+        await().atMost(Duration.ofSeconds(20)).until(() -> queueLength("order:2") == 1);
 
         redis.del("lock:{order:2}");
 

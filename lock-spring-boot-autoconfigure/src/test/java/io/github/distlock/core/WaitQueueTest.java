@@ -88,7 +88,7 @@ class WaitQueueTest {
                 order.add(name);
                 handle.release();
             }));
-            await().atMost(Duration.ofSeconds(5)).until(() -> queueLength() == queuedBefore + 1);
+            await().atMost(Duration.ofSeconds(20)).until(() -> queueLength() == queuedBefore + 1);
         }
 
         held.release();
@@ -110,7 +110,7 @@ class WaitQueueTest {
         redis.command("HSET", WAITING, "dead-waiter", (now - 1000) + ":30000");
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
                 .supplyAsync(() -> waiter.service.tryLock("queue", null, Duration.ofSeconds(20)));
-        await().atMost(Duration.ofSeconds(5)).until(() -> queueLength() == 2);
+        await().atMost(Duration.ofSeconds(20)).until(() -> queueLength() == 2);
 
         held.release();
 
@@ -188,7 +188,7 @@ class WaitQueueTest {
             }
         });
         thread.start();
-        await().atMost(Duration.ofSeconds(5)).until(() -> queueLength() == 1);
+        await().atMost(Duration.ofSeconds(20)).until(() -> queueLength() == 1);
 
         thread.interrupt();
         thread.join(10_000);
@@ -210,7 +210,7 @@ class WaitQueueTest {
         LockHandle held = holder.service.lock("queue", null, Duration.ZERO);
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
                 .supplyAsync(() -> waiter.service.tryLock("queue", null, Duration.ofSeconds(20)));
-        await().atMost(Duration.ofSeconds(5)).until(() -> queueLength() == 1);
+        await().atMost(Duration.ofSeconds(20)).until(() -> queueLength() == 1);
         long heldFence = held.fencingToken();
 
         held.release();

