@@ -128,8 +128,9 @@ class ReleaseWakeUpTest {
                 latencies[handoffs - 1] / 1e6);
         // Per hand-over, the bare first attempt fails and one queueing attempt queues the waiter;
         // the release hands it the lock. Waiting for polls instead (one a second, the holder's
-        // lease being 30 s) would add at least one more.
-        assertThat(waiterBackend.acquireAttempts.get()).isEqualTo(2L * handoffs);
+        // lease being 30 s) would add at least one more to every hand-over; a stall of a second
+        // between queueing and release, on a busy machine, adds one to a few of them.
+        assertThat(waiterBackend.acquireAttempts.get()).isBetween(2L * handoffs, 2L * handoffs + handoffs / 10);
     }
 
     @Test

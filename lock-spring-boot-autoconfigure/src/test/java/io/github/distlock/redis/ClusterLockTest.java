@@ -349,12 +349,7 @@ class ClusterLockTest {
      */
     private List<Long> handOvers(String name, int rounds) throws Exception {
         CriticalSection section = new CriticalSection();
-        AtomicReference<Thread> waiterThread = new AtomicReference<>();
-        ExecutorService waiterPool = Executors.newSingleThreadExecutor(task -> {
-            Thread thread = new Thread(task, "waiter-" + name);
-            waiterThread.set(thread);
-            return thread;
-        });
+        ExecutorService waiterPool = Executors.newSingleThreadExecutor(task -> new Thread(task, "waiter-" + name));
         List<Long> latencies = new ArrayList<>();
         try {
             for (int round = 0; round < rounds; round++) {
@@ -372,10 +367,11 @@ class ClusterLockTest {
                         return at;
                     }
                 });
-                await().atMost(Duration.ofSeconds(10)).until(() -> waiting.get()
-                        && waiterThread.get().getState() == Thread.State.TIMED_WAITING);
-                // Hold on a little, so that the waiter is surely queued when the lock is released.
-                Thread.sleep(100);
+                // Released once the waiter is queued in Redis, not after a pause a busy machine might outlast.
+                String queueKey = "lock:{" + name + "}:queue";
+                await().atMost(Duration.ofSeconds(20)).until(() -> waiting.get()
+                        && Long.valueOf(1).equals(cluster.nodeForSlot(cluster.slotOf(queueKey))
+                                .command("ZCARD", queueKey)));
                 section.leave();
                 long releasedAt = System.nanoTime();
                 assertThat(held.release()).isTrue();
