@@ -38,8 +38,11 @@ class RedisOutageTest {
         redis = RedisTestServer.start();
         instance = new LockServiceConnection(driver(), redis.host(), redis.port(), OPERATION_TIMEOUT, true,
                 backend -> backend);
-        // Establish the shared connection first, as a running application has.
-        instance.service.lock("warm-up", null, Duration.ZERO).release();
+        // Establish the shared connection first, as a running application has; a cold connect on a busy
+        // machine can take longer than the 500 ms operation timeout, so it is retried.
+        instance.awaitConnected();
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> instance.service
+                .tryLock("warm-up", null, Duration.ZERO).map(LockHandle::release).orElse(false));
     }
 
     @AfterEach

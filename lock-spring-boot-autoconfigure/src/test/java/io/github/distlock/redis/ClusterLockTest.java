@@ -108,6 +108,20 @@ class ClusterLockTest {
     void healthyEmptyCluster() {
         cluster.nodes().forEach(RedisTestServer::resume);
         cluster.awaitClusterOk(Duration.ofSeconds(30));
+        // Both instances reach every master before the test: a node connection not opened yet, or one a previous
+        // test's pause broke, took longer to (re)connect on a busy machine than one operation timeout.
+        Map<RedisTestServer, String> oneNamePerMaster = new LinkedHashMap<>();
+        for (int i = 0; oneNamePerMaster.size() < cluster.nodes().size() && i < 1000; i++) {
+            String name = "connected:" + i;
+            oneNamePerMaster.putIfAbsent(cluster.nodeForSlot(cluster.slotOf("lock:{" + name + "}")), name);
+        }
+        for (LockApplication instance : List.of(first, second)) {
+            for (String name : oneNamePerMaster.values()) {
+                await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> instance.lockService()
+                        .tryLock(LockRequest.of(name).withWaitTime(Duration.ZERO)).map(LockHandle::release)
+                        .orElse(false));
+            }
+        }
         cluster.nodes().forEach(RedisTestServer::flushAll);
     }
 
