@@ -110,14 +110,14 @@ final class LockTestContexts {
      * Opens the lock's connection once the context is up, retrying: in a cold test JVM on a busy machine the first
      * connect (Lettuce's event loops, class loading) can take longer than the operation timeout (2 s by default,
      * 300 ms in some tests), and would then fail the test's first acquire with a {@code LockBackendException}.
-     * A PING, not a lock: no listener, meter or command count sees it. Best effort: a context without a lock
+     * A PING, not a lock: no listener, meter or command count sees it. Best effort: a context without one lock
      * backend, or whose Redis is meant to be down, starts as before.
      */
     static final class ConnectedBeforeTheTest implements ApplicationListener<ContextRefreshedEvent> {
 
         @Override
         public void onApplicationEvent(ContextRefreshedEvent event) {
-            LockBackend backend = event.getApplicationContext().getBeanProvider(LockBackend.class).getIfAvailable();
+            LockBackend backend = event.getApplicationContext().getBeanProvider(LockBackend.class).getIfUnique();
             if (backend instanceof InspectableLockBackend inspectable) {
                 try {
                     await().atMost(Duration.ofSeconds(10)).until(() -> inspectable.ping().reachable());
