@@ -65,7 +65,10 @@ class BenchmarkSmokeTest {
     @Test
     @Order(2)
     void scenarios2To5RunWithoutViolationsForEveryImplementation() throws Exception {
-        HarnessResults results = HarnessMain.run(HarnessSettings.from(Arguments.parse("--profile=smoke")));
+        // The full run's 3 s lease, held for two renewal periods: with the smoke's 1.5 s, a peer renewing its 300
+        // leases one call each lost 121 of them on a loaded machine, which says nothing about whether it runs.
+        HarnessResults results = HarnessMain.run(HarnessSettings.from(Arguments.parse("--profile=smoke",
+                "--watchdog-ttl=3s", "--watchdog-hold=2s")));
         Json.write(HARNESS_JSON, results);
 
         assertThat(results.problems()).as("violations, lost leases, adapter errors and failures").isEmpty();

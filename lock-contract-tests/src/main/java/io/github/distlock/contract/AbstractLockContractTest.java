@@ -138,6 +138,11 @@ public abstract class AbstractLockContractTest {
     private static void warmUp(ContractApplication instance, ContractApplication other, boolean fencing) {
         String name = "warm-up";
         LockRequest request = LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO);
+        // The first call opens the connection, which on a loaded machine took longer than the operation timeout.
+        for (ContractApplication connecting : List.of(instance, other)) {
+            await().atMost(PATIENCE).ignoreExceptions().until(() -> connecting.lockService().tryLock(request)
+                    .map(LockHandle::release).orElse(false));
+        }
         LockHandle held = instance.lockService().lock(fencing ? request.withFencingToken() : request);
         other.lockService().tryLock(name, TTL, Duration.ofMillis(100)).ifPresent(LockHandle::release);
         held.release();

@@ -39,6 +39,9 @@ class DistributedLockCompletionStageTests {
     /** Three leases of 500 ms: held that long only if the watchdog renews for the pending stage. */
     private static final Duration THREE_TTLS = Duration.ofMillis(1500);
 
+    /** How long to wait for what must happen eventually: generous, as a loaded CI machine stalls for seconds. */
+    private static final Duration PATIENCE = Duration.ofSeconds(20);
+
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
 
@@ -58,7 +61,7 @@ class DistributedLockCompletionStageTests {
             // Completed from another thread, as asynchronous work usually is.
             CompletableFuture.runAsync(() -> service.pending("a").complete("done"));
 
-            assertThat(result.get(5, TimeUnit.SECONDS)).isEqualTo("done");
+            assertThat(result.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isEqualTo("done");
             assertThat(context.getBean(LockProbe.class).exists("lock:{a}")).isFalse();
         });
     }
@@ -72,7 +75,8 @@ class DistributedLockCompletionStageTests {
 
             service.pending("b").completeExceptionally(failure);
 
-            assertThatThrownBy(() -> result.get(5, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+            assertThatThrownBy(() -> result.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
                     .cause().isSameAs(failure);
             assertThat(context.getBean(LockProbe.class).exists("lock:{b}")).isFalse();
         });
@@ -87,7 +91,7 @@ class DistributedLockCompletionStageTests {
             assertHeldByTheStageFor(context, "c", Duration.ofMillis(600));
             service.pending("c").complete("done");
 
-            assertThat(result.toCompletableFuture().get(5, TimeUnit.SECONDS)).isEqualTo("done");
+            assertThat(result.toCompletableFuture().get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isEqualTo("done");
             assertThat(context.getBean(LockProbe.class).exists("lock:{c}")).isFalse();
         });
     }
@@ -114,7 +118,7 @@ class DistributedLockCompletionStageTests {
             assertThatThrownBy(() -> service.now("d")).isInstanceOf(LockTimeoutException.class);
 
             service.pending("d").complete("done");
-            result.get(5, TimeUnit.SECONDS);
+            result.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
             assertThat(service.now("d")).isEqualTo("now d");
         });
     }
@@ -126,10 +130,11 @@ class DistributedLockCompletionStageTests {
             CompletableFuture<String> result = service.later("e");
 
             redis.server().del("lock:{e}");
-            await().atMost(Duration.ofSeconds(5)).until(() -> context.getBean(LostLeases.class).lost("e"));
+            await().atMost(PATIENCE).until(() -> context.getBean(LostLeases.class).lost("e"));
             service.pending("e").complete("done anyway");
 
-            assertThat(catchThrowable(() -> result.get(5, TimeUnit.SECONDS))).isInstanceOf(ExecutionException.class)
+            assertThat(catchThrowable(() -> result.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)))
+                    .isInstanceOf(ExecutionException.class)
                     .cause().isInstanceOf(LockLostException.class).hasMessageContaining("'e'")
                     .hasMessageContaining("later(");
         });
@@ -143,8 +148,8 @@ class DistributedLockCompletionStageTests {
 
             redis.server().del("lock:{f}");
 
-            await().atMost(Duration.ofSeconds(5)).until(() -> service.pending("f").isCancelled());
-            Throwable failure = catchThrowable(() -> result.get(5, TimeUnit.SECONDS));
+            await().atMost(PATIENCE).until(() -> service.pending("f").isCancelled());
+            Throwable failure = catchThrowable(() -> result.get(PATIENCE.toSeconds(), TimeUnit.SECONDS));
             assertThat(failure).isInstanceOf(CancellationException.class);
             assertThat(failure.getSuppressed()).singleElement().isInstanceOf(LockLostException.class);
         });
@@ -159,7 +164,7 @@ class DistributedLockCompletionStageTests {
             result.cancel(true);
 
             assertThat(service.pending("g")).isCancelled();
-            await().atMost(Duration.ofSeconds(5)).until(() -> !context.getBean(LockProbe.class).exists("lock:{g}"));
+            await().atMost(PATIENCE).until(() -> !context.getBean(LockProbe.class).exists("lock:{g}"));
         });
     }
 
@@ -167,7 +172,7 @@ class DistributedLockCompletionStageTests {
     private static void assertHeldByTheStageFor(ApplicationContext context, String key, Duration period) {
         LockProbe probe = context.getBean(LockProbe.class);
         LockService lockService = context.getBean(LockService.class);
-        await().during(period).atMost(period.plusSeconds(2)).pollInterval(Duration.ofMillis(100))
+        await().during(period).atMost(period.plus(PATIENCE)).pollInterval(Duration.ofMillis(100))
                 .until(() -> probe.exists("lock:{" + key + "}")
                         && lockService.tryLock(key, null, Duration.ZERO).isEmpty());
     }

@@ -14,14 +14,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.context.ApplicationListener;
-import org.springframework.context.event.ContextRefreshedEvent;
 
 import io.github.distlock.DistributedLock;
 import io.github.distlock.DistributedLock.LeaseLostAction;
 import io.github.distlock.LockLostEvent;
 import io.github.distlock.LockLostException;
-import io.github.distlock.LockService;
 import io.github.distlock.aop.LockTestContexts.LockProbe;
 import io.github.distlock.aop.LockTestContexts.LostLeases;
 import io.github.distlock.testsupport.RedisServerExtension;
@@ -49,25 +46,7 @@ class DistributedLockLeaseLostTests {
         return LockTestContexts.runner(redis.server())
                 .withPropertyValues("distributed-lock.operation-timeout=300ms")
                 .withBean(LostLeases.class)
-                .withBean(LeaseService.class)
-                .withBean(ConnectedBeforeTheTest.class);
-    }
-
-    /**
-     * Opens the lock's connection once the context is up, retrying: in a cold test JVM on a busy machine the first
-     * connect (Lettuce's event loops, class loading) can take longer than the 300 ms operation timeout, and would then
-     * fail the test's first acquire with a {@code LockBackendException} instead of letting it lose a lease.
-     */
-    static final class ConnectedBeforeTheTest implements ApplicationListener<ContextRefreshedEvent> {
-
-        @Override
-        public void onApplicationEvent(ContextRefreshedEvent event) {
-            LockService locks = event.getApplicationContext().getBean(LockService.class);
-            await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> {
-                locks.lock("connected", null, Duration.ZERO).release();
-                return true;
-            });
-        }
+                .withBean(LeaseService.class);
     }
 
     @Test

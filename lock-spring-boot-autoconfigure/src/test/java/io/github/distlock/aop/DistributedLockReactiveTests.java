@@ -48,6 +48,12 @@ class DistributedLockReactiveTests {
     /** Three leases of 500 ms: held that long only if the watchdog renews for the pending publisher. */
     private static final Duration THREE_TTLS = Duration.ofMillis(1500);
 
+    /**
+     * How long to wait for what must happen eventually. Generous, as it costs nothing when the machine is quick,
+     * and a loaded CI machine stalls for seconds (a 1 s bound failed there).
+     */
+    private static final Duration PATIENCE = Duration.ofSeconds(20);
+
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
 
@@ -77,15 +83,18 @@ class DistributedLockReactiveTests {
     void monoHoldsTheLockFromSubscriptionUntilItCompletesThenReleases() {
         runner().run(context -> {
             ReactiveService service = context.getBean(ReactiveService.class);
-            Mono<String> result = service.delayed("b", THREE_TTLS.plusMillis(500));
+            Mono<String> result = service.controlled("b");
 
             CompletableFuture<String> subscribed = result.toFuture();
-            await().atMost(Duration.ofSeconds(2)).until(() -> context.getBean(LockProbe.class).exists("lock:{b}"));
+            await().atMost(PATIENCE).until(() -> context.getBean(LockProbe.class).exists("lock:{b}"));
             assertHeldFor(context, "b", THREE_TTLS);
+            // Completed by the test, not after a delay: on a busy machine a delay could end inside the check.
+            assertThat(subscribed).isNotDone();
+            service.sink("b").tryEmitValue("done b");
 
-            assertThat(subscribed.get(5, TimeUnit.SECONDS)).isEqualTo("done b");
+            assertThat(subscribed.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isEqualTo("done b");
             assertThat(service.invocations()).isOne();
-            await().atMost(Duration.ofSeconds(1)).until(() -> !context.getBean(LockProbe.class).exists("lock:{b}"));
+            await().atMost(PATIENCE).until(() -> !context.getBean(LockProbe.class).exists("lock:{b}"));
         });
     }
 
@@ -95,11 +104,11 @@ class DistributedLockReactiveTests {
             ReactiveService service = context.getBean(ReactiveService.class);
             Mono<String> result = service.delayed("c", Duration.ZERO);
 
-            assertThat(result.block(Duration.ofSeconds(5))).isEqualTo("done c");
-            assertThat(result.block(Duration.ofSeconds(5))).isEqualTo("done c");
+            assertThat(result.block(PATIENCE)).isEqualTo("done c");
+            assertThat(result.block(PATIENCE)).isEqualTo("done c");
 
             assertThat(service.invocations()).isEqualTo(2);
-            await().atMost(Duration.ofSeconds(1)).until(() -> !context.getBean(LockProbe.class).exists("lock:{c}"));
+            await().atMost(PATIENCE).until(() -> !context.getBean(LockProbe.class).exists("lock:{c}"));
         });
     }
 
@@ -110,12 +119,12 @@ class DistributedLockReactiveTests {
             LockProbe probe = context.getBean(LockProbe.class);
 
             Disposable subscription = service.never("d").subscribe();
-            await().atMost(Duration.ofSeconds(2)).until(() -> probe.exists("lock:{d}"));
+            await().atMost(PATIENCE).until(() -> probe.exists("lock:{d}"));
             assertHeldFor(context, "d", Duration.ofMillis(1000));
 
             subscription.dispose();
 
-            await().atMost(Duration.ofSeconds(2)).until(() -> !probe.exists("lock:{d}"));
+            await().atMost(PATIENCE).until(() -> !probe.exists("lock:{d}"));
         });
     }
 
@@ -127,13 +136,13 @@ class DistributedLockReactiveTests {
             LockHandle other = context.getBean(LockService.class)
                     .lock(LockRequest.of("queued").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO));
             Disposable subscription = service.waiting().subscribe();
-            await().during(Duration.ofMillis(200)).atMost(Duration.ofSeconds(2)).until(() -> !subscription.isDisposed());
+            await().during(Duration.ofMillis(200)).atMost(PATIENCE).until(() -> !subscription.isDisposed());
 
             subscription.dispose();
             other.release();
 
             // Whether the wait was cut short or the lock was taken after the cancel, it must not stay held.
-            await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(3))
+            await().during(Duration.ofMillis(500)).atMost(PATIENCE)
                     .until(() -> !probe.exists("lock:{queued}"));
             assertThat(service.invocations()).isZero();
         });
@@ -147,10 +156,10 @@ class DistributedLockReactiveTests {
 
             List<Boolean> heldAtEachElement = service.ticks("e")
                     .map(tick -> probe.exists("lock:{e}"))
-                    .collectList().block(Duration.ofSeconds(5));
+                    .collectList().block(PATIENCE);
 
             assertThat(heldAtEachElement).hasSize(5).containsOnly(true);
-            await().atMost(Duration.ofSeconds(1)).until(() -> !probe.exists("lock:{e}"));
+            await().atMost(PATIENCE).until(() -> !probe.exists("lock:{e}"));
         });
     }
 
@@ -167,11 +176,11 @@ class DistributedLockReactiveTests {
 
             List<Boolean> heldAtEachElement = JdkFlowAdapter.flowPublisherToFlux(result)
                     .map(element -> probe.exists("lock:{g}"))
-                    .collectList().block(Duration.ofSeconds(5));
+                    .collectList().block(PATIENCE);
 
             assertThat(heldAtEachElement).hasSize(3).containsOnly(true);
             assertThat(service.invocations()).isOne();
-            await().atMost(Duration.ofSeconds(1)).until(() -> !probe.exists("lock:{g}"));
+            await().atMost(PATIENCE).until(() -> !probe.exists("lock:{g}"));
         });
     }
 
@@ -183,7 +192,7 @@ class DistributedLockReactiveTests {
                     .lock(LockRequest.of("busy").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO));
             try {
                 List<String> elements = JdkFlowAdapter.flowPublisherToFlux(service.skippedFlow())
-                        .collectList().block(Duration.ofSeconds(5));
+                        .collectList().block(PATIENCE);
 
                 assertThat(elements).isEmpty();
                 assertThat(service.invocations()).isZero();
@@ -199,9 +208,9 @@ class DistributedLockReactiveTests {
             ReactiveService service = context.getBean(ReactiveService.class);
             IllegalStateException failure = new IllegalStateException("downstream failed");
 
-            assertThatThrownBy(() -> service.failing("f", failure).block(Duration.ofSeconds(5))).isSameAs(failure);
+            assertThatThrownBy(() -> service.failing("f", failure).block(PATIENCE)).isSameAs(failure);
 
-            await().atMost(Duration.ofSeconds(1)).until(() -> !context.getBean(LockProbe.class).exists("lock:{f}"));
+            await().atMost(PATIENCE).until(() -> !context.getBean(LockProbe.class).exists("lock:{f}"));
         });
     }
 
@@ -212,11 +221,11 @@ class DistributedLockReactiveTests {
             LockHandle other = context.getBean(LockService.class)
                     .lock(LockRequest.of("busy").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO));
             try {
-                assertThatThrownBy(() -> service.busy().block(Duration.ofSeconds(5)))
+                assertThatThrownBy(() -> service.busy().block(PATIENCE))
                         .isInstanceOf(LockTimeoutException.class);
-                assertThat(service.skipped().block(Duration.ofSeconds(5))).isNull();
-                assertThat(service.skippedMany().collectList().block(Duration.ofSeconds(5))).isEmpty();
-                assertThat(service.withFallback().block(Duration.ofSeconds(5))).isEqualTo("cached");
+                assertThat(service.skipped().block(PATIENCE)).isNull();
+                assertThat(service.skippedMany().collectList().block(PATIENCE)).isEmpty();
+                assertThat(service.withFallback().block(PATIENCE)).isEqualTo("cached");
                 assertThat(service.invocations()).isZero();
             } finally {
                 other.release();
@@ -229,13 +238,14 @@ class DistributedLockReactiveTests {
         runner().run(context -> {
             ReactiveService service = context.getBean(ReactiveService.class);
             CompletableFuture<String> result = service.controlled("g").toFuture();
-            await().atMost(Duration.ofSeconds(2)).until(() -> context.getBean(LockProbe.class).exists("lock:{g}"));
+            await().atMost(PATIENCE).until(() -> context.getBean(LockProbe.class).exists("lock:{g}"));
 
             redis.server().del("lock:{g}");
-            await().atMost(Duration.ofSeconds(5)).until(() -> context.getBean(LostLeases.class).lost("g"));
+            await().atMost(PATIENCE).until(() -> context.getBean(LostLeases.class).lost("g"));
             service.sink("g").tryEmitValue("done anyway");
 
-            assertThatThrownBy(() -> result.get(5, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+            assertThatThrownBy(() -> result.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
                     .cause().isInstanceOf(LockLostException.class).hasMessageContaining("'g'");
         });
     }
@@ -245,13 +255,14 @@ class DistributedLockReactiveTests {
         runner().run(context -> {
             ReactiveService service = context.getBean(ReactiveService.class);
             CompletableFuture<String> result = service.interruptible("h").toFuture();
-            await().atMost(Duration.ofSeconds(2)).until(() -> context.getBean(LockProbe.class).exists("lock:{h}"));
+            await().atMost(PATIENCE).until(() -> context.getBean(LockProbe.class).exists("lock:{h}"));
 
             redis.server().del("lock:{h}");
 
-            assertThatThrownBy(() -> result.get(5, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+            assertThatThrownBy(() -> result.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
                     .cause().isInstanceOf(LockLostException.class).hasMessageContaining("INTERRUPT");
-            await("the method's publisher is cancelled").atMost(Duration.ofSeconds(1))
+            await("the method's publisher is cancelled").atMost(PATIENCE)
                     .until(() -> service.sink("h").currentSubscriberCount() == 0);
         });
     }
@@ -260,7 +271,7 @@ class DistributedLockReactiveTests {
     private static void assertHeldFor(ApplicationContext context, String key, Duration period) {
         LockProbe probe = context.getBean(LockProbe.class);
         LockService lockService = context.getBean(LockService.class);
-        await().during(period).atMost(period.plusSeconds(2)).pollInterval(Duration.ofMillis(100))
+        await().during(period).atMost(period.plus(PATIENCE)).pollInterval(Duration.ofMillis(100))
                 .until(() -> probe.exists("lock:{" + key + "}")
                         && lockService.tryLock(key, null, Duration.ZERO).isEmpty());
     }
@@ -302,6 +313,7 @@ class DistributedLockReactiveTests {
 
         @DistributedLock(key = "#id", ttl = "500ms", waitTime = "0s")
         public Mono<String> controlled(String id) {
+            invocations.incrementAndGet();
             return sink(id).asMono();
         }
 

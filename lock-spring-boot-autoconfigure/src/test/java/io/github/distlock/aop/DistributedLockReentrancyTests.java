@@ -206,7 +206,7 @@ class DistributedLockReentrancyTests {
         public void outerThatKeepsAWaiterWaiting(AtomicReference<CompletableFuture<Boolean>> waiterOut) {
             CompletableFuture<Boolean> waiter = CompletableFuture.supplyAsync(() -> self.getObject().waitingCall());
             waiterOut.set(waiter);
-            await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2)).until(() -> !waiter.isDone());
+            await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(20)).until(() -> !waiter.isDone());
         }
 
         @DistributedLock(key = "'shared'", waitTime = "5s")

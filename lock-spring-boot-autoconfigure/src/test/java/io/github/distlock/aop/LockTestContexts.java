@@ -1,16 +1,24 @@
 package io.github.distlock.aop;
 
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import org.awaitility.core.ConditionTimeoutException;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.event.ContextRefreshedEvent;
 import org.springframework.context.event.EventListener;
 
 import io.github.distlock.LockLostEvent;
 import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAnnotationAutoConfiguration;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
+import io.github.distlock.core.InspectableLockBackend;
+import io.github.distlock.core.LockBackend;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
@@ -30,6 +38,7 @@ final class LockTestContexts {
         return new ApplicationContextRunner()
                 .withConfiguration(LOCK_AUTO_CONFIGURATIONS)
                 .withBean(LockProbe.class, () -> new LockProbe(server))
+                .withBean(ConnectedBeforeTheTest.class)
                 .withPropertyValues("spring.data.redis.host=" + server.host(),
                         "spring.data.redis.port=" + server.port());
     }
@@ -94,6 +103,29 @@ final class LockTestContexts {
         /** Whether a lease of {@code key} was reported lost. */
         boolean lost(String key) {
             return events.stream().anyMatch(event -> event.getKey().equals(key));
+        }
+    }
+
+    /**
+     * Opens the lock's connection once the context is up, retrying: in a cold test JVM on a busy machine the first
+     * connect (Lettuce's event loops, class loading) can take longer than the operation timeout (2 s by default,
+     * 300 ms in some tests), and would then fail the test's first acquire with a {@code LockBackendException}.
+     * A PING, not a lock: no listener, meter or command count sees it. Best effort: a context without one lock
+     * backend, or whose Redis is meant to be down, starts as before.
+     */
+    static final class ConnectedBeforeTheTest implements ApplicationListener<ContextRefreshedEvent> {
+
+        @Override
+        public void onApplicationEvent(ContextRefreshedEvent event) {
+            LockBackend backend = event.getApplicationContext().getBeanProvider(LockBackend.class).getIfUnique();
+            if (backend instanceof InspectableLockBackend inspectable) {
+                try {
+                    await().atMost(Duration.ofSeconds(10)).until(() -> inspectable.ping().reachable());
+                }
+                catch (ConditionTimeoutException ex) {
+                    // Unreachable on purpose, or still connecting: the test finds out for itself.
+                }
+            }
         }
     }
 }

@@ -62,7 +62,7 @@ class HandOverMessageTest {
                 .withWaitTime(Duration.ZERO).withFencingToken());
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture.supplyAsync(() -> waiter.service
                 .tryLock(LockRequest.of("handover").withTtl(Duration.ofSeconds(30)).withWaitTime(Duration.ofSeconds(20))));
-        await().atMost(Duration.ofSeconds(5)).until(() -> (Long) redis.command("ZCARD", QUEUE) == 1);
+        await().atMost(Duration.ofSeconds(20)).until(() -> (Long) redis.command("ZCARD", QUEUE) == 1);
         String waiterToken = (String) ((List<?>) redis.command("ZRANGE", QUEUE, "0", "0")).get(0);
         long fence = held.fencingToken();
 
@@ -74,7 +74,7 @@ class HandOverMessageTest {
         publish(sha1Hex(waiterToken) + ":" + fence + ":"
                 + sha1Hex(waiterToken + ":" + fence));
 
-        await().during(Duration.ofMillis(700)).atMost(Duration.ofSeconds(3)).until(() -> !waiting.isDone());
+        await().during(Duration.ofMillis(700)).atMost(Duration.ofSeconds(20)).until(() -> !waiting.isDone());
         assertThat(redis.get(LOCK)).isNotEqualTo(waiterToken);
 
         assertThat(held.release()).isTrue();
@@ -108,12 +108,12 @@ class HandOverMessageTest {
             LockHandle held = holder.service.lock("handover", Duration.ofSeconds(30), Duration.ZERO);
             CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
                     .supplyAsync(() -> waiter.service.tryLock("handover", Duration.ofSeconds(30), Duration.ofSeconds(20)));
-            await().atMost(Duration.ofSeconds(5)).until(() -> (Long) redis.command("ZCARD", QUEUE) == 1);
+            await().atMost(Duration.ofSeconds(20)).until(() -> (Long) redis.command("ZCARD", QUEUE) == 1);
             held.release();
             LockHandle acquired = waiting.get(10, TimeUnit.SECONDS).orElseThrow();
             String waiterToken = redis.get(LOCK);
 
-            await().atMost(Duration.ofSeconds(5)).until(() -> !messages.isEmpty());
+            await().atMost(Duration.ofSeconds(20)).until(() -> !messages.isEmpty());
             assertThat(messages).noneMatch(message -> message.contains(waiterToken));
             acquired.release();
         }

@@ -261,7 +261,7 @@ class InterruptInjectionTest {
                 LockHandle handle = services.proxied.service.lock(test.key, TTL, Duration.ZERO);
                 CompletableFuture<Optional<LockHandle>> waiter = CompletableFuture
                         .supplyAsync(() -> services.direct.service.tryLock(test.key, TTL, WAIT));
-                await().atMost(Duration.ofSeconds(5)).until(() -> services.queueLength(test.lock) == 1);
+                await().atMost(Duration.ofSeconds(20)).until(() -> services.queueLength(test.lock) == 1);
                 return new Exercise() {
                     @Override
                     public Object call() {
@@ -363,7 +363,7 @@ class InterruptInjectionTest {
         caller.start();
         if (moment == InterruptMoment.INTERRUPTED_DURING_THE_CALL) {
             BooleanSupplier inFlight = heldBack != null ? () -> heldBack.triggerCount() > 0 : exercise.waiting();
-            await().atMost(Duration.ofSeconds(5)).until(inFlight::getAsBoolean);
+            await().atMost(Duration.ofSeconds(20)).until(inFlight::getAsBoolean);
             caller.interrupt();
         }
 
@@ -545,7 +545,7 @@ class InterruptInjectionTest {
         }, "interrupted-caller");
         caller.start();
         if (heldBack != null) {
-            await().atMost(Duration.ofSeconds(5)).until(() -> heldBack.triggerCount() > 0);
+            await().atMost(Duration.ofSeconds(20)).until(() -> heldBack.triggerCount() > 0);
             caller.interrupt();
         }
         return result.get(CALL_RETURNS.toMillis(), TimeUnit.MILLISECONDS);
@@ -561,13 +561,13 @@ class InterruptInjectionTest {
             DefaultLockHandle handle = (DefaultLockHandle) instance.service
                     .lock(LockRequest.of(key).withTtl(lease).withWaitTime(Duration.ZERO).withWatchdog(true));
             FaultRule heldBack = services.proxy.onNext(LockCommand.RENEW_SCRIPT.on(lock)).delayReply(REPLY_DELAY);
-            await().atMost(Duration.ofSeconds(5)).until(() -> heldBack.triggerCount() > 0);
+            await().atMost(Duration.ofSeconds(20)).until(() -> heldBack.triggerCount() > 0);
 
             Thread watchdog = threadIn("distributed-lock-watchdog", "renewDueLeases");
             watchdog.interrupt();
 
             // The interrupted renewal itself succeeded, and so do the ones after it.
-            await().atMost(Duration.ofSeconds(5)).until(() -> renewals.size() >= 3);
+            await().atMost(Duration.ofSeconds(20)).until(() -> renewals.size() >= 3);
             assertThat(renewals).containsOnly(RenewalOutcome.RENEWED);
             assertThat(handle.isHeld()).isTrue();
             assertThat(handle.isLost()).isFalse();
@@ -586,16 +586,16 @@ class InterruptInjectionTest {
                     .lock(LockRequest.of(key).withTtl(lease).withWaitTime(Duration.ZERO).withWatchdog(true));
             // A first renewal, held back a moment, tells which of the watchdog threads is this instance's.
             FaultRule heldBack = services.proxy.onNext(LockCommand.RENEW_SCRIPT.on(lock)).delayReply(REPLY_DELAY);
-            await().atMost(Duration.ofSeconds(5)).until(() -> heldBack.triggerCount() > 0);
+            await().atMost(Duration.ofSeconds(20)).until(() -> heldBack.triggerCount() > 0);
             Thread watchdog = threadIn("distributed-lock-watchdog", "renewDueLeases");
-            await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5))
+            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5))
                     .until(() -> !renewals.isEmpty() && !isIn(watchdog, "renewDueLeases"));
 
             // Between renewals the thread waits for the next one: the interrupt lands there.
             watchdog.interrupt();
             int before = renewals.size();
 
-            await().atMost(Duration.ofSeconds(5)).until(() -> renewals.size() >= before + 2);
+            await().atMost(Duration.ofSeconds(20)).until(() -> renewals.size() >= before + 2);
             assertThat(renewals).containsOnly(RenewalOutcome.RENEWED);
             assertThat(handle.isHeld()).isTrue();
             assertThat(services.lockValue(lock)).isEqualTo(handle.token());
@@ -627,7 +627,7 @@ class InterruptInjectionTest {
      */
     private static Thread threadIn(String name, String method) {
         Thread[] found = new Thread[1];
-        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5)).until(() -> {
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5)).until(() -> {
             for (Thread thread : Thread.getAllStackTraces().keySet()) {
                 if (thread.getName().equals(name) && isIn(thread, method)) {
                     found[0] = thread;

@@ -125,7 +125,7 @@ class InterruptTest {
 
         assertThat(failure.get()).isInstanceOf(LockAcquisitionException.class).hasMessageContaining("Interrupted");
         assertThat(flag.get()).isTrue();
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(redis.get(LOCK)).isNull());
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(redis.get(LOCK)).isNull());
     }
 
     @Test
@@ -183,7 +183,7 @@ class InterruptTest {
 
     /** Waits until {@code thread} is blocked on the reply of a command to the paused Redis. */
     private static void awaitParked(Thread thread) {
-        await().atMost(Duration.ofSeconds(5)).until(() -> thread.getState() == Thread.State.TIMED_WAITING
+        await().atMost(Duration.ofSeconds(20)).until(() -> thread.getState() == Thread.State.TIMED_WAITING
                 || thread.getState() == Thread.State.WAITING);
     }
 }

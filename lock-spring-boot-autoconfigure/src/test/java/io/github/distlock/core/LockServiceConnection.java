@@ -1,5 +1,7 @@
 package io.github.distlock.core;
 
+import static org.awaitility.Awaitility.await;
+
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -111,12 +113,27 @@ final class LockServiceConnection implements AutoCloseable {
                 Duration.ofSeconds(3), watchdogByDefault), waiters, LockListeners.of(List.of(events)));
     }
 
+    /** Connected to a running {@code server} before it returns; see {@link #awaitConnected()}. */
     LockServiceConnection(RedisTestServer server) {
         this(server, Duration.ofSeconds(2), true);
+        awaitConnected();
     }
 
+    /** Connected to a running {@code server} before it returns; see {@link #awaitConnected()}. */
     LockServiceConnection(Driver driver, RedisTestServer server) {
         this(driver, server.host(), server.port(), Duration.ofSeconds(2), true, backend -> backend);
+        awaitConnected();
+    }
+
+    /**
+     * Opens the lock's connection by PING, retrying: in a cold test JVM on a busy machine the first connect can take
+     * longer than the operation timeout, and would then fail the test's first lock call. A PING, not a lock, so no
+     * listener sees it and no lock command is counted.
+     */
+    LockServiceConnection awaitConnected() {
+        InspectableLockBackend inspectable = (InspectableLockBackend) backend;
+        await().atMost(Duration.ofSeconds(30)).until(() -> inspectable.ping().reachable());
+        return this;
     }
 
     @Override

@@ -38,8 +38,11 @@ class RedisOutageTest {
         redis = RedisTestServer.start();
         instance = new LockServiceConnection(driver(), redis.host(), redis.port(), OPERATION_TIMEOUT, true,
                 backend -> backend);
-        // Establish the shared connection first, as a running application has.
-        instance.service.lock("warm-up", null, Duration.ZERO).release();
+        // Establish the shared connection first, as a running application has; a cold connect on a busy
+        // machine can take longer than the 500 ms operation timeout, so it is retried.
+        instance.awaitConnected();
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> instance.service
+                .tryLock("warm-up", null, Duration.ZERO).map(LockHandle::release).orElse(false));
     }
 
     @AfterEach
@@ -53,11 +56,11 @@ class RedisOutageTest {
         redis.stop();
 
         long started = System.nanoTime();
-        assertThatThrownBy(() -> instance.service.tryLock("order:1", null, Duration.ofSeconds(5)))
+        assertThatThrownBy(() -> instance.service.tryLock("order:1", null, Duration.ofSeconds(30)))
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("order:1");
-        // The client's own timeout is 60 s; only ours can have ended it this soon.
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+        // The client's own timeout is 60 s; only ours can have ended it this soon, even on a stalled machine.
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
     }
 
     @Test
@@ -65,10 +68,10 @@ class RedisOutageTest {
         redis.pause();
 
         long started = System.nanoTime();
-        assertThatThrownBy(() -> instance.service.tryLock("order:2", null, Duration.ofSeconds(5)))
+        assertThatThrownBy(() -> instance.service.tryLock("order:2", null, Duration.ofSeconds(30)))
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("operation-timeout");
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
         redis.resume();
     }
 
@@ -85,7 +88,7 @@ class RedisOutageTest {
         long started = System.nanoTime();
         instance.subscriber.close();
 
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
         assertThat(redis.isPaused()).as("Redis still hangs: close did not wait for it").isTrue();
         redis.resume();
     }
@@ -109,7 +112,7 @@ class RedisOutageTest {
         redis.resume();
 
         // Whether or not the SET was applied, the key must not stay behind for 5 minutes.
-        await().atMost(Duration.ofSeconds(5)).until(() -> redis.get("lock:{order:3}") == null);
+        await().atMost(Duration.ofSeconds(20)).until(() -> redis.get("lock:{order:3}") == null);
         assertThat(instance.service.tryLock("order:3", null, Duration.ofSeconds(2))).isPresent();
     }
 
@@ -119,21 +122,24 @@ class RedisOutageTest {
 
         redis.stop();
 
-        await().atMost(Duration.ofSeconds(5)).until(() -> !handle.isHeld());
+        await().atMost(Duration.ofSeconds(20)).until(() -> !handle.isHeld());
         // The watchdog gives up on the lease once its retries have run past the deadline.
-        await().atMost(Duration.ofSeconds(5)).until(() -> instance.watchdog.watchedLeases() == 0);
+        await().atMost(Duration.ofSeconds(20)).until(() -> instance.watchdog.watchedLeases() == 0);
     }
 
     @Test
     void leaseSurvivesAnOutageShorterThanTheTtl() {
-        LockHandle handle = instance.service.lock(LockRequest.of("order:5").withTtl(Duration.ofSeconds(3)));
+        // An outage of half the lease, over the renewal due after a third of it: a stall of a busy machine on top
+        // still leaves the lease time.
+        LockHandle handle = instance.service.lock(LockRequest.of("order:5").withTtl(Duration.ofSeconds(6)));
 
         redis.pause();
-        await().pollDelay(Duration.ofMillis(1500)).until(() -> true);
+        await().pollDelay(Duration.ofMillis(3000)).until(() -> true);
         assertThat(handle.isHeld()).isTrue();
         redis.resume();
 
-        await().atMost(Duration.ofSeconds(5)).until(() -> redis.pttl("lock:{order:5}") > 2000);
+        // More left than the 3 s the pause could leave: renewed after the outage.
+        await().atMost(Duration.ofSeconds(20)).until(() -> redis.pttl("lock:{order:5}") > 5000);
         assertThat(handle.isHeld()).isTrue();
         assertThat(handle.release()).isTrue();
     }

@@ -84,7 +84,7 @@ class ReleaseWakeUpTest {
         LockHandle held = holder.service.lock("order:1", Duration.ofSeconds(30), Duration.ZERO);
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
                 .supplyAsync(() -> waiter.service.tryLock("order:1", null, Duration.ofSeconds(20)));
-        await().atMost(Duration.ofSeconds(5)).until(() -> queueLength("order:1") == 1);
+        await().atMost(Duration.ofSeconds(20)).until(() -> queueLength("order:1") == 1);
         long attemptsBeforeRelease = waiterBackend.acquireAttempts.get();
         long heldFence = held.fencingToken();
 
@@ -116,7 +116,7 @@ class ReleaseWakeUpTest {
                 handle.release();
                 return at;
             });
-            await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(1))
+            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(1))
                     .until(() -> queueLength("handoff") == 1);
             long releasedAt = System.nanoTime();
             held.release();
@@ -128,24 +128,26 @@ class ReleaseWakeUpTest {
                 latencies[handoffs - 1] / 1e6);
         // Per hand-over, the bare first attempt fails and one queueing attempt queues the waiter;
         // the release hands it the lock. Waiting for polls instead (one a second, the holder's
-        // lease being 30 s) would add at least one more.
-        assertThat(waiterBackend.acquireAttempts.get()).isEqualTo(2L * handoffs);
+        // lease being 30 s) would add at least one more to every hand-over; a stall of a second
+        // between queueing and release, on a busy machine, adds one to a few of them.
+        assertThat(waiterBackend.acquireAttempts.get()).isBetween(2L * handoffs, 2L * handoffs + handoffs / 10);
     }
 
     @Test
     void aForeignDeleteThatPublishesNothingIsNoticedWithinTheHoldersRemainingTtl() throws Exception {
-        redis.command("SET", "lock:{order:2}", "foreign", "PX", "5000");
+        // A lease far longer than an ordinary stall, so "before it ended" cannot be missed by a busy machine.
+        redis.command("SET", "lock:{order:2}", "foreign", "PX", "30000");
         long started = System.nanoTime();
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
                 .supplyAsync(() -> waiter.service.tryLock("order:2", null, Duration.ofSeconds(20)));
-        await().atMost(Duration.ofSeconds(5)).until(() -> queueLength("order:2") == 1);
+        await().atMost(Duration.ofSeconds(20)).until(() -> queueLength("order:2") == 1);
 
         redis.del("lock:{order:2}");
 
         Optional<LockHandle> acquired = waiting.get(10, TimeUnit.SECONDS);
         assertThat(acquired).isPresent();
         // Picked up before the foreign holder's lease would have ended on its own.
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMillis(5000));
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMillis(30_000));
         acquired.get().release();
     }
 

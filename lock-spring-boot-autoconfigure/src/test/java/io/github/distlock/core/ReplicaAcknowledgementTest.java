@@ -137,7 +137,7 @@ class ReplicaAcknowledgementTest {
         String firstToken = master.get(KEY);
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture.supplyAsync(
                 () -> second.service.tryLock(request().withWaitTime(Duration.ofSeconds(10))));
-        await().atMost(Duration.ofSeconds(5)).until(() -> second.waiters.waiting() == 1 && queued());
+        await().atMost(Duration.ofSeconds(20)).until(() -> second.waiters.waiting() == 1 && queued());
         long waitsBefore = master.commandCalls("wait");
 
         assertThat(firstHandle.release()).isTrue();
@@ -161,7 +161,7 @@ class ReplicaAcknowledgementTest {
         LockHandle firstHandle = first.service.tryLock(request()).orElseThrow();
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture.supplyAsync(
                 () -> second.service.tryLock(request().withWaitTime(Duration.ofSeconds(10))));
-        await().atMost(Duration.ofSeconds(5)).until(() -> second.waiters.waiting() == 1 && queued());
+        await().atMost(Duration.ofSeconds(20)).until(() -> second.waiters.waiting() == 1 && queued());
         failover.cutReplication();
 
         assertThat(firstHandle.release()).isTrue();

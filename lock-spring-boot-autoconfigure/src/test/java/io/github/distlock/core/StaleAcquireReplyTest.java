@@ -71,9 +71,9 @@ class StaleAcquireReplyTest {
                 .supplyAsync(() -> services.proxied.service.tryLock(asked));
 
         // The undo's release timed out, and its background retry now sits on the hung connection.
-        await().atMost(Duration.ofSeconds(5)).until(lostRelease::isUsedUp);
+        await().atMost(Duration.ofSeconds(20)).until(lostRelease::isUsedUp);
         long scriptsBefore = proxy.commandCount("EVALSHA");
-        await().atMost(Duration.ofSeconds(5)).until(() -> proxy.commandCount("EVALSHA") > scriptsBefore);
+        await().atMost(Duration.ofSeconds(20)).until(() -> proxy.commandCount("EVALSHA") > scriptsBefore);
         proxy.heal();
 
         Optional<LockHandle> first = call.get(10, TimeUnit.SECONDS);
@@ -99,6 +99,6 @@ class StaleAcquireReplyTest {
                 .hasMessageContaining("no other owner held it")
                 .hasMessageContaining("Raise the ttl")
                 .hasMessageNotContaining("held by another owner");
-        await().atMost(Duration.ofSeconds(5)).until(() -> services.lockValue(LOCK) == null);
+        await().atMost(Duration.ofSeconds(20)).until(() -> services.lockValue(LOCK) == null);
     }
 }

@@ -36,6 +36,9 @@ class WaitQueueTest {
     private static final String QUEUE = LOCK + RedisLockBackend.QUEUE_SUFFIX;
     private static final String WAITING = LOCK + RedisLockBackend.WAITING_SUFFIX;
 
+    /** Well below the fallback poll's second, and well above the few milliseconds an idle machine needs. */
+    private static final Duration PROMPT = Duration.ofMillis(750);
+
     @RegisterExtension
     static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
 
@@ -85,7 +88,7 @@ class WaitQueueTest {
                 order.add(name);
                 handle.release();
             }));
-            await().atMost(Duration.ofSeconds(5)).until(() -> queueLength() == queuedBefore + 1);
+            await().atMost(Duration.ofSeconds(20)).until(() -> queueLength() == queuedBefore + 1);
         }
 
         held.release();
@@ -107,7 +110,7 @@ class WaitQueueTest {
         redis.command("HSET", WAITING, "dead-waiter", (now - 1000) + ":30000");
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
                 .supplyAsync(() -> waiter.service.tryLock("queue", null, Duration.ofSeconds(20)));
-        await().atMost(Duration.ofSeconds(5)).until(() -> queueLength() == 2);
+        await().atMost(Duration.ofSeconds(20)).until(() -> queueLength() == 2);
 
         held.release();
 
@@ -185,7 +188,7 @@ class WaitQueueTest {
             }
         });
         thread.start();
-        await().atMost(Duration.ofSeconds(5)).until(() -> queueLength() == 1);
+        await().atMost(Duration.ofSeconds(20)).until(() -> queueLength() == 1);
 
         thread.interrupt();
         thread.join(10_000);
@@ -207,7 +210,7 @@ class WaitQueueTest {
         LockHandle held = holder.service.lock("queue", null, Duration.ZERO);
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
                 .supplyAsync(() -> waiter.service.tryLock("queue", null, Duration.ofSeconds(20)));
-        await().atMost(Duration.ofSeconds(5)).until(() -> queueLength() == 1);
+        await().atMost(Duration.ofSeconds(20)).until(() -> queueLength() == 1);
         long heldFence = held.fencingToken();
 
         held.release();
@@ -221,17 +224,30 @@ class WaitQueueTest {
     @Test
     void aHandOverPublishedBeforeTheSubscriptionStartedIsFoundWithoutWaitingForTheOnceASecondPoll()
             throws Exception {
+        // Trusting the new subscription would sleep until the fallback poll, a second later, every time. A stall
+        // of a busy machine can make one hand-over slow too, not three in a row.
+        List<Duration> took = new ArrayList<>();
+        while (took.size() < 3 && (took.isEmpty() || took.get(took.size() - 1).compareTo(PROMPT) >= 0)) {
+            took.add(handOverPublishedBeforeTheSubscriptionStarted("queue:" + took.size()));
+        }
+
+        assertThat(took).as("hand-overs found, in order").anyMatch(duration -> duration.compareTo(PROMPT) < 0);
+    }
+
+    /** How long a waiter took to find the hand-over of {@code name}, published before its subscription came up. */
+    private Duration handOverPublishedBeforeTheSubscriptionStarted(String name) {
         LockServiceConnection holder = instance();
-        LockHandle held = holder.service.lock("queue", null, Duration.ZERO);
+        LockHandle held = holder.service.lock(name, null, Duration.ZERO);
         // The waiter's subscription "comes up" right after its first attempt, too late for the
         // hand-over, which is published while nobody listens (nothing is subscribed at all here).
         AtomicBoolean subscribed = new AtomicBoolean();
-        LockServiceConnection waiter = new LockServiceConnection(driver(), redis.host(), redis.port(), Duration.ofSeconds(2), true,
-                backend -> new CountingBackend(backend) {
+        LockServiceConnection waiter = new LockServiceConnection(driver(), redis.host(), redis.port(),
+                Duration.ofSeconds(2), true, backend -> new CountingBackend(backend) {
                     @Override
                     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis,
                             boolean queued, boolean fencingToken) {
-                        AcquireResult attempt = super.tryAcquire(key, token, ttlMillis, queueMillis, queued, fencingToken);
+                        AcquireResult attempt = super.tryAcquire(key, token, ttlMillis, queueMillis, queued,
+                                fencingToken);
                         if (!attempt.acquired()) {
                             held.release();
                             subscribed.set(true);
@@ -244,12 +260,12 @@ class WaitQueueTest {
         waiter.waiters.notificationsFrom(subscribed::get, subscribed::get);
 
         long started = System.nanoTime();
-        Optional<LockHandle> acquired = waiter.service.tryLock("queue", null, Duration.ofSeconds(20));
+        Optional<LockHandle> acquired = waiter.service.tryLock(name, null, Duration.ofSeconds(20));
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
 
         assertThat(acquired).isPresent();
-        // Trusting the new subscription would have slept until the fallback poll, a second later.
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMillis(750));
         acquired.get().release();
+        return took;
     }
 
     @Test
@@ -262,7 +278,7 @@ class WaitQueueTest {
         }
 
         // A subscription starts in the background; give it the time it would need to show.
-        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(20))
                 .until(() -> redis.subscriberCount(RedisLockBackend.releaseChannel("lock:")) == 0);
     }
 

@@ -108,6 +108,20 @@ class ClusterLockTest {
     void healthyEmptyCluster() {
         cluster.nodes().forEach(RedisTestServer::resume);
         cluster.awaitClusterOk(Duration.ofSeconds(30));
+        // Both instances reach every master before the test: a node connection not opened yet, or one a previous
+        // test's pause broke, took longer to (re)connect on a busy machine than one operation timeout.
+        Map<RedisTestServer, String> oneNamePerMaster = new LinkedHashMap<>();
+        for (int i = 0; oneNamePerMaster.size() < cluster.nodes().size() && i < 1000; i++) {
+            String name = "connected:" + i;
+            oneNamePerMaster.putIfAbsent(cluster.nodeForSlot(cluster.slotOf("lock:{" + name + "}")), name);
+        }
+        for (LockApplication instance : List.of(first, second)) {
+            for (String name : oneNamePerMaster.values()) {
+                await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> instance.lockService()
+                        .tryLock(LockRequest.of(name).withWaitTime(Duration.ZERO)).map(LockHandle::release)
+                        .orElse(false));
+            }
+        }
         cluster.nodes().forEach(RedisTestServer::flushAll);
     }
 
@@ -349,12 +363,7 @@ class ClusterLockTest {
      */
     private List<Long> handOvers(String name, int rounds) throws Exception {
         CriticalSection section = new CriticalSection();
-        AtomicReference<Thread> waiterThread = new AtomicReference<>();
-        ExecutorService waiterPool = Executors.newSingleThreadExecutor(task -> {
-            Thread thread = new Thread(task, "waiter-" + name);
-            waiterThread.set(thread);
-            return thread;
-        });
+        ExecutorService waiterPool = Executors.newSingleThreadExecutor(task -> new Thread(task, "waiter-" + name));
         List<Long> latencies = new ArrayList<>();
         try {
             for (int round = 0; round < rounds; round++) {
@@ -372,10 +381,11 @@ class ClusterLockTest {
                         return at;
                     }
                 });
-                await().atMost(Duration.ofSeconds(10)).until(() -> waiting.get()
-                        && waiterThread.get().getState() == Thread.State.TIMED_WAITING);
-                // Hold on a little, so that the waiter is surely queued when the lock is released.
-                Thread.sleep(100);
+                // Released once the waiter is queued in Redis, not after a pause a busy machine might outlast.
+                String queueKey = "lock:{" + name + "}:queue";
+                await().atMost(Duration.ofSeconds(20)).until(() -> waiting.get()
+                        && Long.valueOf(1).equals(cluster.nodeForSlot(cluster.slotOf(queueKey))
+                                .command("ZCARD", queueKey)));
                 section.leave();
                 long releasedAt = System.nanoTime();
                 assertThat(held.release()).isTrue();

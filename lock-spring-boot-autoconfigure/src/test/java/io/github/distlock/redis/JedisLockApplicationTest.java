@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -30,6 +32,9 @@ import io.github.distlock.testsupport.RedisTestServer;
  */
 class JedisLockApplicationTest {
 
+    /** Well below the waiter's fallback re-check a second away. */
+    private static final Duration PROMPT = Duration.ofMillis(900);
+
     @RegisterExtension
     static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
 
@@ -46,11 +51,26 @@ class JedisLockApplicationTest {
 
     private LockApplication start(String... more) {
         String[] properties = { "spring.data.redis.client-type=jedis", "spring.data.redis.host=" + redis.host(),
-                "spring.data.redis.port=" + redis.port(), "distributed-lock.operation-timeout=500ms" };
+                "spring.data.redis.port=" + redis.port(),
+                // Generous for the tests that are not about timeouts: on a loaded machine a call (or a cold
+                // connect) took longer than 500 ms. The tests of a paused Redis start an impatient instance.
+                "distributed-lock.operation-timeout=5s",
+                // Only the operation timeout may end a call to a paused Redis: Jedis's own 2 s read timeout raced it.
+                "spring.data.redis.timeout=60s" };
         String[] all = new String[properties.length + more.length];
         System.arraycopy(properties, 0, all, 0, properties.length);
         System.arraycopy(more, 0, all, properties.length, more.length);
         return LockApplication.start(all);
+    }
+
+    /** An instance with a 500 ms operation timeout, its connection opened (retrying, as a cold connect may be slow). */
+    private LockApplication impatient() {
+        LockApplication impatient = start("distributed-lock.operation-timeout=500ms");
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
+            impatient.lockService().lock("connected", null, Duration.ZERO).release();
+            return true;
+        });
+        return impatient;
     }
 
     @AfterEach
@@ -73,24 +93,37 @@ class JedisLockApplicationTest {
 
     @Test
     void aWaiterInAnotherInstanceIsHandedTheLockByTheRelease() throws Exception {
-        LockHandle held = first.lockService().lock(LockRequest.of("order:2").withTtl(Duration.ofSeconds(30))
+        // The holder's lease has 30 s left; only the release message can wake the waiter within 900 ms of the
+        // release (its fallback re-check is a second away), every time. A stall of a busy machine can make one
+        // hand-over slow too, not three in a row.
+        List<Duration> took = new ArrayList<>();
+        while (took.size() < 3 && (took.isEmpty() || took.get(took.size() - 1).compareTo(PROMPT) >= 0)) {
+            took.add(handOver("order:2:" + took.size()));
+        }
+
+        assertThat(took).as("release-to-hand-over times").anyMatch(duration -> duration.compareTo(PROMPT) < 0);
+    }
+
+    /** Hands {@code name} from the first instance to a waiter in the second; returns the time from the release. */
+    private Duration handOver(String name) throws Exception {
+        LockHandle held = first.lockService().lock(LockRequest.of(name).withTtl(Duration.ofSeconds(30))
                 .withWaitTime(Duration.ZERO));
         CompletableFuture<LockHandle> waiting = CompletableFuture.supplyAsync(() -> second.lockService()
-                .lock(LockRequest.of("order:2").withTtl(Duration.ofSeconds(30)).withWaitTime(Duration.ofSeconds(20))));
-        await().atMost(Duration.ofSeconds(5)).until(() -> Long.valueOf(1).equals(redis.command("ZCARD", "lock:{order:2}:queue")));
+                .lock(LockRequest.of(name).withTtl(Duration.ofSeconds(30)).withWaitTime(Duration.ofSeconds(20))));
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> Long.valueOf(1).equals(redis.command("ZCARD", "lock:{" + name + "}:queue")));
 
         long heldFence = held.fencingToken();
         long releasedAt = System.nanoTime();
         assertThat(held.release()).isTrue();
-        LockHandle handedOver = waiting.get(10, TimeUnit.SECONDS);
+        LockHandle handedOver = waiting.get(20, TimeUnit.SECONDS);
+        Duration took = Duration.ofNanos(System.nanoTime() - releasedAt);
 
-        // The holder's lease had 30 s left; only the release message can have woken the waiter this
-        // soon after the release (its fallback re-check is a second away).
-        assertThat(Duration.ofNanos(System.nanoTime() - releasedAt)).isLessThan(Duration.ofMillis(900));
         assertThat(handedOver.issuedFencingToken()).as("a hand-over comes with its token").isPresent();
         assertThat(handedOver.fencingToken()).isGreaterThan(heldFence);
         assertThat(handedOver.release()).isTrue();
-        assertThat(redis.get("lock:{order:2}")).isNull();
+        assertThat(redis.get("lock:{" + name + "}")).isNull();
+        return took;
     }
 
     @Test
@@ -120,18 +153,21 @@ class JedisLockApplicationTest {
 
     @Test
     void aPausedRedisFailsTheAcquireWithinTheOperationTimeoutAndLeavesNoKeyBehind() {
-        redis.pause();
-        long started = System.nanoTime();
+        try (LockApplication impatient = impatient()) {
+            redis.pause();
+            long started = System.nanoTime();
 
-        assertThatThrownBy(() -> first.lockService().tryLock(LockRequest.of("order:3").withTtl(Duration.ofMinutes(5))
-                .withWaitTime(Duration.ZERO))).isInstanceOf(LockBackendException.class)
-                .hasMessageContaining("operation-timeout");
+            assertThatThrownBy(() -> impatient.lockService().tryLock(LockRequest.of("order:3")
+                    .withTtl(Duration.ofMinutes(5)).withWaitTime(Duration.ZERO)))
+                    .isInstanceOf(LockBackendException.class).hasMessageContaining("operation-timeout=PT0.5S");
 
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(2));
-        redis.resume();
-        // Whether or not the SET ran once Redis woke up, it is undone: the key does not stay 5 minutes.
-        await().atMost(Duration.ofSeconds(5)).until(() -> redis.get("lock:{order:3}") == null);
-        assertThat(second.lockService().tryLock("order:3", null, Duration.ofSeconds(2))).isPresent();
+            // The client would wait 60 s; 20 s leave room for a stalled machine, not for the client timeout.
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
+            redis.resume();
+            // Whether or not the SET ran once Redis woke up, it is undone: the key does not stay 5 minutes.
+            await().atMost(Duration.ofSeconds(20)).until(() -> redis.get("lock:{order:3}") == null);
+            assertThat(second.lockService().tryLock("order:3", null, Duration.ofSeconds(2))).isPresent();
+        }
     }
 
     @Test
@@ -146,8 +182,8 @@ class JedisLockApplicationTest {
             flag.set(Thread.currentThread().isInterrupted());
         });
         releaser.start();
-        // Within the 500 ms operation timeout: the release waits for Redis on the backend's thread.
-        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5))
+        // Within the 5 s operation timeout (room for a stall): the release waits for Redis on the backend's thread.
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5))
                 .until(() -> releaser.getState() == Thread.State.TIMED_WAITING
                         || releaser.getState() == Thread.State.WAITING);
 

@@ -25,7 +25,8 @@ import io.github.distlock.testsupport.RedisTestServer;
  */
 final class LockLifecycle {
 
-    private static final Duration TTL = Duration.ofMillis(300);
+    /** Short, so the watchdog renews it several times; long enough that a stall of a busy machine is no loss. */
+    private static final Duration TTL = Duration.ofMillis(1000);
 
     private LockLifecycle() {
     }

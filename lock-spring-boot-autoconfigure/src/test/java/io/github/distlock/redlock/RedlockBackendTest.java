@@ -172,10 +172,10 @@ class RedlockBackendTest {
         LockHandle held = instance.service().lock("order:1", Duration.ofSeconds(10), Duration.ZERO);
 
         // Decided by the first majority: the other grants, and then the other deletes, land just after.
-        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("order:1") == NODES);
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("order:1") == NODES);
         assertThat(instance.backend().quorum()).isEqualTo(3);
         assertThat(held.release()).isTrue();
-        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("order:1") == 0);
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("order:1") == 0);
     }
 
     @Test
@@ -204,7 +204,7 @@ class RedlockBackendTest {
         assertThat(held.isHeld()).isTrue();
         assertThat(nodesHolding("order:3")).isEqualTo(3);
         assertThat(held.release()).isTrue();
-        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("order:3") == 0);
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("order:3") == 0);
     }
 
     @Test
@@ -236,7 +236,7 @@ class RedlockBackendTest {
 
         assertThat(held.isHeld()).isTrue();
         // Decided once a majority granted it: the fourth live node's grant may land just after.
-        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("order:5") == 4);
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("order:5") == 4);
         held.release();
         servers.get(4).resume();
         // The paused node may have applied the SET when it woke up; the release-everywhere of the
@@ -284,8 +284,11 @@ class RedlockBackendTest {
         servers.get(4).pause();
         int cycles = 0;
         try {
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-            while (System.nanoTime() < until) {
+            // Two seconds, ten node timeouts, for the cycles before the first timeout to be few of all; and more than
+            // 20 cycles however long a loaded machine takes for them.
+            long minimum = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while ((cycles <= 20 || System.nanoTime() < minimum) && System.nanoTime() < until) {
                 instance.service().lock("order:probe", Duration.ofSeconds(10), Duration.ZERO).release();
                 cycles++;
             }
@@ -296,11 +299,11 @@ class RedlockBackendTest {
 
         assertThat(cycles).isGreaterThan(20);
         // Without probing, every cycle's acquire reached the stopped node when it woke.
-        await().atMost(Duration.ofSeconds(5)).until(() -> servers.get(4).ping().equals("PONG"));
+        await().atMost(Duration.ofSeconds(20)).until(() -> servers.get(4).ping().equals("PONG"));
         assertThat(servers.get(4).commandCalls("set")).isLessThan(cycles / 2);
         // It answers again: the next locks are set on all five nodes.
         LockHandle held = instance.service().lock("order:probe-2", Duration.ofSeconds(10), Duration.ZERO);
-        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("order:probe-2") == 5);
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("order:probe-2") == 5);
         held.release();
     }
 
@@ -316,7 +319,7 @@ class RedlockBackendTest {
         assertThat(held.isHeld()).isTrue();
         // Bounded by the node timeout the silent node costs, not by any client default (no latency
         // figure is asserted; the slack only absorbs a busy build machine).
-        assertThat(tookNanos).isLessThan(NODE_TIMEOUT.toNanos() + TimeUnit.SECONDS.toNanos(5));
+        assertThat(tookNanos).isLessThan(NODE_TIMEOUT.toNanos() + TimeUnit.SECONDS.toNanos(15));
         held.release();
     }
 
@@ -328,7 +331,7 @@ class RedlockBackendTest {
     @Test
     void aLateGrantThatTheReleaseDeletedIsNotReleasedAgain() {
         Service instance = service();
-        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("warm-up") == 0);
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("warm-up") == 0);
         List<RedisTestServer> slow = List.of(servers.get(3), servers.get(4));
         slow.forEach(RedisTestServer::resetStats);
         proxies.get(3).delayAllReplies(Duration.ofMillis(300));
@@ -338,10 +341,10 @@ class RedlockBackendTest {
         assertThat(held.release()).isTrue();
 
         // The slow nodes ran the grant and then the release at once; only their answers are late.
-        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("order:late") == 0);
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("order:late") == 0);
         assertThat(slow).allSatisfy(node -> assertThat(node.commandCalls("set")).isEqualTo(1));
         // A second release would reach each slow node just after its grant's answer came back.
-        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5))
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(20))
                 .until(() -> slow.stream().allMatch(node -> node.commandCalls("evalsha") == 1));
     }
 
@@ -366,9 +369,9 @@ class RedlockBackendTest {
             assertThat(redlock.tryAcquire(key, "token-1", 60_000).acquired()).isTrue();
             assertThat(redlock.release(key, "token-1")).isTrue();
 
-            await().atMost(Duration.ofSeconds(5)).until(() -> lastNode.granted.get());
+            await().atMost(Duration.ofSeconds(20)).until(() -> lastNode.granted.get());
             // Without the second release, the last node would hold the key for its 60 s lease.
-            await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("order:overtaken") == 0);
+            await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("order:overtaken") == 0);
         }
     }
 
@@ -483,7 +486,7 @@ class RedlockBackendTest {
         Service waiter = service();
         LockBackend backend = waiter.backend();
         LockHandle held = holder.service().lock("arbiter:1", Duration.ofSeconds(30), Duration.ZERO);
-        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("arbiter:1") == NODES);
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("arbiter:1") == NODES);
         assertThat(backend.tryAcquire(backend.lockKey("arbiter:1"), "waiter", 30_000).acquired()).isFalse();
         servers.forEach(RedisTestServer::resetStats);
 
@@ -497,9 +500,9 @@ class RedlockBackendTest {
             assertThat(servers.get(node).commandCalls("set")).as("SETs on node " + node).isLessThan(attempts / 2);
         }
         held.release();
-        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("arbiter:1") == 0);
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("arbiter:1") == 0);
         assertThat(backend.tryAcquire(backend.lockKey("arbiter:1"), "waiter", 30_000).acquired()).isTrue();
-        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("arbiter:1") == NODES);
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("arbiter:1") == NODES);
         for (RedisTestServer server : servers) {
             assertThat(server.get("lock:{arbiter:1}")).isEqualTo("waiter");
         }
@@ -516,11 +519,11 @@ class RedlockBackendTest {
         Service holder = service();
         Service waiter = service();
         LockHandle held = holder.service().lock("arbiter:2", Duration.ofSeconds(30), Duration.ZERO);
-        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("arbiter:2") == NODES);
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("arbiter:2") == NODES);
         // Found taken: contended from now on.
         assertThat(waiter.service().tryLock("arbiter:2", Duration.ofSeconds(30), Duration.ZERO)).isEmpty();
         held.release();
-        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("arbiter:2") == 0);
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("arbiter:2") == 0);
         servers.get(0).command("SET", "lock:{arbiter:2}", "died-mid-vote", "PX", "30000");
 
         Optional<LockHandle> taken = waiter.service().tryLock("arbiter:2", Duration.ofSeconds(30),
@@ -556,7 +559,7 @@ class RedlockBackendTest {
         for (int i = 0; i < NODES; i++) {
             proxies.get(i).delayAllReplies(Duration.ZERO);
         }
-        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("order:6") == 0);
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("order:6") == 0);
     }
 
     @Test
@@ -579,14 +582,17 @@ class RedlockBackendTest {
         Service instance = service();
         LockHandle held = instance.service().lock(LockRequest.of("order:8").withTtl(Duration.ofMillis(900))
                 .withWaitTime(Duration.ZERO));
+        // The lock returns once a majority granted it; on a loaded machine a late node's SET can land after
+        // the deletes below and leave a majority holding it, rightly not lost.
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("order:8") == NODES);
 
         for (int i = 0; i < 3; i++) {
             servers.get(i).del("lock:{order:8}");
         }
 
-        await().atMost(Duration.ofSeconds(5)).until(() -> !held.isHeld());
+        await().atMost(Duration.ofSeconds(20)).until(() -> !held.isHeld());
         // The listeners are told on their own executor, just after the handle is marked lost.
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(instance.lost()).contains("order:8"));
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(instance.lost()).contains("order:8"));
     }
 
     @Test
@@ -629,7 +635,7 @@ class RedlockBackendTest {
                 .withWaitTime(Duration.ZERO).withWatchdog(false));
         // The acquisition returns once a majority said yes; the other nodes' SETs may still be on their way, and one
         // landing after the deletes below would leave the lock on a majority after all.
-        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("fenced:lost") == NODES);
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("fenced:lost") == NODES);
         for (int i = 0; i < 3; i++) {
             servers.get(i).del("lock:{fenced:lost}");
         }
@@ -827,6 +833,6 @@ class RedlockBackendTest {
         assertThat(failures).isEmpty();
         assertThat(entries.get()).isGreaterThan(8);
         // The last release was decided by a majority; the other deletes land just after.
-        await().atMost(Duration.ofSeconds(5)).until(() -> nodesHolding("hot") == 0);
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("hot") == 0);
     }
 }

@@ -168,7 +168,7 @@ class RedlockReleaseHintsTest {
 
         long started = System.nanoTime();
         Future<Optional<LockHandle>> waiting = waitFor(waiter, "wake:1", Duration.ofSeconds(60));
-        await().atMost(Duration.ofSeconds(5))
+        await().atMost(Duration.ofSeconds(20))
                 .until(() -> waiter.waiters().waiting() == 1 && waiter.hints().isDelivering(null));
         assertThat(held.release()).isTrue();
         Optional<LockHandle> got = waiting.get(60, TimeUnit.SECONDS);
@@ -189,7 +189,7 @@ class RedlockReleaseHintsTest {
 
         long started = System.nanoTime();
         Future<Optional<LockHandle>> waiting = waitFor(waiter, "wake:2", Duration.ofSeconds(60));
-        await().atMost(Duration.ofSeconds(5))
+        await().atMost(Duration.ofSeconds(20))
                 .until(() -> waiter.waiters().waiting() == 1 && waiter.hints().isDelivering(null));
         assertThat(held.release()).isTrue();
         Optional<LockHandle> got = waiting.get(60, TimeUnit.SECONDS);
@@ -212,9 +212,9 @@ class RedlockReleaseHintsTest {
         LockHandle held = hold(holder, "poll:1");
 
         Future<Optional<LockHandle>> waiting = waitFor(waiter, "poll:1", Duration.ofSeconds(30));
-        await().atMost(Duration.ofSeconds(5)).until(() -> waiter.waiters().waiting() == 1);
+        await().atMost(Duration.ofSeconds(20)).until(() -> waiter.waiters().waiting() == 1);
         // Every node answered the SUBSCRIBE with NOPERM: nothing is being delivered.
-        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5))
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(20))
                 .until(() -> !waiter.hints().isDelivering(null));
         held.release();
 
@@ -238,7 +238,7 @@ class RedlockReleaseHintsTest {
             LockHandle held = holdOnEveryNode(holder, "announce:1");
             String token = servers.get(0).get("lock:{announce:1}");
             assertThat(held.release()).isTrue();
-            await().atMost(Duration.ofSeconds(5))
+            await().atMost(Duration.ofSeconds(20))
                     .until(() -> servers.stream().allMatch(server -> server.get("lock:{announce:1}") == null));
             for (RedisTestServer server : servers) {
                 server.command("PUBLISH", RedlockReleaseHints.channel("lock:"), "marker");
@@ -412,7 +412,7 @@ class RedlockReleaseHintsTest {
     /** {@link #hold}, returning once every node has the lock (decided on a majority, the last grants land after). */
     private LockHandle holdOnEveryNode(Instance holder, String name) {
         LockHandle held = hold(holder, name);
-        await().atMost(Duration.ofSeconds(5))
+        await().atMost(Duration.ofSeconds(20))
                 .until(() -> servers.stream().allMatch(server -> server.get("lock:{" + name + "}") != null));
         return held;
     }
@@ -444,11 +444,11 @@ class RedlockReleaseHintsTest {
         Instance waiter = instance(Duration.ofMillis(200));
         LockHandle held = hold(holder, "mute:1");
         Future<Optional<LockHandle>> waiting = waitFor(waiter, "mute:1", Duration.ofSeconds(30));
-        await().atMost(Duration.ofSeconds(5)).until(() -> waiter.waiters().waiting() == 1);
+        await().atMost(Duration.ofSeconds(20)).until(() -> waiter.waiters().waiting() == 1);
 
         assertThat(held.release()).as("released although the announcement was refused").isTrue();
         // The refusal, swallowed by the arbiter's release script, is in its ACL log.
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(String.valueOf(servers.get(0)
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(String.valueOf(servers.get(0)
                 .command("ACL", "LOG"))).contains("mute", "channel", RedlockReleaseHints.channel("lock:")));
         Optional<LockHandle> got = waiting.get(30, TimeUnit.SECONDS);
         assertThat(got).isPresent();
@@ -462,7 +462,7 @@ class RedlockReleaseHintsTest {
         hold(holder, "poll:2");
 
         Future<Optional<LockHandle>> waiting = waitFor(waiter, "poll:2", Duration.ofSeconds(30));
-        await().atMost(Duration.ofSeconds(5))
+        await().atMost(Duration.ofSeconds(20))
                 .until(() -> waiter.waiters().waiting() == 1 && waiter.hints().isDelivering(null));
         for (RedisTestServer server : servers) {
             server.del("lock:{poll:2}");

@@ -31,7 +31,7 @@ class RedisServerExtensionTest {
     void replicaFollowsTheFirstMaster() {
         redis.server().set("replicated", "yes");
 
-        await().atMost(Duration.ofSeconds(5))
+        await().atMost(Duration.ofSeconds(20))
                 .untilAsserted(() -> assertThat(redis.replica().get("replicated")).isEqualTo("yes"));
     }
 

@@ -48,7 +48,7 @@ class RedisTestSentinelGroupTest {
         sentinel.master().set("lock:{order-1}", "token-a");
 
         RedisTestServer replica = sentinel.group().replicas().get(0);
-        await().atMost(Duration.ofSeconds(5))
+        await().atMost(Duration.ofSeconds(20))
                 .untilAsserted(() -> assertThat(replica.get("lock:{order-1}")).isEqualTo("token-a"));
     }
 

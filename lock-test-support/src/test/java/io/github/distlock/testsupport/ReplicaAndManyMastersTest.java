@@ -24,7 +24,7 @@ class ReplicaAndManyMastersTest {
 
             master.set("lock:order-1", "owner-a");
 
-            await().atMost(Duration.ofSeconds(5)).untilAsserted(
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(
                     () -> assertThat(replica.get("lock:order-1")).isEqualTo("owner-a"));
             assertThatThrownBy(() -> replica.set("k", "v"))
                     .isInstanceOf(RedisErrorReplyException.class)
@@ -37,14 +37,14 @@ class ReplicaAndManyMastersTest {
         try (RedisTestServer master = RedisTestServer.start();
              RedisTestServer replica = RedisTestServer.startReplicaOf(master)) {
             master.kill();
-            await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(
                     replica.infoValue("replication", "master_link_status")).isEqualTo("down"));
 
             master.restart();
             replica.awaitMasterLinkUp(Duration.ofSeconds(10));
             master.set("after-restart", "1");
 
-            await().atMost(Duration.ofSeconds(5)).untilAsserted(
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(
                     () -> assertThat(replica.get("after-restart")).isEqualTo("1"));
         }
     }

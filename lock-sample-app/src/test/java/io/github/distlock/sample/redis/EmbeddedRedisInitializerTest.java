@@ -21,7 +21,8 @@ class EmbeddedRedisInitializerTest {
     @RegisterExtension
     static RedisServerExtension redis = new RedisServerExtension();
 
-    private static final Duration PROBE = Duration.ofMillis(500);
+    /** Patient, as a busy machine can take long to answer; a port nothing listens on refuses at once anyway. */
+    private static final Duration PROBE = Duration.ofSeconds(5);
 
     @Test
     void startsEmbeddedRedisWhenNothingAnswersAndStopsItWithTheContext() throws IOException {
