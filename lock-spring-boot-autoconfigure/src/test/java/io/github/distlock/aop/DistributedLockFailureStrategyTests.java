@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import java.io.IOException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -22,16 +21,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.context.ApplicationContext;
 
 import io.github.distlock.DistributedLock;
 import io.github.distlock.DistributedLock.FailureAction;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockFailureHandler;
 import io.github.distlock.LockFailureHandler.LockFailure;
-import io.github.distlock.LockHandle;
-import io.github.distlock.LockRequest;
-import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
 import io.github.distlock.testsupport.RedisServerExtension;
 
@@ -83,7 +78,7 @@ class DistributedLockFailureStrategyTests {
 
     @Test
     void skipReturnsEmptyValuesOfEachReturnTypeWithoutInvokingTheMethodWhileAnotherOwnerHoldsTheLock() {
-        runner().run(context -> whileBusyIsHeldElsewhere(context, () -> {
+        runner().run(context -> LockTestContexts.whileBusyIsHeldElsewhere(context, () -> {
             SkippingService service = context.getBean(SkippingService.class);
 
             service.voidCall(); // returns normally
@@ -123,7 +118,7 @@ class DistributedLockFailureStrategyTests {
 
     @Test
     void theDefaultThrowsTheTimeoutWithoutInvokingTheMethod() {
-        runner().run(context -> whileBusyIsHeldElsewhere(context, () -> {
+        runner().run(context -> LockTestContexts.whileBusyIsHeldElsewhere(context, () -> {
             SkippingService service = context.getBean(SkippingService.class);
 
             assertThatThrownBy(service::throwingCall).isInstanceOf(LockTimeoutException.class);
@@ -133,7 +128,7 @@ class DistributedLockFailureStrategyTests {
 
     @Test
     void failureHandlerGetsTheMethodArgumentsKeyAndTimeoutAndItsValueIsReturned() {
-        runner().run(context -> whileBusyIsHeldElsewhere(context, () -> {
+        runner().run(context -> LockTestContexts.whileBusyIsHeldElsewhere(context, () -> {
             HandledService service = context.getBean(HandledService.class);
 
             assertThat(service.quote("busy", 3)).isEqualTo("fallback for busy");
@@ -164,7 +159,7 @@ class DistributedLockFailureStrategyTests {
 
     @Test
     void failureHandlerServesPrimitiveAndVoidMethods() {
-        runner().run(context -> whileBusyIsHeldElsewhere(context, () -> {
+        runner().run(context -> LockTestContexts.whileBusyIsHeldElsewhere(context, () -> {
             HandledService service = context.getBean(HandledService.class);
 
             assertThat(service.count()).isEqualTo(-1);
@@ -177,7 +172,7 @@ class DistributedLockFailureStrategyTests {
 
     @Test
     void failureHandlerMayThrowInsteadEvenACheckedExceptionTheMethodDeclares() {
-        runner().run(context -> whileBusyIsHeldElsewhere(context, () -> {
+        runner().run(context -> LockTestContexts.whileBusyIsHeldElsewhere(context, () -> {
             HandledService service = context.getBean(HandledService.class);
 
             assertThat(catchThrowable(service::rejected)).isInstanceOf(IOException.class)
@@ -188,7 +183,7 @@ class DistributedLockFailureStrategyTests {
 
     @Test
     void failureHandlerValueThatDoesNotFitTheReturnTypeFailsTheCallClearly() {
-        runner().run(context -> whileBusyIsHeldElsewhere(context, () -> {
+        runner().run(context -> LockTestContexts.whileBusyIsHeldElsewhere(context, () -> {
             HandledService service = context.getBean(HandledService.class);
 
             assertThatThrownBy(service::mistyped).isInstanceOf(IllegalStateException.class)
@@ -201,7 +196,7 @@ class DistributedLockFailureStrategyTests {
     @Test
     void theFailureHandlerBeanIsLookedUpOnceForAMethodNotOnEveryFailedCall() {
         CountingHandler.instances.set(0);
-        runner().run(context -> whileBusyIsHeldElsewhere(context, () -> {
+        runner().run(context -> LockTestContexts.whileBusyIsHeldElsewhere(context, () -> {
             HandledService service = context.getBean(HandledService.class);
             int before = CountingHandler.instances.get(); // the startup check creates none either, but may in future
 
@@ -225,23 +220,6 @@ class DistributedLockFailureStrategyTests {
         });
     }
 
-    /** Holds 'busy' through another handle (another owner) while {@code action} runs. */
-    private static void whileBusyIsHeldElsewhere(ApplicationContext context, ThrowingRunnable action)
-            throws Exception {
-        LockHandle other = context.getBean(LockService.class)
-                .lock(LockRequest.of("busy").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO));
-        try {
-            action.run();
-        } finally {
-            other.release();
-        }
-    }
-
-    @FunctionalInterface
-    interface ThrowingRunnable {
-
-        void run() throws Exception;
-    }
 
     static class SkippingService {
 

@@ -29,7 +29,6 @@ import io.github.distlock.DistributedLock;
 import io.github.distlock.DistributedLock.FailureAction;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockFailureHandler;
-import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
@@ -86,7 +85,7 @@ class DistributedLockSkipTests {
     void skipWhenBusyFailWhenDownSkipsWhileAnotherOwnerHoldsTheLockAndThrowsWhileRedisIsStopped() {
         runner().run(context -> {
             SplitService service = connected(context).getBean(SplitService.class);
-            whileBusyIsHeldElsewhere(context, () -> assertThat(service.skipWhenBusy()).isNull());
+            LockTestContexts.whileBusyIsHeldElsewhere(context, () -> assertThat(service.skipWhenBusy()).isNull());
             redis.server().stop();
 
             assertThatThrownBy(service::skipWhenBusy).isInstanceOf(LockBackendException.class);
@@ -98,7 +97,7 @@ class DistributedLockSkipTests {
     void skipWhenDownFailWhenBusyThrowsWhileAnotherOwnerHoldsTheLockAndSkipsWhileRedisIsStopped() {
         runner().run(context -> {
             SplitService service = connected(context).getBean(SplitService.class);
-            whileBusyIsHeldElsewhere(context,
+            LockTestContexts.whileBusyIsHeldElsewhere(context,
                     () -> assertThatThrownBy(service::skipWhenDown).isInstanceOf(LockTimeoutException.class));
             redis.server().stop();
 
@@ -111,7 +110,7 @@ class DistributedLockSkipTests {
     void onFailureSkipStillSkipsBothUnlessTheSpecificAttributeSaysOtherwise() {
         runner().run(context -> {
             SplitService service = connected(context).getBean(SplitService.class);
-            whileBusyIsHeldElsewhere(context, () -> {
+            LockTestContexts.whileBusyIsHeldElsewhere(context, () -> {
                 assertThat(service.skipBoth()).isNull();
                 assertThat(service.skipButFailWhenDown()).isNull();
             });
@@ -128,7 +127,7 @@ class DistributedLockSkipTests {
         runner().withPropertyValues("distributed-lock.on-busy=skip", "distributed-lock.on-unavailable=throw")
                 .run(context -> {
                     SplitService service = connected(context).getBean(SplitService.class);
-                    whileBusyIsHeldElsewhere(context, () -> {
+                    LockTestContexts.whileBusyIsHeldElsewhere(context, () -> {
                         assertThat(service.unset()).isNull();
                         // onFailure on the method wins over the property.
                         assertThatThrownBy(service::throwBoth).isInstanceOf(LockTimeoutException.class);
@@ -144,7 +143,7 @@ class DistributedLockSkipTests {
     void aStageAndAMonoMethodSkipWhenBusyAndFailWhenRedisIsStopped() {
         runner().run(context -> {
             SplitService service = connected(context).getBean(SplitService.class);
-            whileBusyIsHeldElsewhere(context, () -> {
+            LockTestContexts.whileBusyIsHeldElsewhere(context, () -> {
                 assertThat(service.stage()).isCompletedWithValue(null);
                 assertThat(service.mono().block()).isNull();
             });
@@ -238,7 +237,7 @@ class DistributedLockSkipTests {
     void aSkipBecauseTheLockIsBusyLogsNoWarning(CapturedOutput output) {
         runner().run(context -> {
             SplitService service = connected(context).getBean(SplitService.class);
-            whileBusyIsHeldElsewhere(context, () -> {
+            LockTestContexts.whileBusyIsHeldElsewhere(context, () -> {
                 for (int i = 0; i < 3; i++) {
                     assertThat(service.skipBoth()).isNull();
                 }
@@ -256,7 +255,7 @@ class DistributedLockSkipTests {
                 .run(context -> {
                     SplitService service = connected(context).getBean(SplitService.class);
                     MeterRegistry meters = context.getBean(MeterRegistry.class);
-                    whileBusyIsHeldElsewhere(context, () -> {
+                    LockTestContexts.whileBusyIsHeldElsewhere(context, () -> {
                         assertThat(service.skipBoth()).isNull();
                         assertThatThrownBy(service::throwBoth).isInstanceOf(LockTimeoutException.class);
                     });
@@ -300,23 +299,6 @@ class DistributedLockSkipTests {
         assertThat(operation.getUnavailableAction()).as(method + " when unavailable").isEqualTo(unavailable);
     }
 
-    /** Holds 'busy' through another handle (another owner) while {@code action} runs. */
-    private static void whileBusyIsHeldElsewhere(ApplicationContext context, ThrowingRunnable action)
-            throws Exception {
-        LockHandle other = context.getBean(LockService.class)
-                .lock(LockRequest.of("busy").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO));
-        try {
-            action.run();
-        } finally {
-            other.release();
-        }
-    }
-
-    @FunctionalInterface
-    interface ThrowingRunnable {
-
-        void run() throws Exception;
-    }
 
     static class SplitService {
 

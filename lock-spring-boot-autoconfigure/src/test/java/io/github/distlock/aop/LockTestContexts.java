@@ -9,11 +9,15 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.awaitility.core.ConditionTimeoutException;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.event.ContextRefreshedEvent;
 import org.springframework.context.event.EventListener;
 
+import io.github.distlock.LockHandle;
 import io.github.distlock.LockLostEvent;
+import io.github.distlock.LockRequest;
+import io.github.distlock.LockService;
 import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAnnotationAutoConfiguration;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
@@ -127,5 +131,23 @@ final class LockTestContexts {
                 }
             }
         }
+    }
+
+    /** Holds 'busy' through another handle (another owner) while {@code action} runs. */
+    static void whileBusyIsHeldElsewhere(ApplicationContext context, ThrowingRunnable action)
+            throws Exception {
+        LockHandle other = context.getBean(LockService.class)
+                .lock(LockRequest.of("busy").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO));
+        try {
+            action.run();
+        } finally {
+            other.release();
+        }
+    }
+
+    @FunctionalInterface
+    interface ThrowingRunnable {
+
+        void run() throws Exception;
     }
 }
