@@ -25,6 +25,7 @@ import io.github.distlock.LockRequest;
 import io.github.distlock.core.DefaultLockService;
 import io.github.distlock.core.DefaultLockService.LockDefaults;
 import io.github.distlock.core.FencingLockBackend;
+import io.github.distlock.core.HandleTokens;
 import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.core.LockWaiters;
@@ -178,11 +179,12 @@ class RedlockAttemptTokensTest {
         LockHandle held = waiter.lock(request(name, Duration.ofSeconds(30), Duration.ofSeconds(10)));
         assertThat(lastNode.firstGiveBackRan.await(10, TimeUnit.SECONDS)).isTrue();
 
-        // The waiter won nodes 0 and 2; both still hold its token once the stale give-back ran.
+        // The waiter won nodes 0 and 2, and its handle has the winning attempt's token, which both still hold
+        // once the stale give-back ran.
         assertThat(held.isHeld()).isTrue();
-        assertThat(servers.get(0).get(key)).isNotNull().isNotEqualTo("other-owner");
+        assertThat(servers.get(0).get(key)).isEqualTo(HandleTokens.tokenOf(held));
         assertThat(servers.get(2).get(key)).as("node 2 after the earlier attempt's give-back")
-                .isEqualTo(servers.get(0).get(key));
+                .isEqualTo(HandleTokens.tokenOf(held));
         assertThat(held.release()).isTrue();
     }
 
