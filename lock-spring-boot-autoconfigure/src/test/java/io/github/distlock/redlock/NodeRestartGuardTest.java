@@ -60,7 +60,8 @@ class NodeRestartGuardTest {
         guard.verified(guard.epoch(), "1b1b1b", 3_600);
         guard.verified(guard.epoch(), "1b1b1b", 3_601);
 
-        assertThat(output).contains("WARN").contains("Redlock node lock-1:6379 changed its run_id from 0a0a0a to 1b1b1b")
+        assertThat(output).contains("WARN")
+                .contains("Redlock node lock-1:6379 changed its run_id from 0a0a0a to 1b1b1b")
                 .contains("longest lease (PT1M) from now")
                 .contains("distributed-lock.redlock.durable-nodes");
         assertThat(output.toString().split("changed its run_id", -1)).as("logged once per change").hasSize(2);

@@ -154,6 +154,28 @@ class RedlockAttemptTokensTest {
     }
 
     /**
+     * A node whose acquire answer comes after the node timeout: the attempt fails without it, and its
+     * give-back is not sent to a node with a command outstanding past the node timeout. The acquire ran
+     * all the same. Its timeout, when it comes, may hide a grant, so the give-back is sent then, behind
+     * the acquire on the same connection; before, the key stayed on that node, owned by nobody, for its
+     * whole ttl.
+     */
+    @Test
+    void aGrantWhoseAnswerCameAfterTheNodeTimeoutIsGivenBackWhenItsCommandEnds() {
+        DefaultLockService waiter = instance();
+        String name = "order:late-answer";
+        String key = "lock:{" + name + "}";
+        servers.get(0).command("SET", key, "other-owner", "PX", "60000");
+        servers.get(1).command("SET", key, "other-owner", "PX", "60000");
+        proxies.get(2).onNext(RedisCommandMatcher.named("SET").withArgument(1, key)).delayReply(Duration.ofMillis(600));
+
+        assertThat(waiter.tryLock(request(name, Duration.ofSeconds(60), Duration.ZERO))).isEmpty();
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> servers.get(2).get(key) == null);
+        assertThat(servers.get(0).get(key)).isEqualTo("other-owner");
+    }
+
+    /**
      * A failed attempt's give-back to a node asked on the fan-out threads (here one whose release runs
      * only after the next attempt's acquire there, as on a node that is still connecting) lands after
      * the next attempt counted that node. With one token for both attempts it deleted the grant the
