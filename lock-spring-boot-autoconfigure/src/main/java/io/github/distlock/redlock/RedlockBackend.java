@@ -561,13 +561,14 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
 
     /**
      * The acquire commands of one token whose answers are not all in yet, whether the token was
-     * released meanwhile, and per node what is known of a late grant and of the release. The count
+     * released meanwhile (or its failed attempt given back), and per node what is known of a late
+     * grant and of the release. The count
      * is guarded by the map's compute; the per-node facts are set atomically, by whichever of the
      * two answers comes second deciding whether the release must be sent again.
      */
     private static final class AcquiresInFlight {
 
-        /** The node granted the acquire after the token was released. */
+        /** The node granted the acquire after the token was released, or failed late and may have. */
         static final int LATE_GRANT = 1;
         /** The node's release deleted our key: it ran after our grant there. */
         static final int RELEASE_DELETED = 2;
