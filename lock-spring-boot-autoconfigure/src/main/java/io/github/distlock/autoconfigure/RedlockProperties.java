@@ -62,8 +62,10 @@ public class RedlockProperties {
     /**
      * Whether a node that restarted recently, or whose connection dropped and has not been checked since, has its
      * votes held back until it has been up longer than the longest lease the application uses: true or false. A node
-     * without persistence forgets the locks it granted when it restarts, so its fresh vote could grant a lock that
-     * another owner still holds; turn this off only if every node persists every write (see durable-nodes).
+     * whose run_id changed is held back for one longest lease from when the change is seen, whatever uptime it
+     * reports (another server may answer at its address). A node without persistence forgets the locks it granted
+     * when it restarts, so its fresh vote could grant a lock that another owner still holds; turn this off only if
+     * every node persists every write (see durable-nodes).
      */
     private boolean restartProtection = true;
 

@@ -188,7 +188,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
     private final class Acquisition {
 
         private final LockKey key;
-        private final String token;
+        /**
+         * The token of the latest attempt. Waiting on a backend without a wait queue draws a new one for
+         * every attempt (see {@link #pollAttempts}); the handle gets the token of the attempt that won.
+         */
+        private String token;
         private final long ttlMillis;
         private final boolean renew;
         private final long deadline;
@@ -280,10 +284,18 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 poller.await(Math.min(deadline - System.nanoTime(),
                         ThreadLocalRandom.current().nextLong(delay / 2, delay + 1)));
             }
+            boolean first = true;
             while (true) {
                 if (poller != null) {
                     poller.attempting();
                 }
+                if (!first) {
+                    // A token per attempt: a grant an earlier attempt left behind (its answer came too late
+                    // to count, its give-back never arrived) then reads as taken, never as a fresh vote of
+                    // this one (Redlock), and that attempt's give-back cannot delete what this one counts.
+                    token = newToken();
+                }
+                first = false;
                 long sentAt = System.nanoTime();
                 sent = true;
                 AcquireResult attempt = backend.tryAcquire(key, token, ttlMillis);

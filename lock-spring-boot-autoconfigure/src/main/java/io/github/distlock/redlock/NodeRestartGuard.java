@@ -25,6 +25,10 @@ import org.apache.commons.logging.LogFactory;
  * application uses. That holds at the application's start too: a node up for less than that may
  * have restarted after granting a lock to another instance, so right after the nodes themselves
  * start, Redlocks are refused for one longest lease;</li>
+ * <li>a changed {@code run_id} is a restart, whatever {@code uptime_in_seconds} says: the address may
+ * now lead to another long-running but empty server (a DNS or VIP failover to a standby, a replaced
+ * pod), or a restarted node's clock may have stepped forward. Such a node is held back for one longest
+ * lease from when the change was seen, on this JVM's monotonic clock, and a WARN says so;</li>
  * <li>a node declared durable (AOF with {@code appendfsync always}, which does not forget) is
  * trusted after a restart as soon as it is verified.</li>
  * </ul>
@@ -46,9 +50,13 @@ public final class NodeRestartGuard {
     private volatile boolean verified;
     /**
      * When the node's process started, as a {@link System#nanoTime} value: now less its uptime at the
-     * last check, less a second (see {@link #verified}).
+     * last check, less a second (see {@link #verified}); but never before its run id was last seen to change.
      */
     private volatile long upSinceNanos;
+    /** Whether a change of {@link #runId} was seen: then the node counts as up since {@link #identityChangedNanos}. */
+    private volatile boolean identityChanged;
+    /** When the last change of {@link #runId} was seen, as a {@link System#nanoTime} value. */
+    private volatile long identityChangedNanos;
     /** The last hold-back logged, so that each restart is logged once. */
     private volatile String loggedFor;
     /** Counts connection changes, so a check that raced with a newer change does not verify it. */
@@ -95,25 +103,51 @@ public final class NodeRestartGuard {
     public void verified(long epoch, String nodeRunId, long uptimeSeconds) {
         String known = runId;
         runId = nodeRunId;
+        long now = System.nanoTime();
+        boolean changed = known != null && !known.equals(nodeRunId);
+        if (changed) {
+            identityChangedNanos = now;
+            identityChanged = true;
+        }
         // Redis counts uptime as the difference of two whole-second clock readings (its start and
         // now), so a node up for 10 ms can report 1 s: take one second off, to err late.
         long uptimeMillis = Math.max(0, uptimeSeconds - 1) * 1_000;
-        upSinceNanos = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(uptimeMillis);
+        long upSince = now - TimeUnit.MILLISECONDS.toNanos(uptimeMillis);
+        // A new identity is trusted no earlier than its uptime says, nor than when we first saw it: its
+        // uptime is another server's, or read off a clock that may have jumped.
+        upSinceNanos = identityChanged && upSince - identityChangedNanos < 0 ? identityChangedNanos : upSince;
         long longest = longestLeaseMillis.getAsLong();
-        if (!durable && uptimeMillis < longest && !nodeRunId.equals(loggedFor)) {
+        long waitMillis = TimeUnit.NANOSECONDS.toMillis(upSinceNanos - now) + longest;
+        if (!durable && waitMillis > 0 && !nodeRunId.equals(loggedFor)) {
             loggedFor = nodeRunId;
-            long waitMillis = longest - uptimeMillis;
-            logger.warn("Redlock node " + node + (known != null && !known.equals(nodeRunId) ? " restarted " : " started ")
-                    + Duration.ofMillis(uptimeMillis).toSeconds() + " s ago and may have forgotten locks it granted; "
-                    + "its votes do not count until it has been up as long as the longest lease ("
-                    + Duration.ofMillis(longest) + "), until about " + Instant.now().plusMillis(waitMillis)
-                    + ". Declare it in distributed-lock.redlock.durable-nodes if it runs with appendfsync always.");
+            if (changed) {
+                logger.warn("Redlock node " + node + " changed its run_id from " + known + " to " + nodeRunId
+                        + " (it reports " + Duration.ofMillis(uptimeMillis).toSeconds() + " s of uptime): it "
+                        + "restarted, or another server answers at its address now (a DNS or VIP failover, a "
+                        + "replaced pod), and it may not hold the locks granted before, whatever its uptime says. "
+                        + "Its votes do not count for the longest lease (" + Duration.ofMillis(longest)
+                        + ") from now, until about " + Instant.now().plusMillis(waitMillis) + ". Declare it in "
+                        + "distributed-lock.redlock.durable-nodes only if it runs with appendfsync always and its "
+                        + "address always leads to the same data.");
+            }
+            else {
+                logger.warn("Redlock node " + node + " started " + Duration.ofMillis(uptimeMillis).toSeconds()
+                        + " s ago and may have forgotten locks it granted; its votes do not count until it has been "
+                        + "up as long as the longest lease (" + Duration.ofMillis(longest) + "), until about "
+                        + Instant.now().plusMillis(waitMillis) + ". Declare it in "
+                        + "distributed-lock.redlock.durable-nodes if it runs with appendfsync always.");
+            }
         }
         // Only if nothing changed since the check was sent: a check of an older connection says
         // nothing about the current one.
         if (connectionEpoch.get() == epoch) {
             verified = true;
         }
+    }
+
+    /** The node's {@code run_id} as last read, or {@code null} before the first check. */
+    String runId() {
+        return runId;
     }
 
     /** The node's name. */

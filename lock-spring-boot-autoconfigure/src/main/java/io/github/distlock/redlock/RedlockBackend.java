@@ -309,7 +309,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         for (int i = 0; i < votes.size(); i++) {
             mayHoldOurs[i] = !votes.get(i).answered() || votes.get(i).value().acquired();
         }
-        releaseOn(mayHoldOurs, key, token);
+        giveBack(mayHoldOurs, key, token);
         if (granted < answered) {
             long now = System.nanoTime();
             markContended(key, new Contention(now, arbiter >= 0 ? contended.fullVoteAt : start));
@@ -346,8 +346,11 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // Decided as soon as a majority granted it: a stopped node must not hold every acquisition
         // up for its node timeout. A vote that fails waits for every answer, so that what was set can
         // be given back.
+        // An attempt that reuses the token of one given back (a caller of this SPI may) starts afresh: the
+        // facts of that attempt would have its late grants given back.
         AcquiresInFlight inFlight = acquiresInFlight.compute(token, (ours, existing) ->
-                (existing != null ? existing : new AcquiresInFlight(nodes.size())).add(nodes.size()));
+                (existing != null && !existing.released ? existing : new AcquiresInFlight(nodes.size()))
+                        .add(nodes.size()));
         FencingLockBackend line = lineNode >= 0 ? nodes.get(lineNode) : null;
         return heldBack(ask(which, node -> node == line
                 ? ((RedisLockBackend) node).tryAcquireOrWait(key, token, ttlMillis, hints.waiterId(),
@@ -526,20 +529,24 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
 
     /**
      * A node's answer to an acquire, on time or late. A node that grants after the vote was
-     * decided, and after the lock was released, may keep a key nobody will delete until its lease
-     * ends: the release may have reached that node first (for example one of them was sent on a
-     * fan-out thread). Whether it did, that node's release answer tells: it deleted our key, or it
-     * found none. Only in the second case is the release sent again (see {@link AcquiresInFlight}).
-     * Most late grants are the uncontended case, answered in order on the connection that then
-     * carries the release, and resending it to both late nodes made a cycle 12 commands instead of 10.
+     * decided, and after the lock was released or the failed attempt given back, may keep a key
+     * nobody will delete until its lease ends: the release may have reached that node first (for
+     * example one of them was sent on a fan-out thread), or was never sent (the node had a command
+     * outstanding past the node timeout). Whether it did, that node's release answer tells: it deleted
+     * our key, or it found none (or was not sent). Only in the second case is the release sent again
+     * (see {@link AcquiresInFlight}). A late failure (the node timeout, a dropped connection) may hide
+     * a grant, so it counts as one here. Most late grants are the uncontended case, answered in order
+     * on the connection that then carries the release, and resending it to both late nodes made a
+     * cycle 12 commands instead of 10.
      */
     private void acquireAnswered(AcquiresInFlight inFlight, LockKey key, String token, int index,
             Vote<AcquireResult> vote, boolean late) {
-        if (late && inFlight.released && vote.answered() && vote.value().acquired()
+        if (late && inFlight.released && (!vote.answered() || vote.value().acquired())
                 && inFlight.noted(index, AcquiresInFlight.LATE_GRANT)) {
             releaseAgain(key, token, index);
         }
-        acquiresInFlight.computeIfPresent(token, (ours, state) -> state.answered() ? null : state);
+        // This attempt's own count: a later attempt with the same token may have a fresh entry by now.
+        acquiresInFlight.compute(token, (ours, state) -> inFlight.answered() && state == inFlight ? null : state);
     }
 
     /** Sends node {@code index} the release again, without waiting for it. */
@@ -554,13 +561,14 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
 
     /**
      * The acquire commands of one token whose answers are not all in yet, whether the token was
-     * released meanwhile, and per node what is known of a late grant and of the release. The count
+     * released meanwhile (or its failed attempt given back), and per node what is known of a late
+     * grant and of the release. The count
      * is guarded by the map's compute; the per-node facts are set atomically, by whichever of the
      * two answers comes second deciding whether the release must be sent again.
      */
     private static final class AcquiresInFlight {
 
-        /** The node granted the acquire after the token was released. */
+        /** The node granted the acquire after the token was released, or failed late and may have. */
         static final int LATE_GRANT = 1;
         /** The node's release deleted our key: it ran after our grant there. */
         static final int RELEASE_DELETED = 2;
@@ -714,15 +722,33 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         return hint != null && (announcer < 0 || nodes.get(announcer) == node);
     }
 
-    private void releaseOn(boolean[] which, LockKey key, String token) {
+    /**
+     * Gives a failed attempt back on the nodes marked in {@code which}. A node still working on that
+     * attempt's acquire may grant it after this (see {@link #acquireAnswered}): then it is given back
+     * again when its answer comes, unless this give-back deleted our key there.
+     */
+    private void giveBack(boolean[] which, LockKey key, String token) {
         boolean any = false;
         for (boolean node : which) {
             any |= node;
         }
-        if (any) {
-            ask(which, node -> releaseAndHint(node, key, token, null, -1),
-                    node -> releaseAndHintAsync(node, key, token, null, -1), answers -> false, null);
+        if (!any) {
+            return;
         }
+        AcquiresInFlight inFlight = acquiresInFlight.get(token);
+        VoteListener<Boolean> everyAnswer = null;
+        if (inFlight != null) {
+            inFlight.released = true;
+            everyAnswer = (index, vote, late) -> {
+                boolean deleted = vote.answered() && vote.value();
+                if (which[index] && inFlight.noted(index,
+                        deleted ? AcquiresInFlight.RELEASE_DELETED : AcquiresInFlight.RELEASE_NOT_DELETED)) {
+                    releaseAgain(key, token, index);
+                }
+            };
+        }
+        ask(which, node -> releaseAndHint(node, key, token, null, -1),
+                node -> releaseAndHintAsync(node, key, token, null, -1), answers -> false, everyAnswer);
     }
 
     @Override

@@ -376,6 +376,35 @@ class RedlockBackendTest {
     }
 
     /**
+     * The same for an attempt that failed: its give-back reached the node before the grant did, so
+     * the grant, which comes after the attempt was decided, is given back when it comes (issue 27).
+     * Without that, the node kept a key nobody owned for its whole lease.
+     */
+    @Test
+    void aGrantThatLandsAfterAFailedAttemptGaveItBackIsGivenBackWhenItComes() {
+        LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(
+                servers.stream().map(RedisTestServer::redisUri).toList(), NODE_TIMEOUT, "lock:", Duration.ofSeconds(30),
+                false, Set.of());
+        nodes.awaitConnected(Duration.ofSeconds(10));
+        List<FencingLockBackend> route = new ArrayList<>(nodes.backends());
+        AcquiresAfterItsRelease lastNode = new AcquiresAfterItsRelease(nodes.backends().get(4));
+        route.set(4, lastNode);
+        for (int node = 0; node < 3; node++) {
+            servers.get(node).command("SET", "lock:{order:outvoted}", "other-owner", "PX", "60000");
+        }
+        try (RedlockBackend redlock = new RedlockBackend(route, nodes.names(), "lock:", NODE_TIMEOUT, 0.01, null,
+                null, nodes)) {
+            LockKey key = redlock.lockKey("order:outvoted");
+
+            assertThat(redlock.tryAcquire(key, "token-1", 60_000).acquired()).isFalse();
+
+            await().atMost(Duration.ofSeconds(5)).until(() -> lastNode.granted.get());
+            await().atMost(Duration.ofSeconds(5)).until(() -> servers.get(4).get("lock:{order:outvoted}") == null);
+            assertThat(nodesHolding("order:outvoted")).as("only the other owner's nodes").isEqualTo(3);
+        }
+    }
+
+    /**
      * A node whose acquire waits until its release has run: a node asked on the fan-out threads (it
      * cannot be asked without blocking), where nothing keeps the two in order.
      */
