@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.SpringApplication;
+import org.springframework.boot.LazyInitializationBeanFactoryPostProcessor;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -68,6 +69,17 @@ class NeverSilentlyUnguardedTest {
             assertThat(analysis.getAction()).contains("distributed-lock.redis.connection-factory=cacheRedis")
                     .contains("@Primary").contains("distributed-lock.enabled=false");
         });
+    }
+
+    @Test
+    void twoConnectionFactoriesFailTheStartupWithLazyInitializationToo() {
+        // spring.main.lazy-initialization=true: the check must not be one of the beans that are never created.
+        runner.withUserConfiguration(TwoFactories.class)
+                .withBean(LazyInitializationBeanFactoryPostProcessor.class).run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).isInstanceOf(NoLockServiceException.class)
+                            .hasMessageContaining("'cacheRedis', 'sessionRedis'");
+                });
     }
 
     @Test
