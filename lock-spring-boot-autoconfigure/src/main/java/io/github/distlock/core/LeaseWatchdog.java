@@ -183,7 +183,7 @@ public final class LeaseWatchdog implements AutoCloseable {
             backend.renew(renewals, (index, outcome) -> {
                 if (!reported[index]) {
                     reported[index] = true;
-                    apply(due.get(index), outcome, sentAt);
+                    applyAlone(due.get(index), outcome, sentAt);
                 }
             });
         }
@@ -192,8 +192,23 @@ public final class LeaseWatchdog implements AutoCloseable {
         }
         for (int i = 0; i < due.size(); i++) {
             if (!reported[i]) {
-                apply(due.get(i), RenewalOutcome.FAILED, sentAt);
+                applyAlone(due.get(i), RenewalOutcome.FAILED, sentAt);
             }
+        }
+    }
+
+    /**
+     * Applies one lease's outcome whatever happens to another's: a listener that throws an {@link Error} (the
+     * listener seam only shields against exceptions) must not leave the rest of the batch unapplied, their leases
+     * running out in this JVM while Redis renewed them.
+     */
+    private void applyAlone(DefaultLockHandle handle, RenewalOutcome outcome, long sentAt) {
+        try {
+            apply(handle, outcome, sentAt);
+        }
+        catch (RuntimeException | Error ex) {
+            logger.error("Applying the renewal outcome " + outcome + " of lock " + handle.lockKey().printableName()
+                    + " failed; the other leases of the batch are applied as usual", ex);
         }
     }
 
@@ -203,8 +218,9 @@ public final class LeaseWatchdog implements AutoCloseable {
         }
         switch (outcome) {
             case RENEWED -> {
-                handle.leaseExtended(sentAt, backend.renewedValidityMillis(handle.ttlMillis()));
+                // The schedule first: the listeners the extension calls must not be able to keep it unchanged.
                 handle.nextRenewalNanos(sentAt + renewalPeriodNanos(handle));
+                handle.leaseExtended(sentAt, backend.renewedValidityMillis(handle.ttlMillis()));
             }
             case LOST -> lose(handle, LockListener.LeaseLossReason.EXPIRED_OR_TAKEN,
                     "the key is gone or now holds another owner's token");
