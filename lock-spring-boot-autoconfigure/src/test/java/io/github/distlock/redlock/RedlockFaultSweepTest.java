@@ -86,7 +86,7 @@ import io.github.distlock.testsupport.RedisTestServer;
  * </ul>
  *
  * <p>The default run is the short sweep: every fault kind alone at its widest (a majority where that is allowed)
- * and a few combinations, about 90 s, from a fixed seed. The long sweep runs random cases from a printed seed for
+ * and a few combinations, 60 to 90 s, from a fixed seed. The long sweep runs random cases from a printed seed for
  * as long as asked, and prints the cases, the faults tried by kind and the violations:
  *
  * <pre>
