@@ -125,6 +125,45 @@ class JedisLateCommandTest {
         other.get().release();
     }
 
+    /**
+     * The backend's side of it, one call at a time: while the acquire is still held back, an undo of its token
+     * (leaving the queue, releasing) is not sent and fails as a timeout, so that the caller retries it; once the
+     * acquire has run, the same undo removes what it left.
+     */
+    @Test
+    void anUndoOfATokenWhoseAcquireIsStillUnderWayIsNotSentAndFailsAsATimeout() throws IOException {
+        LockHandle holder = direct.service.lock(LockRequest.of(KEY).withTtl(TTL).withWaitTime(Duration.ZERO)
+                .withWatchdog(false));
+        QueueingLockBackend backend = (QueueingLockBackend) proxied.backend;
+        LockKey key = backend.lockKey(KEY);
+        String token = "0123456789abcdef0123456789abcdef";
+        long ttlMillis = TTL.toMillis();
+        // Long enough that both undos below surely time out before it ends, even on a busy machine.
+        proxy.onNext(LockCommand.ACQUIRE_SCRIPT.on(LOCK)).delayCommand(Duration.ofSeconds(5));
+
+        try (RespConnection monitor = monitor()) {
+            assertThatThrownBy(() -> backend.tryAcquire(key, token, ttlMillis, 3_000, false, false))
+                    .isInstanceOf(LockBackendException.class).hasMessageContaining("did not answer");
+            long scriptsSent = proxy.commandCount("EVALSHA") + proxy.commandCount("EVAL");
+
+            assertThatThrownBy(() -> backend.stopWaiting(key, token, ttlMillis))
+                    .isInstanceOf(LockBackendException.class).hasMessageContaining("still under way");
+            assertThatThrownBy(() -> backend.release(key, token))
+                    .isInstanceOf(LockBackendException.class).hasMessageContaining("still under way");
+            assertThat(proxy.commandCount("EVALSHA") + proxy.commandCount("EVAL")).as("neither undo was sent")
+                    .isEqualTo(scriptsSent);
+            awaitRun(monitor, scriptSetNx());
+        }
+        assertThat(redis.command("HLEN", LOCK + ":waiting")).as("the late acquire queued the token").isEqualTo(1L);
+
+        await().atMost(LEFT_BEHIND).ignoreException(LockBackendException.class)
+                .until(() -> !backend.stopWaiting(key, token, ttlMillis).acquired());
+        assertThat(redis.command("HLEN", LOCK + ":waiting")).isEqualTo(0L);
+        assertThat(backend.release(key, token)).as("never held").isFalse();
+        assertThat(holder.release()).isTrue();
+        assertThat(redis.get(LOCK)).as("released, not handed to the token").isNull();
+    }
+
     /** Only an undo of the late command's own token waits for it: the release of another lock goes ahead. */
     @Test
     void aLateCommandHoldsUpNoReleaseOfAnotherLock() throws IOException {
