@@ -194,6 +194,18 @@ public final class LockConnection implements AutoCloseable {
     }
 
     /**
+     * Loads {@code script} into the node's script cache ({@code SCRIPT LOAD}), bounded like any call: how an
+     * {@link LuaScript#incarnation incarnation script} gets there.
+     *
+     * @throws LockBackendException if Redis does not answer in time or refuses
+     */
+    void load(LuaScript script) {
+        LockKey subject = new LockKey("SCRIPT LOAD " + script, "");
+        run(subject, "SCRIPT LOAD", CommandType.SCRIPT, () -> new StatusOutput<>(ByteArrayCodec.INSTANCE),
+                new CommandArgs<>(ByteArrayCodec.INSTANCE).add("LOAD").add(script.sourceBytes()), deadline());
+    }
+
+    /**
      * Sends {@code PUBLISH channel message} if the connection is open, without waiting for the reply:
      * for announcements that are only ever a hint (Redlock's release hints), so a slow or lost one
      * costs the caller nothing and a closed connection skips it.
@@ -417,6 +429,9 @@ public final class LockConnection implements AutoCloseable {
                 return new Reply<>(await(key, operation, sent.command(), deadline), sent.sends().get() > 1);
             }
             catch (NoScriptException ex) {
+                if (script.cachedOnly()) {
+                    throw script.notCached(key, operation);
+                }
                 Sent<T> again = send(open, CommandType.EVAL, output.get(), scriptArgs(script.sourceBytes(), keys, args));
                 return new Reply<>(await(key, operation, again.command(), deadline), again.sends().get() > 1);
             }
@@ -463,6 +478,10 @@ public final class LockConnection implements AutoCloseable {
         bound(key, operation, sent, open, reply, failure -> {
             if (!(failure instanceof RedisNoScriptException)) {
                 return false;
+            }
+            if (script.cachedOnly()) {
+                reply.completeExceptionally(script.notCached(key, operation));
+                return true;
             }
             // First use on this node: send the source, bounded anew.
             bound(key, operation, send(open, CommandType.EVAL, output.get(), scriptArgs(script.sourceBytes(), keys,
@@ -620,7 +639,11 @@ public final class LockConnection implements AutoCloseable {
                 reply = command.join();
             }
             catch (RuntimeException ex) {
-                if (ex.getCause() instanceof RedisNoScriptException) {
+                if (ex.getCause() instanceof RedisNoScriptException && script.cachedOnly()) {
+                    // The node cannot vote: the batch's calls there fail, and whoever watches it hears of it.
+                    script.notCached(calls.get(index).key(), operation);
+                }
+                else if (ex.getCause() instanceof RedisNoScriptException) {
                     // First use on this node: send the source, and count this call as pending again.
                     AsyncCommand<byte[], byte[], T> again = send(open, CommandType.EVAL, output.get(),
                             scriptArgs(script.sourceBytes(), calls.get(index).keys(), calls.get(index).args())).command();
@@ -628,7 +651,9 @@ public final class LockConnection implements AutoCloseable {
                     again.whenComplete((r, f) -> completed.add(index));
                     continue;
                 }
-                renewalRefusals.failed(ex);
+                else {
+                    renewalRefusals.failed(ex);
+                }
             }
             answered[index] = true;
             pending--;

@@ -32,6 +32,9 @@ final class LockScripts {
      */
     static final LuaScript REDLOCK_RELEASE = LuaScript.load("redlock_release.lua");
 
+    /** A Redlock node's acquire vote: {@code SET NX PX} in a script, sent as an incarnation ({@link NodeIncarnation}). */
+    static final LuaScript REDLOCK_VOTE = LuaScript.load("redlock_vote.lua");
+
     /** A Redlock arbiter node's acquire: {@code SET NX PX}, or a place in the key's wake-up line. */
     static final LuaScript REDLOCK_ACQUIRE = LuaScript.load("redlock_acquire.lua");
 

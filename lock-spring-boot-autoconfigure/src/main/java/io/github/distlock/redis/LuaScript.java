@@ -16,6 +16,9 @@ import java.util.regex.Pattern;
 import org.springframework.data.redis.core.script.DigestUtils;
 import org.springframework.data.redis.core.script.RedisScript;
 
+import io.github.distlock.LockBackendException;
+import io.github.distlock.core.LockKey;
+
 /**
  * A Lua script loaded once from the classpath, with its SHA-1 for {@code EVALSHA}.
  *
@@ -32,13 +35,23 @@ final class LuaScript {
     private static final Pattern CALL = Pattern.compile("redis\\.p?call\\(\\s*'([A-Za-z|]+)'");
 
     private final String name;
+    /**
+     * Told when a node answers NOSCRIPT to this script, which is then never sent by its source; {@code null} for
+     * scripts that any node may be sent (see {@link #incarnation}).
+     */
+    private final Runnable whenNotCached;
     private final byte[] sourceBytes;
     private final String source;
     private final String sha1;
     private final byte[] sha1Bytes;
 
     private LuaScript(String name, String source) {
+        this(name, source, null);
+    }
+
+    private LuaScript(String name, String source, Runnable whenNotCached) {
         this.name = name;
+        this.whenNotCached = whenNotCached;
         this.source = source;
         this.sourceBytes = source.getBytes(StandardCharsets.UTF_8);
         this.sha1 = DigestUtils.sha1DigestAsHex(source);
@@ -79,6 +92,46 @@ final class LuaScript {
         }
         source.append(read(name));
         return new LuaScript(name, source.toString());
+    }
+
+    /**
+     * This script with {@code nonce} in a trailing comment: a script of its own, with its own digest, that only a
+     * client knowing the nonce loads. Sent by digest alone, never by its source, it runs only on a server that
+     * loaded it since it started; a node that restarted, flushed its scripts, or is another server answering at the
+     * same address, answers NOSCRIPT instead, in the very round trip that would have voted. Redis does not keep
+     * scripts across a restart (7.0 and later: never; 6.2: only with a replication backlog, see docs/redlock.md).
+     *
+     * @param whenNotCached told on the client's I/O thread, before the call fails, when a node answers NOSCRIPT
+     */
+    LuaScript incarnation(String nonce, Runnable whenNotCached) {
+        // At the end, so that the line numbers error replies give stay those of the file.
+        return new LuaScript(name + " (incarnation " + nonce + ")", source + "\n-- incarnation " + nonce + "\n",
+                whenNotCached);
+    }
+
+    /** Whether this script may only run by its digest (an {@link #incarnation}). */
+    boolean cachedOnly() {
+        return whenNotCached != null;
+    }
+
+    /**
+     * The failure of a call of an {@link #incarnation} that a node did not have cached, after telling whoever
+     * watches the node.
+     */
+    LockBackendException notCached(LockKey key, String operation) {
+        whenNotCached.run();
+        return new LockBackendException(key.name(), "The node did not know this client's incarnation script for the "
+                + operation + " of lock " + key.printableName() + " (NOSCRIPT): it restarted, its scripts were "
+                + "flushed, or another server answers at its address now. Its vote does not count until it is "
+                + "checked again.", new NotCachedException());
+    }
+
+    /** Why an {@link #incarnation} call failed: the node did not have the script cached. */
+    static final class NotCachedException extends RuntimeException {
+
+        NotCachedException() {
+            super("NOSCRIPT for an incarnation script", null, false, false);
+        }
     }
 
     private static String read(String name) {

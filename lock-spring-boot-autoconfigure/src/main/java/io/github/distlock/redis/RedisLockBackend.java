@@ -111,6 +111,8 @@ public final class RedisLockBackend
     private final Function<LockKey, ReleaseChannel> releaseChannels;
     /** Confirms lock writes with {@code WAIT}; {@code null} when no replica acks are asked for. */
     private final LettuceReplicaConfirmation confirmation;
+    /** A Redlock node's own vote scripts, sent by digest only; {@code null} for any other backend. */
+    private final NodeIncarnation incarnation;
     /** Set once a server refuses {@code SET NX GET} (Redis before 7.0): scripts take over. */
     private volatile boolean setNxGetRefused;
 
@@ -149,6 +151,19 @@ public final class RedisLockBackend
     }
 
     /**
+     * A Redlock node that votes (acquires, renews, draws and raises fencing tokens) with this client's own
+     * scripts, by digest only: a node that restarted or changed identity answers {@code NOSCRIPT} instead of
+     * voting ({@link NodeIncarnation}). Load them with {@link NodeIncarnation#load} before the votes count.
+     *
+     * @param incarnation the scripts to vote with
+     */
+    public RedisLockBackend(LockConnection connection, String keyPrefix, String releaseChannel,
+            NodeIncarnation incarnation) {
+        this(connection, keyPrefix, ReleaseChannel.everyKeyOn(releaseChannel), ReplicaAcks.NONE,
+                DeploymentName.UNKNOWN, incarnation);
+    }
+
+    /**
      * A backend on Spring Boot's connection factory whose releases announce each key's hand-overs
      * where {@code releaseChannels} says: sharded pub/sub in a Redis Cluster 7+
      * ({@link ReleaseNotifications}).
@@ -163,7 +178,7 @@ public final class RedisLockBackend
     public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
             Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks) {
         this(new LockConnection(lettuceClientOf(connectionFactory), operationTimeout), keyPrefix, releaseChannels,
-                replicaAcks, DeploymentName.of(connectionFactory));
+                replicaAcks, DeploymentName.of(connectionFactory), null);
     }
 
     /**
@@ -177,12 +192,14 @@ public final class RedisLockBackend
      */
     public RedisLockBackend(LockConnection connection, String keyPrefix,
             Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks) {
-        this(connection, keyPrefix, releaseChannels, replicaAcks, DeploymentName.UNKNOWN);
+        this(connection, keyPrefix, releaseChannels, replicaAcks, DeploymentName.UNKNOWN, null);
     }
 
     private RedisLockBackend(LockConnection connection, String keyPrefix,
-            Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks, String name) {
+            Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks, String name,
+            NodeIncarnation incarnation) {
         this.connection = connection;
+        this.incarnation = incarnation;
         this.name = name;
         this.keyPrefix = keyPrefix;
         this.releaseChannels = releaseChannels;
@@ -287,6 +304,11 @@ public final class RedisLockBackend
      */
     @Override
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
+        if (incarnation != null) {
+            return redlockAcquireResult(connection.script(key, "acquire", incarnation.vote,
+                    () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), redlockKeys(key, false),
+                    voteArguments(token, ttlMillis), connection.deadline()).value(), ttlMillis);
+        }
         if (!setNxGetRefused) {
             byte[] value = bytes(token);
             try {
@@ -316,6 +338,12 @@ public final class RedisLockBackend
     public CompletableFuture<AcquireResult> tryAcquireAsync(LockKey key, String token, long ttlMillis) {
         if (confirmation != null) {
             return null;
+        }
+        if (incarnation != null) {
+            CompletableFuture<Reply<Long>> reply = connection.scriptAsync(key, "acquire", incarnation.vote,
+                    () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), redlockKeys(key, false),
+                    voteArguments(token, ttlMillis));
+            return reply == null ? null : reply.thenApply(answer -> redlockAcquireResult(answer.value(), ttlMillis));
         }
         if (setNxGetRefused) {
             return acquireScriptAsync(key, token, ttlMillis);
@@ -427,7 +455,7 @@ public final class RedisLockBackend
      */
     public CompletableFuture<AcquireResult> tryAcquireOrWaitAsync(LockKey key, String token, long ttlMillis,
             String waiterId, long aliveMillis) {
-        CompletableFuture<Reply<Long>> reply = connection.scriptAsync(key, "acquire", REDLOCK_ACQUIRE,
+        CompletableFuture<Reply<Long>> reply = connection.scriptAsync(key, "acquire", arbiterVote(),
                 () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), redlockKeys(key, true),
                 redlockAcquireArguments(token, ttlMillis, waiterId, aliveMillis));
         return reply == null ? null : reply.thenApply(answer -> redlockAcquireResult(answer.value(), ttlMillis));
@@ -436,10 +464,18 @@ public final class RedisLockBackend
     /** {@link #tryAcquireOrWaitAsync}, waiting for the answer as {@link #tryAcquire} does. */
     public AcquireResult tryAcquireOrWait(LockKey key, String token, long ttlMillis, String waiterId,
             long aliveMillis) {
-        Reply<Long> reply = connection.script(key, "acquire", REDLOCK_ACQUIRE,
+        Reply<Long> reply = connection.script(key, "acquire", arbiterVote(),
                 () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), redlockKeys(key, true),
                 redlockAcquireArguments(token, ttlMillis, waiterId, aliveMillis), connection.deadline());
         return redlockAcquireResult(reply.value(), ttlMillis);
+    }
+
+    private LuaScript arbiterVote() {
+        return incarnation != null ? incarnation.arbiterVote : REDLOCK_ACQUIRE;
+    }
+
+    private static byte[][] voteArguments(String token, long ttlMillis) {
+        return new byte[][] { bytes(token), bytes(Long.toString(ttlMillis)) };
     }
 
     private static byte[][] redlockAcquireArguments(String token, long ttlMillis, String waiterId, long aliveMillis) {
@@ -493,14 +529,15 @@ public final class RedisLockBackend
 
     @Override
     public long issueFencingToken(LockKey key, String token, long ttlMillis) {
-        return connection.script(key, "fencing token", FENCE, () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE),
+        return connection.script(key, "fencing token", incarnation != null ? incarnation.fence : FENCE, () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE),
                 keys(key), new byte[][] { bytes(token), counterLifetime(ttlMillis) }, connection.deadline()).value();
     }
 
     @Override
     public boolean raiseFencingCounter(LockKey key, String token, long fencingToken, long ttlMillis) {
         String lock = key.redisKey();
-        return connection.script(key, "fencing counter", LockScripts.RAISE_FENCE,
+        return connection.script(key, "fencing counter",
+                incarnation != null ? incarnation.raiseFence : LockScripts.RAISE_FENCE,
                 () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE),
                 new byte[][] { bytes(lock), bytes(lock + FENCE_SUFFIX) },
                 new byte[][] { bytes(token), bytes(Long.toString(fencingToken)), counterLifetime(ttlMillis) },
@@ -549,7 +586,7 @@ public final class RedisLockBackend
         for (List<Integer> batch : batches) {
             calls.add(renewalCall(renewals, batch));
         }
-        connection.scripts("renew", RENEW, () -> new ArrayOutput<>(ByteArrayCodec.INSTANCE), calls,
+        connection.scripts("renew", incarnation != null ? incarnation.renew : RENEW, () -> new ArrayOutput<>(ByteArrayCodec.INSTANCE), calls,
                 connection.deadline(), (b, result) -> {
                     List<Integer> batch = batches.get(b);
                     for (int i = 0; i < batch.size(); i++) {

@@ -12,6 +12,8 @@ import java.util.Objects;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -71,7 +73,11 @@ import io.github.distlock.core.QueueingLockBackend;
  * interrupts (the flag is restored afterwards): a command cut off halfway would leave a key nobody
  * knows about. A command still queued when its caller gave up is cancelled and never sent, and so
  * is one whose thread gets its connection too late; one already sent may still run, and then the
- * caller undoes it, as {@link LockBackend} prescribes. The threads are shared: in a Cluster with a
+ * caller undoes it, as {@link LockBackend} prescribes. The undo goes out on another pooled
+ * connection and could overtake it, so an undo ({@link #release}, {@link #stopWaiting}) of a token
+ * whose acquire timed out under way first waits, on the caller's thread and within its own
+ * operation timeout, until that acquire has ended; if it has not, the undo fails as a timeout and
+ * is retried later. Other releases never wait. The threads are shared: in a Cluster with a
  * hung master, calls blocked on it (for the client's socket timeout) can hold all of them, and
  * calls for healthy masters then time out too; renewals have lanes of their own ({@link #renew}).
  *
@@ -127,6 +133,11 @@ public final class SpringDataLockBackend
     /** What the health check calls the node or Sentinel master; a Cluster's masters are named by address. */
     private final String name;
     private final ThreadPoolExecutor executor;
+    /**
+     * Acquires whose caller gave up while they were under way, by token, until they end: an undo of
+     * that token must not reach Redis before them ({@link #afterLateAcquires}).
+     */
+    private final Map<String, List<Command<?>>> lateAcquires = new ConcurrentHashMap<>();
     /** Says so when Redis answers a renewal with an error. */
     private final RenewalRefusalWarnings renewalRefusals =
             new RenewalRefusalWarnings(RedisErrorReply.SPRING_DATA_REDIS_CREDENTIALS);
@@ -282,7 +293,7 @@ public final class SpringDataLockBackend
      */
     private boolean confirm(LockKey key, String token, long ttlMillis) {
         long deadline = deadline() + replicaAcks.timeout().toNanos();
-        long[] renewedAndAcks = call(key, "replica acknowledgement", deadline, () -> template.execute(
+        long[] renewedAndAcks = call(key, "replica acknowledgement", deadline, null, () -> template.execute(
                 (RedisCallback<long[]>) connection -> renewAndWait(connection, List.of(key.redisKey()),
                         List.of(token, Long.toString(ttlMillis)))));
         if (renewedAndAcks[0] != 1L) {
@@ -338,7 +349,7 @@ public final class SpringDataLockBackend
             byte[] redisKey = bytes(key.redisKey());
             byte[] value = bytes(token);
             try {
-                byte[] previous = call(key, "acquire", deadline(), () -> template.execute(
+                byte[] previous = call(key, "acquire", deadline(), token, () -> template.execute(
                         (RedisCallback<byte[]>) connection -> {
                             LateScriptGuard.refuseIfLate();
                             return connection.stringCommands().setGet(redisKey, value,
@@ -361,7 +372,7 @@ public final class SpringDataLockBackend
 
     private AcquireResult acquireScript(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
             boolean fencingToken) {
-        List<Object> reply = script(key, "acquire", ACQUIRE, token, Long.toString(ttlMillis),
+        List<Object> reply = script(key, "acquire", deadline(), token, ACQUIRE, token, Long.toString(ttlMillis),
                 Long.toString(LockScripts.counterLifetime(ttlMillis)), Long.toString(queueMillis), queued ? "1" : "0",
                 fencingToken ? "1" : "0");
         if ((Long) reply.get(0) == 1L) {
@@ -372,34 +383,87 @@ public final class SpringDataLockBackend
 
     @Override
     public long issueFencingToken(LockKey key, String token, long ttlMillis) {
-        return script(key, "fencing token", FENCE, token, Long.toString(LockScripts.counterLifetime(ttlMillis)));
+        return script(key, "fencing token", deadline(), null, FENCE, token,
+                Long.toString(LockScripts.counterLifetime(ttlMillis)));
     }
 
     @Override
     public boolean release(LockKey key, String token) {
-        return script(key, "release", RELEASE, token, releaseChannel,
+        long deadline = deadline();
+        afterLateAcquires(key, token, "release", deadline);
+        return script(key, "release", deadline, null, RELEASE, token, releaseChannel,
                 Long.toString(LockScripts.FENCE_COUNTER_TTL_MILLIS)) == 1L;
     }
 
     @Override
     public AcquireResult stopWaiting(LockKey key, String token, long ttlMillis) {
-        List<Object> reply = script(key, "cancel", CANCEL, token, Long.toString(LockScripts.counterLifetime(ttlMillis)));
+        long deadline = deadline();
+        afterLateAcquires(key, token, "cancel", deadline);
+        List<Object> reply = script(key, "cancel", deadline, null, CANCEL, token,
+                Long.toString(LockScripts.counterLifetime(ttlMillis)));
         if ((Long) reply.get(0) == 1L) {
             return AcquireResult.acquired((Long) reply.get(1), (Long) reply.get(2));
         }
         return AcquireResult.notAcquired(0, 0);
     }
 
-    /** Runs one of the per-key scripts; they all take the lock's four keys. */
-    private <T> T script(LockKey key, String operation, RedisScript<T> script, Object... args) {
+    /**
+     * Runs one of the per-key scripts; they all take the lock's four keys.
+     *
+     * @param acquiringToken the token the script acquires with, or {@code null} if it acquires nothing
+     */
+    private <T> T script(LockKey key, String operation, long deadline, String acquiringToken, RedisScript<T> script,
+            Object... args) {
         List<String> keys = LockScripts.keys(key);
-        return call(key, operation, deadline(), () -> template.execute(script, keys, args));
+        return call(key, operation, deadline, acquiringToken, () -> template.execute(script, keys, args));
+    }
+
+    /**
+     * Waits, on the caller's thread and until {@code deadline}, for the acquires of {@code token}
+     * that timed out while under way: an undo that reached Redis before one of them would leave
+     * what it then ran (a lock, a place in the queue) to nobody. Returns at once if there are none.
+     *
+     * @throws LockBackendException if one is still under way at the deadline: nothing was sent, and
+     *         the caller retries later, as after any timeout
+     */
+    private void afterLateAcquires(LockKey key, String token, String operation, long deadline) {
+        List<Command<?>> late = lateAcquires.get(token);
+        if (late == null) {
+            return;
+        }
+        boolean interrupted = false;
+        try {
+            for (Command<?> command : late) {
+                while (true) {
+                    try {
+                        if (!command.ended.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                            throw new LockBackendException(key.name(), "The " + operation + " of lock "
+                                    + key.printableName() + " (" + key.printableRedisKey() + ") was not sent: an "
+                                    + "acquire of the same token that timed out is still under way on another "
+                                    + "connection, must reach Redis first, and did not end within "
+                                    + "distributed-lock.operation-timeout=" + operationTimeout
+                                    + ". Is Redis reachable?",
+                                    new TimeoutException("an acquire of the same token is still under way"));
+                        }
+                        break;
+                    }
+                    catch (InterruptedException ex) {
+                        interrupted = true; // an undo runs to completion whatever the interrupt flag says
+                    }
+                }
+            }
+        }
+        finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /** One script ({@code inspect.lua}) reads the PTTL, queue and counter: it never reads the token. */
     @Override
     public LockState inspect(LockKey key) {
-        List<Object> reply = script(key, "inspection", INSPECT);
+        List<Object> reply = script(key, "inspection", deadline(), null, INSPECT);
         return LockState.of((Long) reply.get(0), (Long) reply.get(1), (Long) reply.get(2));
     }
 
@@ -414,7 +478,7 @@ public final class SpringDataLockBackend
         LockKey subject = new LockKey("health check", "");
         List<RedisClusterNode> masters;
         try {
-            masters = call(subject, "health check", deadline, () -> template.execute(
+            masters = call(subject, "health check", deadline, null, () -> template.execute(
                     (RedisCallback<List<RedisClusterNode>>) connection -> {
                         if (!(unwrap(connection) instanceof RedisClusterConnection cluster)) {
                             connection.ping();
@@ -915,11 +979,14 @@ public final class SpringDataLockBackend
      * Runs {@code command} on the executor and waits for it until {@code deadline}, whatever the
      * calling thread's interrupt flag says (it is restored before returning).
      *
+     * @param acquiringToken the token {@code command} acquires with, or {@code null} if it acquires
+     *        nothing: an acquire that times out under way is listed, so its undo waits for it
      * @throws LockBackendException if Redis fails the command or does not answer in time; the
      *         command may have run all the same
      */
-    private <T> T call(LockKey key, String operation, long deadline, Supplier<T> command) {
-        FutureTask<T> task = new FutureTask<>(() -> withDeadline(deadline, () -> retryingClusterRefusals(deadline, command)));
+    private <T> T call(LockKey key, String operation, long deadline, String acquiringToken, Supplier<T> command) {
+        Command<T> task = new Command<>(acquiringToken,
+                () -> withDeadline(deadline, () -> retryingClusterRefusals(deadline, command)));
         try {
             executor.execute(task);
         }
@@ -931,15 +998,15 @@ public final class SpringDataLockBackend
         try {
             while (true) {
                 try {
-                    return task.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    return task.outcome.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
                 }
                 catch (InterruptedException ex) {
                     interrupted = true;
                 }
                 catch (TimeoutException ex) {
-                    // Still queued: cancelled, it is never sent. Already sent: it may run, and the
-                    // caller undoes it. Finished in this very moment: its outcome stands (next loop).
-                    if (task.cancel(false)) {
+                    // Still queued: it is never sent. Under way: it may still run, and the caller
+                    // undoes it. Ended in this very moment: its outcome stands (next loop).
+                    if (task.abandon()) {
                         throw new LockBackendException(key.name(), "Redis did not answer the " + operation
                                 + " of lock " + key.printableName() + " (" + key.printableRedisKey()
                                 + ") within distributed-lock.operation-timeout=" + operationTimeout
@@ -958,6 +1025,87 @@ public final class SpringDataLockBackend
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
+        }
+    }
+
+    /**
+     * One command on the executor. Its own state, because {@link FutureTask#cancel} answers
+     * {@code true} for a task already under way too, which cannot tell "never sent" from "may
+     * still run".
+     */
+    private final class Command<T> implements Runnable {
+
+        private static final int QUEUED = 0;
+        private static final int RUNNING = 1;
+        private static final int ENDED = 2;
+
+        private final String acquiringToken;
+        private final Supplier<T> body;
+        private final AtomicInteger state = new AtomicInteger(QUEUED);
+        final CompletableFuture<T> outcome = new CompletableFuture<>();
+        /** Counted down once the command has ended, sent or not. */
+        final CountDownLatch ended = new CountDownLatch(1);
+        /** Set when the caller gave up while it ran; it is then in {@link #lateAcquires} until it ends. */
+        private volatile boolean late;
+
+        Command(String acquiringToken, Supplier<T> body) {
+            this.acquiringToken = acquiringToken;
+            this.body = body;
+        }
+
+        @Override
+        public void run() {
+            if (!state.compareAndSet(QUEUED, RUNNING)) {
+                return; // given up while queued: never sent
+            }
+            try {
+                outcome.complete(body.get());
+            }
+            catch (Throwable ex) {
+                outcome.completeExceptionally(ex);
+            }
+            finally {
+                state.set(ENDED);
+                ended.countDown();
+                if (late) {
+                    unlist();
+                }
+            }
+        }
+
+        /**
+         * The caller gives up on the command.
+         *
+         * @return {@code false} if it ended meanwhile: its outcome stands
+         */
+        boolean abandon() {
+            if (state.compareAndSet(QUEUED, ENDED)) {
+                ended.countDown();
+                return true;
+            }
+            if (acquiringToken == null) {
+                return state.get() != ENDED;
+            }
+            // Listed before the state is read again, and run() reads the flag after setting the
+            // state, so that whichever comes second unlists it.
+            late = true;
+            lateAcquires.compute(acquiringToken, (token, commands) -> {
+                List<Command<?>> listed = commands != null ? commands : new CopyOnWriteArrayList<>();
+                listed.add(this);
+                return listed;
+            });
+            if (state.get() == ENDED) {
+                unlist();
+                return false;
+            }
+            return true;
+        }
+
+        private void unlist() {
+            lateAcquires.computeIfPresent(acquiringToken, (token, commands) -> {
+                commands.remove(this);
+                return commands.isEmpty() ? null : commands;
+            });
         }
     }
 

@@ -9,6 +9,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAccumulator;
 
 import org.apache.commons.logging.Log;
@@ -16,6 +17,7 @@ import org.apache.commons.logging.LogFactory;
 
 import io.github.distlock.LockBackendException;
 import io.github.distlock.redis.LockConnection;
+import io.github.distlock.redis.NodeIncarnation;
 import io.github.distlock.redis.RedisLockBackend;
 import io.github.distlock.redis.RedisReleaseSubscriber;
 import io.lettuce.core.RedisChannelHandler;
@@ -32,8 +34,10 @@ import io.lettuce.core.resource.DefaultClientResources;
  * one set of client resources (event loops, timers), each with a {@link RedisLockBackend} on a
  * {@link LockConnection} of its own. With restart protection on, each node also has a
  * {@link NodeRestartGuard}: a connection that drops or comes back stops the node's votes until
- * {@code INFO server} says it did not restart recently, and a check once a second catches a
- * restart the connection did not notice. The nodes' {@link RedlockReleaseHints release hints}
+ * {@code INFO server} says it did not restart recently. A restart the connection did not notice (behind a
+ * keep-alive proxy, or an address that now leads to another server) is seen in the vote itself: each node
+ * votes with this client's own scripts ({@link NodeIncarnation}), which the restarted node answers with
+ * {@code NOSCRIPT}, and a check once a second reads the {@code run_id} besides. The nodes' {@link RedlockReleaseHints release hints}
  * subscribe on the same clients. Closing shuts the clients and the resources down.
  *
  * <pre>{@code
@@ -47,8 +51,8 @@ public final class LettuceRedlockNodes implements AutoCloseable {
 
     private static final Log logger = LogFactory.getLog(LettuceRedlockNodes.class);
 
-    /** How often every node's run id is read again, besides after every connection change. */
-    private static final long CHECK_PERIOD_MILLIS = 1_000;
+    /** How often every node's run id is read again, besides after every connection change and NOSCRIPT vote. */
+    private static final Duration CHECK_PERIOD = Duration.ofSeconds(1);
 
     private final ClientResources resources;
     private final List<RedisClient> clients = new ArrayList<>();
@@ -58,6 +62,10 @@ public final class LettuceRedlockNodes implements AutoCloseable {
     private final List<String> names = new ArrayList<>();
     /** One per node, or none when restart protection is off. */
     private final List<NodeRestartGuard> guards = new ArrayList<>();
+    /** Each node's vote scripts, loaded by every check; one per node, or none when restart protection is off. */
+    private final List<NodeIncarnation> incarnations = new ArrayList<>();
+    /** Per node, whether a check is queued already: a burst of NOSCRIPT votes asks for one check, not one each. */
+    private final List<AtomicBoolean> checkPending = new ArrayList<>();
     private final LongAccumulator longestLease = new LongAccumulator(Math::max, 0);
     private final ScheduledExecutorService checks;
     private final String keyPrefix;
@@ -97,6 +105,15 @@ public final class LettuceRedlockNodes implements AutoCloseable {
      */
     public static LettuceRedlockNodes connect(List<String> uris, Duration nodeTimeout, String keyPrefix,
             Duration defaultTtl, boolean restartProtection, Set<String> durableNodes) {
+        return connect(uris, nodeTimeout, keyPrefix, defaultTtl, restartProtection, durableNodes, CHECK_PERIOD);
+    }
+
+    /**
+     * {@link #connect(List, Duration, String, Duration, boolean, Set)} with another period of the checks that
+     * do not follow an event: for tests that must tell what the events alone catch.
+     */
+    static LettuceRedlockNodes connect(List<String> uris, Duration nodeTimeout, String keyPrefix,
+            Duration defaultTtl, boolean restartProtection, Set<String> durableNodes, Duration checkPeriod) {
         LettuceRedlockNodes nodes = new LettuceRedlockNodes(keyPrefix, nodeTimeout, restartProtection);
         nodes.longestLease.accumulate(defaultTtl.toMillis());
         String channel = RedisReleaseSubscriber.releaseChannel(keyPrefix);
@@ -107,11 +124,20 @@ public final class LettuceRedlockNodes implements AutoCloseable {
             LockConnection connection = new LockConnection(() -> client, nodeTimeout,
                     "distributed-lock.redlock.node-timeout", "the user and password in the URI of " + name
                             + " in distributed-lock.redlock.nodes (redis://user:password@host:port)");
+            NodeIncarnation incarnation = null;
             if (restartProtection) {
                 NodeRestartGuard guard = new NodeRestartGuard(name, durableNodes.contains(name),
                         nodes.longestLease::get);
                 nodes.guards.add(guard);
                 int index = nodes.guards.size() - 1;
+                nodes.checkPending.add(new AtomicBoolean());
+                // A vote answered NOSCRIPT: the node restarted or is another server. Its votes stop
+                // counting before this one is counted, until the check has read its run_id.
+                incarnation = new NodeIncarnation(() -> {
+                    guard.connectionChanged();
+                    nodes.checkSoon(index);
+                });
+                nodes.incarnations.add(incarnation);
                 // Only the lock connection's own events count. The release-hint subscription is
                 // another connection of the same client: its opening (at a JVM's first wait) would
                 // otherwise hold back every node's votes until the next check, failing the very
@@ -137,12 +163,13 @@ public final class LettuceRedlockNodes implements AutoCloseable {
             nodes.uris.add(redisUri);
             nodes.connections.add(connection);
             nodes.names.add(name);
-            nodes.backends.add(new RedisLockBackend(connection, keyPrefix, channel));
+            nodes.backends.add(incarnation != null ? new RedisLockBackend(connection, keyPrefix, channel, incarnation)
+                    : new RedisLockBackend(connection, keyPrefix, channel));
         }
         nodes.hints = new RedlockReleaseHints(nodes.clients, nodes.uris, nodes.connections, nodes.names,
                 RedlockReleaseHints.channel(keyPrefix));
         if (restartProtection) {
-            nodes.checks.scheduleWithFixedDelay(nodes::checkAll, CHECK_PERIOD_MILLIS, CHECK_PERIOD_MILLIS,
+            nodes.checks.scheduleWithFixedDelay(nodes::checkAll, checkPeriod.toMillis(), checkPeriod.toMillis(),
                     TimeUnit.MILLISECONDS);
         }
         return nodes;
@@ -175,6 +202,9 @@ public final class LettuceRedlockNodes implements AutoCloseable {
     }
 
     private void checkSoon(int index) {
+        if (!checkPending.get(index).compareAndSet(false, true)) {
+            return;
+        }
         try {
             checks.execute(() -> check(index));
         }
@@ -196,9 +226,12 @@ public final class LettuceRedlockNodes implements AutoCloseable {
 
     /** Reads the node's run id and uptime and tells its guard; a node that does not answer stays as it is. */
     private void check(int index) {
+        checkPending.get(index).set(false);
         NodeRestartGuard guard = guards.get(index);
         long epoch = guard.epoch();
         try {
+            // Before INFO: a restart between the two shows as a new run_id, and one after both as NOSCRIPT.
+            incarnations.get(index).load(connections.get(index));
             String info = connections.get(index).info("server");
             String runId = field(info, "run_id");
             String uptime = field(info, "uptime_in_seconds");

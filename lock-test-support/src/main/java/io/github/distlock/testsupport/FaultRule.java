@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <pre>{@code
  * FaultRule lostReply = proxy.onNext(RedisCommandMatcher.named("SET")).dropReplyAndClose();
  * proxy.onNext(RedisCommandMatcher.named("EVALSHA")).times(2).delayReply(Duration.ofMillis(300));
+ * proxy.onNext(RedisCommandMatcher.named("SET")).delayCommand(Duration.ofSeconds(1));
  * proxy.onNext(RedisCommandMatcher.anyCommand()).onConnection(proxy.connections().get(0)).closeAfterForwarding();
  * ...
  * await().until(() -> lostReply.triggerCount() == 1);
@@ -19,7 +20,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Each matching command uses up one shot. When several rules match a command, the oldest one with shots left
  * applies, alone. Reply faults apply only to commands that get a reply of their own, so never to
  * {@code (P|S)SUBSCRIBE} and {@code (P|S)UNSUBSCRIBE}, nor to anything on a RESP2 connection in pub/sub mode;
- * such commands leave the rule's shots for later commands. {@link #closeAfterForwarding()} applies to any command.
+ * such commands leave the rule's shots for later commands. {@link Builder#closeAfterForwarding()} and
+ * {@link Builder#delayCommand(Duration)} apply to any command.
  */
 public final class FaultRule {
 
@@ -28,6 +30,7 @@ public final class FaultRule {
         DROP_REPLY_AND_CLOSE(true),
         DROP_REPLY_AND_HANG(true),
         DELAY_REPLY(true),
+        DELAY_COMMAND(false),
         CLOSE_AFTER_FORWARDING(false);
 
         final boolean concernsReply;
@@ -78,7 +81,8 @@ public final class FaultRule {
      */
     @Override
     public String toString() {
-        return action + (action == Action.DELAY_REPLY ? " " + delay : "") + " on " + matcher
+        boolean delayed = action == Action.DELAY_REPLY || action == Action.DELAY_COMMAND;
+        return action + (delayed ? " " + delay : "") + " on " + matcher
                 + (connection != null ? " on " + connection : "") + ", " + triggerCount() + " of "
                 + (triggerCount() + Math.max(0, shotsLeft.get())) + " used";
     }
@@ -194,6 +198,23 @@ public final class FaultRule {
                 throw new IllegalArgumentException("delayReply needs a positive delay, was " + delay);
             }
             return register(Action.DELAY_REPLY, delay);
+        }
+
+        /**
+         * Holds the command back for {@code delay} before forwarding it to Redis, and every later command of that
+         * connection behind it, so Redis still runs them in order, only late. While it is held Redis has not seen
+         * it: a client that gives up on it and sends something on another connection meanwhile gets there first,
+         * as with a congested link or a stalled client socket. Commands still held when the connection closes or
+         * hangs are dropped, never forwarded.
+         *
+         * @param delay how long, positive
+         * @return the registered rule
+         */
+        public FaultRule delayCommand(Duration delay) {
+            if (delay.isNegative() || delay.isZero()) {
+                throw new IllegalArgumentException("delayCommand needs a positive delay, was " + delay);
+            }
+            return register(Action.DELAY_COMMAND, delay);
         }
 
         private FaultRule register(Action action, Duration delay) {

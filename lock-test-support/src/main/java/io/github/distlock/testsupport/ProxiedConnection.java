@@ -52,6 +52,9 @@ public final class ProxiedConnection {
     /** Replies held back by a delay, in order; each leaves no earlier than the one before it. */
     private final Deque<HeldReply> heldReplies = new ArrayDeque<>();
     private ScheduledFuture<?> heldRepliesRelease;
+    /** Commands held back by a delay before Redis sees them, in order; each leaves no earlier than the one before. */
+    private final Deque<HeldCommand> heldCommands = new ArrayDeque<>();
+    private ScheduledFuture<?> heldCommandsRelease;
     private long lastReleaseNanos = System.nanoTime();
     private boolean resp3;
     private boolean pubSubPipe;
@@ -184,7 +187,7 @@ public final class ProxiedConnection {
             return;
         }
         if (command == null) {
-            upstream.writeAndFlush(frame); // Redis skips empty requests without a reply.
+            forward(frame, 0, false); // Redis skips empty requests without a reply.
             return;
         }
         String name = command.name();
@@ -203,12 +206,51 @@ public final class ProxiedConnection {
             // In RESP2 the first subscribe confirmation is an ordinary reply; in RESP3 every one is a push.
             awaitedReplies.add(new AwaitedReply(null, SUBSCRIBE_COMMANDS.contains(name), null));
         }
-        if (rule != null && rule.action() == FaultRule.Action.CLOSE_AFTER_FORWARDING) {
+        FaultRule.Action action = rule == null ? null : rule.action();
+        forward(frame, action == FaultRule.Action.DELAY_COMMAND ? rule.delay().toNanos() : 0,
+                action == FaultRule.Action.CLOSE_AFTER_FORWARDING);
+    }
+
+    /** Writes a command to Redis after its delay, never before a command that arrived earlier. */
+    private void forward(ByteBuf frame, long delayNanos, boolean closeAfterwards) {
+        if (heldCommands.isEmpty() && delayNanos <= 0) {
+            write(frame, closeAfterwards);
+            return;
+        }
+        long releaseAt = System.nanoTime() + delayNanos;
+        if (!heldCommands.isEmpty() && releaseAt - heldCommands.peekLast().releaseAt < 0) {
+            releaseAt = heldCommands.peekLast().releaseAt;
+        }
+        heldCommands.add(new HeldCommand(frame, releaseAt, closeAfterwards));
+        if (heldCommands.size() == 1) {
+            scheduleForwarding(releaseAt - System.nanoTime());
+        }
+    }
+
+    private void write(ByteBuf frame, boolean closeAfterwards) {
+        if (closeAfterwards) {
+            // Nothing is forwarded after it: commands that arrived behind it are dropped.
             closing = true;
             upstream.writeAndFlush(frame).addListener(written -> close(false));
         } else {
             upstream.writeAndFlush(frame);
         }
+    }
+
+    private void forwardDueCommands() {
+        heldCommandsRelease = null;
+        long now = System.nanoTime();
+        while (!closing && !hung && !heldCommands.isEmpty() && heldCommands.peek().releaseAt - now <= 0) {
+            HeldCommand held = heldCommands.poll();
+            write(held.frame, held.closeAfterwards);
+        }
+        if (!closing && !hung && !heldCommands.isEmpty()) {
+            scheduleForwarding(heldCommands.peek().releaseAt - now);
+        }
+    }
+
+    private void scheduleForwarding(long delayNanos) {
+        heldCommandsRelease = client.eventLoop().schedule(this::forwardDueCommands, delayNanos, TimeUnit.NANOSECONDS);
     }
 
     private void onReply(Channel from, ByteBuf frame) {
@@ -317,7 +359,14 @@ public final class ProxiedConnection {
         }
     }
 
+    /** Drops what is still on its way, in both directions: held commands and held replies. */
     private void discardPendingReplies() {
+        if (heldCommandsRelease != null) {
+            heldCommandsRelease.cancel(false);
+            heldCommandsRelease = null;
+        }
+        heldCommands.forEach(held -> held.frame.release());
+        heldCommands.clear();
         awaitedReplies.clear();
         if (heldRepliesRelease != null) {
             heldRepliesRelease.cancel(false);
@@ -343,5 +392,8 @@ public final class ProxiedConnection {
     }
 
     private record HeldReply(ByteBuf frame, long releaseAt) {
+    }
+
+    private record HeldCommand(ByteBuf frame, long releaseAt, boolean closeAfterwards) {
     }
 }

@@ -142,6 +142,49 @@ class RedisFaultProxyTest {
     }
 
     @Test
+    void delayCommandHoldsTheMatchingCommandAndEveryLaterOneOfItsConnectionSoAnotherConnectionGetsThereFirst()
+            throws IOException {
+        // Long, so that the other connection's two round trips surely fit into it on a busy machine.
+        FaultRule rule = proxy.onNext(named("SET").withArgument(1, "k")).delayCommand(Duration.ofSeconds(1));
+        RespConnection late = connect(ANSWERED);
+        RespConnection other = connect(ANSWERED);
+        other.command("PING");
+
+        long start = System.nanoTime();
+        late.send("SET", "k", "late");
+        late.send("INCR", "counter");
+        await().atMost(ANSWERED).until(() -> proxy.commandCount("INCR") == 1);
+
+        assertThat(other.command("SET", "k", "first", "NX")).as("Redis has not seen the held SET").isEqualTo("OK");
+        assertThat(other.command("GET", "counter")).as("the INCR waits behind the held SET").isNull();
+        assertThat(late.readReply()).isEqualTo("OK");
+        assertThat(millisSince(start)).isGreaterThanOrEqualTo(1_000);
+        assertThat(late.readReply()).isEqualTo(1L);
+        assertThat(redis.server().get("k")).as("the held SET ran last").isEqualTo("late");
+        assertThat(rule.triggerCount()).isEqualTo(1);
+        assertThat(late.command("SET", "k", "again")).as("one shot only").isEqualTo("OK");
+        assertThat(redis.server().get("k")).isEqualTo("again");
+    }
+
+    @Test
+    void delayCommandDropsTheHeldCommandsWhenTheClientClosesItsConnection() throws IOException {
+        // Long, so that the proxy surely sees the close while the SET is still held, on a busy machine too.
+        proxy.onNext(named("SET")).delayCommand(Duration.ofSeconds(1));
+        RespConnection client = connect(ANSWERED);
+
+        client.send("SET", "k", "v");
+        client.send("INCR", "counter");
+        await().atMost(ANSWERED).until(() -> proxy.commandCount("INCR") == 1);
+        client.close();
+        await().atMost(ANSWERED).until(() -> proxy.connections().isEmpty());
+
+        // Well past the delay: a held command that was still forwarded would have run by now.
+        await().pollDelay(Duration.ofMillis(1_500)).until(() -> true);
+        assertThat(redis.server().get("k")).isNull();
+        assertThat(redis.server().get("counter")).isNull();
+    }
+
+    @Test
     void delayAllRepliesSlowsEveryConnectionUntilHealed() throws IOException {
         RespConnection first = connect(ANSWERED);
         proxy.delayAllReplies(Duration.ofMillis(200));
