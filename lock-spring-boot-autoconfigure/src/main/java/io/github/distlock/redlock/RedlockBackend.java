@@ -33,9 +33,7 @@ import io.github.distlock.core.FencingLockBackend;
 import io.github.distlock.core.InspectableLockBackend;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockKey;
-import io.github.distlock.core.NonBlockingLockBackend;
 import io.github.distlock.redis.RedisKeyNaming;
-import io.github.distlock.redis.RedisLockBackend;
 
 /**
  * Redlock: one lock over N independent Redis masters, held while a majority of them holds it.
@@ -122,7 +120,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     /** The fixed part of the drift allowance: clocks tick in milliseconds. */
     private static final long DRIFT_FLOOR_MILLIS = 2;
 
-    private final List<FencingLockBackend> nodes;
+    private final List<RedlockNode> nodes;
     private final List<String> nodeNames;
     private final String keyPrefix;
     private final long nodeTimeoutNanos;
@@ -183,7 +181,11 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             throw new IllegalArgumentException("One name per node: " + nodeNames.size() + " names, " + nodes.size()
                     + " nodes");
         }
-        this.nodes = List.copyOf(nodes);
+        List<RedlockNode> adapted = new ArrayList<>(nodes.size());
+        for (FencingLockBackend node : nodes) {
+            adapted.add(RedlockNode.of(Objects.requireNonNull(node, "node")));
+        }
+        this.nodes = List.copyOf(adapted);
         this.nodeNames = List.copyOf(nodeNames);
         this.keyPrefix = Objects.requireNonNull(keyPrefix, "keyPrefix");
         this.nodeTimeoutNanos = nodeTimeout.toNanos();
@@ -205,7 +207,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         this.hints = hints;
         this.announcesItsReleases = new boolean[nodes.size()];
         for (int i = 0; i < nodes.size(); i++) {
-            announcesItsReleases[i] = nodes.get(i) instanceof RedisLockBackend;
+            announcesItsReleases[i] = this.nodes.get(i).announcesReleases();
         }
     }
 
@@ -338,8 +340,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
 
     /**
      * {@link #acquireVotes(boolean[], int, LockKey, String, long)}, where node {@code lineNode} (-1:
-     * none) is asked with {@link RedisLockBackend#tryAcquireOrWaitAsync}: if the lock is taken there,
-     * this instance joins its wake-up line (see {@link RedlockReleaseHints}).
+     * none) is asked with {@link RedlockNode#acquireOrWaitAsync}: if the lock is taken there, this
+     * instance joins its wake-up line (see {@link RedlockReleaseHints}).
      */
     private List<Vote<AcquireResult>> acquireVotes(boolean[] which, int alreadyHeld, LockKey key, String token,
             long ttlMillis, int lineNode) {
@@ -351,13 +353,13 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         AcquiresInFlight inFlight = acquiresInFlight.compute(token, (ours, existing) ->
                 (existing != null && !existing.released ? existing : new AcquiresInFlight(nodes.size()))
                         .add(nodes.size()));
-        FencingLockBackend line = lineNode >= 0 ? nodes.get(lineNode) : null;
+        RedlockNode line = lineNode >= 0 ? nodes.get(lineNode) : null;
         return heldBack(ask(which, node -> node == line
-                ? ((RedisLockBackend) node).tryAcquireOrWait(key, token, ttlMillis, hints.waiterId(),
-                        hints.lineAliveMillis())
-                : node.tryAcquire(key, token, ttlMillis),
-                node -> node == line ? ((RedisLockBackend) node).tryAcquireOrWaitAsync(key, token, ttlMillis,
-                        hints.waiterId(), hints.lineAliveMillis()) : node.tryAcquireAsync(key, token, ttlMillis),
+                ? node.acquireOrWait(key, token, ttlMillis, hints.waiterId(), hints.lineAliveMillis())
+                : node.acquire(key, token, ttlMillis),
+                node -> node == line
+                        ? node.acquireOrWaitAsync(key, token, ttlMillis, hints.waiterId(), hints.lineAliveMillis())
+                        : node.acquireAsync(key, token, ttlMillis),
                 answers -> alreadyHeld + count(answers, AcquireResult::acquired) >= quorum,
                 (index, vote, late) -> acquireAnswered(inFlight, key, token, index, vote, late)));
     }
@@ -407,12 +409,11 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     }
 
     /**
-     * {@code arbiter} if this instance can wait in line there: a Redis node whose hints, those for
-     * this instance included, reach it now; -1 otherwise.
+     * {@code arbiter} if this instance can wait in line there: a node whose hints, those for this
+     * instance included, reach it now (a node without wake-up lines only takes the lock); -1 otherwise.
      */
     private int lineNode(int arbiter) {
-        return arbiter >= 0 && hints != null && nodes.get(arbiter) instanceof RedisLockBackend
-                && hints.isDelivering(arbiter) ? arbiter : -1;
+        return arbiter >= 0 && hints != null && hints.isDelivering(arbiter) ? arbiter : -1;
     }
 
     private void markContended(LockKey key, Contention found) {
@@ -485,7 +486,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     @Override
     public long issueFencingToken(LockKey key, String token, long ttlMillis) {
         // Any majority of draws will do: it meets the majority the previous token was written to.
-        List<Vote<Long>> drawn = heldBack(ask(node -> node.issueFencingToken(key, token, ttlMillis),
+        List<Vote<Long>> drawn = heldBack(ask(node -> node.drawFencingToken(key, token, ttlMillis),
                 answers -> count(answers, drawnToken -> drawnToken > 0) >= quorum));
         long largest = 0;
         int holding = 0;
@@ -555,8 +556,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // "not asked", cast at once, and settle the ballot.
         boolean[] only = new boolean[nodes.size()];
         only[index] = true;
-        ask(only, node -> releaseAndHint(node, key, token, null, -1),
-                node -> releaseAndHintAsync(node, key, token, null, -1), answers -> true, null);
+        ask(only, node -> node.release(key, token), node -> node.releaseAsync(key, token), answers -> true, null);
     }
 
     /**
@@ -630,8 +630,12 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 announceIfTheArbiterDidNot(vote, on, hint);
             }
         };
-        List<Vote<Boolean>> votes = ask(all(), node -> releaseAndHint(node, key, token, hint, announcer),
-                node -> releaseAndHintAsync(node, key, token, hint, announcer),
+        RedlockNode.Announcement announcement = hint == null ? null
+                : new RedlockNode.Announcement(hints.channel(), hint, announcer >= 0);
+        List<Vote<Boolean>> votes = ask(all(), node -> announces(node, announcement, announcer)
+                ? node.releaseAndAnnounce(key, token, announcement) : node.release(key, token),
+                node -> announces(node, announcement, announcer)
+                        ? node.releaseAndAnnounceAsync(key, token, announcement) : node.releaseAsync(key, token),
                 answers -> count(answers, Boolean::booleanValue) >= quorum, everyAnswer);
         int released = 0;
         int answered = 0;
@@ -694,32 +698,11 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     }
 
     /**
-     * A node's release, announcing {@code hint} from its script when it can ({@code null}: none) and
-     * it is the {@code announcer} (-1: every node). A Redis node runs the Redlock's own release
-     * script either way, which looks for no wait queue (a Redlock keeps none on its nodes).
+     * Whether {@code node}'s release announces the release: every node's if the arbiter is not known
+     * ({@code announcer} -1), the arbiter's alone otherwise; none without an announcement.
      */
-    private boolean releaseAndHint(FencingLockBackend node, LockKey key, String token, String hint, int announcer) {
-        if (node instanceof RedisLockBackend redis) {
-            return announces(node, hint, announcer)
-                    ? redis.releaseAndHint(key, token, hints.channel(), hint, announcer >= 0)
-                    : redis.releaseAndHint(key, token, null, null, false);
-        }
-        return node.release(key, token);
-    }
-
-    /** {@link #releaseAndHint} without blocking. */
-    private CompletableFuture<Boolean> releaseAndHintAsync(NonBlockingLockBackend node, LockKey key, String token,
-            String hint, int announcer) {
-        if (node instanceof RedisLockBackend redis) {
-            return announces(node, hint, announcer)
-                    ? redis.releaseAndHintAsync(key, token, hints.channel(), hint, announcer >= 0)
-                    : redis.releaseAndHintAsync(key, token, null, null, false);
-        }
-        return node.releaseAsync(key, token);
-    }
-
-    private boolean announces(Object node, String hint, int announcer) {
-        return hint != null && (announcer < 0 || nodes.get(announcer) == node);
+    private boolean announces(RedlockNode node, RedlockNode.Announcement announcement, int announcer) {
+        return announcement != null && (announcer < 0 || nodes.get(announcer) == node);
     }
 
     /**
@@ -747,8 +730,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 }
             };
         }
-        ask(which, node -> releaseAndHint(node, key, token, null, -1),
-                node -> releaseAndHintAsync(node, key, token, null, -1), answers -> false, everyAnswer);
+        ask(which, node -> node.release(key, token), node -> node.releaseAsync(key, token), answers -> false,
+                everyAnswer);
     }
 
     @Override
@@ -869,7 +852,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      *
      * @param decided tested with the answers so far, held-back nodes already taken out
      */
-    private <T> List<Vote<T>> ask(Function<FencingLockBackend, T> call, Predicate<List<Vote<T>>> decided) {
+    private <T> List<Vote<T>> ask(Function<RedlockNode, T> call, Predicate<List<Vote<T>>> decided) {
         return ask(all(), call, null, decided, null);
     }
 
@@ -881,19 +864,20 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
 
     /**
      * Asks the nodes marked in {@code which}; the others' votes are "no answer". A node that can be
-     * asked without blocking ({@link NonBlockingLockBackend}) is sent the question from this thread and
-     * its answer is counted as it arrives; the others are asked on the fan-out threads. On the hot
-     * path (acquire, release) this saves a thread hand-over per node both ways, which on a few cores
-     * shared with the nodes is most of the time a vote takes.
+     * asked without blocking ({@link io.github.distlock.core.NonBlockingLockBackend}) is sent the
+     * question from this thread and its answer is counted as it arrives; the others are asked on the
+     * fan-out threads. On the hot path (acquire, release) this saves a thread hand-over per node both
+     * ways, which on a few cores shared with the nodes is most of the time a vote takes.
      *
      * @param nonBlockingCall the same question without blocking, or {@code null}; it may answer
-     *        {@code null} (see {@link NonBlockingLockBackend}), and then {@code call} is asked
+     *        {@code null} (see {@link io.github.distlock.core.NonBlockingLockBackend}), and then
+     *        {@code call} is asked
      * @param everyAnswer told of every node's vote, also those that come after the outcome was
      *        decided ({@code late}); may be {@code null}; must not block, as it may run on a node
      *        client's I/O thread
      */
-    private <T> List<Vote<T>> ask(boolean[] which, Function<FencingLockBackend, T> call,
-            Function<NonBlockingLockBackend, CompletableFuture<T>> nonBlockingCall, Predicate<List<Vote<T>>> decided,
+    private <T> List<Vote<T>> ask(boolean[] which, Function<RedlockNode, T> call,
+            Function<RedlockNode, CompletableFuture<T>> nonBlockingCall, Predicate<List<Vote<T>>> decided,
             VoteListener<T> everyAnswer) {
         Ballot<T> ballot = new Ballot<>(nodes.size(), votes -> decided.test(heldBack(votes)), everyAnswer);
         for (int i = 0; i < nodes.size(); i++) {
@@ -901,11 +885,10 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 ballot.cast(i, Vote.notAsked());
                 continue;
             }
-            FencingLockBackend node = nodes.get(i);
+            RedlockNode node = nodes.get(i);
             int index = i;
-            if (nonBlockingCall != null && node instanceof NonBlockingLockBackend nonBlocking
-                    && askWithoutBlocking(ballot, index, responsiveness.get(i),
-                            () -> nonBlockingCall.apply(nonBlocking))) {
+            if (nonBlockingCall != null && askWithoutBlocking(ballot, index, responsiveness.get(i),
+                    () -> nonBlockingCall.apply(node))) {
                 continue;
             }
             try {
@@ -1168,12 +1151,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             running = false;
             fanOut.shutdownNow();
         }
-        List<AutoCloseable> closeables = new ArrayList<>();
-        for (LockBackend node : nodes) {
-            if (node instanceof AutoCloseable closeable) {
-                closeables.add(closeable);
-            }
-        }
+        List<AutoCloseable> closeables = new ArrayList<>(nodes);
         if (resources != null) {
             closeables.add(resources);
         }
@@ -1219,7 +1197,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     @Override
     public LockState inspect(LockKey key) {
         // Every node's answer is wanted here: this is a report, not a vote.
-        List<Vote<LockState>> answers = ask(node -> inspectable(node).inspect(key), votesSoFar -> false);
+        List<Vote<LockState>> answers = ask(node -> node.inspect(key), votesSoFar -> false);
         List<NodeLockState> perNode = new ArrayList<>(answers.size());
         List<Long> pttls = new ArrayList<>();
         List<Long> counters = new ArrayList<>();
@@ -1252,7 +1230,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     @Override
     public Reachability ping() {
         long start = System.nanoTime();
-        List<Vote<Reachability>> answers = ask(node -> inspectable(node).ping(), votesSoFar -> false);
+        List<Vote<Reachability>> answers = ask(node -> node.ping(), votesSoFar -> false);
         List<NodeReachability> perNode = new ArrayList<>(answers.size());
         for (int i = 0; i < answers.size(); i++) {
             Vote<Reachability> answer = answers.get(i);
@@ -1272,14 +1250,6 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             }
         }
         return new Reachability(perNode, quorum);
-    }
-
-    private static InspectableLockBackend inspectable(FencingLockBackend node) {
-        if (node instanceof InspectableLockBackend inspectable) {
-            return inspectable;
-        }
-        throw new UnsupportedOperationException("Redlock node " + node.getClass().getName()
-                + " cannot be inspected: it does not implement InspectableLockBackend");
     }
 
     private static String describe(Throwable failure) {
