@@ -19,9 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAccumulator;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -278,7 +276,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             boolean[] missing = new boolean[nodes.size()];
             int held = 0;
             for (int i = 0; i < votes.size(); i++) {
-                missing[i] = !grantedBy(votes.get(i));
+                missing[i] = !granted(votes.get(i));
                 held += missing[i] ? 0 : 1;
             }
             List<Vote<AcquireResult>> again = acquireVotes(missing, held, key, token, ttlMillis);
@@ -294,7 +292,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         for (Vote<AcquireResult> vote : votes) {
             if (vote.answered()) {
                 answered++;
-                if (vote.value().acquired()) {
+                if (granted(vote)) {
                     granted++;
                 }
             }
@@ -309,7 +307,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // all the same. Nodes that answered "taken" hold nothing of ours.
         boolean[] mayHoldOurs = new boolean[votes.size()];
         for (int i = 0; i < votes.size(); i++) {
-            mayHoldOurs[i] = !votes.get(i).answered() || votes.get(i).value().acquired();
+            mayHoldOurs[i] = !refused(votes.get(i));
         }
         giveBack(mayHoldOurs, key, token);
         if (granted < answered) {
@@ -380,14 +378,14 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         boolean[] first = new boolean[nodes.size()];
         first[arbiter] = true;
         Vote<AcquireResult> arbiterVote = acquireVotes(first, 0, key, token, ttlMillis, lineNode(arbiter)).get(arbiter);
-        if (arbiterVote.answered() && !arbiterVote.value().acquired()) {
+        if (refused(arbiterVote)) {
             return null;
         }
         boolean[] others = new boolean[nodes.size()];
         Arrays.fill(others, true);
         others[arbiter] = false;
         List<Vote<AcquireResult>> votes = new ArrayList<>(
-                acquireVotes(others, grantedBy(arbiterVote) ? 1 : 0, key, token, ttlMillis));
+                acquireVotes(others, granted(arbiterVote) ? 1 : 0, key, token, ttlMillis));
         votes.set(arbiter, arbiterVote);
         return votes;
     }
@@ -442,8 +440,14 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         }
     }
 
-    private static boolean grantedBy(Vote<AcquireResult> vote) {
-        return vote.answered() && vote.value().acquired();
+    /** Whether the node granted the lock. */
+    private static boolean granted(Vote<AcquireResult> vote) {
+        return vote.says(AcquireResult::acquired);
+    }
+
+    /** Whether the node answered that the lock is taken: it holds nothing of ours. */
+    private static boolean refused(Vote<AcquireResult> vote) {
+        return vote.says(result -> !result.acquired());
     }
 
     /**
@@ -467,7 +471,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             if (firstAnswered < 0) {
                 firstAnswered = i;
             }
-            if (vote.value().acquired()) {
+            if (granted(vote)) {
                 granted++;
             }
             else {
@@ -476,7 +480,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         }
         int quorum = votes.size() / 2 + 1;
         return granted > 0 && granted < quorum && granted + taken >= quorum && taken < quorum
-                && grantedBy(votes.get(firstAnswered));
+                && granted(votes.get(firstAnswered));
     }
 
     /**
@@ -492,11 +496,11 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         int holding = 0;
         int answered = 0;
         for (Vote<Long> vote : drawn) {
-            if (vote.answered()) {
+            if (vote instanceof Vote.Answer<Long> answer) {
                 answered++;
-                if (vote.value() > 0) {
+                if (answer.value() > 0) {
                     holding++;
-                    largest = Math.max(largest, vote.value());
+                    largest = Math.max(largest, answer.value());
                 }
             }
         }
@@ -514,7 +518,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         for (Vote<Boolean> vote : raised) {
             if (vote.answered()) {
                 answered++;
-                if (vote.value()) {
+                if (vote.says(Boolean::booleanValue)) {
                     written++;
                 }
             }
@@ -542,7 +546,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      */
     private void acquireAnswered(AcquiresInFlight inFlight, LockKey key, String token, int index,
             Vote<AcquireResult> vote, boolean late) {
-        if (late && inFlight.released && (!vote.answered() || vote.value().acquired())
+        if (late && inFlight.released && !refused(vote)
                 && inFlight.noted(index, AcquiresInFlight.LATE_GRANT)) {
             releaseAgain(key, token, index);
         }
@@ -621,7 +625,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // (see announceIfTheArbiterDidNot). Whichever of the two comes second puts its part here first.
         AtomicReference<Object> arbiterLate = new AtomicReference<>();
         VoteListener<Boolean> everyAnswer = (index, vote, late) -> {
-            boolean deleted = vote.answered() && vote.value();
+            boolean deleted = vote.says(Boolean::booleanValue);
             if (inFlight != null && inFlight.noted(index,
                     deleted ? AcquiresInFlight.RELEASE_DELETED : AcquiresInFlight.RELEASE_NOT_DELETED)) {
                 releaseAgain(key, token, index);
@@ -644,7 +648,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             Vote<Boolean> vote = votes.get(i);
             if (vote.answered()) {
                 answered++;
-                if (vote.value()) {
+                if (vote.says(Boolean::booleanValue)) {
                     released++;
                     releasedOn[i] = true;
                 }
@@ -692,7 +696,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      * gave no answer), it announced nothing, so the nodes that did release it announce it.
      */
     private void announceIfTheArbiterDidNot(Vote<?> arbiterVote, boolean[] releasedOn, String hint) {
-        if (!(arbiterVote.answered() && Boolean.TRUE.equals(arbiterVote.value()))) {
+        if (!arbiterVote.says(Boolean.TRUE::equals)) {
             hints.announce(releasedOn, hint);
         }
     }
@@ -723,7 +727,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         if (inFlight != null) {
             inFlight.released = true;
             everyAnswer = (index, vote, late) -> {
-                boolean deleted = vote.answered() && vote.value();
+                boolean deleted = vote.says(Boolean::booleanValue);
                 if (which[index] && inFlight.noted(index,
                         deleted ? AcquiresInFlight.RELEASE_DELETED : AcquiresInFlight.RELEASE_NOT_DELETED)) {
                     releaseAgain(key, token, index);
@@ -753,12 +757,14 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             int renewed = 0;
             int lost = 0;
             for (int node = 0; node < votes.size(); node++) {
-                RenewalOutcome outcome = votes.get(node).answered() ? votes.get(node).value()[i] : null;
+                RenewalOutcome outcome = votes.get(node) instanceof Vote.Answer<RenewalOutcome[]> answer
+                        ? answer.value()[i] : null;
                 if (outcome == RenewalOutcome.RENEWED) {
                     renewed++;
                 }
                 // "Not ours" is true even from a node whose votes are held back: it forgot the lock.
-                if (answers.get(node).answered() && answers.get(node).value()[i] == RenewalOutcome.LOST) {
+                if (answers.get(node) instanceof Vote.Answer<RenewalOutcome[]> answer
+                        && answer.value()[i] == RenewalOutcome.LOST) {
                     lost++;
                 }
             }
@@ -788,19 +794,9 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         List<Vote<T>> counted = new ArrayList<>(votes.size());
         for (int i = 0; i < votes.size(); i++) {
             Vote<T> vote = votes.get(i);
-            counted.add(vote.answered() && !guards.get(i).votes()
-                    ? new Vote<>(null, new HeldBack()) : vote);
+            counted.add(vote.answered() && !guards.get(i).votes() ? Vote.Absent.HELD_BACK.vote() : vote);
         }
         return counted;
-    }
-
-    /** Why a node's answer did not count: it restarted recently, or has not been checked since it reconnected. */
-    private static final class HeldBack extends RuntimeException {
-
-        HeldBack() {
-            super("restarted recently or not yet checked since it reconnected: its votes are held back", null, false,
-                    false);
-        }
     }
 
     /** A renewed lease is valid for its ttl less the drift allowance, from the round's start. */
@@ -811,34 +807,6 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
 
     private long drift(long ttlMillis) {
         return (long) (ttlMillis * driftFactor) + DRIFT_FLOOR_MILLIS;
-    }
-
-    /** One node's answer, or why it gave none. */
-    private record Vote<T>(T value, Throwable failure) {
-
-        /**
-         * Shared, without a stack trace: a release of a late grant asks one node and marks the other
-         * four "not asked", which must not cost four stack traces.
-         */
-        private static final Vote<Object> NOT_ASKED = new Vote<>(null, new NotAsked());
-
-        @SuppressWarnings("unchecked")
-        static <T> Vote<T> notAsked() {
-            // Its value is null, so it is a Vote of any type.
-            return (Vote<T>) (Vote<?>) NOT_ASKED;
-        }
-
-        boolean answered() {
-            return failure == null;
-        }
-    }
-
-    /** The vote of a node this question was not put to. */
-    private static final class NotAsked extends RuntimeException {
-
-        NotAsked() {
-            super("not asked", null, false, false);
-        }
     }
 
     /**
@@ -882,7 +850,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         Ballot<T> ballot = new Ballot<>(nodes.size(), votes -> decided.test(heldBack(votes)), everyAnswer);
         for (int i = 0; i < nodes.size(); i++) {
             if (!which[i]) {
-                ballot.cast(i, Vote.notAsked());
+                ballot.cast(i, Vote.Absent.NOT_ASKED.vote());
                 continue;
             }
             RedlockNode node = nodes.get(i);
@@ -895,16 +863,16 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 fanOut.execute(() -> {
                     Vote<T> vote;
                     try {
-                        vote = new Vote<>(call.apply(node), null);
+                        vote = new Vote.Answer<>(call.apply(node));
                     }
                     catch (RuntimeException | Error ex) {
-                        vote = new Vote<>(null, ex);
+                        vote = new Vote.Failed<>(ex);
                     }
                     ballot.cast(index, vote);
                 });
             }
             catch (RejectedExecutionException ex) {
-                ballot.cast(i, new Vote<>(null, new LockBackendException("", "The Redlock backend is closed", ex)));
+                ballot.cast(i, new Vote.Failed<>(new LockBackendException("", "The Redlock backend is closed", ex)));
             }
         }
         return ballot.await(System.nanoTime() + nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(5));
@@ -918,7 +886,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private <T> boolean askWithoutBlocking(Ballot<T> ballot, int index, Responsiveness node,
             Supplier<CompletableFuture<T>> send) {
         if (!node.mayAsk(System.nanoTime(), nodeTimeoutNanos)) {
-            ballot.cast(index, new Vote<>(null, new NotAnswering()));
+            ballot.cast(index, Vote.Absent.NOT_ANSWERING.vote());
             return true;
         }
         CompletableFuture<T> answer;
@@ -926,7 +894,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             answer = send.get();
         }
         catch (RuntimeException ex) {
-            ballot.cast(index, new Vote<>(null, ex));
+            ballot.cast(index, new Vote.Failed<>(ex));
             return true;
         }
         if (answer == null) {
@@ -938,7 +906,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                     ? failure.getCause() : failure;
             node.ended(cause == null || !(cause instanceof LockBackendException ex
                     && ex.getCause() instanceof TimeoutException));
-            ballot.cast(index, cause == null ? new Vote<>(value, null) : new Vote<>(null, cause));
+            ballot.cast(index, cause == null ? new Vote.Answer<>(value) : new Vote.Failed<>(cause));
         });
         return true;
     }
@@ -991,137 +959,15 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         }
     }
 
-    /** A node not asked, as it left a command unanswered for longer than the node timeout. */
-    private static final class NotAnswering extends RuntimeException {
-
-        NotAnswering() {
-            super("not asked: it left a command unanswered for longer than the node timeout, and is asked again once "
-                    + "that command has ended", null, false, false);
-        }
-    }
-
-    /** Told of each node's vote as it comes in. */
-    @FunctionalInterface
-    private interface VoteListener<T> {
-
-        /**
-         * @param late whether the vote came after the outcome was decided without it
-         */
-        void answered(int node, Vote<T> vote, boolean late);
-    }
-
     /** How many answers so far say yes. */
     private static <T> int count(List<Vote<T>> votes, Predicate<T> yes) {
         int count = 0;
         for (Vote<T> vote : votes) {
-            if (vote.answered() && yes.test(vote.value())) {
+            if (vote.says(yes)) {
                 count++;
             }
         }
         return count;
-    }
-
-    /**
-     * The answers of one question to every node, as they come in. A lock and condition rather than
-     * {@code synchronized}, so that a virtual thread waiting here does not pin its carrier.
-     */
-    private static final class Ballot<T> {
-
-        /** A node whose answer is not in (yet): shared, as it is asked for on every vote cast. */
-        private static final Vote<Object> NO_ANSWER_YET = new Vote<>(null, new TimeoutException("no answer yet"));
-
-        private final List<Vote<T>> votes;
-        private final Predicate<List<Vote<T>>> decided;
-        private final VoteListener<T> everyAnswer;
-        private int cast;
-        /** Whether every vote is in or {@link #decided} said the votes so far settle it. */
-        private boolean settled;
-        /** Whether the outcome was read: votes cast from then on are late. */
-        private boolean closed;
-        private final ReentrantLock lock = new ReentrantLock();
-        private final Condition changed = lock.newCondition();
-
-        /**
-         * @param decided whether the votes so far settle the outcome; asked as each vote comes in, on the
-         *        thread that casts it, so the waiting caller is woken once, when it is settled, rather than
-         *        once per node
-         */
-        Ballot(int size, Predicate<List<Vote<T>>> decided, VoteListener<T> everyAnswer) {
-            this.decided = decided;
-            this.everyAnswer = everyAnswer;
-            votes = new ArrayList<>(size);
-            for (int i = 0; i < size; i++) {
-                votes.add(null);
-            }
-        }
-
-        void cast(int index, Vote<T> vote) {
-            boolean late;
-            lock.lock();
-            try {
-                votes.set(index, vote);
-                cast++;
-                late = closed;
-                if (!settled && (cast == votes.size() || decided.test(snapshot()))) {
-                    settled = true;
-                    changed.signalAll();
-                }
-            }
-            finally {
-                lock.unlock();
-            }
-            if (everyAnswer != null) {
-                everyAnswer.answered(index, vote, late);
-            }
-        }
-
-        /** The votes once settled or past the deadline; missing ones are "no answer". */
-        List<Vote<T>> await(long deadlineNanos) {
-            boolean interrupted = false;
-            lock.lock();
-            try {
-                while (!settled) {
-                    long left = deadlineNanos - System.nanoTime();
-                    if (left <= 0) {
-                        break;
-                    }
-                    try {
-                        changed.awaitNanos(left);
-                    }
-                    catch (InterruptedException ex) {
-                        // Node calls are not interruptible (LockBackend's contract); keep the flag for later.
-                        interrupted = true;
-                    }
-                }
-                closed = true;
-                return snapshot();
-            }
-            finally {
-                lock.unlock();
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        }
-
-        /** Whether {@code vote}, from a snapshot, is of a node whose answer was not in yet. */
-        static boolean isPending(Vote<?> vote) {
-            return vote == NO_ANSWER_YET;
-        }
-
-        @SuppressWarnings("unchecked")
-        private static <T> Vote<T> noAnswerYet() {
-            // Its value is null, so it is a Vote of any type.
-            return (Vote<T>) (Vote<?>) NO_ANSWER_YET;
-        }
-
-        private List<Vote<T>> snapshot() {
-            List<Vote<T>> copy = new ArrayList<>(votes.size());
-            for (Vote<T> vote : votes) {
-                copy.add(vote != null ? vote : noAnswerYet());
-            }
-            return copy;
-        }
     }
 
     /** The nodes that did not answer, and why, for messages. */
@@ -1133,9 +979,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 if (!text.isEmpty()) {
                     text.append("; ");
                 }
-                Throwable failure = vote.failure();
-                text.append(nodeNames.get(i)).append(": ").append(failure instanceof TimeoutException
-                        ? "no answer within the node timeout" : String.valueOf(failure.getMessage()));
+                text.append(nodeNames.get(i)).append(": ").append(Vote.reason(vote));
             }
         }
         return text.toString();
@@ -1203,14 +1047,13 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         List<Long> counters = new ArrayList<>();
         long queued = 0;
         for (int i = 0; i < answers.size(); i++) {
-            Vote<LockState> answer = answers.get(i);
-            if (!answer.answered()) {
-                perNode.add(new NodeLockState(nodeNames.get(i), null, describe(answer.failure())));
+            if (!(answers.get(i) instanceof Vote.Answer<LockState> answer)) {
+                perNode.add(new NodeLockState(nodeNames.get(i), null, Vote.reason(answers.get(i))));
                 continue;
             }
             LockState state = answer.value();
             perNode.add(new NodeLockState(nodeNames.get(i), state, guards != null && !guards.get(i).votes()
-                    ? new HeldBack().getMessage() : null));
+                    ? Vote.Absent.HELD_BACK.reason() : null));
             if (state.held()) {
                 // A key without expiry (a foreign client's) outlasts any lease.
                 pttls.add(state.pttlMillis() == -1 ? Long.MAX_VALUE : state.pttlMillis());
@@ -1233,27 +1076,21 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         List<Vote<Reachability>> answers = ask(node -> node.ping(), votesSoFar -> false);
         List<NodeReachability> perNode = new ArrayList<>(answers.size());
         for (int i = 0; i < answers.size(); i++) {
-            Vote<Reachability> answer = answers.get(i);
             String name = nodeNames.get(i);
-            if (!answer.answered()) {
+            if (!(answers.get(i) instanceof Vote.Answer<Reachability> answer)) {
                 perNode.add(new NodeReachability(name, false, Duration.ofNanos(System.nanoTime() - start),
-                        describe(answer.failure())));
+                        Vote.reason(answers.get(i))));
                 continue;
             }
             NodeReachability node = answer.value().nodes().get(0);
             if (node.reachable() && guards != null && !guards.get(i).votes()) {
                 perNode.add(new NodeReachability(name, false, node.latency(),
-                        "answers, but " + new HeldBack().getMessage()));
+                        "answers, but " + Vote.Absent.HELD_BACK.reason()));
             }
             else {
                 perNode.add(new NodeReachability(name, node.reachable(), node.latency(), node.error()));
             }
         }
         return new Reachability(perNode, quorum);
-    }
-
-    private static String describe(Throwable failure) {
-        return failure instanceof TimeoutException ? "no answer within the node timeout"
-                : String.valueOf(failure.getMessage());
     }
 }
