@@ -127,10 +127,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private final ExecutorService fanOut;
     /** Closed after the nodes: what they run on (their clients), or nothing. */
     private final AutoCloseable resources;
-    /** Per node, whether its votes count (the delayed-restart rule); {@code null}: always. */
-    private final List<NodeRestartGuard> guards;
-    /** Per node, what its non-blocking commands tell of whether it answers at all. */
-    private final List<Responsiveness> responsiveness;
+    /** Per node, whether it answers and whether its votes count. */
+    private final NodeHealth health;
     /** The longest lease asked for, which a restarted node must outlive before it votes. */
     private final LongAccumulator longestLease;
     /** By token: acquisitions whose answers are not all in yet (see {@link #acquireAnswered}). */
@@ -190,17 +188,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         this.driftFactor = driftFactor;
         this.quorum = nodes.size() / 2 + 1;
         this.fanOut = Executors.newCachedThreadPool(daemonThreads());
-        List<Responsiveness> perNode = new ArrayList<>(nodes.size());
-        for (int i = 0; i < nodes.size(); i++) {
-            perNode.add(new Responsiveness());
-        }
-        this.responsiveness = List.copyOf(perNode);
         this.resources = resources;
-        if (guards != null && guards.size() != nodes.size()) {
-            throw new IllegalArgumentException("One guard per node: " + guards.size() + " guards, " + nodes.size()
-                    + " nodes");
-        }
-        this.guards = guards == null ? null : List.copyOf(guards);
+        this.health = new NodeHealth(nodes.size(), guards);
         this.longestLease = longestLease;
         this.hints = hints;
         this.announcesItsReleases = new boolean[nodes.size()];
@@ -352,7 +341,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 (existing != null && !existing.released ? existing : new AcquiresInFlight(nodes.size()))
                         .add(nodes.size()));
         RedlockNode line = lineNode >= 0 ? nodes.get(lineNode) : null;
-        return heldBack(ask(which, node -> node == line
+        return health.heldBack(ask(which, node -> node == line
                 ? node.acquireOrWait(key, token, ttlMillis, hints.waiterId(), hints.lineAliveMillis())
                 : node.acquire(key, token, ttlMillis),
                 node -> node == line
@@ -398,8 +387,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private int arbiter() {
         long now = System.nanoTime();
         for (int i = 0; i < nodes.size(); i++) {
-            Responsiveness node = responsiveness.get(i);
-            if (!node.suspect && node.mayAsk(now, nodeTimeoutNanos) && (guards == null || guards.get(i).votes())) {
+            if (health.isHealthy(i, now, nodeTimeoutNanos)) {
                 return i;
             }
         }
@@ -490,7 +478,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     @Override
     public long issueFencingToken(LockKey key, String token, long ttlMillis) {
         // Any majority of draws will do: it meets the majority the previous token was written to.
-        List<Vote<Long>> drawn = heldBack(ask(node -> node.drawFencingToken(key, token, ttlMillis),
+        List<Vote<Long>> drawn = health.heldBack(ask(node -> node.drawFencingToken(key, token, ttlMillis),
                 answers -> count(answers, drawnToken -> drawnToken > 0) >= quorum));
         long largest = 0;
         int holding = 0;
@@ -511,7 +499,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             throw new RedlockQuorumException(key, "fencing token", answered, nodes.size(), quorum, failures(drawn));
         }
         long fence = largest;
-        List<Vote<Boolean>> raised = heldBack(ask(node -> node.raiseFencingCounter(key, token, fence, ttlMillis),
+        List<Vote<Boolean>> raised = health.heldBack(ask(
+                node -> node.raiseFencingCounter(key, token, fence, ttlMillis),
                 answers -> count(answers, Boolean::booleanValue) >= quorum));
         int written = 0;
         answered = 0;
@@ -751,7 +740,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             node.renew(renewals, (index, outcome) -> perLease[index] = outcome);
             return perLease;
         }, votesSoFar -> false);
-        List<Vote<RenewalOutcome[]>> votes = heldBack(answers);
+        List<Vote<RenewalOutcome[]>> votes = health.heldBack(answers);
         long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         for (int i = 0; i < renewals.size(); i++) {
             int renewed = 0;
@@ -780,23 +769,6 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 outcomes.outcome(i, RenewalOutcome.FAILED);
             }
         }
-    }
-
-    /**
-     * The votes with those of held-back nodes (restarted too recently, see {@link NodeRestartGuard})
-     * turned into "no answer". Asked after the replies are in: a node whose connection changed
-     * while the vote ran is held back from the moment the change was seen, before its reply was read.
-     */
-    private <T> List<Vote<T>> heldBack(List<Vote<T>> votes) {
-        if (guards == null) {
-            return votes;
-        }
-        List<Vote<T>> counted = new ArrayList<>(votes.size());
-        for (int i = 0; i < votes.size(); i++) {
-            Vote<T> vote = votes.get(i);
-            counted.add(vote.answered() && !guards.get(i).votes() ? Vote.Absent.HELD_BACK.vote() : vote);
-        }
-        return counted;
     }
 
     /** A renewed lease is valid for its ttl less the drift allowance, from the round's start. */
@@ -847,7 +819,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private <T> List<Vote<T>> ask(boolean[] which, Function<RedlockNode, T> call,
             Function<RedlockNode, CompletableFuture<T>> nonBlockingCall, Predicate<List<Vote<T>>> decided,
             VoteListener<T> everyAnswer) {
-        Ballot<T> ballot = new Ballot<>(nodes.size(), votes -> decided.test(heldBack(votes)), everyAnswer);
+        Ballot<T> ballot = new Ballot<>(nodes.size(), votes -> decided.test(health.heldBack(votes)), everyAnswer);
         for (int i = 0; i < nodes.size(); i++) {
             if (!which[i]) {
                 ballot.cast(i, Vote.Absent.NOT_ASKED.vote());
@@ -855,7 +827,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             }
             RedlockNode node = nodes.get(i);
             int index = i;
-            if (nonBlockingCall != null && askWithoutBlocking(ballot, index, responsiveness.get(i),
+            if (nonBlockingCall != null && askWithoutBlocking(ballot, index, health.responsiveness(i),
                     () -> nonBlockingCall.apply(node))) {
                 continue;
             }
@@ -883,7 +855,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      *
      * @return {@code false} if the node cannot be asked that way now: ask it on a fan-out thread
      */
-    private <T> boolean askWithoutBlocking(Ballot<T> ballot, int index, Responsiveness node,
+    private <T> boolean askWithoutBlocking(Ballot<T> ballot, int index, NodeHealth.Responsiveness node,
             Supplier<CompletableFuture<T>> send) {
         if (!node.mayAsk(System.nanoTime(), nodeTimeoutNanos)) {
             ballot.cast(index, Vote.Absent.NOT_ANSWERING.vote());
@@ -909,54 +881,6 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             ballot.cast(index, cause == null ? new Vote.Answer<>(value) : new Vote.Failed<>(cause));
         });
         return true;
-    }
-
-    /**
-     * Whether a node answers at all, from its non-blocking commands. A node that is stopped or hung (the
-     * connection stays open, nothing comes back) would otherwise be sent every acquire and release, each
-     * cancelled after the node timeout but kept by the client until the node answers, and on waking it would
-     * work through them all at once, starving the live nodes of the cores they share. So once a node has left
-     * a command unanswered for longer than the node timeout, it is not asked again until that command ends
-     * (its timeout cancels it, or the node answers): one probe per timeout instead of every call, and its
-     * vote is "no answer" at once, which is what waiting for it would have given.
-     */
-    private static final class Responsiveness {
-
-        private final AtomicInteger pending = new AtomicInteger();
-        /** When it last answered, or when a command was sent to it while none was pending. */
-        private volatile long heardNanos = System.nanoTime();
-        /** Whether its last command to end ended by its timeout: then it is only probed. */
-        private volatile boolean suspect;
-
-        /**
-         * Whether to send it a command now: not while a command of a suspect node, or one older than
-         * the timeout, is pending.
-         */
-        boolean mayAsk(long now, long timeoutNanos) {
-            int inFlight = pending.get();
-            if (suspect) {
-                return inFlight == 0;
-            }
-            return inFlight == 0 || now - heardNanos <= timeoutNanos;
-        }
-
-        void sent() {
-            if (pending.getAndIncrement() == 0 && !suspect) {
-                heardNanos = System.nanoTime();
-            }
-        }
-
-        /** @param answered {@code false} if it ended by its timeout */
-        void ended(boolean answered) {
-            if (answered) {
-                suspect = false;
-                heardNanos = System.nanoTime();
-            }
-            else {
-                suspect = true;
-            }
-            pending.decrementAndGet();
-        }
     }
 
     /** How many answers so far say yes. */
@@ -1052,8 +976,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 continue;
             }
             LockState state = answer.value();
-            perNode.add(new NodeLockState(nodeNames.get(i), state, guards != null && !guards.get(i).votes()
-                    ? Vote.Absent.HELD_BACK.reason() : null));
+            perNode.add(new NodeLockState(nodeNames.get(i), state, health.votes(i) ? null
+                    : Vote.Absent.HELD_BACK.reason()));
             if (state.held()) {
                 // A key without expiry (a foreign client's) outlasts any lease.
                 pttls.add(state.pttlMillis() == -1 ? Long.MAX_VALUE : state.pttlMillis());
@@ -1083,7 +1007,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 continue;
             }
             NodeReachability node = answer.value().nodes().get(0);
-            if (node.reachable() && guards != null && !guards.get(i).votes()) {
+            if (node.reachable() && !health.votes(i)) {
                 perNode.add(new NodeReachability(name, false, node.latency(),
                         "answers, but " + Vote.Absent.HELD_BACK.reason()));
             }

@@ -51,7 +51,10 @@ sealed interface Vote<T> permits Vote.Answer, Vote.Failed, Vote.Absent {
         NOT_ASKED("not asked"),
         /** Its answer was not in when the outcome was read. */
         NO_ANSWER_YET("no answer within the node timeout"),
-        /** Not asked, as it left a command unanswered for longer than the node timeout. */
+        /**
+         * Not asked, as it left a command unanswered for longer than the node timeout (see
+         * {@link NodeHealth.Responsiveness}).
+         */
         NOT_ANSWERING("not asked: it left a command unanswered for longer than the node timeout, and is asked again "
                 + "once that command has ended"),
         /** It answered, but its answers do not count now ({@link NodeRestartGuard}). */
