@@ -6,27 +6,15 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.Function;
-import java.util.function.Predicate;
-import java.util.function.Supplier;
 
 import org.springframework.context.SmartLifecycle;
 
-import io.github.distlock.LockBackendException;
 import io.github.distlock.core.FencingLockBackend;
 import io.github.distlock.core.InspectableLockBackend;
 import io.github.distlock.core.LockBackend;
@@ -115,16 +103,11 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     /** Bound of {@link #contention}; past it, entries older than {@link #CONTENDED_NANOS} go. */
     private static final int MAX_CONTENDED_KEYS = 4096;
 
-    /** The fixed part of the drift allowance: clocks tick in milliseconds. */
-    private static final long DRIFT_FLOOR_MILLIS = 2;
-
-    private final List<RedlockNode> nodes;
     private final List<String> nodeNames;
     private final String keyPrefix;
-    private final long nodeTimeoutNanos;
-    private final double driftFactor;
     private final int quorum;
-    private final ExecutorService fanOut;
+    /** Asks the nodes: the fan-out, the votes, the validity. */
+    private final QuorumCall calls;
     /** Closed after the nodes: what they run on (their clients), or nothing. */
     private final AutoCloseable resources;
     /** Per node, whether it answers and whether its votes count. */
@@ -181,20 +164,17 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         for (FencingLockBackend node : nodes) {
             adapted.add(RedlockNode.of(Objects.requireNonNull(node, "node")));
         }
-        this.nodes = List.copyOf(adapted);
         this.nodeNames = List.copyOf(nodeNames);
         this.keyPrefix = Objects.requireNonNull(keyPrefix, "keyPrefix");
-        this.nodeTimeoutNanos = nodeTimeout.toNanos();
-        this.driftFactor = driftFactor;
-        this.quorum = nodes.size() / 2 + 1;
-        this.fanOut = Executors.newCachedThreadPool(daemonThreads());
-        this.resources = resources;
         this.health = new NodeHealth(nodes.size(), guards);
+        this.calls = new QuorumCall(adapted, nodeNames, nodeTimeout.toNanos(), driftFactor, health);
+        this.quorum = calls.quorum();
+        this.resources = resources;
         this.longestLease = longestLease;
         this.hints = hints;
         this.announcesItsReleases = new boolean[nodes.size()];
         for (int i = 0; i < nodes.size(); i++) {
-            announcesItsReleases[i] = this.nodes.get(i).announcesReleases();
+            announcesItsReleases[i] = adapted.get(i).announcesReleases();
         }
     }
 
@@ -204,15 +184,6 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      */
     public RedlockReleaseHints releaseHints() {
         return hints;
-    }
-
-    private static ThreadFactory daemonThreads() {
-        AtomicInteger count = new AtomicInteger();
-        return task -> {
-            Thread thread = new Thread(task, "distributed-lock-redlock-" + count.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        };
     }
 
     /** How many nodes must agree: N/2+1. */
@@ -251,7 +222,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             }
         }
         else {
-            votes = acquireVotes(all(), 0, key, token, ttlMillis, contended != null ? lineNode(arbiter()) : -1);
+            votes = acquireVotes(calls.all(), 0, key, token, ttlMillis, contended != null ? lineNode(arbiter()) : -1);
         }
         for (int retry = 0; retry < SPLIT_VOTE_RETRIES && wonSplitVote(votes)
                 && System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 2; retry++) {
@@ -262,7 +233,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             long roundNanos = System.nanoTime() - start;
             LockSupport.parkNanos(Math.max(MIN_SPLIT_VOTE_PAUSE_NANOS,
                     Math.min(MAX_SPLIT_VOTE_PAUSE_NANOS, roundNanos * (retry + 1))));
-            boolean[] missing = new boolean[nodes.size()];
+            boolean[] missing = new boolean[calls.size()];
             int held = 0;
             for (int i = 0; i < votes.size(); i++) {
                 missing[i] = !granted(votes.get(i));
@@ -286,7 +257,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 }
             }
         }
-        long validity = ttlMillis - elapsedMillis - drift(ttlMillis);
+        long validity = calls.validity(ttlMillis, elapsedMillis);
         if (granted >= quorum && validity > 0) {
             return AcquireResult.acquired(0, validity);
         }
@@ -304,13 +275,13 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             markContended(key, new Contention(now, arbiter >= 0 ? contended.fullVoteAt : start));
         }
         if (answered < quorum) {
-            throw new RedlockQuorumException(key, "acquire", answered, nodes.size(), quorum, failures(votes));
+            throw new RedlockQuorumException(key, "acquire", answered, calls.size(), quorum, calls.failures(votes));
         }
         if (tooSlow) {
             // Nobody else holds it: calling it "taken", and waiting for it, would end in a message
             // blaming another owner, while every further vote is as slow as this one.
-            throw new RedlockValidityException(key, granted, nodes.size(), elapsedMillis, drift(ttlMillis), ttlMillis,
-                    Duration.ofNanos(nodeTimeoutNanos));
+            throw new RedlockValidityException(key, granted, calls.size(), elapsedMillis, calls.drift(ttlMillis),
+                    ttlMillis, Duration.ofNanos(calls.nodeTimeoutNanos()));
         }
         return AcquireResult.notAcquired(0, 0);
     }
@@ -338,16 +309,15 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // An attempt that reuses the token of one given back (a caller of this SPI may) starts afresh: the
         // facts of that attempt would have its late grants given back.
         AcquiresInFlight inFlight = acquiresInFlight.compute(token, (ours, existing) ->
-                (existing != null && !existing.released ? existing : new AcquiresInFlight(nodes.size()))
-                        .add(nodes.size()));
-        RedlockNode line = lineNode >= 0 ? nodes.get(lineNode) : null;
-        return health.heldBack(ask(which, node -> node == line
+                (existing != null && !existing.released ? existing : new AcquiresInFlight(calls.size()))
+                        .add(calls.size()));
+        return health.heldBack(calls.ask(which, (index, node) -> index == lineNode
                 ? node.acquireOrWait(key, token, ttlMillis, hints.waiterId(), hints.lineAliveMillis())
                 : node.acquire(key, token, ttlMillis),
-                node -> node == line
+                (index, node) -> index == lineNode
                         ? node.acquireOrWaitAsync(key, token, ttlMillis, hints.waiterId(), hints.lineAliveMillis())
                         : node.acquireAsync(key, token, ttlMillis),
-                answers -> alreadyHeld + count(answers, AcquireResult::acquired) >= quorum,
+                answers -> alreadyHeld + QuorumCall.count(answers, AcquireResult::acquired) >= quorum,
                 (index, vote, late) -> acquireAnswered(inFlight, key, token, index, vote, late)));
     }
 
@@ -364,14 +334,12 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      *         was set anywhere)
      */
     private List<Vote<AcquireResult>> askArbiterFirst(int arbiter, LockKey key, String token, long ttlMillis) {
-        boolean[] first = new boolean[nodes.size()];
-        first[arbiter] = true;
+        boolean[] first = calls.only(arbiter);
         Vote<AcquireResult> arbiterVote = acquireVotes(first, 0, key, token, ttlMillis, lineNode(arbiter)).get(arbiter);
         if (refused(arbiterVote)) {
             return null;
         }
-        boolean[] others = new boolean[nodes.size()];
-        Arrays.fill(others, true);
+        boolean[] others = calls.all();
         others[arbiter] = false;
         List<Vote<AcquireResult>> votes = new ArrayList<>(
                 acquireVotes(others, granted(arbiterVote) ? 1 : 0, key, token, ttlMillis));
@@ -386,8 +354,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      */
     private int arbiter() {
         long now = System.nanoTime();
-        for (int i = 0; i < nodes.size(); i++) {
-            if (health.isHealthy(i, now, nodeTimeoutNanos)) {
+        for (int i = 0; i < calls.size(); i++) {
+            if (health.isHealthy(i, now, calls.nodeTimeoutNanos())) {
                 return i;
             }
         }
@@ -478,8 +446,9 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     @Override
     public long issueFencingToken(LockKey key, String token, long ttlMillis) {
         // Any majority of draws will do: it meets the majority the previous token was written to.
-        List<Vote<Long>> drawn = health.heldBack(ask(node -> node.drawFencingToken(key, token, ttlMillis),
-                answers -> count(answers, drawnToken -> drawnToken > 0) >= quorum));
+        List<Vote<Long>> drawn = health.heldBack(calls.ask(
+                (index, node) -> node.drawFencingToken(key, token, ttlMillis),
+                answers -> QuorumCall.count(answers, drawnToken -> drawnToken > 0) >= quorum));
         long largest = 0;
         int holding = 0;
         int answered = 0;
@@ -493,15 +462,16 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             }
         }
         if (holding < quorum) {
-            if (answered - holding > nodes.size() - quorum) {
+            if (answered - holding > calls.size() - quorum) {
                 return 0; // so many nodes no longer hold it that no majority can
             }
-            throw new RedlockQuorumException(key, "fencing token", answered, nodes.size(), quorum, failures(drawn));
+            throw new RedlockQuorumException(key, "fencing token", answered, calls.size(), quorum,
+                    calls.failures(drawn));
         }
         long fence = largest;
-        List<Vote<Boolean>> raised = health.heldBack(ask(
-                node -> node.raiseFencingCounter(key, token, fence, ttlMillis),
-                answers -> count(answers, Boolean::booleanValue) >= quorum));
+        List<Vote<Boolean>> raised = health.heldBack(calls.ask(
+                (index, node) -> node.raiseFencingCounter(key, token, fence, ttlMillis),
+                answers -> QuorumCall.count(answers, Boolean::booleanValue) >= quorum));
         int written = 0;
         answered = 0;
         for (Vote<Boolean> vote : raised) {
@@ -515,10 +485,10 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         if (written >= quorum) {
             return fence;
         }
-        if (answered - written > nodes.size() - quorum) {
+        if (answered - written > calls.size() - quorum) {
             return 0;
         }
-        throw new RedlockQuorumException(key, "fencing token", answered, nodes.size(), quorum, failures(raised));
+        throw new RedlockQuorumException(key, "fencing token", answered, calls.size(), quorum, calls.failures(raised));
     }
 
     /**
@@ -543,13 +513,12 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         acquiresInFlight.compute(token, (ours, state) -> inFlight.answered() && state == inFlight ? null : state);
     }
 
-    /** Sends node {@code index} the release again, without waiting for it. */
-    private void releaseAgain(LockKey key, String token, int index) {
+    /** Sends node {@code node} the release again, without waiting for it. */
+    private void releaseAgain(LockKey key, String token, int node) {
         // Possibly on the node client's I/O thread: never block here. The other nodes' votes are
         // "not asked", cast at once, and settle the ballot.
-        boolean[] only = new boolean[nodes.size()];
-        only[index] = true;
-        ask(only, node -> node.release(key, token), node -> node.releaseAsync(key, token), answers -> true, null);
+        calls.ask(calls.only(node), (index, target) -> target.release(key, token),
+                (index, target) -> target.releaseAsync(key, token), answers -> true, null);
     }
 
     /**
@@ -625,11 +594,11 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         };
         RedlockNode.Announcement announcement = hint == null ? null
                 : new RedlockNode.Announcement(hints.channel(), hint, announcer >= 0);
-        List<Vote<Boolean>> votes = ask(all(), node -> announces(node, announcement, announcer)
+        List<Vote<Boolean>> votes = calls.ask(calls.all(), (index, node) -> announces(index, announcement, announcer)
                 ? node.releaseAndAnnounce(key, token, announcement) : node.release(key, token),
-                node -> announces(node, announcement, announcer)
+                (index, node) -> announces(index, announcement, announcer)
                         ? node.releaseAndAnnounceAsync(key, token, announcement) : node.releaseAsync(key, token),
-                answers -> count(answers, Boolean::booleanValue) >= quorum, everyAnswer);
+                answers -> QuorumCall.count(answers, Boolean::booleanValue) >= quorum, everyAnswer);
         int released = 0;
         int answered = 0;
         boolean[] releasedOn = new boolean[votes.size()];
@@ -675,7 +644,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         }
         if (answered < quorum) {
             // Unknown: a majority may still hold it. The lock service retries in the background.
-            throw new RedlockQuorumException(key, "release", answered, nodes.size(), quorum, failures(votes));
+            throw new RedlockQuorumException(key, "release", answered, calls.size(), quorum, calls.failures(votes));
         }
         return false;
     }
@@ -694,8 +663,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      * Whether {@code node}'s release announces the release: every node's if the arbiter is not known
      * ({@code announcer} -1), the arbiter's alone otherwise; none without an announcement.
      */
-    private boolean announces(RedlockNode node, RedlockNode.Announcement announcement, int announcer) {
-        return announcement != null && (announcer < 0 || nodes.get(announcer) == node);
+    private static boolean announces(int node, RedlockNode.Announcement announcement, int announcer) {
+        return announcement != null && (announcer < 0 || announcer == node);
     }
 
     /**
@@ -723,8 +692,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 }
             };
         }
-        ask(which, node -> node.release(key, token), node -> node.releaseAsync(key, token), answers -> false,
-                everyAnswer);
+        calls.ask(which, (index, node) -> node.release(key, token), (index, node) -> node.releaseAsync(key, token),
+                answers -> false, everyAnswer);
     }
 
     @Override
@@ -735,9 +704,9 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         long start = System.nanoTime();
         // Every answer is waited for: each lease needs its own majority. This runs on the
         // watchdog's thread, not a caller's.
-        List<Vote<RenewalOutcome[]>> answers = ask(node -> {
+        List<Vote<RenewalOutcome[]>> answers = calls.ask((index, node) -> {
             RenewalOutcome[] perLease = new RenewalOutcome[renewals.size()];
-            node.renew(renewals, (index, outcome) -> perLease[index] = outcome);
+            node.renew(renewals, (lease, outcome) -> perLease[lease] = outcome);
             return perLease;
         }, votesSoFar -> false);
         List<Vote<RenewalOutcome[]>> votes = health.heldBack(answers);
@@ -758,10 +727,10 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 }
             }
             long ttl = renewals.get(i).ttlMillis();
-            if (renewed >= quorum && ttl - elapsedMillis - drift(ttl) > 0) {
+            if (renewed >= quorum && calls.validity(ttl, elapsedMillis) > 0) {
                 outcomes.outcome(i, RenewalOutcome.RENEWED);
             }
-            else if (lost > nodes.size() - quorum) {
+            else if (lost > calls.size() - quorum) {
                 // So many nodes say "not ours" that no majority can hold it any more.
                 outcomes.outcome(i, RenewalOutcome.LOST);
             }
@@ -774,152 +743,23 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     /** A renewed lease is valid for its ttl less the drift allowance, from the round's start. */
     @Override
     public long renewedValidityMillis(long ttlMillis) {
-        return Math.max(0, ttlMillis - drift(ttlMillis));
-    }
-
-    private long drift(long ttlMillis) {
-        return (long) (ttlMillis * driftFactor) + DRIFT_FLOOR_MILLIS;
-    }
-
-    /**
-     * Asks every node at once, on the fan-out threads, and waits until {@code decided} says the
-     * counted answers so far settle the outcome, or every node answered, or the node timeout (and
-     * a little slack for the threads to be scheduled) is over. Each node call bounds itself by the
-     * node timeout, so the deadline only cuts off a node stuck beyond it. Nodes that have not
-     * answered by then count as "no answer"; their calls go on in the background and are harmless:
-     * every command is idempotent for its token, and one node's commands stay in order on its
-     * connection.
-     *
-     * @param decided tested with the answers so far, held-back nodes already taken out
-     */
-    private <T> List<Vote<T>> ask(Function<RedlockNode, T> call, Predicate<List<Vote<T>>> decided) {
-        return ask(all(), call, null, decided, null);
-    }
-
-    private boolean[] all() {
-        boolean[] all = new boolean[nodes.size()];
-        Arrays.fill(all, true);
-        return all;
-    }
-
-    /**
-     * Asks the nodes marked in {@code which}; the others' votes are "no answer". A node that can be
-     * asked without blocking ({@link io.github.distlock.core.NonBlockingLockBackend}) is sent the
-     * question from this thread and its answer is counted as it arrives; the others are asked on the
-     * fan-out threads. On the hot path (acquire, release) this saves a thread hand-over per node both
-     * ways, which on a few cores shared with the nodes is most of the time a vote takes.
-     *
-     * @param nonBlockingCall the same question without blocking, or {@code null}; it may answer
-     *        {@code null} (see {@link io.github.distlock.core.NonBlockingLockBackend}), and then
-     *        {@code call} is asked
-     * @param everyAnswer told of every node's vote, also those that come after the outcome was
-     *        decided ({@code late}); may be {@code null}; must not block, as it may run on a node
-     *        client's I/O thread
-     */
-    private <T> List<Vote<T>> ask(boolean[] which, Function<RedlockNode, T> call,
-            Function<RedlockNode, CompletableFuture<T>> nonBlockingCall, Predicate<List<Vote<T>>> decided,
-            VoteListener<T> everyAnswer) {
-        Ballot<T> ballot = new Ballot<>(nodes.size(), votes -> decided.test(health.heldBack(votes)), everyAnswer);
-        for (int i = 0; i < nodes.size(); i++) {
-            if (!which[i]) {
-                ballot.cast(i, Vote.Absent.NOT_ASKED.vote());
-                continue;
-            }
-            RedlockNode node = nodes.get(i);
-            int index = i;
-            if (nonBlockingCall != null && askWithoutBlocking(ballot, index, health.responsiveness(i),
-                    () -> nonBlockingCall.apply(node))) {
-                continue;
-            }
-            try {
-                fanOut.execute(() -> {
-                    Vote<T> vote;
-                    try {
-                        vote = new Vote.Answer<>(call.apply(node));
-                    }
-                    catch (RuntimeException | Error ex) {
-                        vote = new Vote.Failed<>(ex);
-                    }
-                    ballot.cast(index, vote);
-                });
-            }
-            catch (RejectedExecutionException ex) {
-                ballot.cast(i, new Vote.Failed<>(new LockBackendException("", "The Redlock backend is closed", ex)));
-            }
-        }
-        return ballot.await(System.nanoTime() + nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(5));
-    }
-
-    /**
-     * Sends one node its question without blocking, and casts its vote when the answer comes.
-     *
-     * @return {@code false} if the node cannot be asked that way now: ask it on a fan-out thread
-     */
-    private <T> boolean askWithoutBlocking(Ballot<T> ballot, int index, NodeHealth.Responsiveness node,
-            Supplier<CompletableFuture<T>> send) {
-        if (!node.mayAsk(System.nanoTime(), nodeTimeoutNanos)) {
-            ballot.cast(index, Vote.Absent.NOT_ANSWERING.vote());
-            return true;
-        }
-        CompletableFuture<T> answer;
-        try {
-            answer = send.get();
-        }
-        catch (RuntimeException ex) {
-            ballot.cast(index, new Vote.Failed<>(ex));
-            return true;
-        }
-        if (answer == null) {
-            return false;
-        }
-        node.sent();
-        answer.whenComplete((value, failure) -> {
-            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-                    ? failure.getCause() : failure;
-            node.ended(cause == null || !(cause instanceof LockBackendException ex
-                    && ex.getCause() instanceof TimeoutException));
-            ballot.cast(index, cause == null ? new Vote.Answer<>(value) : new Vote.Failed<>(cause));
-        });
-        return true;
-    }
-
-    /** How many answers so far say yes. */
-    private static <T> int count(List<Vote<T>> votes, Predicate<T> yes) {
-        int count = 0;
-        for (Vote<T> vote : votes) {
-            if (vote.says(yes)) {
-                count++;
-            }
-        }
-        return count;
-    }
-
-    /** The nodes that did not answer, and why, for messages. */
-    private <T> String failures(List<Vote<T>> votes) {
-        StringBuilder text = new StringBuilder();
-        for (int i = 0; i < votes.size(); i++) {
-            Vote<T> vote = votes.get(i);
-            if (!vote.answered()) {
-                if (!text.isEmpty()) {
-                    text.append("; ");
-                }
-                text.append(nodeNames.get(i)).append(": ").append(Vote.reason(vote));
-            }
-        }
-        return text.toString();
+        return Math.max(0, ttlMillis - calls.drift(ttlMillis));
     }
 
     /** Closes every node, the fan-out threads and the nodes' resources; only the first call does. */
     @Override
     public void close() {
-        synchronized (fanOut) {
-            if (fanOut.isShutdown()) {
+        synchronized (calls) {
+            if (calls.isShutDown()) {
                 return;
             }
             running = false;
-            fanOut.shutdownNow();
+            calls.shutDown();
         }
-        List<AutoCloseable> closeables = new ArrayList<>(nodes);
+        List<AutoCloseable> closeables = new ArrayList<>();
+        for (int i = 0; i < calls.size(); i++) {
+            closeables.add(calls.node(i));
+        }
         if (resources != null) {
             closeables.add(resources);
         }
@@ -965,7 +805,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     @Override
     public LockState inspect(LockKey key) {
         // Every node's answer is wanted here: this is a report, not a vote.
-        List<Vote<LockState>> answers = ask(node -> node.inspect(key), votesSoFar -> false);
+        List<Vote<LockState>> answers = calls.ask((index, node) -> node.inspect(key), votesSoFar -> false);
         List<NodeLockState> perNode = new ArrayList<>(answers.size());
         List<Long> pttls = new ArrayList<>();
         List<Long> counters = new ArrayList<>();
@@ -997,7 +837,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     @Override
     public Reachability ping() {
         long start = System.nanoTime();
-        List<Vote<Reachability>> answers = ask(node -> node.ping(), votesSoFar -> false);
+        List<Vote<Reachability>> answers = calls.ask((index, node) -> node.ping(), votesSoFar -> false);
         List<NodeReachability> perNode = new ArrayList<>(answers.size());
         for (int i = 0; i < answers.size(); i++) {
             String name = nodeNames.get(i);
