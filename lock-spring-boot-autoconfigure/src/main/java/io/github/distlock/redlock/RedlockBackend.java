@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.locks.LockSupport;
@@ -114,8 +113,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private final NodeHealth health;
     /** The longest lease asked for, which a restarted node must outlive before it votes. */
     private final LongAccumulator longestLease;
-    /** By token: acquisitions whose answers are not all in yet (see {@link #acquireAnswered}). */
-    private final ConcurrentHashMap<String, AcquiresInFlight> acquiresInFlight = new ConcurrentHashMap<>();
+    /** Gives back the grants that come after their attempt failed or was released. */
+    private final LateGrants lateGrants;
     /** Announces releases to waiters, or {@code null}: then waiters only poll. */
     private final RedlockReleaseHints hints;
     /** Per node, whether its release script publishes the hint itself ({@link #releaseAndHint}). */
@@ -169,6 +168,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         this.health = new NodeHealth(nodes.size(), guards);
         this.calls = new QuorumCall(adapted, nodeNames, nodeTimeout.toNanos(), driftFactor, health);
         this.quorum = calls.quorum();
+        this.lateGrants = new LateGrants(calls);
         this.resources = resources;
         this.longestLease = longestLease;
         this.hints = hints;
@@ -236,7 +236,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             boolean[] missing = new boolean[calls.size()];
             int held = 0;
             for (int i = 0; i < votes.size(); i++) {
-                missing[i] = !granted(votes.get(i));
+                missing[i] = !Vote.granted(votes.get(i));
                 held += missing[i] ? 0 : 1;
             }
             List<Vote<AcquireResult>> again = acquireVotes(missing, held, key, token, ttlMillis);
@@ -252,7 +252,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         for (Vote<AcquireResult> vote : votes) {
             if (vote.answered()) {
                 answered++;
-                if (granted(vote)) {
+                if (Vote.granted(vote)) {
                     granted++;
                 }
             }
@@ -267,9 +267,9 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // all the same. Nodes that answered "taken" hold nothing of ours.
         boolean[] mayHoldOurs = new boolean[votes.size()];
         for (int i = 0; i < votes.size(); i++) {
-            mayHoldOurs[i] = !refused(votes.get(i));
+            mayHoldOurs[i] = !Vote.refused(votes.get(i));
         }
-        giveBack(mayHoldOurs, key, token);
+        lateGrants.giveBack(mayHoldOurs, key, token);
         if (granted < answered) {
             long now = System.nanoTime();
             markContended(key, new Contention(now, arbiter >= 0 ? contended.fullVoteAt : start));
@@ -306,11 +306,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // Decided as soon as a majority granted it: a stopped node must not hold every acquisition
         // up for its node timeout. A vote that fails waits for every answer, so that what was set can
         // be given back.
-        // An attempt that reuses the token of one given back (a caller of this SPI may) starts afresh: the
-        // facts of that attempt would have its late grants given back.
-        AcquiresInFlight inFlight = acquiresInFlight.compute(token, (ours, existing) ->
-                (existing != null && !existing.released ? existing : new AcquiresInFlight(calls.size()))
-                        .add(calls.size()));
+        VoteListener<AcquireResult> lateGrant = lateGrants.acquiring(key, token);
         return health.heldBack(calls.ask(which, (index, node) -> index == lineNode
                 ? node.acquireOrWait(key, token, ttlMillis, hints.waiterId(), hints.lineAliveMillis())
                 : node.acquire(key, token, ttlMillis),
@@ -318,7 +314,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                         ? node.acquireOrWaitAsync(key, token, ttlMillis, hints.waiterId(), hints.lineAliveMillis())
                         : node.acquireAsync(key, token, ttlMillis),
                 answers -> alreadyHeld + QuorumCall.count(answers, AcquireResult::acquired) >= quorum,
-                (index, vote, late) -> acquireAnswered(inFlight, key, token, index, vote, late)));
+                lateGrant));
     }
 
     /**
@@ -336,13 +332,13 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private List<Vote<AcquireResult>> askArbiterFirst(int arbiter, LockKey key, String token, long ttlMillis) {
         boolean[] first = calls.only(arbiter);
         Vote<AcquireResult> arbiterVote = acquireVotes(first, 0, key, token, ttlMillis, lineNode(arbiter)).get(arbiter);
-        if (refused(arbiterVote)) {
+        if (Vote.refused(arbiterVote)) {
             return null;
         }
         boolean[] others = calls.all();
         others[arbiter] = false;
         List<Vote<AcquireResult>> votes = new ArrayList<>(
-                acquireVotes(others, granted(arbiterVote) ? 1 : 0, key, token, ttlMillis));
+                acquireVotes(others, Vote.granted(arbiterVote) ? 1 : 0, key, token, ttlMillis));
         votes.set(arbiter, arbiterVote);
         return votes;
     }
@@ -396,16 +392,6 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         }
     }
 
-    /** Whether the node granted the lock. */
-    private static boolean granted(Vote<AcquireResult> vote) {
-        return vote.says(AcquireResult::acquired);
-    }
-
-    /** Whether the node answered that the lock is taken: it holds nothing of ours. */
-    private static boolean refused(Vote<AcquireResult> vote) {
-        return vote.says(result -> !result.acquired());
-    }
-
     /**
      * Whether a vote split between contenders and we are the one to keep our grants: no majority for
      * us, a majority of nodes answered, fewer than a majority are held by others (so nobody else can
@@ -427,7 +413,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             if (firstAnswered < 0) {
                 firstAnswered = i;
             }
-            if (granted(vote)) {
+            if (Vote.granted(vote)) {
                 granted++;
             }
             else {
@@ -436,7 +422,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         }
         int quorum = votes.size() / 2 + 1;
         return granted > 0 && granted < quorum && granted + taken >= quorum && taken < quorum
-                && granted(votes.get(firstAnswered));
+                && Vote.granted(votes.get(firstAnswered));
     }
 
     /**
@@ -491,85 +477,9 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         throw new RedlockQuorumException(key, "fencing token", answered, calls.size(), quorum, calls.failures(raised));
     }
 
-    /**
-     * A node's answer to an acquire, on time or late. A node that grants after the vote was
-     * decided, and after the lock was released or the failed attempt given back, may keep a key
-     * nobody will delete until its lease ends: the release may have reached that node first (for
-     * example one of them was sent on a fan-out thread), or was never sent (the node had a command
-     * outstanding past the node timeout). Whether it did, that node's release answer tells: it deleted
-     * our key, or it found none (or was not sent). Only in the second case is the release sent again
-     * (see {@link AcquiresInFlight}). A late failure (the node timeout, a dropped connection) may hide
-     * a grant, so it counts as one here. Most late grants are the uncontended case, answered in order
-     * on the connection that then carries the release, and resending it to both late nodes made a
-     * cycle 12 commands instead of 10.
-     */
-    private void acquireAnswered(AcquiresInFlight inFlight, LockKey key, String token, int index,
-            Vote<AcquireResult> vote, boolean late) {
-        if (late && inFlight.released && !refused(vote)
-                && inFlight.noted(index, AcquiresInFlight.LATE_GRANT)) {
-            releaseAgain(key, token, index);
-        }
-        // This attempt's own count: a later attempt with the same token may have a fresh entry by now.
-        acquiresInFlight.compute(token, (ours, state) -> inFlight.answered() && state == inFlight ? null : state);
-    }
-
-    /** Sends node {@code node} the release again, without waiting for it. */
-    private void releaseAgain(LockKey key, String token, int node) {
-        // Possibly on the node client's I/O thread: never block here. The other nodes' votes are
-        // "not asked", cast at once, and settle the ballot.
-        calls.ask(calls.only(node), (index, target) -> target.release(key, token),
-                (index, target) -> target.releaseAsync(key, token), answers -> true, null);
-    }
-
-    /**
-     * The acquire commands of one token whose answers are not all in yet, whether the token was
-     * released meanwhile (or its failed attempt given back), and per node what is known of a late
-     * grant and of the release. The count
-     * is guarded by the map's compute; the per-node facts are set atomically, by whichever of the
-     * two answers comes second deciding whether the release must be sent again.
-     */
-    private static final class AcquiresInFlight {
-
-        /** The node granted the acquire after the token was released, or failed late and may have. */
-        static final int LATE_GRANT = 1;
-        /** The node's release deleted our key: it ran after our grant there. */
-        static final int RELEASE_DELETED = 2;
-        /** The node's release found no key of ours, or gave no answer: it may have run before the grant. */
-        static final int RELEASE_NOT_DELETED = 4;
-
-        private static final int RELEASE_AGAIN = LATE_GRANT | RELEASE_NOT_DELETED;
-
-        private int unanswered;
-        volatile boolean released;
-        private final AtomicIntegerArray facts;
-
-        AcquiresInFlight(int nodes) {
-            facts = new AtomicIntegerArray(nodes);
-        }
-
-        AcquiresInFlight add(int asked) {
-            unanswered += asked;
-            return this;
-        }
-
-        /** One answer came in; whether it was the last. */
-        boolean answered() {
-            return --unanswered == 0;
-        }
-
-        /** Records {@code fact} of {@code node}; {@code true} once, when the node's release must be sent again. */
-        boolean noted(int node, int fact) {
-            int before = facts.getAndAccumulate(node, fact, (known, added) -> known | added);
-            return (before & RELEASE_AGAIN) != RELEASE_AGAIN && ((before | fact) & RELEASE_AGAIN) == RELEASE_AGAIN;
-        }
-    }
-
     @Override
     public boolean release(LockKey key, String token) {
-        AcquiresInFlight inFlight = acquiresInFlight.get(token);
-        if (inFlight != null) {
-            inFlight.released = true;
-        }
+        VoteListener<Boolean> lateGrant = lateGrants.releasing(key, token);
         // Released once a majority deleted it: no majority can hold it any more. The others'
         // deletes go on in the background.
         // The arbiter's release script announces the release as it deletes (see RedlockReleaseHints),
@@ -583,11 +493,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // (see announceIfTheArbiterDidNot). Whichever of the two comes second puts its part here first.
         AtomicReference<Object> arbiterLate = new AtomicReference<>();
         VoteListener<Boolean> everyAnswer = (index, vote, late) -> {
-            boolean deleted = vote.says(Boolean::booleanValue);
-            if (inFlight != null && inFlight.noted(index,
-                    deleted ? AcquiresInFlight.RELEASE_DELETED : AcquiresInFlight.RELEASE_NOT_DELETED)) {
-                releaseAgain(key, token, index);
-            }
+            lateGrant.answered(index, vote, late);
             if (late && index == announcer && arbiterLate.compareAndExchange(null, vote) instanceof boolean[] on) {
                 announceIfTheArbiterDidNot(vote, on, hint);
             }
@@ -665,35 +571,6 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      */
     private static boolean announces(int node, RedlockNode.Announcement announcement, int announcer) {
         return announcement != null && (announcer < 0 || announcer == node);
-    }
-
-    /**
-     * Gives a failed attempt back on the nodes marked in {@code which}. A node still working on that
-     * attempt's acquire may grant it after this (see {@link #acquireAnswered}): then it is given back
-     * again when its answer comes, unless this give-back deleted our key there.
-     */
-    private void giveBack(boolean[] which, LockKey key, String token) {
-        boolean any = false;
-        for (boolean node : which) {
-            any |= node;
-        }
-        if (!any) {
-            return;
-        }
-        AcquiresInFlight inFlight = acquiresInFlight.get(token);
-        VoteListener<Boolean> everyAnswer = null;
-        if (inFlight != null) {
-            inFlight.released = true;
-            everyAnswer = (index, vote, late) -> {
-                boolean deleted = vote.says(Boolean::booleanValue);
-                if (which[index] && inFlight.noted(index,
-                        deleted ? AcquiresInFlight.RELEASE_DELETED : AcquiresInFlight.RELEASE_NOT_DELETED)) {
-                    releaseAgain(key, token, index);
-                }
-            };
-        }
-        calls.ask(which, (index, node) -> node.release(key, token), (index, node) -> node.releaseAsync(key, token),
-                answers -> false, everyAnswer);
     }
 
     @Override

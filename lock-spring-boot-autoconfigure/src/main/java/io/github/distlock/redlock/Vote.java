@@ -3,6 +3,8 @@ package io.github.distlock.redlock;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 
+import io.github.distlock.core.LockBackend.AcquireResult;
+
 /**
  * One node's vote in a Redlock's quorum call: its answer, the failure of its call, or the reason of our
  * own why it has none. Only an {@link Answer} counts.
@@ -17,6 +19,16 @@ sealed interface Vote<T> permits Vote.Answer, Vote.Failed, Vote.Absent {
     /** Whether the node answered, and its answer passes {@code yes}. */
     default boolean says(Predicate<? super T> yes) {
         return this instanceof Answer<T> answer && yes.test(answer.value());
+    }
+
+    /** Whether the node granted the lock. */
+    static boolean granted(Vote<AcquireResult> vote) {
+        return vote.says(AcquireResult::acquired);
+    }
+
+    /** Whether the node answered that the lock is taken: it holds nothing of ours. */
+    static boolean refused(Vote<AcquireResult> vote) {
+        return vote.says(result -> !result.acquired());
     }
 
     /**
