@@ -6,11 +6,10 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.OptionalInt;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAccumulator;
-import java.util.concurrent.locks.LockSupport;
 
 import org.springframework.context.SmartLifecycle;
 
@@ -68,7 +67,7 @@ import io.github.distlock.redis.RedisKeyNaming;
  *
  * <p>No wait queue: a waiter polls ({@code retry-delay}), and a release hint wakes the
  * longest-waiting thread of each JVM early. A key found taken is contended for a second: its
- * attempts ask the arbiter node alone first and the others only if it granted ({@link #askArbiterFirst}),
+ * attempts ask the arbiter node alone first and the others only if it granted ({@link ContentionPolicy}),
  * so that the waiters one release woke in several JVMs don't split the vote.
  *
  * <pre>{@code
@@ -79,28 +78,6 @@ import io.github.distlock.redis.RedisKeyNaming;
  * }</pre>
  */
 public final class RedlockBackend implements FencingLockBackend, InspectableLockBackend, SmartLifecycle, AutoCloseable {
-
-    /** How many more rounds the winner of a split vote asks the nodes it lacks (see {@link #wonSplitVote}). */
-    private static final int SPLIT_VOTE_RETRIES = 2;
-    private static final long MIN_SPLIT_VOTE_PAUSE_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
-    private static final long MAX_SPLIT_VOTE_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-
-    /** How long a key found taken counts as contended: its attempts ask the arbiter node first. */
-    private static final long CONTENDED_NANOS = TimeUnit.SECONDS.toNanos(1);
-    /**
-     * How often a contended key is still put to every node: the arbiter alone can't tell a lock held
-     * by a majority from a leftover on that node only (a release or give-back still on its way, a
-     * client that died mid-vote), which would otherwise stall the key until the leftover expires.
-     */
-    private static final long FULL_VOTE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-    /**
-     * How long the thread that released a contended key waits before it asks for it again: the
-     * waiters its release woke in other JVMs get to the arbiter first, instead of the releaser winning
-     * every time it locks again at once (it hears of its own release before anyone).
-     */
-    private static final long YIELD_NANOS = TimeUnit.MICROSECONDS.toNanos(500);
-    /** Bound of {@link #contention}; past it, entries older than {@link #CONTENDED_NANOS} go. */
-    private static final int MAX_CONTENDED_KEYS = 4096;
 
     private final List<String> nodeNames;
     private final String keyPrefix;
@@ -117,10 +94,10 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private final LateGrants lateGrants;
     /** Announces releases to waiters, or {@code null}: then waiters only poll. */
     private final RedlockReleaseHints hints;
-    /** Per node, whether its release script publishes the hint itself ({@link #releaseAndHint}). */
+    /** Per node, whether its release script publishes the hint itself ({@link RedlockNode#announcesReleases}). */
     private final boolean[] announcesItsReleases;
-    /** By lock key: when attempts of this backend found it taken (see {@link #askArbiterFirst}). */
-    private final ConcurrentHashMap<String, Contention> contention = new ConcurrentHashMap<>();
+    /** How contenders take turns: the arbiter, the wake-up line, the split-vote keeper. */
+    private final ContentionPolicy contention;
     private volatile boolean running = true;
 
     /**
@@ -172,6 +149,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         this.resources = resources;
         this.longestLease = longestLease;
         this.hints = hints;
+        this.contention = new ContentionPolicy(calls, health, hints);
         this.announcesItsReleases = new boolean[nodes.size()];
         for (int i = 0; i < nodes.size(); i++) {
             announcesItsReleases[i] = adapted.get(i).announcesReleases();
@@ -207,45 +185,23 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             longestLease.accumulate(ttlMillis);
         }
         long start = System.nanoTime();
-        Contention contended = contention.get(key.redisKey());
-        int arbiter = contended != null && contended.askArbiterFirst(start) ? arbiter() : -1;
+        ContentionPolicy.AcquireRound round = (which, alreadyHeld, lineNode) ->
+                acquireVotes(which, alreadyHeld, key, token, ttlMillis, lineNode);
+        ContentionPolicy.Contention contended = contention.contended(key);
+        OptionalInt arbiter = contention.arbiterFirst(contended, start);
         List<Vote<AcquireResult>> votes;
-        if (arbiter >= 0) {
-            long yieldFor = contended.releasedAt + YIELD_NANOS - start;
-            if (yieldFor > 0 && contended.releasedBy == Thread.currentThread()) {
-                LockSupport.parkNanos(yieldFor);
-            }
-            votes = askArbiterFirst(arbiter, key, token, ttlMillis);
-            if (votes == null) {
-                markContended(key, new Contention(System.nanoTime(), contended.fullVoteAt));
+        if (arbiter.isPresent()) {
+            votes = contention.askArbiterFirst(arbiter.getAsInt(), contended, start, round);
+            if (Vote.refused(votes.get(arbiter.getAsInt()))) {
+                // Taken, and nothing was set anywhere.
+                contention.foundTaken(key, contended, true, start);
                 return AcquireResult.notAcquired(0, 0);
             }
         }
         else {
-            votes = acquireVotes(calls.all(), 0, key, token, ttlMillis, contended != null ? lineNode(arbiter()) : -1);
+            votes = round.votes(calls.all(), 0, contention.lineNodeForFullVote(contended));
         }
-        for (int retry = 0; retry < SPLIT_VOTE_RETRIES && wonSplitVote(votes)
-                && System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 2; retry++) {
-            // Nobody has a majority, and we hold the first node that answered: the callers that split
-            // the vote with us see the same and give theirs back, so we keep ours and ask the other
-            // nodes again once their releases have landed, instead of everyone backing off at random
-            // and colliding again. One round trip later, a little more each time.
-            long roundNanos = System.nanoTime() - start;
-            LockSupport.parkNanos(Math.max(MIN_SPLIT_VOTE_PAUSE_NANOS,
-                    Math.min(MAX_SPLIT_VOTE_PAUSE_NANOS, roundNanos * (retry + 1))));
-            boolean[] missing = new boolean[calls.size()];
-            int held = 0;
-            for (int i = 0; i < votes.size(); i++) {
-                missing[i] = !Vote.granted(votes.get(i));
-                held += missing[i] ? 0 : 1;
-            }
-            List<Vote<AcquireResult>> again = acquireVotes(missing, held, key, token, ttlMillis);
-            List<Vote<AcquireResult>> merged = new ArrayList<>(votes.size());
-            for (int i = 0; i < votes.size(); i++) {
-                merged.add(missing[i] ? again.get(i) : votes.get(i));
-            }
-            votes = merged;
-        }
+        votes = contention.keepSplitVote(votes, start, ttlMillis, round);
         long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         int granted = 0;
         int answered = 0;
@@ -271,8 +227,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         }
         lateGrants.giveBack(mayHoldOurs, key, token);
         if (granted < answered) {
-            long now = System.nanoTime();
-            markContended(key, new Contention(now, arbiter >= 0 ? contended.fullVoteAt : start));
+            contention.foundTaken(key, contended, arbiter.isPresent(), start);
         }
         if (answered < quorum) {
             throw new RedlockQuorumException(key, "acquire", answered, calls.size(), quorum, calls.failures(votes));
@@ -289,140 +244,29 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     /**
      * One round of acquire votes from the nodes marked in {@code which} (the others' votes are "not
      * asked"), decided once {@code alreadyHeld} and the new grants make a majority; held-back nodes'
-     * votes already taken out.
+     * votes already taken out. Node {@code lineNode}, if any, is asked with
+     * {@link RedlockNode#acquireOrWaitAsync}: if the lock is taken there, this instance joins its wake-up
+     * line (see {@link RedlockReleaseHints}).
      */
     private List<Vote<AcquireResult>> acquireVotes(boolean[] which, int alreadyHeld, LockKey key, String token,
-            long ttlMillis) {
-        return acquireVotes(which, alreadyHeld, key, token, ttlMillis, -1);
-    }
-
-    /**
-     * {@link #acquireVotes(boolean[], int, LockKey, String, long)}, where node {@code lineNode} (-1:
-     * none) is asked with {@link RedlockNode#acquireOrWaitAsync}: if the lock is taken there, this
-     * instance joins its wake-up line (see {@link RedlockReleaseHints}).
-     */
-    private List<Vote<AcquireResult>> acquireVotes(boolean[] which, int alreadyHeld, LockKey key, String token,
-            long ttlMillis, int lineNode) {
+            long ttlMillis, OptionalInt lineNode) {
         // Decided as soon as a majority granted it: a stopped node must not hold every acquisition
         // up for its node timeout. A vote that fails waits for every answer, so that what was set can
         // be given back.
         VoteListener<AcquireResult> lateGrant = lateGrants.acquiring(key, token);
-        return health.heldBack(calls.ask(which, (index, node) -> index == lineNode
+        return health.heldBack(calls.ask(which, (index, node) -> is(lineNode, index)
                 ? node.acquireOrWait(key, token, ttlMillis, hints.waiterId(), hints.lineAliveMillis())
                 : node.acquire(key, token, ttlMillis),
-                (index, node) -> index == lineNode
+                (index, node) -> is(lineNode, index)
                         ? node.acquireOrWaitAsync(key, token, ttlMillis, hints.waiterId(), hints.lineAliveMillis())
                         : node.acquireAsync(key, token, ttlMillis),
                 answers -> alreadyHeld + QuorumCall.count(answers, AcquireResult::acquired) >= quorum,
                 lateGrant));
     }
 
-    /**
-     * The acquisition of a contended key: asks the arbiter node alone, and the others only if it
-     * granted the lock (or did not answer). Every contender woken by the same release would otherwise
-     * ask all nodes at once and split the vote, each then giving back what it got: on a few cores
-     * shared with the nodes, most of a contended Redlock's work. The arbiter grants one of them, and
-     * the others stop after one command that set nothing. Safety is the same either way: the lock is
-     * ours only with a majority, the arbiter's vote among them. Uncontended keys keep the single
-     * round of the fan-out.
-     *
-     * @return the votes of every node, or {@code null} if the arbiter said the lock is taken (nothing
-     *         was set anywhere)
-     */
-    private List<Vote<AcquireResult>> askArbiterFirst(int arbiter, LockKey key, String token, long ttlMillis) {
-        boolean[] first = calls.only(arbiter);
-        Vote<AcquireResult> arbiterVote = acquireVotes(first, 0, key, token, ttlMillis, lineNode(arbiter)).get(arbiter);
-        if (Vote.refused(arbiterVote)) {
-            return null;
-        }
-        boolean[] others = calls.all();
-        others[arbiter] = false;
-        List<Vote<AcquireResult>> votes = new ArrayList<>(
-                acquireVotes(others, Vote.granted(arbiterVote) ? 1 : 0, key, token, ttlMillis));
-        votes.set(arbiter, arbiterVote);
-        return votes;
-    }
-
-    /**
-     * The node contenders ask first: the first in order that answers and whose votes count. All
-     * contenders pick the same one while they see the nodes alike (the one {@link #wonSplitVote}
-     * favours too); if they don't, only how fast it goes suffers. -1 if none qualifies.
-     */
-    private int arbiter() {
-        long now = System.nanoTime();
-        for (int i = 0; i < calls.size(); i++) {
-            if (health.isHealthy(i, now, calls.nodeTimeoutNanos())) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    /**
-     * {@code arbiter} if this instance can wait in line there: a node whose hints, those for this
-     * instance included, reach it now (a node without wake-up lines only takes the lock); -1 otherwise.
-     */
-    private int lineNode(int arbiter) {
-        return arbiter >= 0 && hints != null && hints.isDelivering(arbiter) ? arbiter : -1;
-    }
-
-    private void markContended(LockKey key, Contention found) {
-        if (contention.size() >= MAX_CONTENDED_KEYS) {
-            contention.values().removeIf(entry -> found.takenAt - entry.takenAt >= CONTENDED_NANOS);
-        }
-        contention.put(key.redisKey(), found);
-    }
-
-    /**
-     * A key this backend found taken.
-     *
-     * @param takenAt when an attempt last found it taken
-     * @param fullVoteAt when every node was last asked for it
-     * @param releasedAt when a thread of this backend last released it since, or 0
-     * @param releasedBy that thread, or {@code null}
-     */
-    private record Contention(long takenAt, long fullVoteAt, long releasedAt, Thread releasedBy) {
-
-        Contention(long takenAt, long fullVoteAt) {
-            this(takenAt, fullVoteAt, 0, null);
-        }
-
-        boolean askArbiterFirst(long now) {
-            return now - takenAt < CONTENDED_NANOS && now - fullVoteAt < FULL_VOTE_EVERY_NANOS;
-        }
-    }
-
-    /**
-     * Whether a vote split between contenders and we are the one to keep our grants: no majority for
-     * us, a majority of nodes answered, fewer than a majority are held by others (so nobody else can
-     * have won among them), and the first node that answered is ours. Every contender that saw the
-     * same answers draws the same conclusion, as only one of them can hold that node; one that saw
-     * different answers (a node answered some and not others) may keep its grants too, and then
-     * both give up after {@link #SPLIT_VOTE_RETRIES} rounds. Either way only liveness is at stake:
-     * the lock is ours only with a majority.
-     */
-    private static boolean wonSplitVote(List<Vote<AcquireResult>> votes) {
-        int granted = 0;
-        int taken = 0;
-        int firstAnswered = -1;
-        for (int i = 0; i < votes.size(); i++) {
-            Vote<AcquireResult> vote = votes.get(i);
-            if (!vote.answered()) {
-                continue;
-            }
-            if (firstAnswered < 0) {
-                firstAnswered = i;
-            }
-            if (Vote.granted(vote)) {
-                granted++;
-            }
-            else {
-                taken++;
-            }
-        }
-        int quorum = votes.size() / 2 + 1;
-        return granted > 0 && granted < quorum && granted + taken >= quorum && taken < quorum
-                && Vote.granted(votes.get(firstAnswered));
+    /** Whether {@code node} is the node at {@code index}. */
+    private static boolean is(OptionalInt node, int index) {
+        return node.isPresent() && node.getAsInt() == index;
     }
 
     /**
@@ -488,18 +332,18 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // from every node cost each waiting JVM five messages to read per release. If the arbiter
         // did not release it, the nodes that did announce it below, to every instance.
         String hint = hints == null ? null : hints.newHint(key);
-        int announcer = hint == null ? -1 : arbiter();
+        OptionalInt announcer = hint == null ? OptionalInt.empty() : contention.arbiter();
         // The arbiter's answer may come after the majority's; whether it announced is known only then
         // (see announceIfTheArbiterDidNot). Whichever of the two comes second puts its part here first.
         AtomicReference<Object> arbiterLate = new AtomicReference<>();
         VoteListener<Boolean> everyAnswer = (index, vote, late) -> {
             lateGrant.answered(index, vote, late);
-            if (late && index == announcer && arbiterLate.compareAndExchange(null, vote) instanceof boolean[] on) {
+            if (late && is(announcer, index) && arbiterLate.compareAndExchange(null, vote) instanceof boolean[] on) {
                 announceIfTheArbiterDidNot(vote, on, hint);
             }
         };
         RedlockNode.Announcement announcement = hint == null ? null
-                : new RedlockNode.Announcement(hints.channel(), hint, announcer >= 0);
+                : new RedlockNode.Announcement(hints.channel(), hint, announcer.isPresent());
         List<Vote<Boolean>> votes = calls.ask(calls.all(), (index, node) -> announces(index, announcement, announcer)
                 ? node.releaseAndAnnounce(key, token, announcement) : node.release(key, token),
                 (index, node) -> announces(index, announcement, announcer)
@@ -518,29 +362,27 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 }
             }
         }
-        Contention contended = contention.get(key.redisKey());
-        if (contended != null) {
-            // See YIELD_NANOS.
-            contention.put(key.redisKey(), new Contention(contended.takenAt, contended.fullVoteAt, System.nanoTime(),
-                    Thread.currentThread()));
-        }
+        contention.released(key);
         if (hints != null && released > 0) {
             // Wherever the lock is gone now; a waiter woken by a node of a minority still needs a majority.
             boolean[] announcedBy = new boolean[votes.size()];
-            if (announcer >= 0 && announcesItsReleases[announcer] && Ballot.isPending(votes.get(announcer))) {
-                // Its answer is on its way, usually with its own announcement: the nodes that released
-                // it announce it only if it turns out the arbiter did not. Announcing from them now, each
-                // time the arbiter answered after the majority, woke every instance instead of the one at
-                // the head of the arbiter's line.
-                Arrays.fill(announcedBy, true);
-                if (arbiterLate.compareAndExchange(null, releasedOn) instanceof Vote<?> vote) {
-                    announceIfTheArbiterDidNot(vote, releasedOn, hint);
+            if (announcer.isPresent()) {
+                int arbiter = announcer.getAsInt();
+                if (announcesItsReleases[arbiter] && Ballot.isPending(votes.get(arbiter))) {
+                    // Its answer is on its way, usually with its own announcement: the nodes that released
+                    // it announce it only if it turns out the arbiter did not. Announcing from them now, each
+                    // time the arbiter answered after the majority, woke every instance instead of the one
+                    // at the head of the arbiter's line.
+                    Arrays.fill(announcedBy, true);
+                    if (arbiterLate.compareAndExchange(null, releasedOn) instanceof Vote<?> vote) {
+                        announceIfTheArbiterDidNot(vote, releasedOn, hint);
+                    }
+                }
+                else if (releasedOn[arbiter] && announcesItsReleases[arbiter]) {
+                    Arrays.fill(announcedBy, true);
                 }
             }
-            else if (announcer >= 0 && releasedOn[announcer] && announcesItsReleases[announcer]) {
-                Arrays.fill(announcedBy, true);
-            }
-            else if (announcer < 0) {
+            else {
                 announcedBy = announcesItsReleases;
             }
             hints.released(releasedOn, announcedBy, key, hint, released >= quorum);
@@ -566,11 +408,11 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     }
 
     /**
-     * Whether {@code node}'s release announces the release: every node's if the arbiter is not known
-     * ({@code announcer} -1), the arbiter's alone otherwise; none without an announcement.
+     * Whether {@code node}'s release announces the release: every node's if no arbiter qualifies, the
+     * arbiter's alone otherwise; none without an announcement.
      */
-    private static boolean announces(int node, RedlockNode.Announcement announcement, int announcer) {
-        return announcement != null && (announcer < 0 || announcer == node);
+    private static boolean announces(int node, RedlockNode.Announcement announcement, OptionalInt announcer) {
+        return announcement != null && (announcer.isEmpty() || announcer.getAsInt() == node);
     }
 
     @Override
