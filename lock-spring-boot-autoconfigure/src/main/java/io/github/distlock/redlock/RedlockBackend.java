@@ -92,6 +92,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private final LongAccumulator longestLease;
     /** Gives back the grants that come after their attempt failed or was released. */
     private final LateGrants lateGrants;
+    /** Issues fencing tokens written back to a majority. */
+    private final QuorumFencing fencing;
     /** Announces releases to waiters, or {@code null}: then waiters only poll. */
     private final RedlockReleaseHints hints;
     /** Per node, whether its release script publishes the hint itself ({@link RedlockNode#announcesReleases}). */
@@ -146,6 +148,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         this.calls = new QuorumCall(adapted, nodeNames, nodeTimeout.toNanos(), driftFactor, health);
         this.quorum = calls.quorum();
         this.lateGrants = new LateGrants(calls);
+        this.fencing = new QuorumFencing(calls, health);
         this.resources = resources;
         this.longestLease = longestLease;
         this.hints = hints;
@@ -275,50 +278,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      */
     @Override
     public long issueFencingToken(LockKey key, String token, long ttlMillis) {
-        // Any majority of draws will do: it meets the majority the previous token was written to.
-        List<Vote<Long>> drawn = health.heldBack(calls.ask(
-                (index, node) -> node.drawFencingToken(key, token, ttlMillis),
-                answers -> QuorumCall.count(answers, drawnToken -> drawnToken > 0) >= quorum));
-        long largest = 0;
-        int holding = 0;
-        int answered = 0;
-        for (Vote<Long> vote : drawn) {
-            if (vote instanceof Vote.Answer<Long> answer) {
-                answered++;
-                if (answer.value() > 0) {
-                    holding++;
-                    largest = Math.max(largest, answer.value());
-                }
-            }
-        }
-        if (holding < quorum) {
-            if (answered - holding > calls.size() - quorum) {
-                return 0; // so many nodes no longer hold it that no majority can
-            }
-            throw new RedlockQuorumException(key, "fencing token", answered, calls.size(), quorum,
-                    calls.failures(drawn));
-        }
-        long fence = largest;
-        List<Vote<Boolean>> raised = health.heldBack(calls.ask(
-                (index, node) -> node.raiseFencingCounter(key, token, fence, ttlMillis),
-                answers -> QuorumCall.count(answers, Boolean::booleanValue) >= quorum));
-        int written = 0;
-        answered = 0;
-        for (Vote<Boolean> vote : raised) {
-            if (vote.answered()) {
-                answered++;
-                if (vote.says(Boolean::booleanValue)) {
-                    written++;
-                }
-            }
-        }
-        if (written >= quorum) {
-            return fence;
-        }
-        if (answered - written > calls.size() - quorum) {
-            return 0;
-        }
-        throw new RedlockQuorumException(key, "fencing token", answered, calls.size(), quorum, calls.failures(raised));
+        return fencing.issue(key, token, ttlMillis);
     }
 
     @Override
