@@ -94,6 +94,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private final LateGrants lateGrants;
     /** Issues fencing tokens written back to a majority. */
     private final QuorumFencing fencing;
+    /** Renews leases on a majority. */
+    private final QuorumRenewal renewal;
     /** Announces releases to waiters, or {@code null}: then waiters only poll. */
     private final RedlockReleaseHints hints;
     /** Per node, whether its release script publishes the hint itself ({@link RedlockNode#announcesReleases}). */
@@ -149,6 +151,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         this.quorum = calls.quorum();
         this.lateGrants = new LateGrants(calls);
         this.fencing = new QuorumFencing(calls, health);
+        this.renewal = new QuorumRenewal(calls, health);
         this.resources = resources;
         this.longestLease = longestLease;
         this.hints = hints;
@@ -377,46 +380,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
 
     @Override
     public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
-        if (renewals.isEmpty()) {
-            return;
-        }
-        long start = System.nanoTime();
-        // Every answer is waited for: each lease needs its own majority. This runs on the
-        // watchdog's thread, not a caller's.
-        List<Vote<RenewalOutcome[]>> answers = calls.ask((index, node) -> {
-            RenewalOutcome[] perLease = new RenewalOutcome[renewals.size()];
-            node.renew(renewals, (lease, outcome) -> perLease[lease] = outcome);
-            return perLease;
-        }, votesSoFar -> false);
-        List<Vote<RenewalOutcome[]>> votes = health.heldBack(answers);
-        long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-        for (int i = 0; i < renewals.size(); i++) {
-            int renewed = 0;
-            int lost = 0;
-            for (int node = 0; node < votes.size(); node++) {
-                RenewalOutcome outcome = votes.get(node) instanceof Vote.Answer<RenewalOutcome[]> answer
-                        ? answer.value()[i] : null;
-                if (outcome == RenewalOutcome.RENEWED) {
-                    renewed++;
-                }
-                // "Not ours" is true even from a node whose votes are held back: it forgot the lock.
-                if (answers.get(node) instanceof Vote.Answer<RenewalOutcome[]> answer
-                        && answer.value()[i] == RenewalOutcome.LOST) {
-                    lost++;
-                }
-            }
-            long ttl = renewals.get(i).ttlMillis();
-            if (renewed >= quorum && calls.validity(ttl, elapsedMillis) > 0) {
-                outcomes.outcome(i, RenewalOutcome.RENEWED);
-            }
-            else if (lost > calls.size() - quorum) {
-                // So many nodes say "not ours" that no majority can hold it any more.
-                outcomes.outcome(i, RenewalOutcome.LOST);
-            }
-            else {
-                outcomes.outcome(i, RenewalOutcome.FAILED);
-            }
-        }
+        renewal.renew(renewals, outcomes);
     }
 
     /** A renewed lease is valid for its ttl less the drift allowance, from the round's start. */
