@@ -11,6 +11,11 @@ import io.github.distlock.core.LockKey;
  * that still holds the lock, the largest is written back to a majority (conditioned on the lock still
  * being ours there), and only then is it issued: any later holder's majority shares a node with that
  * majority and draws a larger token there.
+ *
+ * <p>This assumes a node's counter survives until the next holder draws on it (the counter lives a day;
+ * the restart rule keeps a node that forgot it from voting for one longest lease) or, failing that, that
+ * the nodes' clocks agree to within the time between two holders (a token is never below the server's
+ * time in microseconds, see fencing.lua).
  */
 final class QuorumFencing {
 

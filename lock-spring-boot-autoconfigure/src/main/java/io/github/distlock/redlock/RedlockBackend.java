@@ -24,51 +24,28 @@ import io.github.distlock.redis.RedisKeyNaming;
  *
  * <p>Each node is a single-Redis {@link LockBackend} of its own (in practice a
  * {@link io.github.distlock.redis.RedisLockBackend} on its own client), so every node runs the same
- * commands and scripts as a single Redis does, with the same wire format. On top of them:
+ * commands and scripts as a single Redis does, with the same wire format. This class coordinates parts
+ * that each have one job:
  * <ul>
- * <li><b>Acquire</b> asks every node at once ({@code SET NX PX GET}), each bounded by the node
- * timeout. It succeeds as soon as N/2+1 nodes granted it, if the lock is still valid then:
- * validity = ttl − time the vote took − (ttl × drift factor + 2 ms), on the monotonic clock. It
- * does not wait for the other nodes, so a stopped node costs nothing while a majority answers.
- * Otherwise it releases on every node, those that did not answer included (a no-show may have set
- * the key after all), and reports the lock taken; the lock service retries after a random delay
- * within the wait time. A majority that granted it too slowly for the ttl is not "taken" but
- * {@link RedlockValidityException}: the ttl is too short for the time a vote takes.</li>
- * <li><b>Renew</b> extends the lease on every node at once. A lease stays held only while a
- * majority renewed it within the round's validity; once so many nodes answered "not ours" that no
- * majority is left, it is lost.</li>
- * <li><b>Release</b> runs on every node at once, and reports released as soon as a majority
- * released; the other nodes' deletes finish in the background. The arbiter node publishes a
- * release hint ({@link RedlockReleaseHints}) from the same script as it deletes the lock, to the
- * instance at the head of the lock's wake-up line there (the instances whose contended attempts
- * found it taken, by arrival), or to every instance if nobody alive is in line (the nodes that
- * released it announce it to every instance, if the arbiter did not).</li>
+ * <li>{@link QuorumCall}: asks every node at once, each bounded by the node timeout, and stops waiting
+ * as soon as the answers settle the outcome; validity = ttl − time the vote took − (ttl × drift factor
+ * + 2 ms), on the monotonic clock;</li>
+ * <li>{@link NodeHealth}: a node that leaves commands unanswered is only probed, and a restarted node's
+ * votes do not count until it has been up longer than the longest lease ({@link NodeRestartGuard});</li>
+ * <li>{@link ContentionPolicy}: contenders for a key found taken ask an arbiter node first and wait in its
+ * wake-up line, so that the waiters one release woke in several JVMs don't split the vote;</li>
+ * <li>{@link LateGrants}: a grant that lands after its attempt failed or was released is given back;</li>
+ * <li>{@link QuorumFencing} and {@link QuorumRenewal}: fencing tokens and renewals over a majority.</li>
  * </ul>
  *
- * <p>Fewer than a majority answering at all is not "taken" but a backend failure:
- * {@link RedlockQuorumException}, naming how many nodes answered, so a caller can tell an outage
- * from contention.
- *
- * <p><b>Restarted nodes.</b> A node that restarted empty has forgotten the locks it granted. With
- * {@link NodeRestartGuard guards}, its answers do not count until it has been up longer than the
- * longest lease the application uses (the delayed restart of the Redlock description, enforced by
- * the client).
- *
- * <p><b>Fencing tokens over a quorum</b> ({@link #issueFencingToken}, on demand as on a single
- * node). The largest of the tokens drawn on the nodes that granted the lock is not enough: holder
- * A's largest may come from a node that holder B's majority leaves out, and B's largest can then be
- * smaller. So a token is drawn on every node that still holds the lock, the largest is written back
- * to a majority (conditioned on the lock still being ours there), and only then is it issued. Any
- * later holder's majority shares a node with that majority and draws a larger token there. This
- * assumes a node's counter survives until the next holder draws on it (the counter lives a day; the
- * restart rule keeps a node that forgot it from voting for one longest lease) or, failing that, that
- * the nodes' clocks agree to within the time between two holders (a token is never below the
- * server's time in microseconds, see fencing.lua).
- *
- * <p>No wait queue: a waiter polls ({@code retry-delay}), and a release hint wakes the
- * longest-waiting thread of each JVM early. A key found taken is contended for a second: its
- * attempts ask the arbiter node alone first and the others only if it granted ({@link ContentionPolicy}),
- * so that the waiters one release woke in several JVMs don't split the vote.
+ * <p><b>Acquire</b> succeeds once N/2+1 nodes granted it while it is still valid, without waiting for
+ * the others. Otherwise it gives back what may have been set (on every node that did not answer
+ * "taken") and reports the lock taken; the lock service retries within the wait time. A majority that
+ * granted it too slowly for the ttl is {@link RedlockValidityException}. <b>Release</b> reports released
+ * once a majority deleted it, and announces it to the waiters ({@link RedlockReleaseHints}): from the
+ * arbiter's release script to the head of its wake-up line, or from the nodes that released it to every
+ * instance. Fewer than a majority answering at all is not "taken" but {@link RedlockQuorumException},
+ * so a caller can tell an outage from contention.
  *
  * <pre>{@code
  * List<RedisLockBackend> nodes = ...;   // one per independent master, each on its own client
