@@ -16,6 +16,12 @@ import java.util.List;
  * {@code whenNotCached} holds the node back until the check has read its {@code run_id} again. A keep-alive proxy
  * between the client and the node, which hides the restart from the connection, hides nothing from this.
  *
+ * <p>A server keeps the scripts it was sent for as long as it runs, so one nonce must only ever be known to one
+ * server: when a check finds another {@code run_id} than the one the current nonce was loaded on, it calls
+ * {@link #rotate} and the node counts again only once a check has loaded the new nonce on that server. An address
+ * that later leads back to the first server (a VIP that fails back, a standby reused) then finds it without the
+ * current scripts.
+ *
  * <pre>{@code
  * NodeIncarnation incarnation = new NodeIncarnation(() -> guard.connectionChanged());
  * RedisLockBackend node = new RedisLockBackend(connection, "lock:", "lock:released", incarnation);
@@ -26,45 +32,96 @@ public final class NodeIncarnation {
 
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    /** The acquire vote: {@code SET NX PX} as a script. */
-    final LuaScript vote;
-    /** The arbiter node's acquire, which also keeps the wake-up line. */
-    final LuaScript arbiterVote;
-    final LuaScript renew;
-    final LuaScript fence;
-    final LuaScript raiseFence;
-    private final String nonce;
+    private final Runnable whenNotCached;
+    private volatile Scripts scripts;
+    /** The {@code run_id} of the server the current scripts were loaded on, or {@code null} before a check found it. */
+    private String boundTo;
 
     /**
      * @param whenNotCached told, on a client I/O thread or the caller's, whenever the node answers a vote with
      *        {@code NOSCRIPT}; must not block
      */
     public NodeIncarnation(Runnable whenNotCached) {
+        this.whenNotCached = whenNotCached;
+        this.scripts = new Scripts(newNonce(), whenNotCached);
+    }
+
+    private static String newNonce() {
         byte[] random = new byte[16];
         RANDOM.nextBytes(random);
-        this.nonce = HexFormat.of().formatHex(random);
-        this.vote = LockScripts.REDLOCK_VOTE.incarnation(nonce, whenNotCached);
-        this.arbiterVote = LockScripts.REDLOCK_ACQUIRE.incarnation(nonce, whenNotCached);
-        this.renew = LockScripts.RENEW.incarnation(nonce, whenNotCached);
-        this.fence = LockScripts.FENCE.incarnation(nonce, whenNotCached);
-        this.raiseFence = LockScripts.RAISE_FENCE.incarnation(nonce, whenNotCached);
+        return HexFormat.of().formatHex(random);
     }
 
     /**
-     * Loads every script into the node's cache, on the connection the votes use (behind a proxy, the same
+     * Loads every current script into the node's cache, on the connection the votes use (behind a proxy, the same
      * upstream). Call it before reading the node's {@code run_id}: a restart between the two then shows as a new
      * {@code run_id}, and one after both as {@code NOSCRIPT}.
      *
      * @throws io.github.distlock.LockBackendException if the node does not answer in time or refuses
      */
     public void load(LockConnection connection) {
-        for (LuaScript script : List.of(vote, arbiterVote, renew, fence, raiseFence)) {
+        for (LuaScript script : scripts.all()) {
             connection.load(script);
         }
     }
 
-    /** The nonce, for messages and tests. */
-    public String nonce() {
-        return nonce;
+    /**
+     * Votes from now on use scripts of a new nonce, which no server has yet: the current ones were loaded on a
+     * server that no longer answers at this address, or may be.
+     */
+    public synchronized void rotate() {
+        scripts = new Scripts(newNonce(), whenNotCached);
+        boundTo = null;
+    }
+
+    /**
+     * Binds the current scripts to the server a check loaded them on.
+     *
+     * @param runId the {@code run_id} read before and after {@link #load}, the same both times
+     * @return {@code true} if they are that server's; {@code false} if they were loaded on another server before,
+     *         which may still have them: they are {@link #rotate rotated}, and the next check binds the new ones
+     */
+    public synchronized boolean bind(String runId) {
+        if (boundTo == null) {
+            boundTo = runId;
+            return true;
+        }
+        if (boundTo.equals(runId)) {
+            return true;
+        }
+        rotate();
+        return false;
+    }
+
+    /** The current nonce, for messages and tests. */
+    public synchronized String nonce() {
+        return scripts.nonce();
+    }
+
+    /** The scripts votes use now. */
+    Scripts scripts() {
+        return scripts;
+    }
+
+    /**
+     * One nonce's scripts.
+     *
+     * @param vote the acquire vote: {@code SET NX PX} as a script
+     * @param arbiterVote the arbiter node's acquire, which also keeps the wake-up line
+     */
+    record Scripts(String nonce, LuaScript vote, LuaScript arbiterVote, LuaScript renew, LuaScript fence,
+            LuaScript raiseFence) {
+
+        Scripts(String nonce, Runnable whenNotCached) {
+            this(nonce, LockScripts.REDLOCK_VOTE.incarnation(nonce, whenNotCached),
+                    LockScripts.REDLOCK_ACQUIRE.incarnation(nonce, whenNotCached),
+                    LockScripts.RENEW.incarnation(nonce, whenNotCached),
+                    LockScripts.FENCE.incarnation(nonce, whenNotCached),
+                    LockScripts.RAISE_FENCE.incarnation(nonce, whenNotCached));
+        }
+
+        List<LuaScript> all() {
+            return List.of(vote, arbiterVote, renew, fence, raiseFence);
+        }
     }
 }

@@ -305,7 +305,7 @@ public final class RedisLockBackend
     @Override
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
         if (incarnation != null) {
-            return redlockAcquireResult(connection.script(key, "acquire", incarnation.vote,
+            return redlockAcquireResult(connection.script(key, "acquire", incarnation.scripts().vote(),
                     () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), redlockKeys(key, false),
                     voteArguments(token, ttlMillis), connection.deadline()).value(), ttlMillis);
         }
@@ -340,7 +340,7 @@ public final class RedisLockBackend
             return null;
         }
         if (incarnation != null) {
-            CompletableFuture<Reply<Long>> reply = connection.scriptAsync(key, "acquire", incarnation.vote,
+            CompletableFuture<Reply<Long>> reply = connection.scriptAsync(key, "acquire", incarnation.scripts().vote(),
                     () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), redlockKeys(key, false),
                     voteArguments(token, ttlMillis));
             return reply == null ? null : reply.thenApply(answer -> redlockAcquireResult(answer.value(), ttlMillis));
@@ -471,7 +471,7 @@ public final class RedisLockBackend
     }
 
     private LuaScript arbiterVote() {
-        return incarnation != null ? incarnation.arbiterVote : REDLOCK_ACQUIRE;
+        return incarnation != null ? incarnation.scripts().arbiterVote() : REDLOCK_ACQUIRE;
     }
 
     private static byte[][] voteArguments(String token, long ttlMillis) {
@@ -529,7 +529,8 @@ public final class RedisLockBackend
 
     @Override
     public long issueFencingToken(LockKey key, String token, long ttlMillis) {
-        return connection.script(key, "fencing token", incarnation != null ? incarnation.fence : FENCE, () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE),
+        return connection.script(key, "fencing token", incarnation != null ? incarnation.scripts().fence() : FENCE,
+                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE),
                 keys(key), new byte[][] { bytes(token), counterLifetime(ttlMillis) }, connection.deadline()).value();
     }
 
@@ -537,7 +538,7 @@ public final class RedisLockBackend
     public boolean raiseFencingCounter(LockKey key, String token, long fencingToken, long ttlMillis) {
         String lock = key.redisKey();
         return connection.script(key, "fencing counter",
-                incarnation != null ? incarnation.raiseFence : LockScripts.RAISE_FENCE,
+                incarnation != null ? incarnation.scripts().raiseFence() : LockScripts.RAISE_FENCE,
                 () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE),
                 new byte[][] { bytes(lock), bytes(lock + FENCE_SUFFIX) },
                 new byte[][] { bytes(token), bytes(Long.toString(fencingToken)), counterLifetime(ttlMillis) },
@@ -586,7 +587,8 @@ public final class RedisLockBackend
         for (List<Integer> batch : batches) {
             calls.add(renewalCall(renewals, batch));
         }
-        connection.scripts("renew", incarnation != null ? incarnation.renew : RENEW, () -> new ArrayOutput<>(ByteArrayCodec.INSTANCE), calls,
+        connection.scripts("renew", incarnation != null ? incarnation.scripts().renew() : RENEW,
+                () -> new ArrayOutput<>(ByteArrayCodec.INSTANCE), calls,
                 connection.deadline(), (b, result) -> {
                     List<Integer> batch = batches.get(b);
                     for (int i = 0; i < batch.size(); i++) {

@@ -224,24 +224,46 @@ public final class LettuceRedlockNodes implements AutoCloseable {
         }
     }
 
-    /** Reads the node's run id and uptime and tells its guard; a node that does not answer stays as it is. */
+    /**
+     * Reads the node's run id and uptime and tells its guard; a node that does not answer stays as it is. The
+     * node's vote scripts are loaded between two reads of its run id: only if both name the server the scripts
+     * were bound to does the node count, so that the scripts of one nonce are only ever known to one server.
+     */
     private void check(int index) {
         checkPending.get(index).set(false);
         NodeRestartGuard guard = guards.get(index);
+        NodeIncarnation incarnation = incarnations.get(index);
+        LockConnection connection = connections.get(index);
         long epoch = guard.epoch();
         try {
-            // Before INFO: a restart between the two shows as a new run_id, and one after both as NOSCRIPT.
-            incarnations.get(index).load(connections.get(index));
-            String info = connections.get(index).info("server");
+            String before = field(connection.info("server"), "run_id");
+            incarnation.load(connection);
+            String info = connection.info("server");
             String runId = field(info, "run_id");
             String uptime = field(info, "uptime_in_seconds");
-            if (runId != null && uptime != null) {
-                guard.verified(epoch, runId, Long.parseLong(uptime));
+            if (runId == null || uptime == null) {
+                return;
+            }
+            boolean bound = runId.equals(before) ? incarnation.bind(runId) : rotated(incarnation);
+            if (!bound) {
+                // The scripts went to another server than the one they were bound to, or to one of two: new
+                // ones, loaded by the next check, and no vote counts meanwhile. Before verified(), so that the
+                // run id it reads is recorded (and a change held back) without making the node count.
+                guard.connectionChanged();
+            }
+            guard.verified(epoch, runId, Long.parseLong(uptime));
+            if (!bound) {
+                checkSoon(index);
             }
         }
         catch (LockBackendException | NumberFormatException ex) {
             logger.debug("Could not check Redlock node " + guard.node() + " for a restart", ex);
         }
+    }
+
+    private static boolean rotated(NodeIncarnation incarnation) {
+        incarnation.rotate();
+        return false;
     }
 
     private static String field(String info, String name) {

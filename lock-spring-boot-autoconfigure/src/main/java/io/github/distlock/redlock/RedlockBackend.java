@@ -6,87 +6,46 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadFactory;
+import java.util.OptionalInt;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAccumulator;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Function;
-import java.util.function.Predicate;
-import java.util.function.Supplier;
 
 import org.springframework.context.SmartLifecycle;
 
-import io.github.distlock.LockBackendException;
 import io.github.distlock.core.FencingLockBackend;
 import io.github.distlock.core.InspectableLockBackend;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockKey;
-import io.github.distlock.core.NonBlockingLockBackend;
 import io.github.distlock.redis.RedisKeyNaming;
-import io.github.distlock.redis.RedisLockBackend;
 
 /**
  * Redlock: one lock over N independent Redis masters, held while a majority of them holds it.
  *
  * <p>Each node is a single-Redis {@link LockBackend} of its own (in practice a
  * {@link io.github.distlock.redis.RedisLockBackend} on its own client), so every node runs the same
- * commands and scripts as a single Redis does, with the same wire format. On top of them:
+ * commands and scripts as a single Redis does, with the same wire format. This class coordinates parts
+ * that each have one job:
  * <ul>
- * <li><b>Acquire</b> asks every node at once ({@code SET NX PX GET}), each bounded by the node
- * timeout. It succeeds as soon as N/2+1 nodes granted it, if the lock is still valid then:
- * validity = ttl − time the vote took − (ttl × drift factor + 2 ms), on the monotonic clock. It
- * does not wait for the other nodes, so a stopped node costs nothing while a majority answers.
- * Otherwise it releases on every node, those that did not answer included (a no-show may have set
- * the key after all), and reports the lock taken; the lock service retries after a random delay
- * within the wait time. A majority that granted it too slowly for the ttl is not "taken" but
- * {@link RedlockValidityException}: the ttl is too short for the time a vote takes.</li>
- * <li><b>Renew</b> extends the lease on every node at once. A lease stays held only while a
- * majority renewed it within the round's validity; once so many nodes answered "not ours" that no
- * majority is left, it is lost.</li>
- * <li><b>Release</b> runs on every node at once, and reports released as soon as a majority
- * released; the other nodes' deletes finish in the background. The arbiter node publishes a
- * release hint ({@link RedlockReleaseHints}) from the same script as it deletes the lock, to the
- * instance at the head of the lock's wake-up line there (the instances whose contended attempts
- * found it taken, by arrival), or to every instance if nobody alive is in line (the nodes that
- * released it announce it to every instance, if the arbiter did not).</li>
+ * <li>{@link QuorumCall}: asks every node at once, each bounded by the node timeout, and stops waiting
+ * as soon as the answers settle the outcome; validity = ttl − time the vote took − (ttl × drift factor
+ * + 2 ms), on the monotonic clock;</li>
+ * <li>{@link NodeHealth}: a node that leaves commands unanswered is only probed, and a restarted node's
+ * votes do not count until it has been up longer than the longest lease ({@link NodeRestartGuard});</li>
+ * <li>{@link ContentionPolicy}: contenders for a key found taken ask an arbiter node first and wait in its
+ * wake-up line, so that the waiters one release woke in several JVMs don't split the vote;</li>
+ * <li>{@link LateGrants}: a grant that lands after its attempt failed or was released is given back;</li>
+ * <li>{@link QuorumFencing} and {@link QuorumRenewal}: fencing tokens and renewals over a majority.</li>
  * </ul>
  *
- * <p>Fewer than a majority answering at all is not "taken" but a backend failure:
- * {@link RedlockQuorumException}, naming how many nodes answered, so a caller can tell an outage
- * from contention.
- *
- * <p><b>Restarted nodes.</b> A node that restarted empty has forgotten the locks it granted. With
- * {@link NodeRestartGuard guards}, its answers do not count until it has been up longer than the
- * longest lease the application uses (the delayed restart of the Redlock description, enforced by
- * the client).
- *
- * <p><b>Fencing tokens over a quorum</b> ({@link #issueFencingToken}, on demand as on a single
- * node). The largest of the tokens drawn on the nodes that granted the lock is not enough: holder
- * A's largest may come from a node that holder B's majority leaves out, and B's largest can then be
- * smaller. So a token is drawn on every node that still holds the lock, the largest is written back
- * to a majority (conditioned on the lock still being ours there), and only then is it issued. Any
- * later holder's majority shares a node with that majority and draws a larger token there. This
- * assumes a node's counter survives until the next holder draws on it (the counter lives a day; the
- * restart rule keeps a node that forgot it from voting for one longest lease) or, failing that, that
- * the nodes' clocks agree to within the time between two holders (a token is never below the
- * server's time in microseconds, see fencing.lua).
- *
- * <p>No wait queue: a waiter polls ({@code retry-delay}), and a release hint wakes the
- * longest-waiting thread of each JVM early. A key found taken is contended for a second: its
- * attempts ask the arbiter node alone first and the others only if it granted ({@link #askArbiterFirst}),
- * so that the waiters one release woke in several JVMs don't split the vote.
+ * <p><b>Acquire</b> succeeds once N/2+1 nodes granted it while it is still valid, without waiting for
+ * the others. Otherwise it gives back what may have been set (on every node that did not answer
+ * "taken") and reports the lock taken; the lock service retries within the wait time. A majority that
+ * granted it too slowly for the ttl is {@link RedlockValidityException}. <b>Release</b> reports released
+ * once a majority deleted it, and announces it to the waiters ({@link RedlockReleaseHints}): from the
+ * arbiter's release script to the head of its wake-up line, or from the nodes that released it to every
+ * instance. Fewer than a majority answering at all is not "taken" but {@link RedlockQuorumException},
+ * so a caller can tell an outage from contention.
  *
  * <pre>{@code
  * List<RedisLockBackend> nodes = ...;   // one per independent master, each on its own client
@@ -97,54 +56,29 @@ import io.github.distlock.redis.RedisLockBackend;
  */
 public final class RedlockBackend implements FencingLockBackend, InspectableLockBackend, SmartLifecycle, AutoCloseable {
 
-    /** How many more rounds the winner of a split vote asks the nodes it lacks (see {@link #wonSplitVote}). */
-    private static final int SPLIT_VOTE_RETRIES = 2;
-    private static final long MIN_SPLIT_VOTE_PAUSE_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
-    private static final long MAX_SPLIT_VOTE_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-
-    /** How long a key found taken counts as contended: its attempts ask the arbiter node first. */
-    private static final long CONTENDED_NANOS = TimeUnit.SECONDS.toNanos(1);
-    /**
-     * How often a contended key is still put to every node: the arbiter alone can't tell a lock held
-     * by a majority from a leftover on that node only (a release or give-back still on its way, a
-     * client that died mid-vote), which would otherwise stall the key until the leftover expires.
-     */
-    private static final long FULL_VOTE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-    /**
-     * How long the thread that released a contended key waits before it asks for it again: the
-     * waiters its release woke in other JVMs get to the arbiter first, instead of the releaser winning
-     * every time it locks again at once (it hears of its own release before anyone).
-     */
-    private static final long YIELD_NANOS = TimeUnit.MICROSECONDS.toNanos(500);
-    /** Bound of {@link #contention}; past it, entries older than {@link #CONTENDED_NANOS} go. */
-    private static final int MAX_CONTENDED_KEYS = 4096;
-
-    /** The fixed part of the drift allowance: clocks tick in milliseconds. */
-    private static final long DRIFT_FLOOR_MILLIS = 2;
-
-    private final List<FencingLockBackend> nodes;
     private final List<String> nodeNames;
     private final String keyPrefix;
-    private final long nodeTimeoutNanos;
-    private final double driftFactor;
     private final int quorum;
-    private final ExecutorService fanOut;
+    /** Asks the nodes: the fan-out, the votes, the validity. */
+    private final QuorumCall calls;
     /** Closed after the nodes: what they run on (their clients), or nothing. */
     private final AutoCloseable resources;
-    /** Per node, whether its votes count (the delayed-restart rule); {@code null}: always. */
-    private final List<NodeRestartGuard> guards;
-    /** Per node, what its non-blocking commands tell of whether it answers at all. */
-    private final List<Responsiveness> responsiveness;
+    /** Per node, whether it answers and whether its votes count. */
+    private final NodeHealth health;
     /** The longest lease asked for, which a restarted node must outlive before it votes. */
     private final LongAccumulator longestLease;
-    /** By token: acquisitions whose answers are not all in yet (see {@link #acquireAnswered}). */
-    private final ConcurrentHashMap<String, AcquiresInFlight> acquiresInFlight = new ConcurrentHashMap<>();
+    /** Gives back the grants that come after their attempt failed or was released. */
+    private final LateGrants lateGrants;
+    /** Issues fencing tokens written back to a majority. */
+    private final QuorumFencing fencing;
+    /** Renews leases on a majority. */
+    private final QuorumRenewal renewal;
     /** Announces releases to waiters, or {@code null}: then waiters only poll. */
     private final RedlockReleaseHints hints;
-    /** Per node, whether its release script publishes the hint itself ({@link #releaseAndHint}). */
+    /** Per node, whether its release script publishes the hint itself ({@link RedlockNode#announcesReleases}). */
     private final boolean[] announcesItsReleases;
-    /** By lock key: when attempts of this backend found it taken (see {@link #askArbiterFirst}). */
-    private final ConcurrentHashMap<String, Contention> contention = new ConcurrentHashMap<>();
+    /** How contenders take turns: the arbiter, the wake-up line, the split-vote keeper. */
+    private final ContentionPolicy contention;
     private volatile boolean running = true;
 
     /**
@@ -183,29 +117,25 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             throw new IllegalArgumentException("One name per node: " + nodeNames.size() + " names, " + nodes.size()
                     + " nodes");
         }
-        this.nodes = List.copyOf(nodes);
+        List<RedlockNode> adapted = new ArrayList<>(nodes.size());
+        for (FencingLockBackend node : nodes) {
+            adapted.add(RedlockNode.of(Objects.requireNonNull(node, "node")));
+        }
         this.nodeNames = List.copyOf(nodeNames);
         this.keyPrefix = Objects.requireNonNull(keyPrefix, "keyPrefix");
-        this.nodeTimeoutNanos = nodeTimeout.toNanos();
-        this.driftFactor = driftFactor;
-        this.quorum = nodes.size() / 2 + 1;
-        this.fanOut = Executors.newCachedThreadPool(daemonThreads());
-        List<Responsiveness> perNode = new ArrayList<>(nodes.size());
-        for (int i = 0; i < nodes.size(); i++) {
-            perNode.add(new Responsiveness());
-        }
-        this.responsiveness = List.copyOf(perNode);
+        this.health = new NodeHealth(nodes.size(), guards);
+        this.calls = new QuorumCall(adapted, nodeNames, nodeTimeout.toNanos(), driftFactor, health);
+        this.quorum = calls.quorum();
+        this.lateGrants = new LateGrants(calls);
+        this.fencing = new QuorumFencing(calls, health);
+        this.renewal = new QuorumRenewal(calls, health);
         this.resources = resources;
-        if (guards != null && guards.size() != nodes.size()) {
-            throw new IllegalArgumentException("One guard per node: " + guards.size() + " guards, " + nodes.size()
-                    + " nodes");
-        }
-        this.guards = guards == null ? null : List.copyOf(guards);
         this.longestLease = longestLease;
         this.hints = hints;
+        this.contention = new ContentionPolicy(calls, health, hints);
         this.announcesItsReleases = new boolean[nodes.size()];
         for (int i = 0; i < nodes.size(); i++) {
-            announcesItsReleases[i] = nodes.get(i) instanceof RedisLockBackend;
+            announcesItsReleases[i] = adapted.get(i).announcesReleases();
         }
     }
 
@@ -215,15 +145,6 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      */
     public RedlockReleaseHints releaseHints() {
         return hints;
-    }
-
-    private static ThreadFactory daemonThreads() {
-        AtomicInteger count = new AtomicInteger();
-        return task -> {
-            Thread thread = new Thread(task, "distributed-lock-redlock-" + count.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        };
     }
 
     /** How many nodes must agree: N/2+1. */
@@ -247,57 +168,35 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             longestLease.accumulate(ttlMillis);
         }
         long start = System.nanoTime();
-        Contention contended = contention.get(key.redisKey());
-        int arbiter = contended != null && contended.askArbiterFirst(start) ? arbiter() : -1;
+        ContentionPolicy.AcquireRound round = (which, alreadyHeld, lineNode) ->
+                acquireVotes(which, alreadyHeld, key, token, ttlMillis, lineNode);
+        ContentionPolicy.Contention contended = contention.contended(key);
+        OptionalInt arbiter = contention.arbiterFirst(contended, start);
         List<Vote<AcquireResult>> votes;
-        if (arbiter >= 0) {
-            long yieldFor = contended.releasedAt + YIELD_NANOS - start;
-            if (yieldFor > 0 && contended.releasedBy == Thread.currentThread()) {
-                LockSupport.parkNanos(yieldFor);
-            }
-            votes = askArbiterFirst(arbiter, key, token, ttlMillis);
-            if (votes == null) {
-                markContended(key, new Contention(System.nanoTime(), contended.fullVoteAt));
+        if (arbiter.isPresent()) {
+            votes = contention.askArbiterFirst(arbiter.getAsInt(), contended, start, round);
+            if (Vote.refused(votes.get(arbiter.getAsInt()))) {
+                // Taken, and nothing was set anywhere.
+                contention.foundTaken(key, contended, true, start);
                 return AcquireResult.notAcquired(0, 0);
             }
         }
         else {
-            votes = acquireVotes(all(), 0, key, token, ttlMillis, contended != null ? lineNode(arbiter()) : -1);
+            votes = round.votes(calls.all(), 0, contention.lineNodeForFullVote(contended));
         }
-        for (int retry = 0; retry < SPLIT_VOTE_RETRIES && wonSplitVote(votes)
-                && System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 2; retry++) {
-            // Nobody has a majority, and we hold the first node that answered: the callers that split
-            // the vote with us see the same and give theirs back, so we keep ours and ask the other
-            // nodes again once their releases have landed, instead of everyone backing off at random
-            // and colliding again. One round trip later, a little more each time.
-            long roundNanos = System.nanoTime() - start;
-            LockSupport.parkNanos(Math.max(MIN_SPLIT_VOTE_PAUSE_NANOS,
-                    Math.min(MAX_SPLIT_VOTE_PAUSE_NANOS, roundNanos * (retry + 1))));
-            boolean[] missing = new boolean[nodes.size()];
-            int held = 0;
-            for (int i = 0; i < votes.size(); i++) {
-                missing[i] = !grantedBy(votes.get(i));
-                held += missing[i] ? 0 : 1;
-            }
-            List<Vote<AcquireResult>> again = acquireVotes(missing, held, key, token, ttlMillis);
-            List<Vote<AcquireResult>> merged = new ArrayList<>(votes.size());
-            for (int i = 0; i < votes.size(); i++) {
-                merged.add(missing[i] ? again.get(i) : votes.get(i));
-            }
-            votes = merged;
-        }
+        votes = contention.keepSplitVote(votes, start, ttlMillis, round);
         long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         int granted = 0;
         int answered = 0;
         for (Vote<AcquireResult> vote : votes) {
             if (vote.answered()) {
                 answered++;
-                if (vote.value().acquired()) {
+                if (Vote.granted(vote)) {
                     granted++;
                 }
             }
         }
-        long validity = ttlMillis - elapsedMillis - drift(ttlMillis);
+        long validity = calls.validity(ttlMillis, elapsedMillis);
         if (granted >= quorum && validity > 0) {
             return AcquireResult.acquired(0, validity);
         }
@@ -307,21 +206,20 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // all the same. Nodes that answered "taken" hold nothing of ours.
         boolean[] mayHoldOurs = new boolean[votes.size()];
         for (int i = 0; i < votes.size(); i++) {
-            mayHoldOurs[i] = !votes.get(i).answered() || votes.get(i).value().acquired();
+            mayHoldOurs[i] = !Vote.refused(votes.get(i));
         }
-        giveBack(mayHoldOurs, key, token);
+        lateGrants.giveBack(mayHoldOurs, key, token);
         if (granted < answered) {
-            long now = System.nanoTime();
-            markContended(key, new Contention(now, arbiter >= 0 ? contended.fullVoteAt : start));
+            contention.foundTaken(key, contended, arbiter.isPresent(), start);
         }
         if (answered < quorum) {
-            throw new RedlockQuorumException(key, "acquire", answered, nodes.size(), quorum, failures(votes));
+            throw new RedlockQuorumException(key, "acquire", answered, calls.size(), quorum, calls.failures(votes));
         }
         if (tooSlow) {
             // Nobody else holds it: calling it "taken", and waiting for it, would end in a message
             // blaming another owner, while every further vote is as slow as this one.
-            throw new RedlockValidityException(key, granted, nodes.size(), elapsedMillis, drift(ttlMillis), ttlMillis,
-                    Duration.ofNanos(nodeTimeoutNanos));
+            throw new RedlockValidityException(key, granted, calls.size(), elapsedMillis, calls.drift(ttlMillis),
+                    ttlMillis, Duration.ofNanos(calls.nodeTimeoutNanos()));
         }
         return AcquireResult.notAcquired(0, 0);
     }
@@ -329,153 +227,29 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     /**
      * One round of acquire votes from the nodes marked in {@code which} (the others' votes are "not
      * asked"), decided once {@code alreadyHeld} and the new grants make a majority; held-back nodes'
-     * votes already taken out.
+     * votes already taken out. Node {@code lineNode}, if any, is asked with
+     * {@link RedlockNode#acquireOrWaitAsync}: if the lock is taken there, this instance joins its wake-up
+     * line (see {@link RedlockReleaseHints}).
      */
     private List<Vote<AcquireResult>> acquireVotes(boolean[] which, int alreadyHeld, LockKey key, String token,
-            long ttlMillis) {
-        return acquireVotes(which, alreadyHeld, key, token, ttlMillis, -1);
-    }
-
-    /**
-     * {@link #acquireVotes(boolean[], int, LockKey, String, long)}, where node {@code lineNode} (-1:
-     * none) is asked with {@link RedisLockBackend#tryAcquireOrWaitAsync}: if the lock is taken there,
-     * this instance joins its wake-up line (see {@link RedlockReleaseHints}).
-     */
-    private List<Vote<AcquireResult>> acquireVotes(boolean[] which, int alreadyHeld, LockKey key, String token,
-            long ttlMillis, int lineNode) {
+            long ttlMillis, OptionalInt lineNode) {
         // Decided as soon as a majority granted it: a stopped node must not hold every acquisition
         // up for its node timeout. A vote that fails waits for every answer, so that what was set can
         // be given back.
-        // An attempt that reuses the token of one given back (a caller of this SPI may) starts afresh: the
-        // facts of that attempt would have its late grants given back.
-        AcquiresInFlight inFlight = acquiresInFlight.compute(token, (ours, existing) ->
-                (existing != null && !existing.released ? existing : new AcquiresInFlight(nodes.size()))
-                        .add(nodes.size()));
-        FencingLockBackend line = lineNode >= 0 ? nodes.get(lineNode) : null;
-        return heldBack(ask(which, node -> node == line
-                ? ((RedisLockBackend) node).tryAcquireOrWait(key, token, ttlMillis, hints.waiterId(),
-                        hints.lineAliveMillis())
-                : node.tryAcquire(key, token, ttlMillis),
-                node -> node == line ? ((RedisLockBackend) node).tryAcquireOrWaitAsync(key, token, ttlMillis,
-                        hints.waiterId(), hints.lineAliveMillis()) : node.tryAcquireAsync(key, token, ttlMillis),
-                answers -> alreadyHeld + count(answers, AcquireResult::acquired) >= quorum,
-                (index, vote, late) -> acquireAnswered(inFlight, key, token, index, vote, late)));
+        VoteListener<AcquireResult> lateGrant = lateGrants.acquiring(key, token);
+        return health.heldBack(calls.ask(which, (index, node) -> is(lineNode, index)
+                ? node.acquireOrWait(key, token, ttlMillis, hints.waiterId(), hints.lineAliveMillis())
+                : node.acquire(key, token, ttlMillis),
+                (index, node) -> is(lineNode, index)
+                        ? node.acquireOrWaitAsync(key, token, ttlMillis, hints.waiterId(), hints.lineAliveMillis())
+                        : node.acquireAsync(key, token, ttlMillis),
+                answers -> alreadyHeld + QuorumCall.count(answers, AcquireResult::acquired) >= quorum,
+                lateGrant));
     }
 
-    /**
-     * The acquisition of a contended key: asks the arbiter node alone, and the others only if it
-     * granted the lock (or did not answer). Every contender woken by the same release would otherwise
-     * ask all nodes at once and split the vote, each then giving back what it got: on a few cores
-     * shared with the nodes, most of a contended Redlock's work. The arbiter grants one of them, and
-     * the others stop after one command that set nothing. Safety is the same either way: the lock is
-     * ours only with a majority, the arbiter's vote among them. Uncontended keys keep the single
-     * round of the fan-out.
-     *
-     * @return the votes of every node, or {@code null} if the arbiter said the lock is taken (nothing
-     *         was set anywhere)
-     */
-    private List<Vote<AcquireResult>> askArbiterFirst(int arbiter, LockKey key, String token, long ttlMillis) {
-        boolean[] first = new boolean[nodes.size()];
-        first[arbiter] = true;
-        Vote<AcquireResult> arbiterVote = acquireVotes(first, 0, key, token, ttlMillis, lineNode(arbiter)).get(arbiter);
-        if (arbiterVote.answered() && !arbiterVote.value().acquired()) {
-            return null;
-        }
-        boolean[] others = new boolean[nodes.size()];
-        Arrays.fill(others, true);
-        others[arbiter] = false;
-        List<Vote<AcquireResult>> votes = new ArrayList<>(
-                acquireVotes(others, grantedBy(arbiterVote) ? 1 : 0, key, token, ttlMillis));
-        votes.set(arbiter, arbiterVote);
-        return votes;
-    }
-
-    /**
-     * The node contenders ask first: the first in order that answers and whose votes count. All
-     * contenders pick the same one while they see the nodes alike (the one {@link #wonSplitVote}
-     * favours too); if they don't, only how fast it goes suffers. -1 if none qualifies.
-     */
-    private int arbiter() {
-        long now = System.nanoTime();
-        for (int i = 0; i < nodes.size(); i++) {
-            Responsiveness node = responsiveness.get(i);
-            if (!node.suspect && node.mayAsk(now, nodeTimeoutNanos) && (guards == null || guards.get(i).votes())) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    /**
-     * {@code arbiter} if this instance can wait in line there: a Redis node whose hints, those for
-     * this instance included, reach it now; -1 otherwise.
-     */
-    private int lineNode(int arbiter) {
-        return arbiter >= 0 && hints != null && nodes.get(arbiter) instanceof RedisLockBackend
-                && hints.isDelivering(arbiter) ? arbiter : -1;
-    }
-
-    private void markContended(LockKey key, Contention found) {
-        if (contention.size() >= MAX_CONTENDED_KEYS) {
-            contention.values().removeIf(entry -> found.takenAt - entry.takenAt >= CONTENDED_NANOS);
-        }
-        contention.put(key.redisKey(), found);
-    }
-
-    /**
-     * A key this backend found taken.
-     *
-     * @param takenAt when an attempt last found it taken
-     * @param fullVoteAt when every node was last asked for it
-     * @param releasedAt when a thread of this backend last released it since, or 0
-     * @param releasedBy that thread, or {@code null}
-     */
-    private record Contention(long takenAt, long fullVoteAt, long releasedAt, Thread releasedBy) {
-
-        Contention(long takenAt, long fullVoteAt) {
-            this(takenAt, fullVoteAt, 0, null);
-        }
-
-        boolean askArbiterFirst(long now) {
-            return now - takenAt < CONTENDED_NANOS && now - fullVoteAt < FULL_VOTE_EVERY_NANOS;
-        }
-    }
-
-    private static boolean grantedBy(Vote<AcquireResult> vote) {
-        return vote.answered() && vote.value().acquired();
-    }
-
-    /**
-     * Whether a vote split between contenders and we are the one to keep our grants: no majority for
-     * us, a majority of nodes answered, fewer than a majority are held by others (so nobody else can
-     * have won among them), and the first node that answered is ours. Every contender that saw the
-     * same answers draws the same conclusion, as only one of them can hold that node; one that saw
-     * different answers (a node answered some and not others) may keep its grants too, and then
-     * both give up after {@link #SPLIT_VOTE_RETRIES} rounds. Either way only liveness is at stake:
-     * the lock is ours only with a majority.
-     */
-    private static boolean wonSplitVote(List<Vote<AcquireResult>> votes) {
-        int granted = 0;
-        int taken = 0;
-        int firstAnswered = -1;
-        for (int i = 0; i < votes.size(); i++) {
-            Vote<AcquireResult> vote = votes.get(i);
-            if (!vote.answered()) {
-                continue;
-            }
-            if (firstAnswered < 0) {
-                firstAnswered = i;
-            }
-            if (vote.value().acquired()) {
-                granted++;
-            }
-            else {
-                taken++;
-            }
-        }
-        int quorum = votes.size() / 2 + 1;
-        return granted > 0 && granted < quorum && granted + taken >= quorum && taken < quorum
-                && grantedBy(votes.get(firstAnswered));
+    /** Whether {@code node} is the node at {@code index}. */
+    private static boolean is(OptionalInt node, int index) {
+        return node.isPresent() && node.getAsInt() == index;
     }
 
     /**
@@ -484,130 +258,12 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      */
     @Override
     public long issueFencingToken(LockKey key, String token, long ttlMillis) {
-        // Any majority of draws will do: it meets the majority the previous token was written to.
-        List<Vote<Long>> drawn = heldBack(ask(node -> node.issueFencingToken(key, token, ttlMillis),
-                answers -> count(answers, drawnToken -> drawnToken > 0) >= quorum));
-        long largest = 0;
-        int holding = 0;
-        int answered = 0;
-        for (Vote<Long> vote : drawn) {
-            if (vote.answered()) {
-                answered++;
-                if (vote.value() > 0) {
-                    holding++;
-                    largest = Math.max(largest, vote.value());
-                }
-            }
-        }
-        if (holding < quorum) {
-            if (answered - holding > nodes.size() - quorum) {
-                return 0; // so many nodes no longer hold it that no majority can
-            }
-            throw new RedlockQuorumException(key, "fencing token", answered, nodes.size(), quorum, failures(drawn));
-        }
-        long fence = largest;
-        List<Vote<Boolean>> raised = heldBack(ask(node -> node.raiseFencingCounter(key, token, fence, ttlMillis),
-                answers -> count(answers, Boolean::booleanValue) >= quorum));
-        int written = 0;
-        answered = 0;
-        for (Vote<Boolean> vote : raised) {
-            if (vote.answered()) {
-                answered++;
-                if (vote.value()) {
-                    written++;
-                }
-            }
-        }
-        if (written >= quorum) {
-            return fence;
-        }
-        if (answered - written > nodes.size() - quorum) {
-            return 0;
-        }
-        throw new RedlockQuorumException(key, "fencing token", answered, nodes.size(), quorum, failures(raised));
-    }
-
-    /**
-     * A node's answer to an acquire, on time or late. A node that grants after the vote was
-     * decided, and after the lock was released or the failed attempt given back, may keep a key
-     * nobody will delete until its lease ends: the release may have reached that node first (for
-     * example one of them was sent on a fan-out thread), or was never sent (the node had a command
-     * outstanding past the node timeout). Whether it did, that node's release answer tells: it deleted
-     * our key, or it found none (or was not sent). Only in the second case is the release sent again
-     * (see {@link AcquiresInFlight}). A late failure (the node timeout, a dropped connection) may hide
-     * a grant, so it counts as one here. Most late grants are the uncontended case, answered in order
-     * on the connection that then carries the release, and resending it to both late nodes made a
-     * cycle 12 commands instead of 10.
-     */
-    private void acquireAnswered(AcquiresInFlight inFlight, LockKey key, String token, int index,
-            Vote<AcquireResult> vote, boolean late) {
-        if (late && inFlight.released && (!vote.answered() || vote.value().acquired())
-                && inFlight.noted(index, AcquiresInFlight.LATE_GRANT)) {
-            releaseAgain(key, token, index);
-        }
-        // This attempt's own count: a later attempt with the same token may have a fresh entry by now.
-        acquiresInFlight.compute(token, (ours, state) -> inFlight.answered() && state == inFlight ? null : state);
-    }
-
-    /** Sends node {@code index} the release again, without waiting for it. */
-    private void releaseAgain(LockKey key, String token, int index) {
-        // Possibly on the node client's I/O thread: never block here. The other nodes' votes are
-        // "not asked", cast at once, and settle the ballot.
-        boolean[] only = new boolean[nodes.size()];
-        only[index] = true;
-        ask(only, node -> releaseAndHint(node, key, token, null, -1),
-                node -> releaseAndHintAsync(node, key, token, null, -1), answers -> true, null);
-    }
-
-    /**
-     * The acquire commands of one token whose answers are not all in yet, whether the token was
-     * released meanwhile (or its failed attempt given back), and per node what is known of a late
-     * grant and of the release. The count
-     * is guarded by the map's compute; the per-node facts are set atomically, by whichever of the
-     * two answers comes second deciding whether the release must be sent again.
-     */
-    private static final class AcquiresInFlight {
-
-        /** The node granted the acquire after the token was released, or failed late and may have. */
-        static final int LATE_GRANT = 1;
-        /** The node's release deleted our key: it ran after our grant there. */
-        static final int RELEASE_DELETED = 2;
-        /** The node's release found no key of ours, or gave no answer: it may have run before the grant. */
-        static final int RELEASE_NOT_DELETED = 4;
-
-        private static final int RELEASE_AGAIN = LATE_GRANT | RELEASE_NOT_DELETED;
-
-        private int unanswered;
-        volatile boolean released;
-        private final AtomicIntegerArray facts;
-
-        AcquiresInFlight(int nodes) {
-            facts = new AtomicIntegerArray(nodes);
-        }
-
-        AcquiresInFlight add(int asked) {
-            unanswered += asked;
-            return this;
-        }
-
-        /** One answer came in; whether it was the last. */
-        boolean answered() {
-            return --unanswered == 0;
-        }
-
-        /** Records {@code fact} of {@code node}; {@code true} once, when the node's release must be sent again. */
-        boolean noted(int node, int fact) {
-            int before = facts.getAndAccumulate(node, fact, (known, added) -> known | added);
-            return (before & RELEASE_AGAIN) != RELEASE_AGAIN && ((before | fact) & RELEASE_AGAIN) == RELEASE_AGAIN;
-        }
+        return fencing.issue(key, token, ttlMillis);
     }
 
     @Override
     public boolean release(LockKey key, String token) {
-        AcquiresInFlight inFlight = acquiresInFlight.get(token);
-        if (inFlight != null) {
-            inFlight.released = true;
-        }
+        VoteListener<Boolean> lateGrant = lateGrants.releasing(key, token);
         // Released once a majority deleted it: no majority can hold it any more. The others'
         // deletes go on in the background.
         // The arbiter's release script announces the release as it deletes (see RedlockReleaseHints),
@@ -616,23 +272,23 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // from every node cost each waiting JVM five messages to read per release. If the arbiter
         // did not release it, the nodes that did announce it below, to every instance.
         String hint = hints == null ? null : hints.newHint(key);
-        int announcer = hint == null ? -1 : arbiter();
+        OptionalInt announcer = hint == null ? OptionalInt.empty() : contention.arbiter();
         // The arbiter's answer may come after the majority's; whether it announced is known only then
         // (see announceIfTheArbiterDidNot). Whichever of the two comes second puts its part here first.
         AtomicReference<Object> arbiterLate = new AtomicReference<>();
         VoteListener<Boolean> everyAnswer = (index, vote, late) -> {
-            boolean deleted = vote.answered() && vote.value();
-            if (inFlight != null && inFlight.noted(index,
-                    deleted ? AcquiresInFlight.RELEASE_DELETED : AcquiresInFlight.RELEASE_NOT_DELETED)) {
-                releaseAgain(key, token, index);
-            }
-            if (late && index == announcer && arbiterLate.compareAndExchange(null, vote) instanceof boolean[] on) {
+            lateGrant.answered(index, vote, late);
+            if (late && is(announcer, index) && arbiterLate.compareAndExchange(null, vote) instanceof boolean[] on) {
                 announceIfTheArbiterDidNot(vote, on, hint);
             }
         };
-        List<Vote<Boolean>> votes = ask(all(), node -> releaseAndHint(node, key, token, hint, announcer),
-                node -> releaseAndHintAsync(node, key, token, hint, announcer),
-                answers -> count(answers, Boolean::booleanValue) >= quorum, everyAnswer);
+        RedlockNode.Announcement announcement = hint == null ? null
+                : new RedlockNode.Announcement(hints.channel(), hint, announcer.isPresent());
+        List<Vote<Boolean>> votes = calls.ask(calls.all(), (index, node) -> announces(index, announcement, announcer)
+                ? node.releaseAndAnnounce(key, token, announcement) : node.release(key, token),
+                (index, node) -> announces(index, announcement, announcer)
+                        ? node.releaseAndAnnounceAsync(key, token, announcement) : node.releaseAsync(key, token),
+                answers -> QuorumCall.count(answers, Boolean::booleanValue) >= quorum, everyAnswer);
         int released = 0;
         int answered = 0;
         boolean[] releasedOn = new boolean[votes.size()];
@@ -640,35 +296,33 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             Vote<Boolean> vote = votes.get(i);
             if (vote.answered()) {
                 answered++;
-                if (vote.value()) {
+                if (vote.says(Boolean::booleanValue)) {
                     released++;
                     releasedOn[i] = true;
                 }
             }
         }
-        Contention contended = contention.get(key.redisKey());
-        if (contended != null) {
-            // See YIELD_NANOS.
-            contention.put(key.redisKey(), new Contention(contended.takenAt, contended.fullVoteAt, System.nanoTime(),
-                    Thread.currentThread()));
-        }
+        contention.released(key);
         if (hints != null && released > 0) {
             // Wherever the lock is gone now; a waiter woken by a node of a minority still needs a majority.
             boolean[] announcedBy = new boolean[votes.size()];
-            if (announcer >= 0 && announcesItsReleases[announcer] && Ballot.isPending(votes.get(announcer))) {
-                // Its answer is on its way, usually with its own announcement: the nodes that released
-                // it announce it only if it turns out the arbiter did not. Announcing from them now, each
-                // time the arbiter answered after the majority, woke every instance instead of the one at
-                // the head of the arbiter's line.
-                Arrays.fill(announcedBy, true);
-                if (arbiterLate.compareAndExchange(null, releasedOn) instanceof Vote<?> vote) {
-                    announceIfTheArbiterDidNot(vote, releasedOn, hint);
+            if (announcer.isPresent()) {
+                int arbiter = announcer.getAsInt();
+                if (announcesItsReleases[arbiter] && Ballot.isPending(votes.get(arbiter))) {
+                    // Its answer is on its way, usually with its own announcement: the nodes that released
+                    // it announce it only if it turns out the arbiter did not. Announcing from them now, each
+                    // time the arbiter answered after the majority, woke every instance instead of the one
+                    // at the head of the arbiter's line.
+                    Arrays.fill(announcedBy, true);
+                    if (arbiterLate.compareAndExchange(null, releasedOn) instanceof Vote<?> vote) {
+                        announceIfTheArbiterDidNot(vote, releasedOn, hint);
+                    }
+                }
+                else if (releasedOn[arbiter] && announcesItsReleases[arbiter]) {
+                    Arrays.fill(announcedBy, true);
                 }
             }
-            else if (announcer >= 0 && releasedOn[announcer] && announcesItsReleases[announcer]) {
-                Arrays.fill(announcedBy, true);
-            }
-            else if (announcer < 0) {
+            else {
                 announcedBy = announcesItsReleases;
             }
             hints.released(releasedOn, announcedBy, key, hint, released >= quorum);
@@ -678,7 +332,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         }
         if (answered < quorum) {
             // Unknown: a majority may still hold it. The lock service retries in the background.
-            throw new RedlockQuorumException(key, "release", answered, nodes.size(), quorum, failures(votes));
+            throw new RedlockQuorumException(key, "release", answered, calls.size(), quorum, calls.failures(votes));
         }
         return false;
     }
@@ -688,491 +342,43 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      * gave no answer), it announced nothing, so the nodes that did release it announce it.
      */
     private void announceIfTheArbiterDidNot(Vote<?> arbiterVote, boolean[] releasedOn, String hint) {
-        if (!(arbiterVote.answered() && Boolean.TRUE.equals(arbiterVote.value()))) {
+        if (!arbiterVote.says(Boolean.TRUE::equals)) {
             hints.announce(releasedOn, hint);
         }
     }
 
     /**
-     * A node's release, announcing {@code hint} from its script when it can ({@code null}: none) and
-     * it is the {@code announcer} (-1: every node). A Redis node runs the Redlock's own release
-     * script either way, which looks for no wait queue (a Redlock keeps none on its nodes).
+     * Whether {@code node}'s release announces the release: every node's if no arbiter qualifies, the
+     * arbiter's alone otherwise; none without an announcement.
      */
-    private boolean releaseAndHint(FencingLockBackend node, LockKey key, String token, String hint, int announcer) {
-        if (node instanceof RedisLockBackend redis) {
-            return announces(node, hint, announcer)
-                    ? redis.releaseAndHint(key, token, hints.channel(), hint, announcer >= 0)
-                    : redis.releaseAndHint(key, token, null, null, false);
-        }
-        return node.release(key, token);
-    }
-
-    /** {@link #releaseAndHint} without blocking. */
-    private CompletableFuture<Boolean> releaseAndHintAsync(NonBlockingLockBackend node, LockKey key, String token,
-            String hint, int announcer) {
-        if (node instanceof RedisLockBackend redis) {
-            return announces(node, hint, announcer)
-                    ? redis.releaseAndHintAsync(key, token, hints.channel(), hint, announcer >= 0)
-                    : redis.releaseAndHintAsync(key, token, null, null, false);
-        }
-        return node.releaseAsync(key, token);
-    }
-
-    private boolean announces(Object node, String hint, int announcer) {
-        return hint != null && (announcer < 0 || nodes.get(announcer) == node);
-    }
-
-    /**
-     * Gives a failed attempt back on the nodes marked in {@code which}. A node still working on that
-     * attempt's acquire may grant it after this (see {@link #acquireAnswered}): then it is given back
-     * again when its answer comes, unless this give-back deleted our key there.
-     */
-    private void giveBack(boolean[] which, LockKey key, String token) {
-        boolean any = false;
-        for (boolean node : which) {
-            any |= node;
-        }
-        if (!any) {
-            return;
-        }
-        AcquiresInFlight inFlight = acquiresInFlight.get(token);
-        VoteListener<Boolean> everyAnswer = null;
-        if (inFlight != null) {
-            inFlight.released = true;
-            everyAnswer = (index, vote, late) -> {
-                boolean deleted = vote.answered() && vote.value();
-                if (which[index] && inFlight.noted(index,
-                        deleted ? AcquiresInFlight.RELEASE_DELETED : AcquiresInFlight.RELEASE_NOT_DELETED)) {
-                    releaseAgain(key, token, index);
-                }
-            };
-        }
-        ask(which, node -> releaseAndHint(node, key, token, null, -1),
-                node -> releaseAndHintAsync(node, key, token, null, -1), answers -> false, everyAnswer);
+    private static boolean announces(int node, RedlockNode.Announcement announcement, OptionalInt announcer) {
+        return announcement != null && (announcer.isEmpty() || announcer.getAsInt() == node);
     }
 
     @Override
     public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
-        if (renewals.isEmpty()) {
-            return;
-        }
-        long start = System.nanoTime();
-        // Every answer is waited for: each lease needs its own majority. This runs on the
-        // watchdog's thread, not a caller's.
-        List<Vote<RenewalOutcome[]>> answers = ask(node -> {
-            RenewalOutcome[] perLease = new RenewalOutcome[renewals.size()];
-            node.renew(renewals, (index, outcome) -> perLease[index] = outcome);
-            return perLease;
-        }, votesSoFar -> false);
-        List<Vote<RenewalOutcome[]>> votes = heldBack(answers);
-        long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-        for (int i = 0; i < renewals.size(); i++) {
-            int renewed = 0;
-            int lost = 0;
-            for (int node = 0; node < votes.size(); node++) {
-                RenewalOutcome outcome = votes.get(node).answered() ? votes.get(node).value()[i] : null;
-                if (outcome == RenewalOutcome.RENEWED) {
-                    renewed++;
-                }
-                // "Not ours" is true even from a node whose votes are held back: it forgot the lock.
-                if (answers.get(node).answered() && answers.get(node).value()[i] == RenewalOutcome.LOST) {
-                    lost++;
-                }
-            }
-            long ttl = renewals.get(i).ttlMillis();
-            if (renewed >= quorum && ttl - elapsedMillis - drift(ttl) > 0) {
-                outcomes.outcome(i, RenewalOutcome.RENEWED);
-            }
-            else if (lost > nodes.size() - quorum) {
-                // So many nodes say "not ours" that no majority can hold it any more.
-                outcomes.outcome(i, RenewalOutcome.LOST);
-            }
-            else {
-                outcomes.outcome(i, RenewalOutcome.FAILED);
-            }
-        }
-    }
-
-    /**
-     * The votes with those of held-back nodes (restarted too recently, see {@link NodeRestartGuard})
-     * turned into "no answer". Asked after the replies are in: a node whose connection changed
-     * while the vote ran is held back from the moment the change was seen, before its reply was read.
-     */
-    private <T> List<Vote<T>> heldBack(List<Vote<T>> votes) {
-        if (guards == null) {
-            return votes;
-        }
-        List<Vote<T>> counted = new ArrayList<>(votes.size());
-        for (int i = 0; i < votes.size(); i++) {
-            Vote<T> vote = votes.get(i);
-            counted.add(vote.answered() && !guards.get(i).votes()
-                    ? new Vote<>(null, new HeldBack()) : vote);
-        }
-        return counted;
-    }
-
-    /** Why a node's answer did not count: it restarted recently, or has not been checked since it reconnected. */
-    private static final class HeldBack extends RuntimeException {
-
-        HeldBack() {
-            super("restarted recently or not yet checked since it reconnected: its votes are held back", null, false,
-                    false);
-        }
+        renewal.renew(renewals, outcomes);
     }
 
     /** A renewed lease is valid for its ttl less the drift allowance, from the round's start. */
     @Override
     public long renewedValidityMillis(long ttlMillis) {
-        return Math.max(0, ttlMillis - drift(ttlMillis));
-    }
-
-    private long drift(long ttlMillis) {
-        return (long) (ttlMillis * driftFactor) + DRIFT_FLOOR_MILLIS;
-    }
-
-    /** One node's answer, or why it gave none. */
-    private record Vote<T>(T value, Throwable failure) {
-
-        /**
-         * Shared, without a stack trace: a release of a late grant asks one node and marks the other
-         * four "not asked", which must not cost four stack traces.
-         */
-        private static final Vote<Object> NOT_ASKED = new Vote<>(null, new NotAsked());
-
-        @SuppressWarnings("unchecked")
-        static <T> Vote<T> notAsked() {
-            // Its value is null, so it is a Vote of any type.
-            return (Vote<T>) (Vote<?>) NOT_ASKED;
-        }
-
-        boolean answered() {
-            return failure == null;
-        }
-    }
-
-    /** The vote of a node this question was not put to. */
-    private static final class NotAsked extends RuntimeException {
-
-        NotAsked() {
-            super("not asked", null, false, false);
-        }
-    }
-
-    /**
-     * Asks every node at once, on the fan-out threads, and waits until {@code decided} says the
-     * counted answers so far settle the outcome, or every node answered, or the node timeout (and
-     * a little slack for the threads to be scheduled) is over. Each node call bounds itself by the
-     * node timeout, so the deadline only cuts off a node stuck beyond it. Nodes that have not
-     * answered by then count as "no answer"; their calls go on in the background and are harmless:
-     * every command is idempotent for its token, and one node's commands stay in order on its
-     * connection.
-     *
-     * @param decided tested with the answers so far, held-back nodes already taken out
-     */
-    private <T> List<Vote<T>> ask(Function<FencingLockBackend, T> call, Predicate<List<Vote<T>>> decided) {
-        return ask(all(), call, null, decided, null);
-    }
-
-    private boolean[] all() {
-        boolean[] all = new boolean[nodes.size()];
-        Arrays.fill(all, true);
-        return all;
-    }
-
-    /**
-     * Asks the nodes marked in {@code which}; the others' votes are "no answer". A node that can be
-     * asked without blocking ({@link NonBlockingLockBackend}) is sent the question from this thread and
-     * its answer is counted as it arrives; the others are asked on the fan-out threads. On the hot
-     * path (acquire, release) this saves a thread hand-over per node both ways, which on a few cores
-     * shared with the nodes is most of the time a vote takes.
-     *
-     * @param nonBlockingCall the same question without blocking, or {@code null}; it may answer
-     *        {@code null} (see {@link NonBlockingLockBackend}), and then {@code call} is asked
-     * @param everyAnswer told of every node's vote, also those that come after the outcome was
-     *        decided ({@code late}); may be {@code null}; must not block, as it may run on a node
-     *        client's I/O thread
-     */
-    private <T> List<Vote<T>> ask(boolean[] which, Function<FencingLockBackend, T> call,
-            Function<NonBlockingLockBackend, CompletableFuture<T>> nonBlockingCall, Predicate<List<Vote<T>>> decided,
-            VoteListener<T> everyAnswer) {
-        Ballot<T> ballot = new Ballot<>(nodes.size(), votes -> decided.test(heldBack(votes)), everyAnswer);
-        for (int i = 0; i < nodes.size(); i++) {
-            if (!which[i]) {
-                ballot.cast(i, Vote.notAsked());
-                continue;
-            }
-            FencingLockBackend node = nodes.get(i);
-            int index = i;
-            if (nonBlockingCall != null && node instanceof NonBlockingLockBackend nonBlocking
-                    && askWithoutBlocking(ballot, index, responsiveness.get(i),
-                            () -> nonBlockingCall.apply(nonBlocking))) {
-                continue;
-            }
-            try {
-                fanOut.execute(() -> {
-                    Vote<T> vote;
-                    try {
-                        vote = new Vote<>(call.apply(node), null);
-                    }
-                    catch (RuntimeException | Error ex) {
-                        vote = new Vote<>(null, ex);
-                    }
-                    ballot.cast(index, vote);
-                });
-            }
-            catch (RejectedExecutionException ex) {
-                ballot.cast(i, new Vote<>(null, new LockBackendException("", "The Redlock backend is closed", ex)));
-            }
-        }
-        return ballot.await(System.nanoTime() + nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(5));
-    }
-
-    /**
-     * Sends one node its question without blocking, and casts its vote when the answer comes.
-     *
-     * @return {@code false} if the node cannot be asked that way now: ask it on a fan-out thread
-     */
-    private <T> boolean askWithoutBlocking(Ballot<T> ballot, int index, Responsiveness node,
-            Supplier<CompletableFuture<T>> send) {
-        if (!node.mayAsk(System.nanoTime(), nodeTimeoutNanos)) {
-            ballot.cast(index, new Vote<>(null, new NotAnswering()));
-            return true;
-        }
-        CompletableFuture<T> answer;
-        try {
-            answer = send.get();
-        }
-        catch (RuntimeException ex) {
-            ballot.cast(index, new Vote<>(null, ex));
-            return true;
-        }
-        if (answer == null) {
-            return false;
-        }
-        node.sent();
-        answer.whenComplete((value, failure) -> {
-            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-                    ? failure.getCause() : failure;
-            node.ended(cause == null || !(cause instanceof LockBackendException ex
-                    && ex.getCause() instanceof TimeoutException));
-            ballot.cast(index, cause == null ? new Vote<>(value, null) : new Vote<>(null, cause));
-        });
-        return true;
-    }
-
-    /**
-     * Whether a node answers at all, from its non-blocking commands. A node that is stopped or hung (the
-     * connection stays open, nothing comes back) would otherwise be sent every acquire and release, each
-     * cancelled after the node timeout but kept by the client until the node answers, and on waking it would
-     * work through them all at once, starving the live nodes of the cores they share. So once a node has left
-     * a command unanswered for longer than the node timeout, it is not asked again until that command ends
-     * (its timeout cancels it, or the node answers): one probe per timeout instead of every call, and its
-     * vote is "no answer" at once, which is what waiting for it would have given.
-     */
-    private static final class Responsiveness {
-
-        private final AtomicInteger pending = new AtomicInteger();
-        /** When it last answered, or when a command was sent to it while none was pending. */
-        private volatile long heardNanos = System.nanoTime();
-        /** Whether its last command to end ended by its timeout: then it is only probed. */
-        private volatile boolean suspect;
-
-        /**
-         * Whether to send it a command now: not while a command of a suspect node, or one older than
-         * the timeout, is pending.
-         */
-        boolean mayAsk(long now, long timeoutNanos) {
-            int inFlight = pending.get();
-            if (suspect) {
-                return inFlight == 0;
-            }
-            return inFlight == 0 || now - heardNanos <= timeoutNanos;
-        }
-
-        void sent() {
-            if (pending.getAndIncrement() == 0 && !suspect) {
-                heardNanos = System.nanoTime();
-            }
-        }
-
-        /** @param answered {@code false} if it ended by its timeout */
-        void ended(boolean answered) {
-            if (answered) {
-                suspect = false;
-                heardNanos = System.nanoTime();
-            }
-            else {
-                suspect = true;
-            }
-            pending.decrementAndGet();
-        }
-    }
-
-    /** A node not asked, as it left a command unanswered for longer than the node timeout. */
-    private static final class NotAnswering extends RuntimeException {
-
-        NotAnswering() {
-            super("not asked: it left a command unanswered for longer than the node timeout, and is asked again once "
-                    + "that command has ended", null, false, false);
-        }
-    }
-
-    /** Told of each node's vote as it comes in. */
-    @FunctionalInterface
-    private interface VoteListener<T> {
-
-        /**
-         * @param late whether the vote came after the outcome was decided without it
-         */
-        void answered(int node, Vote<T> vote, boolean late);
-    }
-
-    /** How many answers so far say yes. */
-    private static <T> int count(List<Vote<T>> votes, Predicate<T> yes) {
-        int count = 0;
-        for (Vote<T> vote : votes) {
-            if (vote.answered() && yes.test(vote.value())) {
-                count++;
-            }
-        }
-        return count;
-    }
-
-    /**
-     * The answers of one question to every node, as they come in. A lock and condition rather than
-     * {@code synchronized}, so that a virtual thread waiting here does not pin its carrier.
-     */
-    private static final class Ballot<T> {
-
-        /** A node whose answer is not in (yet): shared, as it is asked for on every vote cast. */
-        private static final Vote<Object> NO_ANSWER_YET = new Vote<>(null, new TimeoutException("no answer yet"));
-
-        private final List<Vote<T>> votes;
-        private final Predicate<List<Vote<T>>> decided;
-        private final VoteListener<T> everyAnswer;
-        private int cast;
-        /** Whether every vote is in or {@link #decided} said the votes so far settle it. */
-        private boolean settled;
-        /** Whether the outcome was read: votes cast from then on are late. */
-        private boolean closed;
-        private final ReentrantLock lock = new ReentrantLock();
-        private final Condition changed = lock.newCondition();
-
-        /**
-         * @param decided whether the votes so far settle the outcome; asked as each vote comes in, on the
-         *        thread that casts it, so the waiting caller is woken once, when it is settled, rather than
-         *        once per node
-         */
-        Ballot(int size, Predicate<List<Vote<T>>> decided, VoteListener<T> everyAnswer) {
-            this.decided = decided;
-            this.everyAnswer = everyAnswer;
-            votes = new ArrayList<>(size);
-            for (int i = 0; i < size; i++) {
-                votes.add(null);
-            }
-        }
-
-        void cast(int index, Vote<T> vote) {
-            boolean late;
-            lock.lock();
-            try {
-                votes.set(index, vote);
-                cast++;
-                late = closed;
-                if (!settled && (cast == votes.size() || decided.test(snapshot()))) {
-                    settled = true;
-                    changed.signalAll();
-                }
-            }
-            finally {
-                lock.unlock();
-            }
-            if (everyAnswer != null) {
-                everyAnswer.answered(index, vote, late);
-            }
-        }
-
-        /** The votes once settled or past the deadline; missing ones are "no answer". */
-        List<Vote<T>> await(long deadlineNanos) {
-            boolean interrupted = false;
-            lock.lock();
-            try {
-                while (!settled) {
-                    long left = deadlineNanos - System.nanoTime();
-                    if (left <= 0) {
-                        break;
-                    }
-                    try {
-                        changed.awaitNanos(left);
-                    }
-                    catch (InterruptedException ex) {
-                        // Node calls are not interruptible (LockBackend's contract); keep the flag for later.
-                        interrupted = true;
-                    }
-                }
-                closed = true;
-                return snapshot();
-            }
-            finally {
-                lock.unlock();
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        }
-
-        /** Whether {@code vote}, from a snapshot, is of a node whose answer was not in yet. */
-        static boolean isPending(Vote<?> vote) {
-            return vote == NO_ANSWER_YET;
-        }
-
-        @SuppressWarnings("unchecked")
-        private static <T> Vote<T> noAnswerYet() {
-            // Its value is null, so it is a Vote of any type.
-            return (Vote<T>) (Vote<?>) NO_ANSWER_YET;
-        }
-
-        private List<Vote<T>> snapshot() {
-            List<Vote<T>> copy = new ArrayList<>(votes.size());
-            for (Vote<T> vote : votes) {
-                copy.add(vote != null ? vote : noAnswerYet());
-            }
-            return copy;
-        }
-    }
-
-    /** The nodes that did not answer, and why, for messages. */
-    private <T> String failures(List<Vote<T>> votes) {
-        StringBuilder text = new StringBuilder();
-        for (int i = 0; i < votes.size(); i++) {
-            Vote<T> vote = votes.get(i);
-            if (!vote.answered()) {
-                if (!text.isEmpty()) {
-                    text.append("; ");
-                }
-                Throwable failure = vote.failure();
-                text.append(nodeNames.get(i)).append(": ").append(failure instanceof TimeoutException
-                        ? "no answer within the node timeout" : String.valueOf(failure.getMessage()));
-            }
-        }
-        return text.toString();
+        return Math.max(0, ttlMillis - calls.drift(ttlMillis));
     }
 
     /** Closes every node, the fan-out threads and the nodes' resources; only the first call does. */
     @Override
     public void close() {
-        synchronized (fanOut) {
-            if (fanOut.isShutdown()) {
+        synchronized (calls) {
+            if (calls.isShutDown()) {
                 return;
             }
             running = false;
-            fanOut.shutdownNow();
+            calls.shutDown();
         }
         List<AutoCloseable> closeables = new ArrayList<>();
-        for (LockBackend node : nodes) {
-            if (node instanceof AutoCloseable closeable) {
-                closeables.add(closeable);
-            }
+        for (int i = 0; i < calls.size(); i++) {
+            closeables.add(calls.node(i));
         }
         if (resources != null) {
             closeables.add(resources);
@@ -1219,20 +425,19 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     @Override
     public LockState inspect(LockKey key) {
         // Every node's answer is wanted here: this is a report, not a vote.
-        List<Vote<LockState>> answers = ask(node -> inspectable(node).inspect(key), votesSoFar -> false);
+        List<Vote<LockState>> answers = calls.ask((index, node) -> node.inspect(key), votesSoFar -> false);
         List<NodeLockState> perNode = new ArrayList<>(answers.size());
         List<Long> pttls = new ArrayList<>();
         List<Long> counters = new ArrayList<>();
         long queued = 0;
         for (int i = 0; i < answers.size(); i++) {
-            Vote<LockState> answer = answers.get(i);
-            if (!answer.answered()) {
-                perNode.add(new NodeLockState(nodeNames.get(i), null, describe(answer.failure())));
+            if (!(answers.get(i) instanceof Vote.Answer<LockState> answer)) {
+                perNode.add(new NodeLockState(nodeNames.get(i), null, Vote.reason(answers.get(i))));
                 continue;
             }
             LockState state = answer.value();
-            perNode.add(new NodeLockState(nodeNames.get(i), state, guards != null && !guards.get(i).votes()
-                    ? new HeldBack().getMessage() : null));
+            perNode.add(new NodeLockState(nodeNames.get(i), state, health.votes(i) ? null
+                    : Vote.Absent.HELD_BACK.reason()));
             if (state.held()) {
                 // A key without expiry (a foreign client's) outlasts any lease.
                 pttls.add(state.pttlMillis() == -1 ? Long.MAX_VALUE : state.pttlMillis());
@@ -1252,38 +457,24 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     @Override
     public Reachability ping() {
         long start = System.nanoTime();
-        List<Vote<Reachability>> answers = ask(node -> inspectable(node).ping(), votesSoFar -> false);
+        List<Vote<Reachability>> answers = calls.ask((index, node) -> node.ping(), votesSoFar -> false);
         List<NodeReachability> perNode = new ArrayList<>(answers.size());
         for (int i = 0; i < answers.size(); i++) {
-            Vote<Reachability> answer = answers.get(i);
             String name = nodeNames.get(i);
-            if (!answer.answered()) {
+            if (!(answers.get(i) instanceof Vote.Answer<Reachability> answer)) {
                 perNode.add(new NodeReachability(name, false, Duration.ofNanos(System.nanoTime() - start),
-                        describe(answer.failure())));
+                        Vote.reason(answers.get(i))));
                 continue;
             }
             NodeReachability node = answer.value().nodes().get(0);
-            if (node.reachable() && guards != null && !guards.get(i).votes()) {
+            if (node.reachable() && !health.votes(i)) {
                 perNode.add(new NodeReachability(name, false, node.latency(),
-                        "answers, but " + new HeldBack().getMessage()));
+                        "answers, but " + Vote.Absent.HELD_BACK.reason()));
             }
             else {
                 perNode.add(new NodeReachability(name, node.reachable(), node.latency(), node.error()));
             }
         }
         return new Reachability(perNode, quorum);
-    }
-
-    private static InspectableLockBackend inspectable(FencingLockBackend node) {
-        if (node instanceof InspectableLockBackend inspectable) {
-            return inspectable;
-        }
-        throw new UnsupportedOperationException("Redlock node " + node.getClass().getName()
-                + " cannot be inspected: it does not implement InspectableLockBackend");
-    }
-
-    private static String describe(Throwable failure) {
-        return failure instanceof TimeoutException ? "no answer within the node timeout"
-                : String.valueOf(failure.getMessage());
     }
 }

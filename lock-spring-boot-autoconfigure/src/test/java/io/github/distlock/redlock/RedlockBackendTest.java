@@ -801,7 +801,8 @@ class RedlockBackendTest {
                         .withWaitTime(Duration.ZERO).withWatchdog(false));
             }
             catch (RedlockQuorumException ex) {
-                assertThat(ex).hasMessageContaining("held back");
+                // Held back, or refused in the vote by the restarted node itself (NOSCRIPT), whichever came first.
+                assertThat(ex.getMessage()).containsAnyOf("held back", "NOSCRIPT");
             }
             if (heldBefore && next.isEmpty()) {
                 refusedWhileHeld++;

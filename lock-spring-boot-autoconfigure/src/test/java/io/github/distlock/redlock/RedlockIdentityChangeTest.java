@@ -124,7 +124,8 @@ class RedlockIdentityChangeTest {
                         got = second.service().tryLock(request("identity:1"));
                     }
                     catch (RedlockQuorumException ex) {
-                        assertThat(ex).hasMessageContaining("held back");
+                        // Held back, or refused in the vote by the restarted node itself (NOSCRIPT), whichever came first.
+                        assertThat(ex.getMessage()).containsAnyOf("held back", "NOSCRIPT");
                         got = Optional.empty();
                     }
                     if (got.isPresent() && held.isHeld()) {

@@ -44,8 +44,7 @@ class RedlockKeepAliveRestartTest {
     void startNodes() {
         for (int i = 0; i < 3; i++) {
             // Up for two hours by its clock, longer than any lease here, so that its votes count at once.
-            RedisTestServer server = RedisTestServer.builder().withFakeClock().start();
-            server.jumpClock(Duration.ofHours(2));
+            RedisTestServer server = longRunning();
             servers.add(server);
             proxies.add(RedisKeepAliveProxy.start(server));
         }
@@ -131,6 +130,38 @@ class RedlockKeepAliveRestartTest {
         assertThat(refusedWhileHeld.get()).as("attempts refused while the first lease lasted").isPositive();
         assertThat(next.get().isHeld()).isTrue();
         next.get().release();
+    }
+
+    @Test
+    void anAddressThatLeadsBackToAServerUsedBeforeIsRefusedInTheRoundTripOfItsVote() {
+        Instance first = instance();
+        Instance second = instance();
+        List<RedisTestServer> standbys = List.of(longRunning(), longRunning());
+        servers.addAll(standbys);
+        proxies.get(0).switchUpstream(standbys.get(0));
+        proxies.get(1).switchUpstream(standbys.get(1));
+        // Both instances learn of the standbys from their votes, and count them once the hold-back is over.
+        for (Instance instance : List.of(first, second)) {
+            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
+                    .until(() -> instance.service().tryLock(request("back:warm-up")), Optional::isPresent).get()
+                    .release();
+        }
+        LockHandle held = first.service().tryLock(request("back:1")).orElseThrow();
+
+        // The addresses lead back to the first servers, which still have every script loaded there before, and
+        // which never held back:1.
+        proxies.get(0).switchUpstream(servers.get(0));
+        proxies.get(1).switchUpstream(servers.get(1));
+        assertThatThrownBy(() -> second.service().tryLock(request("back:1")))
+                .isInstanceOf(RedlockQuorumException.class).hasMessageContaining("NOSCRIPT");
+        assertThat(held.isHeld()).isTrue();
+    }
+
+    /** An empty server whose clock says it has been up for two hours. */
+    private static RedisTestServer longRunning() {
+        RedisTestServer server = RedisTestServer.builder().withFakeClock().start();
+        server.jumpClock(Duration.ofHours(2));
+        return server;
     }
 
     @Test

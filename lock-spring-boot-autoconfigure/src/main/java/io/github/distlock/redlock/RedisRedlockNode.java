@@ -1,0 +1,103 @@
+package io.github.distlock.redlock;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import io.github.distlock.core.InspectableLockBackend.LockState;
+import io.github.distlock.core.InspectableLockBackend.Reachability;
+import io.github.distlock.core.LockBackend.AcquireResult;
+import io.github.distlock.core.LockBackend.LeaseRenewal;
+import io.github.distlock.core.LockBackend.RenewalOutcomes;
+import io.github.distlock.core.LockKey;
+import io.github.distlock.redis.RedisLockBackend;
+
+/**
+ * A Redis node of a Redlock: the Redlock's own scripts (wake-up line, announcing release) on a
+ * {@link RedisLockBackend}. Its releases always run the Redlock's release script, which looks for no wait
+ * queue (a Redlock keeps none on its nodes), whether they announce or not.
+ */
+final class RedisRedlockNode implements RedlockNode {
+
+    private final RedisLockBackend redis;
+
+    RedisRedlockNode(RedisLockBackend redis) {
+        this.redis = redis;
+    }
+
+    @Override
+    public AcquireResult acquire(LockKey key, String token, long ttlMillis) {
+        return redis.tryAcquire(key, token, ttlMillis);
+    }
+
+    @Override
+    public CompletableFuture<AcquireResult> acquireAsync(LockKey key, String token, long ttlMillis) {
+        return redis.tryAcquireAsync(key, token, ttlMillis);
+    }
+
+    @Override
+    public AcquireResult acquireOrWait(LockKey key, String token, long ttlMillis, String waiterId, long aliveMillis) {
+        return redis.tryAcquireOrWait(key, token, ttlMillis, waiterId, aliveMillis);
+    }
+
+    @Override
+    public CompletableFuture<AcquireResult> acquireOrWaitAsync(LockKey key, String token, long ttlMillis,
+            String waiterId, long aliveMillis) {
+        return redis.tryAcquireOrWaitAsync(key, token, ttlMillis, waiterId, aliveMillis);
+    }
+
+    @Override
+    public boolean release(LockKey key, String token) {
+        return redis.releaseAndHint(key, token, null, null, false);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> releaseAsync(LockKey key, String token) {
+        return redis.releaseAndHintAsync(key, token, null, null, false);
+    }
+
+    @Override
+    public boolean announcesReleases() {
+        return true;
+    }
+
+    @Override
+    public boolean releaseAndAnnounce(LockKey key, String token, Announcement announcement) {
+        return redis.releaseAndHint(key, token, announcement.channel(), announcement.hint(), announcement.toLineHead());
+    }
+
+    @Override
+    public CompletableFuture<Boolean> releaseAndAnnounceAsync(LockKey key, String token, Announcement announcement) {
+        return redis.releaseAndHintAsync(key, token, announcement.channel(), announcement.hint(),
+                announcement.toLineHead());
+    }
+
+    @Override
+    public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
+        redis.renew(renewals, outcomes);
+    }
+
+    @Override
+    public long drawFencingToken(LockKey key, String token, long ttlMillis) {
+        return redis.issueFencingToken(key, token, ttlMillis);
+    }
+
+    @Override
+    public boolean raiseFencingCounter(LockKey key, String token, long fencingToken, long ttlMillis) {
+        return redis.raiseFencingCounter(key, token, fencingToken, ttlMillis);
+    }
+
+    @Override
+    public LockState inspect(LockKey key) {
+        return redis.inspect(key);
+    }
+
+    @Override
+    public Reachability ping() {
+        return redis.ping();
+    }
+
+    @Override
+    public void close() {
+        redis.close();
+    }
+}

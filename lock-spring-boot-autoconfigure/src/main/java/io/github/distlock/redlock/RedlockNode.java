@@ -1,0 +1,93 @@
+package io.github.distlock.redlock;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import io.github.distlock.core.FencingLockBackend;
+import io.github.distlock.core.InspectableLockBackend.LockState;
+import io.github.distlock.core.InspectableLockBackend.Reachability;
+import io.github.distlock.core.LockBackend.AcquireResult;
+import io.github.distlock.core.LockBackend.LeaseRenewal;
+import io.github.distlock.core.LockBackend.RenewalOutcomes;
+import io.github.distlock.core.LockKey;
+import io.github.distlock.redis.RedisLockBackend;
+
+/**
+ * What a Redlock asks of one of its nodes. The Redlock's own commands (the arbiter's wake-up line, a
+ * release that announces itself from its script) exist on a Redis node only: behind this interface the
+ * Redlock asks for them without knowing the store, and a node without them (a custom store, a test's
+ * wrapper) does the plain thing instead.
+ *
+ * <p>Each call is bounded by the node timeout and may throw {@link io.github.distlock.LockBackendException},
+ * as {@link io.github.distlock.core.LockBackend} says. An {@code ...Async} call answers {@code null} if it
+ * cannot be sent without blocking now, as {@link io.github.distlock.core.NonBlockingLockBackend} says.
+ */
+interface RedlockNode extends AutoCloseable {
+
+    /** A Redis node with the Redlock's own commands, or any other fencing backend with the plain ones. */
+    static RedlockNode of(FencingLockBackend node) {
+        return node instanceof RedisLockBackend redis ? new RedisRedlockNode(redis)
+                : new FencingBackendRedlockNode(node);
+    }
+
+    /** Takes the lock if it is free: the vote of an ordinary round. */
+    AcquireResult acquire(LockKey key, String token, long ttlMillis);
+
+    /** {@link #acquire} without blocking, or {@code null}. */
+    CompletableFuture<AcquireResult> acquireAsync(LockKey key, String token, long ttlMillis);
+
+    /**
+     * Takes the lock if it is free, and if not, puts instance {@code waiterId} in the key's wake-up line on
+     * this node for {@code aliveMillis} (see {@link RedlockReleaseHints}). A node without wake-up lines
+     * only takes the lock.
+     */
+    AcquireResult acquireOrWait(LockKey key, String token, long ttlMillis, String waiterId, long aliveMillis);
+
+    /** {@link #acquireOrWait} without blocking, or {@code null}. */
+    CompletableFuture<AcquireResult> acquireOrWaitAsync(LockKey key, String token, long ttlMillis, String waiterId,
+            long aliveMillis);
+
+    /** Deletes the lock if it holds {@code token}, announcing nothing. */
+    boolean release(LockKey key, String token);
+
+    /** {@link #release} without blocking, or {@code null}. */
+    CompletableFuture<Boolean> releaseAsync(LockKey key, String token);
+
+    /** Whether {@link #releaseAndAnnounce} publishes the announcement from the node itself. */
+    boolean announcesReleases();
+
+    /**
+     * {@link #release}, and if it deleted the lock, publishes {@code announcement} from the same script; a
+     * node that does not {@link #announcesReleases announce} only releases.
+     */
+    boolean releaseAndAnnounce(LockKey key, String token, Announcement announcement);
+
+    /** {@link #releaseAndAnnounce} without blocking, or {@code null}. */
+    CompletableFuture<Boolean> releaseAndAnnounceAsync(LockKey key, String token, Announcement announcement);
+
+    /** As {@link io.github.distlock.core.LockBackend#renew}. */
+    void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes);
+
+    /** As {@link FencingLockBackend#issueFencingToken}: a token drawn on this node alone. */
+    long drawFencingToken(LockKey key, String token, long ttlMillis);
+
+    /** As {@link FencingLockBackend#raiseFencingCounter}. */
+    boolean raiseFencingCounter(LockKey key, String token, long fencingToken, long ttlMillis);
+
+    /** As {@link io.github.distlock.core.InspectableLockBackend#inspect}. */
+    LockState inspect(LockKey key);
+
+    /** As {@link io.github.distlock.core.InspectableLockBackend#ping}: one node's answer. */
+    Reachability ping();
+
+    /**
+     * One release's announcement ({@link RedlockReleaseHints}).
+     *
+     * @param channel the hint channel
+     * @param hint {@code <release id>:<lock key>}
+     * @param toLineHead whether to announce it to the head of the key's wake-up line on the node, and to
+     *        {@code channel} only if nobody there listens; {@code false}: to {@code channel}
+     */
+    record Announcement(String channel, String hint, boolean toLineHead) {
+    }
+}
