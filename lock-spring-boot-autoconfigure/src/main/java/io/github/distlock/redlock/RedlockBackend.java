@@ -119,6 +119,13 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     /** Bound of {@link #contention}; past it, entries older than {@link #CONTENDED_NANOS} go. */
     private static final int MAX_CONTENDED_KEYS = 4096;
 
+    /**
+     * How long, beyond the node timeout, a node that replied counts as up: a round it then misses only
+     * for time (a loaded machine, a pause of this JVM) is a transient miss, which a waiting caller
+     * retries ({@link #isTransient}). A node silent for longer is taken to be down, and fails the call.
+     */
+    private static final long ANSWERED_RECENTLY_NANOS = TimeUnit.SECONDS.toNanos(1);
+
     /** The fixed part of the drift allowance: clocks tick in milliseconds. */
     private static final long DRIFT_FLOOR_MILLIS = 2;
 
@@ -315,7 +322,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             markContended(key, new Contention(now, arbiter >= 0 ? contended.fullVoteAt : start));
         }
         if (answered < quorum) {
-            throw new RedlockQuorumException(key, "acquire", answered, nodes.size(), quorum, failures(votes));
+            throw new RedlockQuorumException(key, "acquire", answered, nodes.size(), quorum, failures(votes),
+                    missedOnlyForTime(votes));
         }
         if (tooSlow) {
             // Nobody else holds it: calling it "taken", and waiting for it, would end in a message
@@ -324,6 +332,38 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                     Duration.ofNanos(nodeTimeoutNanos));
         }
         return AcquireResult.notAcquired(0, 0);
+    }
+
+    /**
+     * An acquire that found fewer than a majority answering, having given back what it may have set
+     * (see {@link #tryAcquire}), is transient if the nodes that did not answer are up and were only
+     * late: the next round, with a token of its own, may well pass. Votes are never carried over from
+     * one round to the next.
+     */
+    @Override
+    public boolean isTransient(LockBackendException failure) {
+        return failure instanceof RedlockQuorumException quorumMissed && quorumMissed.late();
+    }
+
+    /**
+     * Whether every node without a vote only ran out of time (its answer did not come within the node
+     * timeout, or it was not asked as a command of it was overdue) and answered something shortly
+     * before: a node that refused, failed, is held back or has been silent for long is no late answer.
+     */
+    private boolean missedOnlyForTime(List<Vote<AcquireResult>> votes) {
+        long now = System.nanoTime();
+        for (int i = 0; i < votes.size(); i++) {
+            Throwable failure = votes.get(i).failure();
+            if (failure == null) {
+                continue;
+            }
+            boolean late = failure instanceof TimeoutException || failure instanceof NotAnswering
+                    || failure instanceof LockBackendException && failure.getCause() instanceof TimeoutException;
+            if (!late || !responsiveness.get(i).answeredWithin(now, nodeTimeoutNanos + ANSWERED_RECENTLY_NANOS)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
@@ -954,7 +994,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                     ? failure.getCause() : failure;
             node.ended(cause == null || !(cause instanceof LockBackendException ex
-                    && ex.getCause() instanceof TimeoutException));
+                    && ex.getCause() instanceof TimeoutException), cause == null);
             ballot.cast(index, cause == null ? new Vote<>(value, null) : new Vote<>(null, cause));
         });
         return true;
@@ -976,6 +1016,14 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         private volatile long heardNanos = System.nanoTime();
         /** Whether its last command to end ended by its timeout: then it is only probed. */
         private volatile boolean suspect;
+        /** When it last replied (an error is no reply), if it ever did. */
+        private volatile long answeredNanos;
+        private volatile boolean everAnswered;
+
+        /** Whether it replied to a command within {@code windowNanos} before {@code now}. */
+        boolean answeredWithin(long now, long windowNanos) {
+            return everAnswered && now - answeredNanos <= windowNanos;
+        }
 
         /**
          * Whether to send it a command now: not while a command of a suspect node, or one older than
@@ -995,14 +1043,22 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             }
         }
 
-        /** @param answered {@code false} if it ended by its timeout */
-        void ended(boolean answered) {
+        /**
+         * @param answered {@code false} if it ended by its timeout
+         * @param replied whether it ended with a reply, not an error
+         */
+        void ended(boolean answered, boolean replied) {
+            long now = System.nanoTime();
             if (answered) {
                 suspect = false;
-                heardNanos = System.nanoTime();
+                heardNanos = now;
             }
             else {
                 suspect = true;
+            }
+            if (replied) {
+                answeredNanos = now;
+                everAnswered = true;
             }
             pending.decrementAndGet();
         }

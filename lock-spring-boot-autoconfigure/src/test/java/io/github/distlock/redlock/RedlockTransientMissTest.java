@@ -1,0 +1,191 @@
+package io.github.distlock.redlock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import io.github.distlock.LockHandle;
+import io.github.distlock.LockRequest;
+import io.github.distlock.core.DefaultLockService;
+import io.github.distlock.core.DefaultLockService.LockDefaults;
+import io.github.distlock.core.HandleTokens;
+import io.github.distlock.core.LeaseWatchdog;
+import io.github.distlock.core.LockWaiters;
+import io.github.distlock.testsupport.RedisCommandMatcher;
+import io.github.distlock.testsupport.RedisFaultProxy;
+import io.github.distlock.testsupport.RedisTestServer;
+
+/**
+ * Issue 27, liveness under contention: healthy nodes whose answers come too late for one round (a
+ * loaded machine, a pause of the client) decide nothing that round, and a lock call that still has
+ * wait time tries again rather than fail with {@link RedlockQuorumException}. Five real nodes, each
+ * behind a fault proxy that delays chosen replies past the node timeout.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class RedlockTransientMissTest {
+
+    private static final int NODES = 5;
+    // Generous, so that only the proxies' delays, never the machine's load, make an answer late.
+    private static final Duration NODE_TIMEOUT = Duration.ofSeconds(1);
+    /**
+     * Past the node timeout, yet within the second after it for which a node that answered before
+     * counts as up (a node silent for longer is taken to be down).
+     */
+    private static final Duration LATE = Duration.ofMillis(1_600);
+
+    private final List<RedisTestServer> servers = new ArrayList<>();
+    private final List<RedisFaultProxy> proxies = new ArrayList<>();
+    private final List<AutoCloseable> closeAfterEach = new ArrayList<>();
+
+    @BeforeAll
+    void startNodes() {
+        for (int i = 0; i < NODES; i++) {
+            RedisTestServer server = RedisTestServer.start();
+            servers.add(server);
+            proxies.add(RedisFaultProxy.start(server));
+        }
+    }
+
+    @AfterAll
+    void stopNodes() {
+        proxies.forEach(RedisFaultProxy::close);
+        servers.forEach(RedisTestServer::close);
+    }
+
+    @BeforeEach
+    void healAndFlush() {
+        for (int i = 0; i < NODES; i++) {
+            proxies.get(i).heal();
+            servers.get(i).flushAll();
+        }
+    }
+
+    @AfterEach
+    void closeInstances() throws Exception {
+        for (AutoCloseable closeable : closeAfterEach) {
+            closeable.close();
+        }
+        closeAfterEach.clear();
+    }
+
+    /** One application instance: a lock service on a Redlock of its own clients, through the proxies. */
+    private DefaultLockService instance() {
+        LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(proxies.stream().map(RedisFaultProxy::redisUri)
+                .toList(), NODE_TIMEOUT, "lock:", Duration.ofSeconds(30), false, Set.of());
+        nodes.awaitConnected(Duration.ofSeconds(10));
+        RedlockBackend redlock = nodes.redlock(0.01);
+        LeaseWatchdog watchdog = new LeaseWatchdog(redlock, 1.0 / 3);
+        DefaultLockService service = new DefaultLockService(redlock, watchdog,
+                new LockDefaults(Duration.ofSeconds(30), Duration.ofSeconds(3), false, Duration.ofMillis(20)),
+                new LockWaiters());
+        closeAfterEach.add(redlock);
+        closeAfterEach.add(watchdog);
+        closeAfterEach.add(service);
+        // A majority answers before the test's first vote (a cold connect can outlast the node timeout).
+        await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> service.tryLock("warm-up",
+                Duration.ofSeconds(1), Duration.ZERO).map(LockHandle::release).orElse(false));
+        return service;
+    }
+
+    private static LockRequest request(String name, Duration waitTime) {
+        return LockRequest.of(name).withTtl(Duration.ofSeconds(30)).withWaitTime(waitTime).withWatchdog(false);
+    }
+
+    /** Delays the next acquire of {@code key} on each of {@code nodes} past the node timeout. */
+    private void answerTheNextAcquireLate(String key, int... nodes) {
+        for (int node : nodes) {
+            proxies.get(node).onNext(RedisCommandMatcher.named("SET").withArgument(1, key)).delayReply(LATE);
+        }
+    }
+
+    /**
+     * The first round hears from two nodes of five in time: it decides nothing. All five nodes are up
+     * and their answers are on the way, so the next round passes, and the call, with wait time left,
+     * must get there. It used to fail at once with "Only 2 of 5 Redlock nodes answered".
+     */
+    @Test
+    void aLockCallWithWaitTimeLeftIsNotFailedByOneRoundWhoseAnswersCameTooLate() {
+        DefaultLockService service = instance();
+        String name = "order:late-round";
+        String key = "lock:{" + name + "}";
+        answerTheNextAcquireLate(key, 0, 1, 2);
+
+        LockHandle held = service.lock(request(name, Duration.ofSeconds(20)));
+
+        assertThat(held.isHeld()).isTrue();
+        // Only the winning round's token counts, on a majority; what the late round set there was given back.
+        String token = HandleTokens.tokenOf(held);
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            int ours = 0;
+            for (RedisTestServer server : servers) {
+                String value = server.get(key);
+                assertThat(value).as("a key left by the round that decided nothing").isIn(null, token);
+                ours += token.equals(value) ? 1 : 0;
+            }
+            assertThat(ours).isGreaterThanOrEqualTo(3);
+        });
+        // One holder: another instance finds it taken.
+        assertThat(instance().tryLock(request(name, Duration.ZERO))).isEmpty();
+        assertThat(held.release()).isTrue();
+        // And the nodes answer normally again: calls that cannot wait pass too.
+        for (int i = 0; i < 10; i++) {
+            Optional<LockHandle> again = service.tryLock(request(name, Duration.ZERO));
+            assertThat(again).as("attempt %d after the late round", i).isPresent();
+            assertThat(again.get().release()).isTrue();
+        }
+    }
+
+    /**
+     * Without wait time there is no next round: the miss is reported as before, and nothing of the
+     * attempt stays on the nodes.
+     */
+    @Test
+    void aCallWithoutWaitTimeStillReportsTheMissAndLeavesNothingBehind() {
+        DefaultLockService service = instance();
+        String name = "order:late-once";
+        String key = "lock:{" + name + "}";
+        answerTheNextAcquireLate(key, 0, 1, 2);
+
+        assertThatThrownBy(() -> service.tryLock(request(name, Duration.ZERO)))
+                .isInstanceOfSatisfying(RedlockQuorumException.class, ex -> {
+                    assertThat(ex.answered()).isEqualTo(2);
+                    assertThat(ex.late()).as("taken for a late answer of nodes that are up").isTrue();
+                });
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> servers.stream().allMatch(server -> server.get(key) == null));
+    }
+
+    /**
+     * A majority that stays down (here: the nodes refuse connections) is no late answer: once those
+     * nodes have been silent for a second beyond the node timeout, a waiting call fails, naming how
+     * many answered, rather than wait out its minute. The miss it then reports is not a transient one.
+     */
+    @Test
+    void aMajorityThatStaysDownStillFailsAWaitingCallWithoutWaitingOutItsWaitTime() {
+        DefaultLockService service = instance();
+        for (int i = 0; i < 3; i++) {
+            proxies.get(i).refuseConnections();
+            proxies.get(i).resetConnections();
+        }
+
+        assertThatThrownBy(() -> service.lock(request("order:down", Duration.ofMinutes(1))))
+                .isInstanceOfSatisfying(RedlockQuorumException.class, ex -> {
+                    assertThat(ex.answered()).isEqualTo(2);
+                    // A call that waited out its wait time would end on a miss still taken for a late one.
+                    assertThat(ex.late()).as("reported as a late answer of nodes that are up").isFalse();
+                });
+    }
+}
