@@ -56,7 +56,9 @@ import io.github.distlock.redis.RedisLockBackend;
  * majority renewed it within the round's validity; once so many nodes answered "not ours" that no
  * majority is left, it is lost.</li>
  * <li><b>Release</b> runs on every node at once, and reports released as soon as a majority
- * released; the other nodes' deletes finish in the background. The arbiter node publishes a
+ * released; the other nodes' deletes finish in the background. Short of a majority of answers at
+ * the node timeout, it waits for those still on their way, then asks the nodes whose answers were
+ * lost once more if they are up ({@link #releaseAgainWhereUnanswered}). The arbiter node publishes a
  * release hint ({@link RedlockReleaseHints}) from the same script as it deletes the lock, to the
  * instance at the head of the lock's wake-up line there (the instances whose contended attempts
  * found it taken, by arrival), or to every instance if nobody alive is in line (the nodes that
@@ -65,7 +67,8 @@ import io.github.distlock.redis.RedisLockBackend;
  *
  * <p>Fewer than a majority answering at all is not "taken" but a backend failure:
  * {@link RedlockQuorumException}, naming how many nodes answered, so a caller can tell an outage
- * from contention.
+ * from contention. If those nodes are up and were only late (a loaded machine, a pause of this JVM),
+ * the miss is transient ({@link #isTransient}): a lock call with wait time left tries again.
  *
  * <p><b>Restarted nodes.</b> A node that restarted empty has forgotten the locks it granted. With
  * {@link NodeRestartGuard guards}, its answers do not count until it has been up longer than the
@@ -124,7 +127,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      * for time (a loaded machine, a pause of this JVM) is a transient miss, which a waiting caller
      * retries ({@link #isTransient}). A node silent for longer is taken to be down, and fails the call.
      */
-    private static final long ANSWERED_RECENTLY_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final long REPLIED_RECENTLY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /** The fixed part of the drift allowance: clocks tick in milliseconds. */
     private static final long DRIFT_FLOOR_MILLIS = 2;
@@ -350,7 +353,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      * timeout, or it was not asked as a command of it was overdue) and answered something shortly
      * before: a node that refused, failed, is held back or has been silent for long is no late answer.
      */
-    private boolean missedOnlyForTime(List<Vote<AcquireResult>> votes) {
+    private <T> boolean missedOnlyForTime(List<Vote<T>> votes) {
         long now = System.nanoTime();
         for (int i = 0; i < votes.size(); i++) {
             Throwable failure = votes.get(i).failure();
@@ -359,7 +362,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             }
             boolean late = failure instanceof TimeoutException || failure instanceof NotAnswering
                     || failure instanceof LockBackendException && failure.getCause() instanceof TimeoutException;
-            if (!late || !responsiveness.get(i).answeredWithin(now, nodeTimeoutNanos + ANSWERED_RECENTLY_NANOS)) {
+            if (!late || !responsiveness.get(i).repliedWithin(now, nodeTimeoutNanos + REPLIED_RECENTLY_NANOS)) {
                 return false;
             }
         }
@@ -670,9 +673,15 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 announceIfTheArbiterDidNot(vote, on, hint);
             }
         };
+        // A release has no next round of its own above it: answers still on their way when a majority
+        // has not answered are waited for, within their commands' own bounds.
         List<Vote<Boolean>> votes = ask(all(), node -> releaseAndHint(node, key, token, hint, announcer),
                 node -> releaseAndHintAsync(node, key, token, hint, announcer),
-                answers -> count(answers, Boolean::booleanValue) >= quorum, everyAnswer);
+                answers -> count(answers, Boolean::booleanValue) >= quorum, everyAnswer, quorum);
+        if (count(votes, Boolean::booleanValue) < quorum && count(votes, answer -> true) < quorum
+                && missedOnlyForTime(votes)) {
+            votes = releaseAgainWhereUnanswered(votes, key, token, hint, announcer);
+        }
         int released = 0;
         int answered = 0;
         boolean[] releasedOn = new boolean[votes.size()];
@@ -721,6 +730,45 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             throw new RedlockQuorumException(key, "release", answered, nodes.size(), quorum, failures(votes));
         }
         return false;
+    }
+
+    /**
+     * A second round of a release to the nodes whose answer to the first did not come, from nodes that
+     * are up (see {@link #missedOnlyForTime}); their first commands have ended by now. Where the first
+     * was sent, any answer counts as released, as for a command the client re-sent: the first delivery,
+     * whose answer was lost, may have deleted our key. Returns the first round's votes with these in
+     * place of the missing ones.
+     */
+    private List<Vote<Boolean>> releaseAgainWhereUnanswered(List<Vote<Boolean>> first, LockKey key, String token,
+            String hint, int announcer) {
+        boolean[] unanswered = new boolean[first.size()];
+        boolean[] sent = new boolean[first.size()];
+        for (int i = 0; i < first.size(); i++) {
+            unanswered[i] = !first.get(i).answered();
+            sent[i] = unanswered[i] && !(first.get(i).failure() instanceof NotAnswering);
+        }
+        int releasedBefore = count(first, Boolean::booleanValue);
+        List<Vote<Boolean>> again = ask(unanswered, node -> releaseAndHint(node, key, token, hint, announcer),
+                node -> releaseAndHintAsync(node, key, token, hint, announcer),
+                answers -> releasedBefore + releasedAgain(answers, sent) >= quorum, null, quorum);
+        List<Vote<Boolean>> merged = new ArrayList<>(first);
+        for (int i = 0; i < first.size(); i++) {
+            Vote<Boolean> vote = again.get(i);
+            if (unanswered[i]) {
+                merged.set(i, vote.answered() ? new Vote<>(vote.value() || sent[i], null) : vote);
+            }
+        }
+        return merged;
+    }
+
+    /** How many of a second round's answers count as released (see {@link #releaseAgainWhereUnanswered}). */
+    private static int releasedAgain(List<Vote<Boolean>> answers, boolean[] sentBefore) {
+        int released = 0;
+        for (int i = 0; i < answers.size(); i++) {
+            Vote<Boolean> vote = answers.get(i);
+            released += vote.answered() && (vote.value() || sentBefore[i]) ? 1 : 0;
+        }
+        return released;
     }
 
     /**
@@ -935,6 +983,19 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private <T> List<Vote<T>> ask(boolean[] which, Function<FencingLockBackend, T> call,
             Function<NonBlockingLockBackend, CompletableFuture<T>> nonBlockingCall, Predicate<List<Vote<T>>> decided,
             VoteListener<T> everyAnswer) {
+        return ask(which, call, nonBlockingCall, decided, everyAnswer, 0);
+    }
+
+    /**
+     * {@link #ask(boolean[], Function, Function, Predicate, VoteListener)}, but while fewer than
+     * {@code answersWanted} nodes answered, answers still on their way at the node timeout are waited
+     * for until their commands end by their own bound: the node timeout, which Lettuce's timer enforces
+     * within a tick (100 ms), from when the command left, which a fan-out thread may send later. A
+     * healthy node's answer that a loaded machine delayed past the deadline then still counts.
+     */
+    private <T> List<Vote<T>> ask(boolean[] which, Function<FencingLockBackend, T> call,
+            Function<NonBlockingLockBackend, CompletableFuture<T>> nonBlockingCall, Predicate<List<Vote<T>>> decided,
+            VoteListener<T> everyAnswer, int answersWanted) {
         Ballot<T> ballot = new Ballot<>(nodes.size(), votes -> decided.test(heldBack(votes)), everyAnswer);
         for (int i = 0; i < nodes.size(); i++) {
             if (!which[i]) {
@@ -953,6 +1014,10 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                     Vote<T> vote;
                     try {
                         vote = new Vote<>(call.apply(node), null);
+                        if (nonBlockingCall != null) {
+                            // A lock command (no renewal or ping, which report failures as answers): it replied.
+                            responsiveness.get(index).replied();
+                        }
                     }
                     catch (RuntimeException | Error ex) {
                         vote = new Vote<>(null, ex);
@@ -964,7 +1029,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 ballot.cast(i, new Vote<>(null, new LockBackendException("", "The Redlock backend is closed", ex)));
             }
         }
-        return ballot.await(System.nanoTime() + nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(5));
+        long deadline = System.nanoTime() + nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(5);
+        return ballot.await(deadline, answersWanted, deadline + nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(100));
     }
 
     /**
@@ -993,8 +1059,11 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         answer.whenComplete((value, failure) -> {
             Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                     ? failure.getCause() : failure;
+            if (cause == null) {
+                node.replied();
+            }
             node.ended(cause == null || !(cause instanceof LockBackendException ex
-                    && ex.getCause() instanceof TimeoutException), cause == null);
+                    && ex.getCause() instanceof TimeoutException));
             ballot.cast(index, cause == null ? new Vote<>(value, null) : new Vote<>(null, cause));
         });
         return true;
@@ -1016,13 +1085,19 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         private volatile long heardNanos = System.nanoTime();
         /** Whether its last command to end ended by its timeout: then it is only probed. */
         private volatile boolean suspect;
-        /** When it last replied (an error is no reply), if it ever did. */
-        private volatile long answeredNanos;
-        private volatile boolean everAnswered;
+        /**
+         * When it last replied (an error is no reply) to a command, on either path, or when this backend
+         * was made: it counts as up until it has been silent for a while.
+         */
+        private volatile long repliedNanos = System.nanoTime();
 
-        /** Whether it replied to a command within {@code windowNanos} before {@code now}. */
-        boolean answeredWithin(long now, long windowNanos) {
-            return everAnswered && now - answeredNanos <= windowNanos;
+        void replied() {
+            repliedNanos = System.nanoTime();
+        }
+
+        /** Whether it replied within {@code windowNanos} before {@code now}. */
+        boolean repliedWithin(long now, long windowNanos) {
+            return now - repliedNanos <= windowNanos;
         }
 
         /**
@@ -1043,22 +1118,14 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             }
         }
 
-        /**
-         * @param answered {@code false} if it ended by its timeout
-         * @param replied whether it ended with a reply, not an error
-         */
-        void ended(boolean answered, boolean replied) {
-            long now = System.nanoTime();
+        /** @param answered {@code false} if it ended by its timeout */
+        void ended(boolean answered) {
             if (answered) {
                 suspect = false;
-                heardNanos = now;
+                heardNanos = System.nanoTime();
             }
             else {
                 suspect = true;
-            }
-            if (replied) {
-                answeredNanos = now;
-                everAnswered = true;
             }
             pending.decrementAndGet();
         }
@@ -1111,6 +1178,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         private boolean settled;
         /** Whether the outcome was read: votes cast from then on are late. */
         private boolean closed;
+        /** Whether the waiter is past its deadline, waiting for answers on their way: every vote wakes it. */
+        private boolean overtime;
         private final ReentrantLock lock = new ReentrantLock();
         private final Condition changed = lock.newCondition();
 
@@ -1139,6 +1208,9 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                     settled = true;
                     changed.signalAll();
                 }
+                else if (overtime) {
+                    changed.signalAll();
+                }
             }
             finally {
                 lock.unlock();
@@ -1148,15 +1220,27 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             }
         }
 
-        /** The votes once settled or past the deadline; missing ones are "no answer". */
-        List<Vote<T>> await(long deadlineNanos) {
+        /**
+         * The votes once settled or past the deadline; missing ones are "no answer". While fewer than
+         * {@code answersWanted} nodes answered and answers are still on their way, past the deadline too,
+         * until {@code lastDeadlineNanos}.
+         */
+        List<Vote<T>> await(long deadlineNanos, int answersWanted, long lastDeadlineNanos) {
             boolean interrupted = false;
             lock.lock();
             try {
                 while (!settled) {
-                    long left = deadlineNanos - System.nanoTime();
+                    long now = System.nanoTime();
+                    long left = deadlineNanos - now;
                     if (left <= 0) {
-                        break;
+                        if (!answersOnTheirWay(answersWanted)) {
+                            break;
+                        }
+                        overtime = true;
+                        left = lastDeadlineNanos - now;
+                        if (left <= 0) {
+                            break;
+                        }
                     }
                     try {
                         changed.awaitNanos(left);
@@ -1175,6 +1259,21 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                     Thread.currentThread().interrupt();
                 }
             }
+        }
+
+        /** Whether fewer than {@code answersWanted} nodes answered, and some answer is not in yet. */
+        private boolean answersOnTheirWay(int answersWanted) {
+            int answered = 0;
+            boolean pending = false;
+            for (Vote<T> vote : votes) {
+                if (vote == null) {
+                    pending = true;
+                }
+                else if (vote.answered()) {
+                    answered++;
+                }
+            }
+            return pending && answered < answersWanted;
         }
 
         /** Whether {@code vote}, from a snapshot, is of a node whose answer was not in yet. */
