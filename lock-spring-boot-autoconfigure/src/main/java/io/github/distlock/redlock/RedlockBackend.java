@@ -592,14 +592,20 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         acquiresInFlight.compute(token, (ours, state) -> inFlight.answered() && state == inFlight ? null : state);
     }
 
-    /** Sends node {@code index} the release again, without waiting for it. */
+    /**
+     * Sends node {@code index} the release again, without waiting for it, even while a command of that
+     * node is overdue ({@link Responsiveness}): this one command, behind the grant on the same connection,
+     * is all that takes a late grant back. Not sent, the grant stayed set, owned by nobody, for its whole
+     * lease, and a few such leftovers of different attempts on a majority of nodes stalled the lock for
+     * everyone until they expired.
+     */
     private void releaseAgain(LockKey key, String token, int index) {
         // Possibly on the node client's I/O thread: never block here. The other nodes' votes are
         // "not asked", cast at once, and settle the ballot.
         boolean[] only = new boolean[nodes.size()];
         only[index] = true;
         ask(only, node -> releaseAndHint(node, key, token, null, -1),
-                node -> releaseAndHintAsync(node, key, token, null, -1), answers -> true, null);
+                node -> releaseAndHintAsync(node, key, token, null, -1), answers -> true, null, 0, true);
     }
 
     /**
@@ -677,7 +683,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // has not answered are waited for, within their commands' own bounds.
         List<Vote<Boolean>> votes = ask(all(), node -> releaseAndHint(node, key, token, hint, announcer),
                 node -> releaseAndHintAsync(node, key, token, hint, announcer),
-                answers -> count(answers, Boolean::booleanValue) >= quorum, everyAnswer, quorum);
+                answers -> count(answers, Boolean::booleanValue) >= quorum, everyAnswer, quorum, false);
         if (count(votes, Boolean::booleanValue) < quorum && count(votes, answer -> true) < quorum
                 && missedOnlyForTime(votes)) {
             votes = releaseAgainWhereUnanswered(votes, key, token, hint, announcer);
@@ -750,7 +756,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         int releasedBefore = count(first, Boolean::booleanValue);
         List<Vote<Boolean>> again = ask(unanswered, node -> releaseAndHint(node, key, token, hint, announcer),
                 node -> releaseAndHintAsync(node, key, token, hint, announcer),
-                answers -> releasedBefore + releasedAgain(answers, sent) >= quorum, null, quorum);
+                answers -> releasedBefore + releasedAgain(answers, sent) >= quorum, null, quorum, false);
         List<Vote<Boolean>> merged = new ArrayList<>(first);
         for (int i = 0; i < first.size(); i++) {
             Vote<Boolean> vote = again.get(i);
@@ -983,7 +989,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private <T> List<Vote<T>> ask(boolean[] which, Function<FencingLockBackend, T> call,
             Function<NonBlockingLockBackend, CompletableFuture<T>> nonBlockingCall, Predicate<List<Vote<T>>> decided,
             VoteListener<T> everyAnswer) {
-        return ask(which, call, nonBlockingCall, decided, everyAnswer, 0);
+        return ask(which, call, nonBlockingCall, decided, everyAnswer, 0, false);
     }
 
     /**
@@ -992,10 +998,12 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      * for until their commands end by their own bound: the node timeout, which Lettuce's timer enforces
      * within a tick (100 ms), from when the command left, which a fan-out thread may send later. A
      * healthy node's answer that a loaded machine delayed past the deadline then still counts.
+     *
+     * @param evenIfOverdue whether to send a node its command even while one of its commands is overdue
      */
     private <T> List<Vote<T>> ask(boolean[] which, Function<FencingLockBackend, T> call,
             Function<NonBlockingLockBackend, CompletableFuture<T>> nonBlockingCall, Predicate<List<Vote<T>>> decided,
-            VoteListener<T> everyAnswer, int answersWanted) {
+            VoteListener<T> everyAnswer, int answersWanted, boolean evenIfOverdue) {
         Ballot<T> ballot = new Ballot<>(nodes.size(), votes -> decided.test(heldBack(votes)), everyAnswer);
         for (int i = 0; i < nodes.size(); i++) {
             if (!which[i]) {
@@ -1005,7 +1013,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             FencingLockBackend node = nodes.get(i);
             int index = i;
             if (nonBlockingCall != null && node instanceof NonBlockingLockBackend nonBlocking
-                    && askWithoutBlocking(ballot, index, responsiveness.get(i),
+                    && askWithoutBlocking(ballot, index, responsiveness.get(i), evenIfOverdue,
                             () -> nonBlockingCall.apply(nonBlocking))) {
                 continue;
             }
@@ -1038,9 +1046,9 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      *
      * @return {@code false} if the node cannot be asked that way now: ask it on a fan-out thread
      */
-    private <T> boolean askWithoutBlocking(Ballot<T> ballot, int index, Responsiveness node,
+    private <T> boolean askWithoutBlocking(Ballot<T> ballot, int index, Responsiveness node, boolean evenIfOverdue,
             Supplier<CompletableFuture<T>> send) {
-        if (!node.mayAsk(System.nanoTime(), nodeTimeoutNanos)) {
+        if (!evenIfOverdue && !node.mayAsk(System.nanoTime(), nodeTimeoutNanos)) {
             ballot.cast(index, new Vote<>(null, new NotAnswering()));
             return true;
         }
@@ -1076,7 +1084,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      * work through them all at once, starving the live nodes of the cores they share. So once a node has left
      * a command unanswered for longer than the node timeout, it is not asked again until that command ends
      * (its timeout cancels it, or the node answers): one probe per timeout instead of every call, and its
-     * vote is "no answer" at once, which is what waiting for it would have given.
+     * vote is "no answer" at once, which is what waiting for it would have given. The one exception is the
+     * release that takes a late grant back ({@link #releaseAgain}): skipped, it left the key set.
      */
     private static final class Responsiveness {
 
