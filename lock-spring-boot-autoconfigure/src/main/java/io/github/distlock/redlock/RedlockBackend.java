@@ -316,10 +316,12 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // on the nodes that granted it and on those that did not answer, which may have set the key
         // all the same. Nodes that answered "taken" hold nothing of ours.
         boolean[] mayHoldOurs = new boolean[votes.size()];
+        boolean[] holdOurs = new boolean[votes.size()];
         for (int i = 0; i < votes.size(); i++) {
-            mayHoldOurs[i] = !votes.get(i).answered() || votes.get(i).value().acquired();
+            holdOurs[i] = grantedBy(votes.get(i));
+            mayHoldOurs[i] = !votes.get(i).answered() || holdOurs[i];
         }
-        giveBack(mayHoldOurs, key, token);
+        giveBack(mayHoldOurs, holdOurs, key, token);
         if (granted < answered) {
             long now = System.nanoTime();
             markContended(key, new Contention(now, arbiter >= 0 ? contended.fullVoteAt : start));
@@ -605,7 +607,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         boolean[] only = new boolean[nodes.size()];
         only[index] = true;
         ask(only, node -> releaseAndHint(node, key, token, null, -1),
-                node -> releaseAndHintAsync(node, key, token, null, -1), answers -> true, null, 0, true);
+                node -> releaseAndHintAsync(node, key, token, null, -1), answers -> true, null, 0, only);
     }
 
     /**
@@ -683,7 +685,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // has not answered are waited for, within their commands' own bounds.
         List<Vote<Boolean>> votes = ask(all(), node -> releaseAndHint(node, key, token, hint, announcer),
                 node -> releaseAndHintAsync(node, key, token, hint, announcer),
-                answers -> count(answers, Boolean::booleanValue) >= quorum, everyAnswer, quorum, false);
+                answers -> count(answers, Boolean::booleanValue) >= quorum, everyAnswer, quorum, null);
         if (count(votes, Boolean::booleanValue) < quorum && count(votes, answer -> true) < quorum
                 && missedOnlyForTime(votes)) {
             votes = releaseAgainWhereUnanswered(votes, key, token, hint, announcer);
@@ -756,7 +758,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         int releasedBefore = count(first, Boolean::booleanValue);
         List<Vote<Boolean>> again = ask(unanswered, node -> releaseAndHint(node, key, token, hint, announcer),
                 node -> releaseAndHintAsync(node, key, token, hint, announcer),
-                answers -> releasedBefore + releasedAgain(answers, sent) >= quorum, null, quorum, false);
+                answers -> releasedBefore + releasedAgain(answers, sent) >= quorum, null, quorum, null);
         List<Vote<Boolean>> merged = new ArrayList<>(first);
         for (int i = 0; i < first.size(); i++) {
             Vote<Boolean> vote = again.get(i);
@@ -819,9 +821,11 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     /**
      * Gives a failed attempt back on the nodes marked in {@code which}. A node still working on that
      * attempt's acquire may grant it after this (see {@link #acquireAnswered}): then it is given back
-     * again when its answer comes, unless this give-back deleted our key there.
+     * again when its answer comes, unless this give-back deleted our key there. The nodes that granted it
+     * ({@code granted}) are sent the give-back even while a command of theirs is overdue
+     * ({@link Responsiveness}): nothing else would take their grant back before its lease ends.
      */
-    private void giveBack(boolean[] which, LockKey key, String token) {
+    private void giveBack(boolean[] which, boolean[] granted, LockKey key, String token) {
         boolean any = false;
         for (boolean node : which) {
             any |= node;
@@ -842,7 +846,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             };
         }
         ask(which, node -> releaseAndHint(node, key, token, null, -1),
-                node -> releaseAndHintAsync(node, key, token, null, -1), answers -> false, everyAnswer);
+                node -> releaseAndHintAsync(node, key, token, null, -1), answers -> false, everyAnswer, 0, granted);
     }
 
     @Override
@@ -989,7 +993,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private <T> List<Vote<T>> ask(boolean[] which, Function<FencingLockBackend, T> call,
             Function<NonBlockingLockBackend, CompletableFuture<T>> nonBlockingCall, Predicate<List<Vote<T>>> decided,
             VoteListener<T> everyAnswer) {
-        return ask(which, call, nonBlockingCall, decided, everyAnswer, 0, false);
+        return ask(which, call, nonBlockingCall, decided, everyAnswer, 0, null);
     }
 
     /**
@@ -999,11 +1003,11 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      * within a tick (100 ms), from when the command left, which a fan-out thread may send later. A
      * healthy node's answer that a loaded machine delayed past the deadline then still counts.
      *
-     * @param evenIfOverdue whether to send a node its command even while one of its commands is overdue
+     * @param evenIfOverdue the nodes sent their command even while one of theirs is overdue; {@code null}: none
      */
     private <T> List<Vote<T>> ask(boolean[] which, Function<FencingLockBackend, T> call,
             Function<NonBlockingLockBackend, CompletableFuture<T>> nonBlockingCall, Predicate<List<Vote<T>>> decided,
-            VoteListener<T> everyAnswer, int answersWanted, boolean evenIfOverdue) {
+            VoteListener<T> everyAnswer, int answersWanted, boolean[] evenIfOverdue) {
         Ballot<T> ballot = new Ballot<>(nodes.size(), votes -> decided.test(heldBack(votes)), everyAnswer);
         for (int i = 0; i < nodes.size(); i++) {
             if (!which[i]) {
@@ -1013,7 +1017,8 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             FencingLockBackend node = nodes.get(i);
             int index = i;
             if (nonBlockingCall != null && node instanceof NonBlockingLockBackend nonBlocking
-                    && askWithoutBlocking(ballot, index, responsiveness.get(i), evenIfOverdue,
+                    && askWithoutBlocking(ballot, index, responsiveness.get(i),
+                            evenIfOverdue != null && evenIfOverdue[i],
                             () -> nonBlockingCall.apply(nonBlocking))) {
                 continue;
             }

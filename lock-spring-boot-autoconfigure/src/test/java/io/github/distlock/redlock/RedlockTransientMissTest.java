@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -193,15 +194,9 @@ class RedlockTransientMissTest {
      */
     @Test
     void aLateGrantIsTakenBackEvenWhileItsNodeHasAnotherCommandOutstanding() throws Exception {
-        LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(proxies.stream().map(RedisFaultProxy::redisUri)
-                .toList(), NODE_TIMEOUT, "lock:", Duration.ofSeconds(30), false, Set.of());
-        nodes.awaitConnected(Duration.ofSeconds(10));
-        List<FencingLockBackend> route = new ArrayList<>(nodes.backends());
-        HeldAcquireAnswers lastNode = new HeldAcquireAnswers(nodes.backends().get(4));
-        route.set(4, lastNode);
-        RedlockBackend redlock = new RedlockBackend(route, nodes.names(), "lock:", NODE_TIMEOUT, 0.01, null, null,
-                nodes);
-        closeAfterEach.add(redlock);
+        List<HeldAcquireAnswers> held = new ArrayList<>();
+        RedlockBackend redlock = redlockHoldingAnswers(held, null, null, null, null, token -> true);
+        HeldAcquireAnswers lastNode = held.get(4);
         LockKey other = redlock.lockKey("order:other");
         LockKey key = redlock.lockKey("order:late-grant");
         servers.get(0).command("SET", key.redisKey(), "other-owner", "PX", "60000");
@@ -222,6 +217,61 @@ class RedlockTransientMissTest {
         assertThat(servers.get(2).get(key.redisKey())).isNull();
         assertThat(servers.get(0).get(key.redisKey())).isEqualTo("other-owner");
         lastNode.answer("other-token").complete(FencingLockBackend.AcquireResult.acquired(0, ttl));
+    }
+
+    /**
+     * A failed attempt's grant that did come in time is given back at once, also on a node that by then
+     * has another command outstanding for longer than the node timeout: that give-back used to be skipped
+     * as "not answering", and as the grant had come in time nothing sent it later. Node 4 answers this
+     * attempt at once and holds another lock's answer back; node 3 holds every answer back, so the vote
+     * waits out the node timeout first.
+     */
+    @Test
+    void aGrantOfAFailedAttemptIsGivenBackEvenWhileItsNodeHasAnotherCommandOutstanding() {
+        List<HeldAcquireAnswers> held = new ArrayList<>();
+        RedlockBackend redlock = redlockHoldingAnswers(held, null, null, null, token -> true,
+                token -> token.equals("other-token"));
+        LockKey other = redlock.lockKey("order:other");
+        LockKey key = redlock.lockKey("order:given-back");
+        servers.get(0).command("SET", key.redisKey(), "other-owner", "PX", "60000");
+        servers.get(1).command("SET", key.redisKey(), "other-owner", "PX", "60000");
+        long ttl = 60_000;
+        assertThat(redlock.tryAcquire(other, "other-token", ttl).acquired()).isTrue();
+
+        // Two grants (nodes 2 and 4, in time), two "taken", node 3 late: given back after the node timeout.
+        assertThat(redlock.tryAcquire(key, "failed-token", ttl).acquired()).isFalse();
+
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(servers.get(4).get(key.redisKey()))
+                .as("the grant on node 4").isNull());
+        assertThat(servers.get(2).get(key.redisKey())).isNull();
+        // Node 3's grant goes once its answer ends.
+        held.get(3).answer("failed-token").completeExceptionally(new LockBackendException(key.name(),
+                "no answer in time", new TimeoutException()));
+        await().atMost(Duration.ofSeconds(10)).until(() -> servers.get(3).get(key.redisKey()) == null);
+        held.get(3).answer("other-token").complete(FencingLockBackend.AcquireResult.acquired(0, ttl));
+        held.get(4).answer("other-token").complete(FencingLockBackend.AcquireResult.acquired(0, ttl));
+    }
+
+    /**
+     * A Redlock over the five nodes, each behind a {@link HeldAcquireAnswers} that holds back the answers to
+     * the acquires whose token its predicate names ({@code null}: none held, the node as it is).
+     */
+    @SafeVarargs
+    private RedlockBackend redlockHoldingAnswers(List<HeldAcquireAnswers> held, Predicate<String>... holds) {
+        LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(proxies.stream().map(RedisFaultProxy::redisUri)
+                .toList(), NODE_TIMEOUT, "lock:", Duration.ofSeconds(30), false, Set.of());
+        nodes.awaitConnected(Duration.ofSeconds(10));
+        List<FencingLockBackend> route = new ArrayList<>();
+        for (int i = 0; i < NODES; i++) {
+            HeldAcquireAnswers node = new HeldAcquireAnswers(nodes.backends().get(i),
+                    holds[i] != null ? holds[i] : token -> false);
+            held.add(node);
+            route.add(node);
+        }
+        RedlockBackend redlock = new RedlockBackend(route, nodes.names(), "lock:", NODE_TIMEOUT, 0.01, null, null,
+                nodes);
+        closeAfterEach.add(redlock);
+        return redlock;
     }
 
     /**
@@ -266,16 +316,19 @@ class RedlockTransientMissTest {
     }
 
     /**
-     * A real node whose acquires run at once, like any other's, but whose answers reach the Redlock only when
-     * the test gives them ({@link #answer}): a node whose replies are late, without timers to race.
+     * A real node whose acquires run at once, like any other's, but whose answers to the acquires of the
+     * tokens it holds reach the Redlock only when the test gives them ({@link #answer}): a node whose replies
+     * are late, without timers to race.
      */
     private static final class HeldAcquireAnswers implements FencingLockBackend, NonBlockingLockBackend {
 
         private final RedisLockBackend node;
+        private final Predicate<String> holds;
         private final Map<String, CompletableFuture<AcquireResult>> answers = new ConcurrentHashMap<>();
 
-        HeldAcquireAnswers(RedisLockBackend node) {
+        HeldAcquireAnswers(RedisLockBackend node, Predicate<String> holds) {
             this.node = node;
+            this.holds = holds;
         }
 
         /** The answer the Redlock waits for, to the acquire with {@code token}. */
@@ -285,6 +338,9 @@ class RedlockTransientMissTest {
 
         @Override
         public CompletableFuture<AcquireResult> tryAcquireAsync(LockKey key, String token, long ttlMillis) {
+            if (!holds.test(token)) {
+                return node.tryAcquireAsync(key, token, ttlMillis);
+            }
             // Run now, answered later: the real reply is dropped, as a client drops a reply after its timeout.
             node.tryAcquire(key, token, ttlMillis);
             return answer(token);
