@@ -298,7 +298,20 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 first = false;
                 long sentAt = System.nanoTime();
                 sent = true;
-                AcquireResult attempt = backend.tryAcquire(key, token, ttlMillis);
+                AcquireResult attempt;
+                LockBackendException missed = null;
+                try {
+                    attempt = backend.tryAcquire(key, token, ttlMillis);
+                }
+                catch (LockBackendException ex) {
+                    // A round that decided nothing only because answers came too late (Redlock on a loaded
+                    // machine) does not end a wait: the next round, on a token of its own, may well pass.
+                    if (!backend.isTransient(ex)) {
+                        throw ex;
+                    }
+                    missed = ex;
+                    attempt = AcquireResult.notAcquired(0, 0);
+                }
                 if (attempt.acquired()) {
                     if (poller != null) {
                         poller.acquired = true;
@@ -317,7 +330,14 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 }
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0) {
+                    if (missed != null) {
+                        throw missed; // undecided, not taken: the caller's undo takes this token back
+                    }
                     return Optional.empty();
+                }
+                if (missed != null) {
+                    // Its outcome is unknown: nothing of it may stay, whatever is still on its way.
+                    pendingReleases.undo(key, token, false, ttlMillis, false);
                 }
                 waitingStarted();
                 if (poller == null) {

@@ -2,6 +2,8 @@ package io.github.distlock.core;
 
 import java.util.List;
 
+import io.github.distlock.LockBackendException;
+
 /**
  * Where locks are stored: the few atomic operations every lock needs, and nothing else. Waiting,
  * renewal, undoing unknown outcomes and the annotation are written once, on top of it, in
@@ -95,6 +97,20 @@ public interface LockBackend {
      */
     default long renewedValidityMillis(long ttlMillis) {
         return ttlMillis;
+    }
+
+    /**
+     * Whether a {@link #tryAcquire} that threw {@code failure} decided nothing only because answers
+     * came too late this once (stores that are up, on a loaded machine or after a pause of this JVM),
+     * having given back whatever it may have set, so that a caller with wait time left tries again
+     * rather than fail. Stores that refuse, answer with an error or have not answered for a while are
+     * not transient: the call fails at once, as before.
+     *
+     * @param failure what the attempt threw
+     * @return {@code false} unless the backend knows better: every failure ends the call
+     */
+    default boolean isTransient(LockBackendException failure) {
+        return false;
     }
 
     /** Receives the outcome of each renewal of a {@link #renew} call, as it comes in. */

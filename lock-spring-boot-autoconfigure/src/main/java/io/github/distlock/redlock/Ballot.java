@@ -22,6 +22,8 @@ final class Ballot<T> {
     private boolean settled;
     /** Whether the outcome was read: votes cast from then on are late. */
     private boolean closed;
+    /** Whether the waiter is past its deadline, waiting for answers on their way: every vote wakes it. */
+    private boolean overtime;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
 
@@ -51,6 +53,9 @@ final class Ballot<T> {
                 settled = true;
                 changed.signalAll();
             }
+            else if (overtime) {
+                changed.signalAll();
+            }
         }
         finally {
             lock.unlock();
@@ -60,15 +65,27 @@ final class Ballot<T> {
         }
     }
 
-    /** The votes once settled or past the deadline; missing ones are "no answer yet". */
-    List<Vote<T>> await(long deadlineNanos) {
+    /**
+     * The votes once settled or past the deadline; missing ones are "no answer yet". While fewer than
+     * {@code answersWanted} nodes answered and answers are still on their way, past the deadline too,
+     * until {@code lastDeadlineNanos}.
+     */
+    List<Vote<T>> await(long deadlineNanos, int answersWanted, long lastDeadlineNanos) {
         boolean interrupted = false;
         lock.lock();
         try {
             while (!settled) {
-                long left = deadlineNanos - System.nanoTime();
+                long now = System.nanoTime();
+                long left = deadlineNanos - now;
                 if (left <= 0) {
-                    break;
+                    if (!answersOnTheirWay(answersWanted)) {
+                        break;
+                    }
+                    overtime = true;
+                    left = lastDeadlineNanos - now;
+                    if (left <= 0) {
+                        break;
+                    }
                 }
                 try {
                     changed.awaitNanos(left);
@@ -87,6 +104,21 @@ final class Ballot<T> {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /** Whether fewer than {@code answersWanted} nodes answered, and some answer is not in yet. */
+    private boolean answersOnTheirWay(int answersWanted) {
+        int answered = 0;
+        boolean pending = false;
+        for (Vote<T> vote : votes) {
+            if (vote == null) {
+                pending = true;
+            }
+            else if (vote.answered()) {
+                answered++;
+            }
+        }
+        return pending && answered < answersWanted;
     }
 
     /** Whether {@code vote}, from a snapshot, is of a node whose answer was not in yet. */

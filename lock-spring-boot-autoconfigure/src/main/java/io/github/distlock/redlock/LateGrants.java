@@ -62,9 +62,11 @@ final class LateGrants {
     /**
      * Gives a failed attempt back on the nodes marked in {@code which}. A node still working on that
      * attempt's acquire may grant it after this (see {@link #acquireAnswered}): then it is given back
-     * again when its answer comes, unless this give-back deleted our key there.
+     * again when its answer comes, unless this give-back deleted our key there. The nodes that granted it
+     * ({@code granted}) are sent the give-back even while a command of theirs is overdue
+     * ({@link NodeHealth.Responsiveness}): nothing else would take their grant back before its lease ends.
      */
-    void giveBack(boolean[] which, LockKey key, String token) {
+    void giveBack(boolean[] which, boolean[] granted, LockKey key, String token) {
         boolean any = false;
         for (boolean node : which) {
             any |= node;
@@ -78,7 +80,7 @@ final class LateGrants {
                     if (which[index]) {
                         released.answered(index, vote, late);
                     }
-                });
+                }, 0, granted);
     }
 
     /**
@@ -98,12 +100,19 @@ final class LateGrants {
         acquiresInFlight.compute(token, (ours, state) -> inFlight.answered() && state == inFlight ? null : state);
     }
 
-    /** Sends node {@code node} the release again, without waiting for it. */
+    /**
+     * Sends node {@code node} the release again, without waiting for it, even while a command of that node is
+     * overdue ({@link NodeHealth.Responsiveness}): this one command, behind the grant on the same connection,
+     * is all that takes a late grant back. Not sent, the grant stayed set, owned by nobody, for its whole lease,
+     * and a few such leftovers of different attempts on a majority of nodes stalled the lock for everyone until
+     * they expired.
+     */
     private void releaseAgain(LockKey key, String token, int node) {
         // Possibly on the node client's I/O thread: never block here. The other nodes' votes are
         // "not asked", cast at once, and settle the ballot.
-        calls.ask(calls.only(node), (index, target) -> target.release(key, token),
-                (index, target) -> target.releaseAsync(key, token), answers -> true, null);
+        boolean[] only = calls.only(node);
+        calls.ask(only, (index, target) -> target.release(key, token),
+                (index, target) -> target.releaseAsync(key, token), answers -> true, null, 0, only);
     }
 
     /** What is known of one node's late grant and release of a token. */

@@ -76,7 +76,8 @@ final class NodeHealth {
      * work through them all at once, starving the live nodes of the cores they share. So once a node has left
      * a command unanswered for longer than the node timeout, it is not asked again until that command ends
      * (its timeout cancels it, or the node answers): one probe per timeout instead of every call, and its
-     * vote is "no answer" at once, which is what waiting for it would have given.
+     * vote is "no answer" at once, which is what waiting for it would have given. The one exception is the
+     * release that takes a late grant back ({@link LateGrants}): skipped, it left the key set.
      */
     static final class Responsiveness {
 
@@ -85,6 +86,20 @@ final class NodeHealth {
         private volatile long heardNanos = System.nanoTime();
         /** Whether its last command to end ended by its timeout: then it is only probed. */
         private volatile boolean suspect;
+        /**
+         * When it last replied (an error is no reply) to a command, on either path, or when this backend
+         * was made: it counts as up until it has been silent for a while.
+         */
+        private volatile long repliedNanos = System.nanoTime();
+
+        void replied() {
+            repliedNanos = System.nanoTime();
+        }
+
+        /** Whether it replied within {@code windowNanos} before {@code now}. */
+        boolean repliedWithin(long now, long windowNanos) {
+            return now - repliedNanos <= windowNanos;
+        }
 
         /**
          * Whether to send it a command now: not while a command of a suspect node, or one older than

@@ -26,6 +26,13 @@ import io.github.distlock.LockBackendException;
  */
 final class QuorumCall {
 
+    /**
+     * How long, beyond the node timeout, a node that replied counts as up: a call it then misses only for
+     * time (a loaded machine, a pause of this JVM) is a transient miss ({@link #missedOnlyForTime}), which a
+     * waiting caller retries. A node silent for longer is taken to be down, and fails the call.
+     */
+    private static final long REPLIED_RECENTLY_NANOS = TimeUnit.SECONDS.toNanos(1);
+
     /** The fixed part of the drift allowance: clocks tick in milliseconds. */
     private static final long DRIFT_FLOOR_MILLIS = 2;
 
@@ -140,6 +147,21 @@ final class QuorumCall {
      */
     <T> List<Vote<T>> ask(boolean[] which, NodeCall<T> call, NodeCall<CompletableFuture<T>> nonBlockingCall,
             Predicate<List<Vote<T>>> decided, VoteListener<T> everyAnswer) {
+        return ask(which, call, nonBlockingCall, decided, everyAnswer, 0, null);
+    }
+
+    /**
+     * {@link #ask(boolean[], NodeCall, NodeCall, Predicate, VoteListener)}, but while fewer than
+     * {@code answersWanted} nodes answered, answers still on their way at the node timeout are waited for
+     * until their commands end by their own bound: the node timeout, which Lettuce's timer enforces within a
+     * tick (100 ms), from when the command left, which a fan-out thread may send later. A healthy node's
+     * answer that a loaded machine delayed past the deadline then still counts.
+     *
+     * @param evenIfOverdue the nodes sent their command even while one of theirs is overdue; {@code null}: none
+     */
+    <T> List<Vote<T>> ask(boolean[] which, NodeCall<T> call, NodeCall<CompletableFuture<T>> nonBlockingCall,
+            Predicate<List<Vote<T>>> decided, VoteListener<T> everyAnswer, int answersWanted,
+            boolean[] evenIfOverdue) {
         Ballot<T> ballot = new Ballot<>(nodes.size(), votes -> decided.test(health.heldBack(votes)), everyAnswer);
         for (int i = 0; i < nodes.size(); i++) {
             if (!which[i]) {
@@ -149,7 +171,7 @@ final class QuorumCall {
             RedlockNode node = nodes.get(i);
             int index = i;
             if (nonBlockingCall != null && askWithoutBlocking(ballot, index, health.responsiveness(i),
-                    () -> nonBlockingCall.call(index, node))) {
+                    evenIfOverdue != null && evenIfOverdue[i], () -> nonBlockingCall.call(index, node))) {
                 continue;
             }
             try {
@@ -157,6 +179,10 @@ final class QuorumCall {
                     Vote<T> vote;
                     try {
                         vote = new Vote.Answer<>(call.call(index, node));
+                        if (nonBlockingCall != null) {
+                            // A lock command (no renewal or ping, which report failures as answers): it replied.
+                            health.responsiveness(index).replied();
+                        }
                     }
                     catch (RuntimeException | Error ex) {
                         vote = new Vote.Failed<>(ex);
@@ -168,7 +194,8 @@ final class QuorumCall {
                 ballot.cast(i, new Vote.Failed<>(new LockBackendException("", "The Redlock backend is closed", ex)));
             }
         }
-        return ballot.await(System.nanoTime() + nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(5));
+        long deadline = System.nanoTime() + nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(5);
+        return ballot.await(deadline, answersWanted, deadline + nodeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(100));
     }
 
     /**
@@ -177,8 +204,8 @@ final class QuorumCall {
      * @return {@code false} if the node cannot be asked that way now: ask it on a fan-out thread
      */
     private <T> boolean askWithoutBlocking(Ballot<T> ballot, int index, NodeHealth.Responsiveness node,
-            Supplier<CompletableFuture<T>> send) {
-        if (!node.mayAsk(System.nanoTime(), nodeTimeoutNanos)) {
+            boolean evenIfOverdue, Supplier<CompletableFuture<T>> send) {
+        if (!evenIfOverdue && !node.mayAsk(System.nanoTime(), nodeTimeoutNanos)) {
             ballot.cast(index, Vote.Absent.NOT_ANSWERING.vote());
             return true;
         }
@@ -197,6 +224,9 @@ final class QuorumCall {
         answer.whenComplete((value, failure) -> {
             Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                     ? failure.getCause() : failure;
+            if (cause == null) {
+                node.replied();
+            }
             node.ended(cause == null || !(cause instanceof LockBackendException ex
                     && ex.getCause() instanceof TimeoutException));
             ballot.cast(index, cause == null ? new Vote.Answer<>(value) : new Vote.Failed<>(cause));
@@ -213,6 +243,29 @@ final class QuorumCall {
             }
         }
         return count;
+    }
+
+    /**
+     * Whether every node without a vote only ran out of time (its answer did not come within the node
+     * timeout, or it was not asked as a command of it was overdue) and replied to something shortly before:
+     * a node that refused, failed, is held back or has been silent for long is no late answer.
+     */
+    <T> boolean missedOnlyForTime(List<Vote<T>> votes) {
+        long now = System.nanoTime();
+        for (int i = 0; i < votes.size(); i++) {
+            Vote<T> vote = votes.get(i);
+            if (vote.answered()) {
+                continue;
+            }
+            boolean late = vote == Vote.Absent.NO_ANSWER_YET || vote == Vote.Absent.NOT_ANSWERING
+                    || vote instanceof Vote.Failed<T> failed && (failed.failure() instanceof TimeoutException
+                            || failed.failure() instanceof LockBackendException
+                                    && failed.failure().getCause() instanceof TimeoutException);
+            if (!late || !health.responsiveness(i).repliedWithin(now, nodeTimeoutNanos + REPLIED_RECENTLY_NANOS)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The nodes that did not answer, and why, for messages. */

@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.LongAccumulator;
 
 import org.springframework.context.SmartLifecycle;
 
+import io.github.distlock.LockBackendException;
 import io.github.distlock.core.FencingLockBackend;
 import io.github.distlock.core.InspectableLockBackend;
 import io.github.distlock.core.LockBackend;
@@ -44,8 +45,11 @@ import io.github.distlock.redis.RedisKeyNaming;
  * granted it too slowly for the ttl is {@link RedlockValidityException}. <b>Release</b> reports released
  * once a majority deleted it, and announces it to the waiters ({@link RedlockReleaseHints}): from the
  * arbiter's release script to the head of its wake-up line, or from the nodes that released it to every
- * instance. Fewer than a majority answering at all is not "taken" but {@link RedlockQuorumException},
- * so a caller can tell an outage from contention.
+ * instance; short of a majority of answers at the node timeout, it waits for those on their way and asks
+ * the nodes whose answers were lost once more. Fewer than a majority answering at all is not "taken" but
+ * {@link RedlockQuorumException}, so a caller can tell an outage from contention; if those nodes are up and
+ * were only late (a loaded machine, a pause of this JVM), the miss is transient ({@link #isTransient}) and a
+ * lock call with wait time left tries again.
  *
  * <pre>{@code
  * List<RedisLockBackend> nodes = ...;   // one per independent master, each on its own client
@@ -205,15 +209,18 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         // on the nodes that granted it and on those that did not answer, which may have set the key
         // all the same. Nodes that answered "taken" hold nothing of ours.
         boolean[] mayHoldOurs = new boolean[votes.size()];
+        boolean[] holdOurs = new boolean[votes.size()];
         for (int i = 0; i < votes.size(); i++) {
             mayHoldOurs[i] = !Vote.refused(votes.get(i));
+            holdOurs[i] = Vote.granted(votes.get(i));
         }
-        lateGrants.giveBack(mayHoldOurs, key, token);
+        lateGrants.giveBack(mayHoldOurs, holdOurs, key, token);
         if (granted < answered) {
             contention.foundTaken(key, contended, arbiter.isPresent(), start);
         }
         if (answered < quorum) {
-            throw new RedlockQuorumException(key, "acquire", answered, calls.size(), quorum, calls.failures(votes));
+            throw new RedlockQuorumException(key, "acquire", answered, calls.size(), quorum, calls.failures(votes),
+                    calls.missedOnlyForTime(votes));
         }
         if (tooSlow) {
             // Nobody else holds it: calling it "taken", and waiting for it, would end in a message
@@ -288,7 +295,14 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                 ? node.releaseAndAnnounce(key, token, announcement) : node.release(key, token),
                 (index, node) -> announces(index, announcement, announcer)
                         ? node.releaseAndAnnounceAsync(key, token, announcement) : node.releaseAsync(key, token),
-                answers -> QuorumCall.count(answers, Boolean::booleanValue) >= quorum, everyAnswer);
+                answers -> QuorumCall.count(answers, Boolean::booleanValue) >= quorum, everyAnswer, quorum, null);
+        // A release has no next round of its own above it: answers still on their way when a majority has not
+        // answered were waited for above, within their commands' own bounds, and nodes that are up but whose
+        // answers were lost are asked once more.
+        if (QuorumCall.count(votes, Boolean::booleanValue) < quorum && QuorumCall.count(votes, answer -> true) < quorum
+                && calls.missedOnlyForTime(votes)) {
+            votes = releaseAgainWhereUnanswered(votes, key, token, announcement, announcer);
+        }
         int released = 0;
         int answered = 0;
         boolean[] releasedOn = new boolean[votes.size()];
@@ -335,6 +349,58 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             throw new RedlockQuorumException(key, "release", answered, calls.size(), quorum, calls.failures(votes));
         }
         return false;
+    }
+
+    /**
+     * A second round of a release to the nodes whose answer to the first did not come, from nodes that are up
+     * (see {@link QuorumCall#missedOnlyForTime}); their first commands have ended by now. Where the first was
+     * sent, any answer counts as released, as for a command the client re-sent: the first delivery, whose answer
+     * was lost, may have deleted our key. Returns the first round's votes with these in place of the missing ones.
+     */
+    private List<Vote<Boolean>> releaseAgainWhereUnanswered(List<Vote<Boolean>> first, LockKey key, String token,
+            RedlockNode.Announcement announcement, OptionalInt announcer) {
+        boolean[] unanswered = new boolean[first.size()];
+        boolean[] sent = new boolean[first.size()];
+        for (int i = 0; i < first.size(); i++) {
+            unanswered[i] = !first.get(i).answered();
+            sent[i] = unanswered[i] && first.get(i) != Vote.Absent.NOT_ANSWERING.<Boolean>vote();
+        }
+        int releasedBefore = QuorumCall.count(first, Boolean::booleanValue);
+        List<Vote<Boolean>> again = calls.ask(unanswered, (index, node) -> announces(index, announcement, announcer)
+                ? node.releaseAndAnnounce(key, token, announcement) : node.release(key, token),
+                (index, node) -> announces(index, announcement, announcer)
+                        ? node.releaseAndAnnounceAsync(key, token, announcement) : node.releaseAsync(key, token),
+                answers -> releasedBefore + releasedAgain(answers, sent) >= quorum, null, quorum, null);
+        List<Vote<Boolean>> merged = new ArrayList<>(first);
+        for (int i = 0; i < first.size(); i++) {
+            Vote<Boolean> vote = again.get(i);
+            if (unanswered[i]) {
+                boolean sentBefore = sent[i];
+                merged.set(i, vote.answered() ? new Vote.Answer<>(vote.says(Boolean::booleanValue) || sentBefore)
+                        : vote);
+            }
+        }
+        return merged;
+    }
+
+    /** How many of a second round's answers count as released (see {@link #releaseAgainWhereUnanswered}). */
+    private static int releasedAgain(List<Vote<Boolean>> answers, boolean[] sentBefore) {
+        int released = 0;
+        for (int i = 0; i < answers.size(); i++) {
+            Vote<Boolean> vote = answers.get(i);
+            released += vote.answered() && (vote.says(Boolean::booleanValue) || sentBefore[i]) ? 1 : 0;
+        }
+        return released;
+    }
+
+    /**
+     * An acquire that found fewer than a majority answering, having given back what it may have set (see
+     * {@link #tryAcquire}), is transient if the nodes that did not answer are up and were only late: the next
+     * round, with a token of its own, may well pass. Votes are never carried over from one round to the next.
+     */
+    @Override
+    public boolean isTransient(LockBackendException failure) {
+        return failure instanceof RedlockQuorumException quorumMissed && quorumMissed.late();
     }
 
     /**

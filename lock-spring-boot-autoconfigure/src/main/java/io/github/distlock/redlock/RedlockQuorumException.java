@@ -23,8 +23,15 @@ public class RedlockQuorumException extends LockBackendException {
     private final int answered;
     private final int nodes;
     private final int quorum;
+    /** Whether the nodes that did not answer are up and only answered too late (see {@link RedlockBackend#isTransient}). */
+    private final boolean late;
 
     RedlockQuorumException(LockKey key, String operation, int answered, int nodes, int quorum, String failures) {
+        this(key, operation, answered, nodes, quorum, failures, false);
+    }
+
+    RedlockQuorumException(LockKey key, String operation, int answered, int nodes, int quorum, String failures,
+            boolean late) {
         super(key.name(), "Only " + answered + " of " + nodes + " Redlock nodes answered the " + operation
                 + " of lock " + key.printableName() + ", and " + quorum + " are needed for a majority (" + failures
                 + "). Check that a majority of distributed-lock.redlock.nodes is up and answers within "
@@ -32,6 +39,12 @@ public class RedlockQuorumException extends LockBackendException {
         this.answered = answered;
         this.nodes = nodes;
         this.quorum = quorum;
+        this.late = late;
+    }
+
+    /** Whether a caller with wait time left may simply try again. */
+    boolean late() {
+        return late;
     }
 
     /** How many nodes answered. */
