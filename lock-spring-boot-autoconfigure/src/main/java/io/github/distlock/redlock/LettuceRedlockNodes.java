@@ -37,8 +37,8 @@ import io.lettuce.core.resource.DefaultClientResources;
  * {@code INFO server} says it did not restart recently. A restart the connection did not notice (behind a
  * keep-alive proxy, or an address that now leads to another server) is seen in the vote itself: each node
  * votes with this client's own scripts ({@link NodeIncarnation}), which the restarted node answers with
- * {@code NOSCRIPT}, and a check once a second reads the {@code run_id} besides. The nodes' {@link RedlockReleaseHints release hints}
- * subscribe on the same clients. Closing shuts the clients and the resources down.
+ * {@code NOSCRIPT}, and a check once a second reads the {@code run_id} besides. The nodes'
+ * {@link RedlockReleaseHints release hints} subscribe on the same clients. Closing shuts the clients and the resources down.
  *
  * <pre>{@code
  * LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(
