@@ -82,7 +82,7 @@ public abstract class AbstractLockContractTest {
     private static final Duration TTL = Duration.ofSeconds(30);
     private static final Duration LONG_WAIT = Duration.ofSeconds(30);
 
-    private ContractRedis redis;
+    private ContractStore store;
     private ContractApplication first;
     private ContractApplication second;
     private ContractApplication proxied;
@@ -91,8 +91,18 @@ public abstract class AbstractLockContractTest {
     private final AtomicInteger names = new AtomicInteger();
     private String testName;
 
-    /** Starts the Redis the backend runs on; called once per class, closed after its last test. */
-    protected abstract ContractRedis startRedis();
+    /**
+     * Starts the store the backend keeps its locks in; called once per class, closed after its last test. By default
+     * the Redis of {@link #startRedis()}, with the layout of {@link #keyspace()}.
+     */
+    protected ContractStore startStore() {
+        return new RedisContractStore(startRedis(), keyspace());
+    }
+
+    /** Starts the Redis the backend runs on, for a Redis backend; called by {@link #startStore()}. */
+    protected ContractRedis startRedis() {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " overrides neither startStore nor startRedis");
+    }
 
     /** The optional abilities this backend has; tests of the others are skipped. */
     protected abstract Set<Capability> capabilities();
@@ -124,9 +134,9 @@ public abstract class AbstractLockContractTest {
             thread.setDaemon(true);
             return thread;
         });
-        redis = startRedis();
-        first = startApplication(redis.springProperties());
-        second = startApplication(redis.springProperties());
+        store = startStore();
+        first = startApplication(store.applicationProperties());
+        second = startApplication(store.applicationProperties());
         warmUp(first, second, has(Capability.FENCING));
         warmUp(second, first, has(Capability.FENCING));
     }
@@ -152,7 +162,7 @@ public abstract class AbstractLockContractTest {
     @AfterAll
     void stopInstancesAndRedis() {
         threads.shutdownNow();
-        for (AutoCloseable closeable : new AutoCloseable[] { proxied, proxy, first, second, redis }) {
+        for (AutoCloseable closeable : new AutoCloseable[] { proxied, proxy, first, second, store }) {
             try {
                 if (closeable != null) {
                     closeable.close();
@@ -170,7 +180,7 @@ public abstract class AbstractLockContractTest {
         if (proxy != null) {
             proxy.heal();
         }
-        redis.reset();
+        store.reset();
     }
 
     @AfterEach
@@ -481,10 +491,7 @@ public abstract class AbstractLockContractTest {
                 .withFencingToken())) {
             before = held.fencingToken();
         }
-        Set<String> counters = redis.keys(keyspace().statePattern(name)).stream().filter(keyspace()::isCounter)
-                .collect(Collectors.toSet());
-        assertThat(counters).as("the fencing counter").isNotEmpty();
-        counters.forEach(counter -> redis.command(counter, "DEL", counter));
+        store.evictFencingCounter(name);
 
         try (LockHandle held = second.lockService().lock(name, TTL, Duration.ZERO)) {
             assertThat(held.fencingToken()).isGreaterThan(before);
@@ -1053,14 +1060,14 @@ public abstract class AbstractLockContractTest {
         String name = name();
         LockService service = proxiedInstance().lockService();
         proxy.onNext(RedisCommandMatcher.named("SET").withArgument(1, keyspace().lockKey(name))).dropReplyAndHang();
-        long setsBefore = setCalls(name);
+        long setsBefore = redisStore().setCalls(name);
 
         Throwable thrown = catchThrowable(() -> service.tryLock(name, TTL, Duration.ZERO));
 
         assertThat(thrown).isInstanceOf(LockBackendException.class);
         // Counted by Redis rather than seen in the key: the undo starts at once in the background, and
         // on a pooled driver (Jedis) it goes out on a healthy connection and may already have run.
-        assertThat(setCalls(name)).as("Redis ran the SET").isGreaterThan(setsBefore);
+        assertThat(redisStore().setCalls(name)).as("Redis ran the SET").isGreaterThan(setsBefore);
         proxy.heal();
         await().atMost(PATIENCE).until(() -> leftovers(name).isEmpty());
         assertThat(tryNow(second, name)).isPresent();
@@ -1110,7 +1117,7 @@ public abstract class AbstractLockContractTest {
     @Test
     protected void anApplicationThatUsedLocksShutsDownWithoutWarnings() {
         List<String> warnings = warningsWhile(() -> {
-            ContractApplication instance = startApplication(redis.springProperties());
+            ContractApplication instance = startApplication(store.applicationProperties());
             warmUp(instance, second, has(Capability.FENCING));
             instance.close();
         });
@@ -1122,7 +1129,7 @@ public abstract class AbstractLockContractTest {
     @Test
     protected void anApplicationClosedRightAfterItStartedShutsDownWithoutWarnings() {
         List<String> warnings = warningsWhile(() -> {
-            startApplication(redis.springProperties()).close();
+            startApplication(store.applicationProperties()).close();
             // Anything still running in the background logs after close() returned.
             await().pollDelay(Duration.ofMillis(500)).until(() -> true);
         });
@@ -1175,21 +1182,31 @@ public abstract class AbstractLockContractTest {
 
     /** The Redis this class started, for a subclass's own tests of its topology. */
     protected final ContractRedis redis() {
-        return redis;
+        return redisStore().redis();
     }
 
-    private ContractApplication startApplication(List<String> redisProperties, String... more) {
-        List<String> properties = new ArrayList<>(redisProperties);
+    /** The store as Redis, for the tests that need Redis itself: each requires {@link Capability#FAULT_PROXY}. */
+    private RedisContractStore redisStore() {
+        if (store instanceof RedisContractStore redisStore) {
+            return redisStore;
+        }
+        throw new IllegalStateException(getClass().getSimpleName() + " runs on " + store + ", not on Redis");
+    }
+
+    private ContractApplication startApplication(List<String> storeProperties, String... more) {
+        List<String> properties = new ArrayList<>(storeProperties);
         properties.addAll(applicationProperties());
         properties.addAll(List.of(more));
-        return ContractApplication.start(properties, applicationSources());
+        List<Class<?>> sources = new ArrayList<>(List.of(store.applicationSources()));
+        sources.addAll(List.of(applicationSources()));
+        return ContractApplication.start(properties, sources.toArray(Class<?>[]::new));
     }
 
     /** A third instance that reaches Redis through a fault proxy, started on first use, connected and warmed up. */
     private ContractApplication proxiedInstance() {
         if (proxied == null) {
-            proxy = redis.startFaultProxy();
-            proxied = startApplication(redis.springPropertiesThrough(proxy),
+            proxy = redisStore().redis().startFaultProxy();
+            proxied = startApplication(redisStore().redis().springPropertiesThrough(proxy),
                     "distributed-lock.operation-timeout=500ms");
         }
         // Connected, and every script the faults could hit cached, so a fault hits the command it names.
@@ -1224,41 +1241,24 @@ public abstract class AbstractLockContractTest {
     }
 
     private boolean lockKeyExists(String name) {
-        String key = keyspace().lockKey(name);
-        return Long.valueOf(1).equals(redis.command(key, "EXISTS", key));
-    }
-
-    /** How many SET commands the Redis that holds lock {@code name} has run ({@code INFO commandstats}). */
-    private long setCalls(String name) {
-        String stats = String.valueOf(redis.command(keyspace().lockKey(name), "INFO", "commandstats"));
-        for (String line : stats.split("\r?\n")) {
-            if (line.startsWith("cmdstat_set:")) {
-                String calls = line.substring(line.indexOf("calls=") + "calls=".length());
-                return Long.parseLong(calls.substring(0, calls.indexOf(',')));
-            }
-        }
-        return 0;
+        return store.isHeld(name);
     }
 
     private long pttl(String name) {
-        String key = keyspace().lockKey(name);
-        return (Long) redis.command(key, "PTTL", key);
+        return store.leaseLeftMillis(name);
     }
 
     private void deleteBehindTheHoldersBack(String name) {
-        String key = keyspace().lockKey(name);
-        assertThat(redis.command(key, "DEL", key)).as("deleted %s", key).isEqualTo(1L);
+        store.takeAway(name);
     }
 
     private long queueLength(String name) {
-        String key = keyspace().queueKey(name);
-        return (Long) redis.command(key, "ZCARD", key);
+        return store.queueLength(name);
     }
 
-    /** The keys of lock {@code name} other than counters meant to outlive it: a lock, a queue entry. */
+    /** What lock {@code name} left in the store other than counters meant to outlive it: a lock, a queue entry. */
     private Set<String> leftovers(String name) {
-        return redis.keys(keyspace().statePattern(name)).stream().filter(key -> !keyspace().isCounter(key))
-                .collect(Collectors.toSet());
+        return store.leftovers(name);
     }
 
     private static int repeat(int times, Runnable call) {

@@ -100,6 +100,7 @@ public class DistributedLockAutoConfiguration {
         if (lockBackend instanceof HandOverNotifications notifications) {
             // A backend that announces hand-overs itself wakes the waiters itself.
             lockWaiters.notificationsFrom(notifications);
+            notifications.deliverHandOversTo(lockWaiters);
         }
         List<LockListener> listeners = new ArrayList<>();
         listeners.add(new LockLostEventPublisher(eventPublisher));

@@ -29,7 +29,7 @@ import io.github.distlock.redis.ReplicaAcks;
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(name = { "org.springframework.data.redis.connection.RedisConnectionFactory",
-        "io.lettuce.core.RedisClient" })
+        "io.lettuce.core.RedisClient", "io.github.distlock.redis.RedisLockBackend" })
 @ConditionalOnMissingBean(LockBackend.class)
 @Conditional(OnLockConnectionFactoryCondition.Lettuce.class)
 class LettuceLockBackendConfiguration {

@@ -24,7 +24,8 @@ import io.github.distlock.redis.SpringDataLockBackend;
  * a backend and the application defined none either.
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnClass(name = "org.springframework.data.redis.connection.RedisConnectionFactory")
+@ConditionalOnClass(name = { "org.springframework.data.redis.connection.RedisConnectionFactory",
+        "io.github.distlock.redis.SpringDataLockBackend" })
 @ConditionalOnMissingBean(LockBackend.class)
 @Conditional(OnLockConnectionFactoryCondition.class)
 class SpringDataLockBackendConfiguration {

@@ -4,8 +4,8 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import io.github.distlock.LockBackendException;
 
@@ -20,7 +20,7 @@ import io.github.distlock.LockBackendException;
  */
 final class PendingReleases implements AutoCloseable {
 
-    private static final Log logger = LogFactory.getLog(PendingReleases.class);
+    private static final Logger logger = LoggerFactory.getLogger(PendingReleases.class);
 
     private static final long FIRST_RETRY_MILLIS = 50;
     private static final long MAX_RETRY_MILLIS = 1_000;

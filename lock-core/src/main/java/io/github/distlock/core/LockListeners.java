@@ -3,8 +3,8 @@ package io.github.distlock.core;
 import java.util.List;
 import java.util.OptionalLong;
 
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Several {@link LockListener}s as one, each shielded from the others: what one throws is logged
@@ -13,7 +13,7 @@ import org.apache.commons.logging.LogFactory;
  */
 public final class LockListeners implements LockListener {
 
-    private static final Log logger = LogFactory.getLog(LockListeners.class);
+    private static final Logger logger = LoggerFactory.getLogger(LockListeners.class);
 
     private final LockListener[] listeners;
 
@@ -139,7 +139,7 @@ public final class LockListeners implements LockListener {
 
         static final LostLeaseWarning INSTANCE = new LostLeaseWarning();
 
-        private static final Log lostLogger = LogFactory.getLog(LeaseWatchdog.class);
+        private static final Logger lostLogger = LoggerFactory.getLogger(LeaseWatchdog.class);
 
         @Override
         public void leaseLost(LockContext lock, LeaseLossReason reason, String description) {

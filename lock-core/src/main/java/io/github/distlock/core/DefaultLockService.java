@@ -10,8 +10,8 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import io.github.distlock.LockAcquisitionException;
 import io.github.distlock.LockBackendException;
@@ -32,7 +32,7 @@ import io.github.distlock.core.LockBackend.AcquireResult;
  */
 public class DefaultLockService implements LockService, AutoCloseable {
 
-    private static final Log logger = LogFactory.getLog(DefaultLockService.class);
+    private static final Logger logger = LoggerFactory.getLogger(DefaultLockService.class);
 
     /**
      * Pauses between attempts while release messages are not being delivered (subscription down):

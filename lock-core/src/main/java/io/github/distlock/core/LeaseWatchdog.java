@@ -11,8 +11,8 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import io.github.distlock.core.LockBackend.LeaseRenewal;
 import io.github.distlock.core.LockBackend.RenewalOutcome;
@@ -33,7 +33,7 @@ import io.github.distlock.core.LockBackend.RenewalOutcome;
  */
 public final class LeaseWatchdog implements AutoCloseable {
 
-    private static final Log logger = LogFactory.getLog(LeaseWatchdog.class);
+    private static final Logger logger = LoggerFactory.getLogger(LeaseWatchdog.class);
 
     /** Retry a failed renewal after this share of the renewal period, so several tries fit in a lease. */
     private static final int RETRIES_PER_PERIOD = 4;

@@ -17,12 +17,12 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.EnvironmentAware;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.core.env.Environment;
+import org.springframework.format.datetime.standard.DurationFormatterUtils;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
@@ -34,7 +34,7 @@ import io.github.distlock.LockFailureHandler;
 /**
  * Reads {@link DistributedLock @DistributedLock} from methods (also when declared on an interface or a superclass
  * method), validates it and caches the result per method and target class, like Spring's
- * {@code AnnotationCacheOperationSource}. Durations are parsed with {@link DurationStyle#detectAndParse(String)}
+ * {@code AnnotationCacheOperationSource}. Durations are parsed with {@link DurationFormatterUtils#detectAndParse(String)}
  * ({@code "30s"}, {@code "500ms"}, {@code "PT1M"}) after resolving {@code ${...}} placeholders with the bean
  * factory's embedded value resolver, and checked against {@link LockDurations}, the rules every call applies; a bare
  * number is rejected rather than read as milliseconds. The key, or each of the keys, goes to
@@ -378,7 +378,7 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
                     + "not guess one. Write " + withUnits(attribute, value, text) + ".", null);
         }
         try {
-            return DurationStyle.detectAndParse(text);
+            return DurationFormatterUtils.detectAndParse(text);
         } catch (IllegalArgumentException ex) {
             String example = attribute.equals("ttl") ? "30s" : "2s";
             throw new InvalidLockDefinitionException(method, owner, attribute, value,

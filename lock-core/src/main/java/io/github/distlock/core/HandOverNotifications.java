@@ -34,4 +34,14 @@ public interface HandOverNotifications {
      * delivered now. Must not start anything, so that locks nobody waits for open no subscription.
      */
     boolean isDelivering(LockKey key);
+
+    /**
+     * Called once by whoever builds a lock service on this backend (the auto-configuration does): the waiters to
+     * deliver hand-overs to, by calling {@link LockWaiters#handedOver}. Several lock services may share one store,
+     * each with its own waiters. A delivery that was built with its waiters (the Redis subscription) ignores this.
+     *
+     * @param waiters the waiters of one lock service
+     */
+    default void deliverHandOversTo(LockWaiters waiters) {
+    }
 }

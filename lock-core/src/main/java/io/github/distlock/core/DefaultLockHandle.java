@@ -10,8 +10,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.function.Consumer;
 
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
@@ -29,7 +29,7 @@ import io.github.distlock.LockLostException;
  */
 final class DefaultLockHandle implements LockHandle {
 
-    private static final Log logger = LogFactory.getLog(DefaultLockHandle.class);
+    private static final Logger logger = LoggerFactory.getLogger(DefaultLockHandle.class);
 
     private static final AtomicLongFieldUpdater<DefaultLockHandle> FENCING_TOKEN =
             AtomicLongFieldUpdater.newUpdater(DefaultLockHandle.class, "fencingToken");
