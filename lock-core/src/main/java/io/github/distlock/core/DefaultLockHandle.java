@@ -92,7 +92,7 @@ final class DefaultLockHandle implements LockHandle {
             if (released.get()) {
                 throw releasedBeforeFencing();
             }
-            throw new LockLostException(key.name(), "Lock " + key.printableName() + " (" + key.printableRedisKey()
+            throw new LockLostException(key.name(), "Lock " + key.printableName() + " (" + key.printableStoreKey()
                     + ") no longer holds "
                     + "this handle's token: its lease ran out or another owner took it, so no fencing token can be "
                     + "issued for it. Another owner may be running the guarded work; do not write to the protected "

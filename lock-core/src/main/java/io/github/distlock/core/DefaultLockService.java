@@ -21,7 +21,6 @@ import io.github.distlock.LockKeys;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
-import io.github.distlock.ReplicaAcknowledgementException;
 import io.github.distlock.core.LockBackend.AcquireResult;
 
 /**
@@ -154,9 +153,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
             // may stay in Redis. After a backend failure, undo in the background rather than
             // holding the caller up for a Redis that just failed it.
             if (acquisition.sent) {
-                // Too few replica acks is Redis answering: the lock is ours on the master, release it now.
-                boolean backendFailed = ex instanceof LockBackendException
-                        && !(ex instanceof ReplicaAcknowledgementException);
+                // A store that answered (too few replica acks, say) holds our write: release it now.
+                boolean backendFailed = ex instanceof LockBackendException failure && !failure.isOutcomeKnown();
                 pendingReleases.undo(key, acquisition.token, acquisition.queued, ttlMillis, !backendFailed);
             }
             listener.notAcquired(context, failedOutcome(ex, request.skipOn()), ex);

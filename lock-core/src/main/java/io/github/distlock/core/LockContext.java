@@ -67,9 +67,19 @@ public final class LockContext {
         return key.name();
     }
 
-    /** The backend's key for it, for example {@code lock:{order:42}}. */
+    /** The store's key for it, for example {@code lock:{order:42}} in Redis. */
+    public String storeKey() {
+        return key.storeKey();
+    }
+
+    /**
+     * The store's key for it.
+     *
+     * @deprecated since the store-neutral SPI, the key is not always a Redis key: use {@link #storeKey()}
+     */
+    @Deprecated(since = "0.1.0")
     public String redisKey() {
-        return key.redisKey();
+        return key.storeKey();
     }
 
     /** The lease the caller asked for. */

@@ -144,7 +144,7 @@ public final class LockListeners implements LockListener {
         @Override
         public void leaseLost(LockContext lock, LeaseLossReason reason, String description) {
             OptionalLong fence = lock.fencingToken();
-            lostLogger.warn("Lost distributed lock " + lock.lockKey().printableName() + " (" + lock.lockKey().printableRedisKey()
+            lostLogger.warn("Lost distributed lock " + lock.lockKey().printableName() + " (" + lock.lockKey().printableStoreKey()
                     + (fence.isPresent() ? ", fencing token " + fence.getAsLong() : "") + "): " + description
                     + ". Another owner may now run the guarded work.");
         }
