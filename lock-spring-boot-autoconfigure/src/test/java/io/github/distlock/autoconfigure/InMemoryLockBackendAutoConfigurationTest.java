@@ -85,13 +85,13 @@ class InMemoryLockBackendAutoConfigurationTest {
         }
     }
 
-    /** An interface, so that the proxy is a JDK proxy: a class-based one cannot be made through the filtering loader. */
-    interface Counter {
+    /** Public, and an interface: the proxy is then a JDK one, which the filtering class loader allows. */
+    public interface Counter {
 
         int increment(String name);
     }
 
-    static class CountingService implements Counter {
+    public static class CountingService implements Counter {
 
         private int count;
 
