@@ -52,8 +52,8 @@ import io.github.distlock.core.QueueingLockBackend;
  * LockService locks = new DefaultLockService(backend, new LeaseWatchdog(backend, 1.0 / 3), defaults, waiters);
  * }</pre>
  *
- * <p>Leases run on {@link System#nanoTime()} unless another clock is given ({@link #InMemoryLockBackend(LongSupplier)}),
- * so that a test can let a lease run out without sleeping. Fencing tokens are strictly increasing across all locks of
+ * <p>Leases run on {@link System#nanoTime()} unless another clock is given
+ * ({@link #InMemoryLockBackend(LongSupplier)}), so that a test can let a lease run out without sleeping. Fencing tokens are strictly increasing across all locks of
  * the instance, and start from the wall clock in microseconds, as the Redis store's do.
  */
 public final class InMemoryLockBackend implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend,
