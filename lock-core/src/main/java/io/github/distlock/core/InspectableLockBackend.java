@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A {@link LockBackend} that can say, read-only, what the store holds for a lock and whether the
  * store answers at all: what the Actuator's {@code locks} endpoint and health contributor show.
@@ -88,7 +90,7 @@ public interface InspectableLockBackend extends LockBackend {
      * @param state what it holds, or {@code null} if it did not answer
      * @param error why it did not answer, or {@code null}
      */
-    record NodeLockState(String node, LockState state, String error) {
+    record NodeLockState(String node, @Nullable LockState state, @Nullable String error) {
     }
 
     /**
@@ -136,7 +138,7 @@ public interface InspectableLockBackend extends LockBackend {
      * @param error why it is not reachable, in plain words (with the server's own reply, such as
      *        {@code WRONGPASS ...}, and the setting to check), or {@code null}
      */
-    record NodeReachability(String node, boolean reachable, Duration latency, String error) {
+    record NodeReachability(String node, boolean reachable, Duration latency, @Nullable String error) {
 
         public NodeReachability {
             Objects.requireNonNull(node, "node");

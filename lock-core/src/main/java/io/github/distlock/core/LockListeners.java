@@ -3,6 +3,7 @@ package io.github.distlock.core;
 import java.util.List;
 import java.util.OptionalLong;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -82,7 +83,7 @@ public final class LockListeners implements LockListener {
     }
 
     @Override
-    public void notAcquired(LockContext lock, AcquireOutcome outcome, Throwable cause) {
+    public void notAcquired(LockContext lock, AcquireOutcome outcome, @Nullable Throwable cause) {
         for (LockListener listener : listeners) {
             try {
                 listener.notAcquired(lock, outcome, cause);

@@ -11,6 +11,8 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The threads of this JVM that wait for a lock, and the hand-overs announced to them.
  *
@@ -144,7 +146,7 @@ public final class LockWaiters {
      * @param releaseId what tells one release from another (the same on every node's announcement of
      *        it), or {@code null} if the announcement has none: then every announcement wakes
      */
-    public void releaseHinted(String storeKey, String releaseId) {
+    public void releaseHinted(String storeKey, @Nullable String releaseId) {
         polling.computeIfPresent(storeKey, (k, line) -> {
             if (releaseId == null || !releaseId.equals(line.lastRelease)) {
                 line.lastRelease = releaseId;
@@ -165,10 +167,11 @@ public final class LockWaiters {
 
     /**
      * {@link #releasedHere(LockKey, boolean)} for a release announced with {@code releaseId}
-     * ({@link #releaseHinted}): if its announcement has already arrived, the waiter it woke holds new
-     * callers back by itself (and may have tried already), so nothing is left pending.
+     * ({@link #releaseHinted}; {@code null} if the announcement has none): if its announcement has already
+     * arrived, the waiter it woke holds new callers back by itself (and may have tried already), so nothing is left
+     * pending.
      */
-    public void releasedHere(LockKey key, boolean announced, String releaseId) {
+    public void releasedHere(LockKey key, boolean announced, @Nullable String releaseId) {
         polling.computeIfPresent(key.storeKey(), (k, line) -> {
             if (announced && releaseId != null && releaseId.equals(line.lastRelease)) {
                 return line;
@@ -240,7 +243,7 @@ public final class LockWaiters {
 
         private final ConcurrentLinkedQueue<Poller> pollers = new ConcurrentLinkedQueue<>();
         /** The release that last woke a waiter here; its announcements by other nodes wake nobody more. */
-        private volatile String lastRelease;
+        private volatile @Nullable String lastRelease;
         /** Released in this JVM, and the waiter its announcement will wake has not tried yet. */
         private volatile boolean releasePending;
 

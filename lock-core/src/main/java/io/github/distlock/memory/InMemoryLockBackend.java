@@ -13,6 +13,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
+import org.jspecify.annotations.Nullable;
+
 import io.github.distlock.core.FencingLockBackend;
 import io.github.distlock.core.HandOverNotifications;
 import io.github.distlock.core.InspectableLockBackend;
@@ -154,7 +156,7 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
     }
 
     /** Gives the lock to the longest-waiting live waiter, or frees it if there is none. */
-    private HandOver handOverOrFree(String name, Entry entry, long now) {
+    private @Nullable HandOver handOverOrFree(String name, Entry entry, long now) {
         for (Iterator<Map.Entry<String, Waiter>> it = entry.waiters.entrySet().iterator(); it.hasNext();) {
             Map.Entry<String, Waiter> next = it.next();
             it.remove();
@@ -290,7 +292,7 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
     /** One lock: its holder and lease, its waiters in arrival order, its last fencing token. */
     private static final class Entry {
 
-        String holder;
+        @Nullable String holder;
         long expiresAt;
         long lastFencingToken;
         final LinkedHashMap<String, Waiter> waiters = new LinkedHashMap<>();
