@@ -11,7 +11,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockKey;
-import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.LettuceLockBackend;
 import io.github.distlock.redis.RedisReleaseSubscriber;
 
 /**
@@ -49,7 +49,7 @@ class MinimalBackendLockContractTest extends AbstractLockContractTest {
 
         @Bean
         MinimalBackend minimalLockBackend(RedisConnectionFactory connectionFactory) {
-            return new MinimalBackend(new RedisLockBackend(connectionFactory, java.time.Duration.ofSeconds(2), "lock:",
+            return new MinimalBackend(new LettuceLockBackend(connectionFactory, java.time.Duration.ofSeconds(2), "lock:",
                     RedisReleaseSubscriber.releaseChannel("lock:")));
         }
     }
@@ -60,9 +60,9 @@ class MinimalBackendLockContractTest extends AbstractLockContractTest {
      */
     static final class MinimalBackend implements LockBackend, SmartLifecycle {
 
-        private final RedisLockBackend delegate;
+        private final LettuceLockBackend delegate;
 
-        MinimalBackend(RedisLockBackend delegate) {
+        MinimalBackend(LettuceLockBackend delegate) {
             this.delegate = delegate;
         }
 

@@ -35,7 +35,7 @@ import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.protocol.ConnectionIntent;
 
 /**
- * Replica acknowledgements on {@link RedisLockBackend}'s Lettuce connection ({@link ReplicaAcks}).
+ * Replica acknowledgements on {@link LettuceLockBackend}'s Lettuce connection ({@link ReplicaAcks}).
  *
  * <p>A confirmation is one pipelined burst on the connection to the lock's master:
  * {@code CLIENT ID}, {@code renew.lua} (compare-and-{@code PEXPIRE}: a write of the lock that follows its

@@ -65,7 +65,7 @@ import io.netty.util.Timeout;
  *
  * <p>It is the piece that runs Redis commands for every Lettuce-based backend: a backend over
  * several independent masters makes one per master, each from its own client, and gives each to a
- * {@link RedisLockBackend}.
+ * {@link LettuceLockBackend}.
  *
  * <pre>{@code
  * RedisClient client = RedisClient.create("redis://node-1:6379");
@@ -743,7 +743,7 @@ public final class LockConnection implements AutoCloseable {
 
     /**
      * Closes our connection; the client belongs to the connection factory. Called before the
-     * factory stops ({@link RedisLockBackend#stop()}): closed by the client's own shutdown instead,
+     * factory stops ({@link LettuceLockBackend#stop()}): closed by the client's own shutdown instead,
      * a Cluster connection is closed twice over and Lettuce warns. Skips a connection the client
      * already closed, for the same reason.
      */

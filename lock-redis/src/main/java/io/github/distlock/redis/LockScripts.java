@@ -69,8 +69,8 @@ final class LockScripts {
     /** The lock, its fencing counter, its wait queue and its waiters' entries: one Cluster slot. */
     static List<String> keys(LockKey key) {
         String lock = key.redisKey();
-        return List.of(lock, lock + RedisLockBackend.FENCE_SUFFIX, lock + RedisLockBackend.QUEUE_SUFFIX,
-                lock + RedisLockBackend.WAITING_SUFFIX);
+        return List.of(lock, lock + LettuceLockBackend.FENCE_SUFFIX, lock + LettuceLockBackend.QUEUE_SUFFIX,
+                lock + LettuceLockBackend.WAITING_SUFFIX);
     }
 
     /** The fencing counter's expiry: a day, or the lease if that is longer. */

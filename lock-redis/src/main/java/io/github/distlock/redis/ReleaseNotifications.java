@@ -46,7 +46,7 @@ import io.lettuce.core.codec.StringCodec;
  * <pre>{@code
  * ReleaseNotifications notifications = new ReleaseNotifications(lettuceConnectionFactory, "lock:", true,
  *         releaseSubscriber, lockWaiters, Duration.ofSeconds(2));
- * RedisLockBackend backend = new RedisLockBackend(lettuceConnectionFactory, Duration.ofSeconds(2), "lock:",
+ * LettuceLockBackend backend = new LettuceLockBackend(lettuceConnectionFactory, Duration.ofSeconds(2), "lock:",
  *         notifications);   // releases announce where the notifications say
  * }</pre>
  *

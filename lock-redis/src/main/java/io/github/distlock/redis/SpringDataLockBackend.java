@@ -59,7 +59,7 @@ import io.github.distlock.core.QueueingLockBackend;
  * Redis {@link RedisConnectionFactory}, Jedis in particular: every command goes through
  * {@link StringRedisTemplate}, scripts through {@code execute(RedisScript, keys, args)} (which
  * sends {@code EVALSHA} and falls back to {@code EVAL}), so one code path serves single nodes and
- * Clusters alike. The scripts, keys and wire format are exactly those of {@link RedisLockBackend}
+ * Clusters alike. The scripts, keys and wire format are exactly those of {@link LettuceLockBackend}
  * (the same {@code *.lua} files, by {@link LockScripts}), so instances on either backend share
  * locks, queues, fencing counters and the release channel.
  *
@@ -82,7 +82,7 @@ import io.github.distlock.core.QueueingLockBackend;
  * calls for healthy masters then time out too; renewals have lanes of their own ({@link #renew}).
  *
  * <p><b>Sent at most once, mostly.</b> A Jedis connection never re-sends a command after a
- * reconnect (Lettuce does, which is why {@link RedisLockBackend} counts deliveries). Jedis's
+ * reconnect (Lettuce does, which is why {@link LettuceLockBackend} counts deliveries). Jedis's
  * Cluster client does retry a command after a connection error, up to
  * {@code spring.data.redis.cluster.max-redirects} times, and the first delivery may have run:
  * every command here is idempotent for its token, so that is safe. The one visible difference: a

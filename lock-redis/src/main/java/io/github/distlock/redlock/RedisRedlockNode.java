@@ -9,18 +9,18 @@ import io.github.distlock.core.LockBackend.AcquireResult;
 import io.github.distlock.core.LockBackend.LeaseRenewal;
 import io.github.distlock.core.LockBackend.RenewalOutcomes;
 import io.github.distlock.core.LockKey;
-import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.LettuceLockBackend;
 
 /**
  * A Redis node of a Redlock: the Redlock's own scripts (wake-up line, announcing release) on a
- * {@link RedisLockBackend}. Its releases always run the Redlock's release script, which looks for no wait
+ * {@link LettuceLockBackend}. Its releases always run the Redlock's release script, which looks for no wait
  * queue (a Redlock keeps none on its nodes), whether they announce or not.
  */
 final class RedisRedlockNode implements RedlockNode {
 
-    private final RedisLockBackend redis;
+    private final LettuceLockBackend redis;
 
-    RedisRedlockNode(RedisLockBackend redis) {
+    RedisRedlockNode(LettuceLockBackend redis) {
         this.redis = redis;
     }
 

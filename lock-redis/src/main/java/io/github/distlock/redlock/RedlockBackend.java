@@ -24,7 +24,7 @@ import io.github.distlock.redis.RedisKeyNaming;
  * Redlock: one lock over N independent Redis masters, held while a majority of them holds it.
  *
  * <p>Each node is a single-Redis {@link LockBackend} of its own (in practice a
- * {@link io.github.distlock.redis.RedisLockBackend} on its own client), so every node runs the same
+ * {@link io.github.distlock.redis.LettuceLockBackend} on its own client), so every node runs the same
  * commands and scripts as a single Redis does, with the same wire format. This class coordinates parts
  * that each have one job:
  * <ul>
@@ -52,7 +52,7 @@ import io.github.distlock.redis.RedisKeyNaming;
  * lock call with wait time left tries again.
  *
  * <pre>{@code
- * List<RedisLockBackend> nodes = ...;   // one per independent master, each on its own client
+ * List<LettuceLockBackend> nodes = ...;   // one per independent master, each on its own client
  * RedlockBackend redlock = new RedlockBackend(nodes, List.of("lock-1:6379", ...), "lock:",
  *         Duration.ofMillis(50), 0.01, null, null, null);   // no release hints: waiters only poll
  * // or, with Lettuce clients, restart protection and all: LettuceRedlockNodes.connect(...).redlock(0.01)

@@ -10,7 +10,7 @@ import io.github.distlock.core.LockBackend.AcquireResult;
 import io.github.distlock.core.LockBackend.LeaseRenewal;
 import io.github.distlock.core.LockBackend.RenewalOutcomes;
 import io.github.distlock.core.LockKey;
-import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.LettuceLockBackend;
 
 /**
  * What a Redlock asks of one of its nodes. The Redlock's own commands (the arbiter's wake-up line, a
@@ -26,7 +26,7 @@ interface RedlockNode extends AutoCloseable {
 
     /** A Redis node with the Redlock's own commands, or any other fencing backend with the plain ones. */
     static RedlockNode of(FencingLockBackend node) {
-        return node instanceof RedisLockBackend redis ? new RedisRedlockNode(redis)
+        return node instanceof LettuceLockBackend redis ? new RedisRedlockNode(redis)
                 : new FencingBackendRedlockNode(node);
     }
 

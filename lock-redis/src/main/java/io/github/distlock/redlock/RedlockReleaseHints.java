@@ -237,7 +237,7 @@ public final class RedlockReleaseHints implements HandOverNotifications, AutoClo
 
     /**
      * This instance's id in the nodes' wake-up lines
-     * ({@link io.github.distlock.redis.RedisLockBackend#tryAcquireOrWaitAsync}); a release announced
+     * ({@link io.github.distlock.redis.LettuceLockBackend#tryAcquireOrWaitAsync}); a release announced
      * to it comes on {@link #waiterChannel()}.
      */
     String waiterId() {
@@ -260,7 +260,7 @@ public final class RedlockReleaseHints implements HandOverNotifications, AutoClo
     /**
      * A release of {@code key} by this JVM deleted the lock on the nodes marked in {@code releasedOn}:
      * announces {@code hint} on those of them that did not announce it themselves (their release
-     * script does, see {@link io.github.distlock.redis.RedisLockBackend#releaseAndHint}), and tells
+     * script does, see {@link io.github.distlock.redis.LettuceLockBackend#releaseAndHint}), and tells
      * this JVM's waiters whether an announcement will reach them.
      *
      * @param announcedBy the nodes whose release already published the hint

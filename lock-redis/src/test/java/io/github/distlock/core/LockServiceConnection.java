@@ -17,7 +17,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 import io.github.distlock.LockService;
 import io.github.distlock.core.DefaultLockService.LockDefaults;
-import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.LettuceLockBackend;
 import io.github.distlock.redis.RedisReleaseSubscriber;
 import io.github.distlock.redis.ReleaseChannel;
 import io.github.distlock.redis.ReplicaAcks;
@@ -33,7 +33,7 @@ final class LockServiceConnection implements AutoCloseable {
 
     /** The client under the lock service, and the backend that goes with it. */
     enum Driver {
-        /** {@link LettuceConnectionFactory} and the native {@link RedisLockBackend}. */
+        /** {@link LettuceConnectionFactory} and the native {@link LettuceLockBackend}. */
         LETTUCE,
         /** {@link JedisConnectionFactory} (pooled) and {@link SpringDataLockBackend}. */
         JEDIS
@@ -103,7 +103,7 @@ final class LockServiceConnection implements AutoCloseable {
             lettuce.afterPropertiesSet();
             lettuce.start();
             connectionFactory = lettuce;
-            backend = new RedisLockBackend(lettuce, operationTimeout, "lock:", ReleaseChannel.everyKeyOn(channel),
+            backend = new LettuceLockBackend(lettuce, operationTimeout, "lock:", ReleaseChannel.everyKeyOn(channel),
                     replicaAcks);
         }
         LockBackend used = decorator.apply(backend);

@@ -12,7 +12,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockWaiters;
-import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.LettuceLockBackend;
 import io.github.distlock.redis.RedisReleaseSubscriber;
 import io.github.distlock.redis.ReleaseNotifications;
 import io.github.distlock.redis.ReplicaAcks;
@@ -29,16 +29,16 @@ import io.github.distlock.redis.ReplicaAcks;
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(name = { "org.springframework.data.redis.connection.RedisConnectionFactory",
-        "io.lettuce.core.RedisClient", "io.github.distlock.redis.RedisLockBackend" })
+        "io.lettuce.core.RedisClient", "io.github.distlock.redis.LettuceLockBackend" })
 @ConditionalOnMissingBean(LockBackend.class)
 @Conditional(OnLockConnectionFactoryCondition.Lettuce.class)
 class LettuceLockBackendConfiguration {
 
     /** The single-Redis backend on Lettuce, using Boot's connection factory. */
     @Bean(destroyMethod = "close")
-    RedisLockBackend lockBackend(ConfigurableListableBeanFactory beanFactory, Environment environment,
+    LettuceLockBackend lockBackend(ConfigurableListableBeanFactory beanFactory, Environment environment,
             DistributedLockProperties properties, ReleaseNotifications releaseNotifications) {
-        return new RedisLockBackend(LockConnectionFactorySelection.resolve(beanFactory, environment),
+        return new LettuceLockBackend(LockConnectionFactorySelection.resolve(beanFactory, environment),
                 properties.getOperationTimeout(), properties.getKeyPrefix(), releaseNotifications,
                 new ReplicaAcks(properties.getReplicaAcks(), properties.getReplicaAckTimeout()));
     }

@@ -41,7 +41,7 @@ import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.core.LockWaiters;
-import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.LettuceLockBackend;
 import io.github.distlock.redis.RedisReleaseSubscriber;
 import io.github.distlock.redis.ReleaseNotifications;
 import io.github.distlock.redis.SpringDataLockBackend;
@@ -62,7 +62,7 @@ class DistributedLockAutoConfigurationTest {
         runner.run(context -> {
             assertThat(context).hasSingleBean(LockService.class);
             assertThat(context).getBean(LockService.class).isInstanceOf(DefaultLockService.class);
-            assertThat(context).getBean(LockBackend.class).isInstanceOf(RedisLockBackend.class);
+            assertThat(context).getBean(LockBackend.class).isInstanceOf(LettuceLockBackend.class);
             assertThat(context).hasSingleBean(LeaseWatchdog.class);
             DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
             assertThat(properties.getKeyPrefix()).isEqualTo("lock:");
@@ -91,7 +91,7 @@ class DistributedLockAutoConfigurationTest {
     @Test
     void aLettuceConnectionFactoryGetsTheNativeLettuceBackendAndTheReleaseSubscriber() {
         runner.run(context -> {
-            assertThat(context).getBean(LockBackend.class).isInstanceOf(RedisLockBackend.class);
+            assertThat(context).getBean(LockBackend.class).isInstanceOf(LettuceLockBackend.class);
             assertThat(context).hasSingleBean(RedisReleaseSubscriber.class).doesNotHaveBean(SpringDataLockBackend.class);
         });
     }
@@ -135,7 +135,7 @@ class DistributedLockAutoConfigurationTest {
         runner.withPropertyValues("spring.data.redis.client-type=jedis").run(context -> {
             assertThat(context).getBean(RedisConnectionFactory.class).isInstanceOf(JedisConnectionFactory.class);
             assertThat(context).getBean(LockBackend.class).isInstanceOf(SpringDataLockBackend.class);
-            assertThat(context).hasSingleBean(RedisReleaseSubscriber.class).doesNotHaveBean(RedisLockBackend.class);
+            assertThat(context).hasSingleBean(RedisReleaseSubscriber.class).doesNotHaveBean(LettuceLockBackend.class);
             assertThat(context).hasSingleBean(LockService.class);
         });
     }
@@ -164,7 +164,7 @@ class DistributedLockAutoConfigurationTest {
     void aUserDefinedBackendWinsAndNothingRedisSpecificIsWired() {
         runner.withUserConfiguration(CustomBackend.class).run(context -> {
             assertThat(context.getBean(LockBackend.class)).isSameAs(CustomBackend.BACKEND);
-            assertThat(context).doesNotHaveBean(RedisLockBackend.class).doesNotHaveBean(SpringDataLockBackend.class)
+            assertThat(context).doesNotHaveBean(LettuceLockBackend.class).doesNotHaveBean(SpringDataLockBackend.class)
                     .doesNotHaveBean(RedisReleaseSubscriber.class);
         });
         runner.withPropertyValues("spring.data.redis.client-type=jedis").withUserConfiguration(CustomBackend.class)
@@ -328,7 +328,7 @@ class DistributedLockAutoConfigurationTest {
                     DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
                     assertThat(properties.getReplicaAcks()).isEqualTo(2);
                     assertThat(properties.getReplicaAckTimeout()).hasMillis(500);
-                    assertThat(context).getBean(LockBackend.class).isInstanceOf(RedisLockBackend.class);
+                    assertThat(context).getBean(LockBackend.class).isInstanceOf(LettuceLockBackend.class);
                 });
     }
 

@@ -112,7 +112,7 @@ class ShardedReleaseNotificationOnRedis62Test {
     @Test
     void aReleaseToldToSpublishOnANodeWithoutItStillHandsOverAndPublishes() {
         ShardedReleaseChannels channels = new ShardedReleaseChannels(PREFIX);
-        RedisLockBackend backend = new RedisLockBackend(holder.bean(RedisConnectionFactory.class),
+        LettuceLockBackend backend = new LettuceLockBackend(holder.bean(RedisConnectionFactory.class),
                 Duration.ofSeconds(2), PREFIX, key -> ReleaseChannel.sharded(GLOBAL_CHANNEL, channels.channelFor(key)),
                 ReplicaAcks.NONE);
         try {
