@@ -1,9 +1,6 @@
 package io.github.distlock.redis;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
@@ -12,21 +9,11 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
-import io.github.distlock.LockBackendException;
 import io.github.distlock.core.FencingLockBackend;
 import io.github.distlock.core.InspectableLockBackend;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.core.NonBlockingLockBackend;
 import io.github.distlock.core.QueueingLockBackend;
-import io.github.distlock.redis.LockConnection.Reply;
-import io.github.distlock.redis.LockConnection.ScriptCall;
-import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.output.ArrayOutput;
-import io.lettuce.core.output.IntegerOutput;
-import io.lettuce.core.output.StatusOutput;
-import io.lettuce.core.output.ValueOutput;
-import io.lettuce.core.protocol.CommandArgs;
-import io.lettuce.core.protocol.CommandType;
 
 /**
  * Locks in one Redis deployment (standalone, Sentinel or Cluster) on Lettuce, the native path: a connection of its
@@ -49,12 +36,15 @@ import io.lettuce.core.protocol.CommandType;
  * Actuator's view) sit next to this class and run with {@code EVALSHA}, falling back to
  * {@code EVAL} once per node.
  *
- * <p>The usual acquisition runs no script at all: a first attempt that needs no fencing token is a
- * bare {@code SET NX PX GET} ({@link #tryAcquire(LockKey, String, long)}), and {@code fence.lua} issues
+ * <p>What each operation sends and what its answer means is written once, for both drivers, in the
+ * package's lock protocol; this class is that protocol over a Lettuce connection. The usual
+ * acquisition runs no script at all: a first attempt that needs no fencing token is a bare
+ * {@code SET NX PX GET} ({@link #tryAcquire(LockKey, String, long)}), and {@code fence.lua} issues
  * the token later if the holder asks for it. {@code GET} makes it idempotent: re-sent after its
  * reply was lost, it answers with our own token, which means "ours". Redis 6.2 refuses
- * {@code NX} with {@code GET}; there the first attempt runs {@code acquire.lua} instead. Drawing a token costs Redis more than the {@code SET}
- * itself (docs/benchmarks-analysis.md), and most holders never read it.
+ * {@code NX} with {@code GET}; there the first attempt runs {@code acquire.lua} instead. Drawing a
+ * token costs Redis more than the {@code SET} itself (docs/benchmarks-analysis.md), and most holders
+ * never read it.
  *
  * <p>Why hand over instead of waking the waiters to race for the key: with 8 contenders on one key,
  * every release woke 7 clients, at most one of which could win, and the releaser, one round trip
@@ -72,51 +62,29 @@ import io.lettuce.core.protocol.CommandType;
  * command instead cost half the throughput at 8 threads.
  */
 public sealed class LettuceLockBackend
-        implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend, NonBlockingLockBackend, SmartLifecycle,
-        AutoCloseable permits RedisLockBackend {
+        implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend, NonBlockingLockBackend,
+        SmartLifecycle, AutoCloseable permits RedisLockBackend {
 
     /** Suffix of the fencing counter's key. */
-    public static final String FENCE_SUFFIX = ":fence";
+    public static final String FENCE_SUFFIX = RedisLockProtocol.FENCE_SUFFIX;
 
     /** Suffix of the wait queue: a sorted set of waiters' tokens by arrival. */
-    public static final String QUEUE_SUFFIX = ":queue";
+    public static final String QUEUE_SUFFIX = RedisLockProtocol.QUEUE_SUFFIX;
 
     /** Suffix of the waiters' entries: a hash of token to {@code <alive until ms>:<lease ms>}. */
-    public static final String WAITING_SUFFIX = ":waiting";
+    public static final String WAITING_SUFFIX = RedisLockProtocol.WAITING_SUFFIX;
 
     /** Suffix of a Redlock wake-up line on its arbiter node: a sorted set of waiter ids by arrival (ms). */
-    public static final String REDLOCK_LINE_SUFFIX = ":redlock-line";
+    public static final String REDLOCK_LINE_SUFFIX = RedisLockProtocol.REDLOCK_LINE_SUFFIX;
 
     /** Suffix of the alive-until (ms) of each waiter in a Redlock wake-up line: a hash. */
-    public static final String REDLOCK_ALIVE_SUFFIX = ":redlock-alive";
-
-    private static final long FENCE_COUNTER_TTL_MILLIS = LockScripts.FENCE_COUNTER_TTL_MILLIS;
-    private static final byte[] FENCE_COUNTER_TTL_BYTES = bytes(Long.toString(FENCE_COUNTER_TTL_MILLIS));
-    private static final LuaScript ACQUIRE = LockScripts.ACQUIRE;
-    private static final LuaScript RELEASE = LockScripts.RELEASE;
-    private static final LuaScript REDLOCK_RELEASE = LockScripts.REDLOCK_RELEASE;
-    private static final LuaScript REDLOCK_ACQUIRE = LockScripts.REDLOCK_ACQUIRE;
-    private static final LuaScript RENEW = LockScripts.RENEW;
-    private static final LuaScript CANCEL = LockScripts.CANCEL;
-    private static final LuaScript FENCE = LockScripts.FENCE;
-    private static final byte[] YES = bytes("1");
-    private static final byte[] NO = bytes("0");
-    private static final byte[] ZERO = bytes("0");
-    private static final byte[] NX = bytes("NX");
-    private static final byte[] PX = bytes("PX");
-    private static final byte[] GET = bytes("GET");
+    public static final String REDLOCK_ALIVE_SUFFIX = RedisLockProtocol.REDLOCK_ALIVE_SUFFIX;
 
     private final LockConnection connection;
     /** What the health check calls the node or Sentinel master; a Cluster's masters are named by address. */
     private final String name;
     private final String keyPrefix;
-    private final Function<LockKey, ReleaseChannel> releaseChannels;
-    /** Confirms lock writes with {@code WAIT}; {@code null} when no replica acks are asked for. */
-    private final LettuceReplicaConfirmation confirmation;
-    /** A Redlock node's own vote scripts, sent by digest only; {@code null} for any other backend. */
-    private final NodeIncarnation incarnation;
-    /** Set once a server refuses {@code SET NX GET} (Redis before 7.0): scripts take over. */
-    private volatile boolean setNxGetRefused;
+    private final RedisLockProtocol protocol;
 
     /**
      * A backend on Spring Boot's connection factory, with a connection of its own opened from the
@@ -174,7 +142,7 @@ public sealed class LettuceLockBackend
      * @param operationTimeout upper bound on each lock command
      * @param keyPrefix prefix of every lock's key, for example {@code lock:}
      * @param releaseChannels where a release of a key announces that it handed the lock to a waiter
-     * @param replicaAcks how many replicas must confirm each lock write ({@link LettuceReplicaConfirmation})
+     * @param replicaAcks how many replicas must confirm each lock write ({@link ReplicaAcks})
      * @throws IllegalStateException if the factory is not a {@link LettuceConnectionFactory}
      */
     public LettuceLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
@@ -190,7 +158,7 @@ public sealed class LettuceLockBackend
      * @param connection the connection to run every lock command on; this backend starts and closes it
      * @param keyPrefix prefix of every lock's key, for example {@code lock:}
      * @param releaseChannels where a release of a key announces that it handed the lock to a waiter
-     * @param replicaAcks how many replicas must confirm each lock write ({@link LettuceReplicaConfirmation})
+     * @param replicaAcks how many replicas must confirm each lock write ({@link ReplicaAcks})
      */
     public LettuceLockBackend(LockConnection connection, String keyPrefix,
             Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks) {
@@ -201,11 +169,10 @@ public sealed class LettuceLockBackend
             Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks, String name,
             NodeIncarnation incarnation) {
         this.connection = connection;
-        this.incarnation = incarnation;
         this.name = name;
         this.keyPrefix = keyPrefix;
-        this.releaseChannels = releaseChannels;
-        this.confirmation = replicaAcks.enabled() ? new LettuceReplicaConfirmation(connection, replicaAcks) : null;
+        this.protocol = new RedisLockProtocol(new LettuceTransport(connection), releaseChannels, replicaAcks,
+                incarnation);
         connection.connectInBackground();
     }
 
@@ -276,27 +243,12 @@ public sealed class LettuceLockBackend
     @Override
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
             boolean fencingToken) {
-        return confirmed(key, token, ttlMillis, acquireScript(key, token, ttlMillis, queueMillis, queued, fencingToken));
-    }
-
-    /**
-     * An acquisition counts once enough replicas confirm it, when that is asked for; one that is no longer
-     * ours by then (it expired, or a failover lost it) did not happen.
-     */
-    private AcquireResult confirmed(LockKey key, String token, long ttlMillis, AcquireResult attempt) {
-        if (confirmation == null || !attempt.acquired()) {
-            return attempt;
-        }
-        return confirmation.confirm(key, token, ttlMillis) ? attempt : AcquireResult.notAcquired(0, 0);
+        return protocol.tryAcquire(key, token, ttlMillis, queueMillis, queued, fencingToken);
     }
 
     @Override
     public AcquireResult confirmHandOver(LockKey key, String token, long ttlMillis, long fencingToken) {
-        if (confirmation == null) {
-            return QueueingLockBackend.super.confirmHandOver(key, token, ttlMillis, fencingToken);
-        }
-        return confirmation.confirm(key, token, ttlMillis) ? AcquireResult.acquired(fencingToken, ttlMillis)
-                : AcquireResult.notAcquired(0, 0);
+        return protocol.confirmHandOver(key, token, ttlMillis, fencingToken);
     }
 
     /**
@@ -306,29 +258,7 @@ public sealed class LettuceLockBackend
      */
     @Override
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
-        if (incarnation != null) {
-            return redlockAcquireResult(connection.script(key, "acquire", incarnation.scripts().vote(),
-                    () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), redlockKeys(key, false),
-                    voteArguments(token, ttlMillis), connection.deadline()).value(), ttlMillis);
-        }
-        if (!setNxGetRefused) {
-            byte[] value = bytes(token);
-            try {
-                byte[] previous = connection.run(key, "acquire", CommandType.SET,
-                        () -> new ValueOutput<>(ByteArrayCodec.INSTANCE), setNxGet(key, value, ttlMillis),
-                        connection.deadline()).value();
-                return confirmed(key, token, ttlMillis, previous == null || Arrays.equals(previous, value)
-                        ? AcquireResult.acquired(0, ttlMillis) : AcquireResult.notAcquired(0, 0));
-            }
-            catch (LockBackendException ex) {
-                if (!isSyntaxError(ex)) {
-                    throw ex;
-                }
-                // Redis 6.2: NX and GET together are a syntax error, so nothing ran.
-                setNxGetRefused = true;
-            }
-        }
-        return confirmed(key, token, ttlMillis, acquireScript(key, token, ttlMillis, 0, false, false));
+        return protocol.tryAcquire(key, token, ttlMillis);
     }
 
     /**
@@ -338,70 +268,13 @@ public sealed class LettuceLockBackend
      */
     @Override
     public CompletableFuture<AcquireResult> tryAcquireAsync(LockKey key, String token, long ttlMillis) {
-        if (confirmation != null) {
-            return null;
-        }
-        if (incarnation != null) {
-            CompletableFuture<Reply<Long>> reply = connection.scriptAsync(key, "acquire", incarnation.scripts().vote(),
-                    () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), redlockKeys(key, false),
-                    voteArguments(token, ttlMillis));
-            return reply == null ? null : reply.thenApply(answer -> redlockAcquireResult(answer.value(), ttlMillis));
-        }
-        if (setNxGetRefused) {
-            return acquireScriptAsync(key, token, ttlMillis);
-        }
-        byte[] value = bytes(token);
-        CompletableFuture<Reply<byte[]>> reply = connection.runAsync(key, "acquire", CommandType.SET,
-                () -> new ValueOutput<>(ByteArrayCodec.INSTANCE), setNxGet(key, value, ttlMillis));
-        if (reply == null) {
-            return null;
-        }
-        CompletableFuture<AcquireResult> result = new CompletableFuture<>();
-        reply.whenComplete((answer, failure) -> {
-            if (failure == null) {
-                byte[] previous = answer.value();
-                result.complete(previous == null || Arrays.equals(previous, value) ? AcquireResult.acquired(0, ttlMillis)
-                        : AcquireResult.notAcquired(0, 0));
-            }
-            else if (failure instanceof LockBackendException ex && isSyntaxError(ex)) {
-                // Redis 6.2: NX and GET together are a syntax error, so nothing ran: the script instead.
-                setNxGetRefused = true;
-                CompletableFuture<AcquireResult> script = acquireScriptAsync(key, token, ttlMillis);
-                if (script == null) {
-                    result.completeExceptionally(ex);
-                }
-                else {
-                    script.whenComplete((acquired, scriptFailure) -> {
-                        if (scriptFailure == null) {
-                            result.complete(acquired);
-                        }
-                        else {
-                            result.completeExceptionally(scriptFailure);
-                        }
-                    });
-                }
-            }
-            else {
-                result.completeExceptionally(failure);
-            }
-        });
-        return result;
-    }
-
-    private CompletableFuture<AcquireResult> acquireScriptAsync(LockKey key, String token, long ttlMillis) {
-        CompletableFuture<Reply<List<Object>>> reply = connection.scriptAsync(key, "acquire", ACQUIRE,
-                () -> new ArrayOutput<>(ByteArrayCodec.INSTANCE), keys(key),
-                acquireArguments(token, ttlMillis, 0, false, false));
-        return reply == null ? null : reply.thenApply(answer -> acquireResult(answer.value()));
+        return protocol.tryAcquireAsync(key, token, ttlMillis);
     }
 
     /** {@link #release(LockKey, String)} without waiting. */
     @Override
     public CompletableFuture<Boolean> releaseAsync(LockKey key, String token) {
-        CompletableFuture<Reply<Long>> reply = connection.scriptAsync(key, "release", RELEASE,
-                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), keys(key),
-                releaseChannels.apply(key).releaseArguments(bytes(token), FENCE_COUNTER_TTL_BYTES));
-        return reply == null ? null : reply.thenApply(answer -> answer.value() == 1L || answer.resent());
+        return protocol.releaseAsync(key, token);
     }
 
     /**
@@ -423,23 +296,12 @@ public sealed class LettuceLockBackend
      */
     public CompletableFuture<Boolean> releaseAndHintAsync(LockKey key, String token, String channel, String hint,
             boolean wakeLine) {
-        CompletableFuture<Reply<Long>> reply = connection.scriptAsync(key, "release", REDLOCK_RELEASE,
-                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), redlockKeys(key, channel != null && wakeLine),
-                redlockReleaseArguments(token, channel, hint));
-        return reply == null ? null : reply.thenApply(answer -> answer.value() == 1L || answer.resent());
+        return protocol.releaseAndHintAsync(key, token, channel, hint, wakeLine);
     }
 
     /** {@link #releaseAndHintAsync}, waiting for the answer as {@link #release} does. */
     public boolean releaseAndHint(LockKey key, String token, String channel, String hint, boolean wakeLine) {
-        Reply<Long> reply = connection.script(key, "release", REDLOCK_RELEASE,
-                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), redlockKeys(key, channel != null && wakeLine),
-                redlockReleaseArguments(token, channel, hint), connection.deadline());
-        return reply.value() == 1L || reply.resent();
-    }
-
-    private static byte[][] redlockReleaseArguments(String token, String channel, String hint) {
-        return channel == null ? new byte[][] { bytes(token) }
-                : new byte[][] { bytes(token), bytes(channel), bytes(hint) };
+        return protocol.releaseAndHint(key, token, channel, hint, wakeLine);
     }
 
     /**
@@ -457,154 +319,50 @@ public sealed class LettuceLockBackend
      */
     public CompletableFuture<AcquireResult> tryAcquireOrWaitAsync(LockKey key, String token, long ttlMillis,
             String waiterId, long aliveMillis) {
-        CompletableFuture<Reply<Long>> reply = connection.scriptAsync(key, "acquire", arbiterVote(),
-                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), redlockKeys(key, true),
-                redlockAcquireArguments(token, ttlMillis, waiterId, aliveMillis));
-        return reply == null ? null : reply.thenApply(answer -> redlockAcquireResult(answer.value(), ttlMillis));
+        return protocol.tryAcquireOrWaitAsync(key, token, ttlMillis, waiterId, aliveMillis);
     }
 
     /** {@link #tryAcquireOrWaitAsync}, waiting for the answer as {@link #tryAcquire} does. */
     public AcquireResult tryAcquireOrWait(LockKey key, String token, long ttlMillis, String waiterId,
             long aliveMillis) {
-        Reply<Long> reply = connection.script(key, "acquire", arbiterVote(),
-                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), redlockKeys(key, true),
-                redlockAcquireArguments(token, ttlMillis, waiterId, aliveMillis), connection.deadline());
-        return redlockAcquireResult(reply.value(), ttlMillis);
-    }
-
-    private LuaScript arbiterVote() {
-        return incarnation != null ? incarnation.scripts().arbiterVote() : REDLOCK_ACQUIRE;
-    }
-
-    private static byte[][] voteArguments(String token, long ttlMillis) {
-        return new byte[][] { bytes(token), bytes(Long.toString(ttlMillis)) };
-    }
-
-    private static byte[][] redlockAcquireArguments(String token, long ttlMillis, String waiterId, long aliveMillis) {
-        return new byte[][] { bytes(token), bytes(Long.toString(ttlMillis)), bytes(waiterId),
-                bytes(Long.toString(aliveMillis)) };
-    }
-
-    private static AcquireResult redlockAcquireResult(long granted, long ttlMillis) {
-        return granted == 1L ? AcquireResult.acquired(0, ttlMillis) : AcquireResult.notAcquired(0, 0);
-    }
-
-    /** The lock and, with {@code line}, its Redlock wake-up line on this node. */
-    private static byte[][] redlockKeys(LockKey key, boolean line) {
-        String lock = key.redisKey();
-        if (!line) {
-            return new byte[][] { bytes(lock) };
-        }
-        return new byte[][] { bytes(lock), bytes(lock + REDLOCK_LINE_SUFFIX), bytes(lock + REDLOCK_ALIVE_SUFFIX) };
-    }
-
-    private static boolean isSyntaxError(LockBackendException ex) {
-        return ex.getCause() != null && ex.getCause().getMessage() != null
-                && ex.getCause().getMessage().contains("syntax error");
-    }
-
-    /** {@code SET key value NX PX ttl GET}: takes the lock if free, and answers what it held before. */
-    private static CommandArgs<byte[], byte[]> setNxGet(LockKey key, byte[] value, long ttlMillis) {
-        return new CommandArgs<>(ByteArrayCodec.INSTANCE).addKey(bytes(key.redisKey())).add(value).add(NX).add(PX)
-                .add(ttlMillis).add(GET);
-    }
-
-    private AcquireResult acquireScript(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
-            boolean fencingToken) {
-        return acquireResult(script(key, "acquire", ACQUIRE,
-                acquireArguments(token, ttlMillis, queueMillis, queued, fencingToken)).value());
-    }
-
-    private static byte[][] acquireArguments(String token, long ttlMillis, long queueMillis, boolean queued,
-            boolean fencingToken) {
-        return new byte[][] { bytes(token), bytes(Long.toString(ttlMillis)), counterLifetime(ttlMillis),
-                bytes(Long.toString(queueMillis)), queued ? YES : NO, fencingToken ? YES : NO };
-    }
-
-    /** What the acquire script's array answer says. */
-    private static AcquireResult acquireResult(List<Object> reply) {
-        if ((Long) reply.get(0) == 1L) {
-            return AcquireResult.acquired((Long) reply.get(1), (Long) reply.get(2));
-        }
-        return AcquireResult.notAcquired((Long) reply.get(1), (Long) reply.get(2));
+        return protocol.tryAcquireOrWait(key, token, ttlMillis, waiterId, aliveMillis);
     }
 
     @Override
     public long issueFencingToken(LockKey key, String token, long ttlMillis) {
-        return connection.script(key, "fencing token", incarnation != null ? incarnation.scripts().fence() : FENCE,
-                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE),
-                keys(key), new byte[][] { bytes(token), counterLifetime(ttlMillis) }, connection.deadline()).value();
+        return protocol.issueFencingToken(key, token, ttlMillis);
     }
 
     @Override
     public boolean raiseFencingCounter(LockKey key, String token, long fencingToken, long ttlMillis) {
-        String lock = key.redisKey();
-        return connection.script(key, "fencing counter",
-                incarnation != null ? incarnation.scripts().raiseFence() : LockScripts.RAISE_FENCE,
-                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE),
-                new byte[][] { bytes(lock), bytes(lock + FENCE_SUFFIX) },
-                new byte[][] { bytes(token), bytes(Long.toString(fencingToken)), counterLifetime(ttlMillis) },
-                connection.deadline()).value() == 1L;
+        return protocol.raiseFencingCounter(key, token, fencingToken, ttlMillis);
     }
 
     /**
      * Compare-and-delete (or hand over). "Not ours" from a release that Lettuce re-sent after a
-     * reconnect means its first delivery most likely ran and released the lock; there is no way to
-     * tell it from a lock lost in that very moment, and calling a successful release a loss would
-     * fail work that ran under the lock, so it counts as released.
+     * reconnect means its first delivery released the lock: it counts as released
+     * ({@link RedisLockProtocol} says why).
      */
     @Override
     public boolean release(LockKey key, String token) {
-        Reply<Long> reply = connection.script(key, "release", RELEASE,
-                () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE), keys(key),
-                releaseChannels.apply(key).releaseArguments(bytes(token), FENCE_COUNTER_TTL_BYTES),
-                connection.deadline());
-        return reply.value() == 1L || reply.resent();
+        return protocol.release(key, token);
     }
 
     @Override
     public AcquireResult stopWaiting(LockKey key, String token, long ttlMillis) {
-        List<Object> reply = script(key, "cancel", CANCEL, new byte[][] { bytes(token), counterLifetime(ttlMillis) })
-                .value();
-        if ((Long) reply.get(0) == 1L) {
-            return AcquireResult.acquired((Long) reply.get(1), (Long) reply.get(2));
-        }
-        return AcquireResult.notAcquired(0, 0);
+        return protocol.stopWaiting(key, token, ttlMillis);
     }
 
-    /** Runs one of the per-key scripts that answer with an array; they all take the same four keys. */
-    private Reply<List<Object>> script(LockKey key, String operation, LuaScript script, byte[][] args) {
-        return connection.script(key, operation, script, () -> new ArrayOutput<>(ByteArrayCodec.INSTANCE), keys(key),
-                args, connection.deadline());
-    }
-
+    /** Renews in one pipeline, one script call per slot; with replica acks, one burst per master. */
     @Override
     public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
-        List<List<Integer>> batches = LockScripts.batches(renewals, connection.isCluster());
-        if (confirmation != null && !renewals.isEmpty()) {
-            confirmation.renew(renewals, batches, outcomes);
-            return;
-        }
-        List<ScriptCall> calls = new ArrayList<>(batches.size());
-        for (List<Integer> batch : batches) {
-            calls.add(renewalCall(renewals, batch));
-        }
-        connection.scripts("renew", incarnation != null ? incarnation.scripts().renew() : RENEW,
-                () -> new ArrayOutput<>(ByteArrayCodec.INSTANCE), calls,
-                connection.deadline(), (b, result) -> {
-                    List<Integer> batch = batches.get(b);
-                    for (int i = 0; i < batch.size(); i++) {
-                        outcomes.outcome(batch.get(i), result == null ? RenewalOutcome.FAILED
-                                : ((Long) result.get(i) == 1L ? RenewalOutcome.RENEWED : RenewalOutcome.LOST));
-                    }
-                });
+        protocol.renew(renewals, outcomes);
     }
 
     /** One script ({@code inspect.lua}) reads the PTTL, queue and counter: it never reads the token. */
     @Override
     public LockState inspect(LockKey key) {
-        List<Object> reply = script(key, "inspection", LockScripts.INSPECT, new byte[0][]).value();
-        return LockState.of((Long) reply.get(0), (Long) reply.get(1), (Long) reply.get(2));
+        return protocol.inspect(key);
     }
 
     /**
@@ -613,35 +371,6 @@ public sealed class LettuceLockBackend
      */
     @Override
     public Reachability ping() {
-        List<NodeReachability> masters = connection.pingEachMaster(name);
-        return new Reachability(masters, masters.size());
-    }
-
-    /** The lock, its fencing counter, its wait queue and its waiters' entries: one Cluster slot. */
-    private static byte[][] keys(LockKey key) {
-        String lock = key.redisKey();
-        return new byte[][] { bytes(lock), bytes(lock + FENCE_SUFFIX), bytes(lock + QUEUE_SUFFIX),
-                bytes(lock + WAITING_SUFFIX) };
-    }
-
-    /** The fencing counter's expiry: a day, or the lease if that is longer. */
-    private static byte[] counterLifetime(long ttlMillis) {
-        return ttlMillis > FENCE_COUNTER_TTL_MILLIS ? bytes(Long.toString(ttlMillis)) : FENCE_COUNTER_TTL_BYTES;
-    }
-
-    private static ScriptCall renewalCall(List<LeaseRenewal> renewals, List<Integer> batch) {
-        byte[][] keys = new byte[batch.size()][];
-        byte[][] args = new byte[batch.size() * 2][];
-        for (int i = 0; i < batch.size(); i++) {
-            LeaseRenewal renewal = renewals.get(batch.get(i));
-            keys[i] = bytes(renewal.key().redisKey());
-            args[2 * i] = bytes(renewal.token());
-            args[2 * i + 1] = bytes(Long.toString(renewal.ttlMillis()));
-        }
-        return new ScriptCall(renewals.get(batch.get(0)).key(), keys, args);
-    }
-
-    private static byte[] bytes(String value) {
-        return value.getBytes(StandardCharsets.UTF_8);
+        return protocol.ping(name);
     }
 }
