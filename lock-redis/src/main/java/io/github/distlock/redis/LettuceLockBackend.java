@@ -1,7 +1,6 @@
 package io.github.distlock.redis;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
@@ -9,11 +8,8 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
-import io.github.distlock.core.FencingLockBackend;
-import io.github.distlock.core.InspectableLockBackend;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.core.NonBlockingLockBackend;
-import io.github.distlock.core.QueueingLockBackend;
 
 /**
  * Locks in one Redis deployment (standalone, Sentinel or Cluster) on Lettuce, the native path: a connection of its
@@ -61,9 +57,8 @@ import io.github.distlock.core.QueueingLockBackend;
  * must fail guarded calls fast, not block them. Fetching a Spring Data connection wrapper per
  * command instead cost half the throughput at 8 threads.
  */
-public sealed class LettuceLockBackend
-        implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend, NonBlockingLockBackend,
-        SmartLifecycle, AutoCloseable permits RedisLockBackend {
+public sealed class LettuceLockBackend extends RedisProtocolBackend implements NonBlockingLockBackend, SmartLifecycle
+        permits RedisLockBackend {
 
     /** Suffix of the fencing counter's key. */
     public static final String FENCE_SUFFIX = RedisLockProtocol.FENCE_SUFFIX;
@@ -81,10 +76,6 @@ public sealed class LettuceLockBackend
     public static final String REDLOCK_ALIVE_SUFFIX = RedisLockProtocol.REDLOCK_ALIVE_SUFFIX;
 
     private final LockConnection connection;
-    /** What the health check calls the node or Sentinel master; a Cluster's masters are named by address. */
-    private final String name;
-    private final String keyPrefix;
-    private final RedisLockProtocol protocol;
 
     /**
      * A backend on Spring Boot's connection factory, with a connection of its own opened from the
@@ -168,11 +159,9 @@ public sealed class LettuceLockBackend
     private LettuceLockBackend(LockConnection connection, String keyPrefix,
             Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks, String name,
             NodeIncarnation incarnation) {
+        super(new RedisLockProtocol(new LettuceTransport(connection), releaseChannels, replicaAcks, incarnation),
+                keyPrefix, name);
         this.connection = connection;
-        this.name = name;
-        this.keyPrefix = keyPrefix;
-        this.protocol = new RedisLockProtocol(new LettuceTransport(connection), releaseChannels, replicaAcks,
-                incarnation);
         connection.connectInBackground();
     }
 
@@ -233,32 +222,6 @@ public sealed class LettuceLockBackend
     /** The release channel of locks stored under {@code keyPrefix}, for example {@code lock:released}. */
     public static String releaseChannel(String keyPrefix) {
         return RedisReleaseSubscriber.releaseChannel(keyPrefix);
-    }
-
-    @Override
-    public LockKey lockKey(String name) {
-        return RedisKeyNaming.lockKey(keyPrefix, name);
-    }
-
-    @Override
-    public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
-            boolean fencingToken) {
-        return protocol.tryAcquire(key, token, ttlMillis, queueMillis, queued, fencingToken);
-    }
-
-    @Override
-    public AcquireResult confirmHandOver(LockKey key, String token, long ttlMillis, long fencingToken) {
-        return protocol.confirmHandOver(key, token, ttlMillis, fencingToken);
-    }
-
-    /**
-     * A bare {@code SET NX PX GET}, sent as a command of its own: no script runs on the server.
-     * Answered with our own token, it was re-sent after a reconnect and its first delivery took the
-     * lock: ours all the same, the lease counted from before the first delivery.
-     */
-    @Override
-    public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
-        return protocol.tryAcquire(key, token, ttlMillis);
     }
 
     /**
@@ -329,48 +292,8 @@ public sealed class LettuceLockBackend
     }
 
     @Override
-    public long issueFencingToken(LockKey key, String token, long ttlMillis) {
-        return protocol.issueFencingToken(key, token, ttlMillis);
-    }
-
-    @Override
     public boolean raiseFencingCounter(LockKey key, String token, long fencingToken, long ttlMillis) {
         return protocol.raiseFencingCounter(key, token, fencingToken, ttlMillis);
     }
 
-    /**
-     * Compare-and-delete (or hand over). "Not ours" from a release that Lettuce re-sent after a
-     * reconnect means its first delivery released the lock: it counts as released
-     * ({@link RedisLockProtocol} says why).
-     */
-    @Override
-    public boolean release(LockKey key, String token) {
-        return protocol.release(key, token);
-    }
-
-    @Override
-    public AcquireResult stopWaiting(LockKey key, String token, long ttlMillis) {
-        return protocol.stopWaiting(key, token, ttlMillis);
-    }
-
-    /** Renews in one pipeline, one script call per slot; with replica acks, one burst per master. */
-    @Override
-    public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
-        protocol.renew(renewals, outcomes);
-    }
-
-    /** One script ({@code inspect.lua}) reads the PTTL, queue and counter: it never reads the token. */
-    @Override
-    public LockState inspect(LockKey key) {
-        return protocol.inspect(key);
-    }
-
-    /**
-     * A {@code PING} on the lock connection; in a Cluster, one to every master that serves slots,
-     * side by side. Every master holds a share of the locks, so all of them must answer.
-     */
-    @Override
-    public Reachability ping() {
-        return protocol.ping(name);
-    }
 }

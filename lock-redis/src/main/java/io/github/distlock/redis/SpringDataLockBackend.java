@@ -1,16 +1,11 @@
 package io.github.distlock.redis;
 
 import java.time.Duration;
-import java.util.List;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
-import io.github.distlock.core.FencingLockBackend;
-import io.github.distlock.core.InspectableLockBackend;
 import io.github.distlock.core.LockBackend;
-import io.github.distlock.core.LockKey;
-import io.github.distlock.core.QueueingLockBackend;
 
 /**
  * Locks in one Redis deployment (standalone, Sentinel or Cluster) reached through any Spring Data
@@ -51,14 +46,9 @@ import io.github.distlock.core.QueueingLockBackend;
  * each outcome is reported as its call answers. On a Jedis Cluster a master's calls go to it as one
  * pipeline.
  */
-public final class SpringDataLockBackend
-        implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend, AutoCloseable {
+public final class SpringDataLockBackend extends RedisProtocolBackend {
 
     private final SpringDataTransport transport;
-    private final RedisLockProtocol protocol;
-    private final String keyPrefix;
-    /** What the health check calls the node or Sentinel master; a Cluster's masters are named by address. */
-    private final String name;
 
     /**
      * @param connectionFactory Spring Data Redis's connection factory, with any driver
@@ -84,11 +74,15 @@ public final class SpringDataLockBackend
      */
     public SpringDataLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
             String releaseChannel, ReplicaAcks replicaAcks) {
-        this.transport = new SpringDataTransport(connectionFactory, operationTimeout, replicaAcks);
-        this.protocol = new RedisLockProtocol(transport, ReleaseChannel.everyKeyOn(releaseChannel), replicaAcks,
-                null);
-        this.keyPrefix = keyPrefix;
-        this.name = DeploymentName.of(connectionFactory);
+        this(new SpringDataTransport(connectionFactory, operationTimeout, replicaAcks), keyPrefix, releaseChannel,
+                replicaAcks, DeploymentName.of(connectionFactory));
+    }
+
+    private SpringDataLockBackend(SpringDataTransport transport, String keyPrefix, String releaseChannel,
+            ReplicaAcks replicaAcks, String name) {
+        super(new RedisLockProtocol(transport, ReleaseChannel.everyKeyOn(releaseChannel), replicaAcks, null),
+                keyPrefix, name);
+        this.transport = transport;
     }
 
     /**
@@ -98,70 +92,5 @@ public final class SpringDataLockBackend
     @Override
     public void close() {
         transport.close();
-    }
-
-    @Override
-    public LockKey lockKey(String name) {
-        return RedisKeyNaming.lockKey(keyPrefix, name);
-    }
-
-    @Override
-    public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
-            boolean fencingToken) {
-        return protocol.tryAcquire(key, token, ttlMillis, queueMillis, queued, fencingToken);
-    }
-
-    @Override
-    public AcquireResult confirmHandOver(LockKey key, String token, long ttlMillis, long fencingToken) {
-        return protocol.confirmHandOver(key, token, ttlMillis, fencingToken);
-    }
-
-    /**
-     * A bare {@code SET NX PX GET}: no script runs on the server. Answered with our own token, it was
-     * sent again after its first delivery took the lock: ours all the same, the lease counted from
-     * before the first delivery.
-     */
-    @Override
-    public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
-        return protocol.tryAcquire(key, token, ttlMillis);
-    }
-
-    @Override
-    public long issueFencingToken(LockKey key, String token, long ttlMillis) {
-        return protocol.issueFencingToken(key, token, ttlMillis);
-    }
-
-    @Override
-    public boolean release(LockKey key, String token) {
-        return protocol.release(key, token);
-    }
-
-    @Override
-    public AcquireResult stopWaiting(LockKey key, String token, long ttlMillis) {
-        return protocol.stopWaiting(key, token, ttlMillis);
-    }
-
-    /** One script ({@code inspect.lua}) reads the PTTL, queue and counter: it never reads the token. */
-    @Override
-    public LockState inspect(LockKey key) {
-        return protocol.inspect(key);
-    }
-
-    /**
-     * A {@code PING} through the template; on a Cluster, one to every master that serves slots, side
-     * by side. Every master holds a share of the locks, so all of them must answer.
-     */
-    @Override
-    public Reachability ping() {
-        return protocol.ping(name);
-    }
-
-    /**
-     * Renews in lanes, a few per Cluster master (a few in all elsewhere), each reporting its calls as they
-     * answer: a master that stops answering holds up only its own leases.
-     */
-    @Override
-    public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
-        protocol.renew(renewals, outcomes);
     }
 }
