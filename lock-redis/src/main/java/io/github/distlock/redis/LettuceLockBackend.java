@@ -23,9 +23,9 @@ import io.github.distlock.core.NonBlockingLockBackend;
  * queue in {@code <prefix>{<key>}:queue} (a sorted set of tokens by arrival) with their entries in
  * {@code <prefix>{<key>}:waiting}, all in the lock's Cluster slot. A release hands the lock to the
  * longest-waiting live waiter (it sets the key to that waiter's token) and publishes
- * {@code <SHA-1 of the token>:<fencing token>:<proof>} on the release channel (release.lua says why
+ * {@code <SHA-1 of the token>:<fencing token>:<proof>} on the hand-over channel (release.lua says why
  * the token itself is never published; in a Redis Cluster 7+ it is {@code SPUBLISH}ed on the lock's
- * slot channel instead, see {@link ReleaseNotifications}); with nobody queued it just deletes the
+ * slot channel instead, see {@link RedisHandOverNotifications}); with nobody queued it just deletes the
  * key and publishes nothing. The scripts ({@code acquire.lua}, {@code release.lua},
  * {@code renew.lua}, {@code cancel.lua}, {@code fence.lua}, and {@code fencing.lua} with the
  * fencing-token functions that the others share, and the read-only {@code inspect.lua} of the
@@ -84,12 +84,12 @@ public sealed class LettuceLockBackend extends RedisProtocolBackend implements N
      * @param connectionFactory Spring Data Redis's connection factory; must be Lettuce
      * @param operationTimeout upper bound on each lock command
      * @param keyPrefix prefix of every lock's key, for example {@code lock:}
-     * @param releaseChannel where a release announces that it handed the lock to a waiter
+     * @param handOverChannel where a release publishes that it handed the lock over to a waiter
      * @throws IllegalStateException if the factory is not a {@link LettuceConnectionFactory}
      */
     public LettuceLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
-            String releaseChannel) {
-        this(connectionFactory, operationTimeout, keyPrefix, ReleaseChannel.everyKeyOn(releaseChannel),
+            String handOverChannel) {
+        this(connectionFactory, operationTimeout, keyPrefix, HandOverChannel.forEveryKey(handOverChannel),
                 ReplicaAcks.NONE);
     }
 
@@ -105,10 +105,10 @@ public sealed class LettuceLockBackend extends RedisProtocolBackend implements N
      *
      * @param connection the connection to run every lock command on; this backend starts and closes it
      * @param keyPrefix prefix of every lock's key, for example {@code lock:}
-     * @param releaseChannel where a release announces that it handed the lock to a waiter
+     * @param handOverChannel where a release publishes that it handed the lock over to a waiter
      */
-    public LettuceLockBackend(LockConnection connection, String keyPrefix, String releaseChannel) {
-        this(connection, keyPrefix, ReleaseChannel.everyKeyOn(releaseChannel), ReplicaAcks.NONE);
+    public LettuceLockBackend(LockConnection connection, String keyPrefix, String handOverChannel) {
+        this(connection, keyPrefix, HandOverChannel.forEveryKey(handOverChannel), ReplicaAcks.NONE);
     }
 
     /**
@@ -118,48 +118,48 @@ public sealed class LettuceLockBackend extends RedisProtocolBackend implements N
      *
      * @param incarnation the scripts to vote with
      */
-    public LettuceLockBackend(LockConnection connection, String keyPrefix, String releaseChannel,
+    public LettuceLockBackend(LockConnection connection, String keyPrefix, String handOverChannel,
             NodeIncarnation incarnation) {
-        this(connection, keyPrefix, ReleaseChannel.everyKeyOn(releaseChannel), ReplicaAcks.NONE,
+        this(connection, keyPrefix, HandOverChannel.forEveryKey(handOverChannel), ReplicaAcks.NONE,
                 DeploymentName.UNKNOWN, incarnation);
     }
 
     /**
-     * A backend on Spring Boot's connection factory whose releases announce each key's hand-overs
-     * where {@code releaseChannels} says: sharded pub/sub in a Redis Cluster 7+
-     * ({@link ReleaseNotifications}).
+     * A backend on Spring Boot's connection factory whose releases publish each key's hand-overs
+     * where {@code handOverChannels} says: sharded pub/sub in a Redis Cluster 7+
+     * ({@link RedisHandOverNotifications}).
      *
      * @param connectionFactory Spring Data Redis's connection factory; must be Lettuce
      * @param operationTimeout upper bound on each lock command
      * @param keyPrefix prefix of every lock's key, for example {@code lock:}
-     * @param releaseChannels where a release of a key announces that it handed the lock to a waiter
+     * @param handOverChannels where a release of a key publishes that it handed the lock over to a waiter
      * @param replicaAcks how many replicas must confirm each lock write ({@link ReplicaAcks})
      * @throws IllegalStateException if the factory is not a {@link LettuceConnectionFactory}
      */
     public LettuceLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
-            Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks) {
-        this(new LockConnection(lettuceClientOf(connectionFactory), operationTimeout), keyPrefix, releaseChannels,
+            Function<LockKey, ? extends HandOverChannel> handOverChannels, ReplicaAcks replicaAcks) {
+        this(new LockConnection(lettuceClientOf(connectionFactory), operationTimeout), keyPrefix, handOverChannels,
                 replicaAcks, DeploymentName.of(connectionFactory), null);
     }
 
     /**
-     * A backend on a connection of its own making, announcing each key's hand-overs where
-     * {@code releaseChannels} says.
+     * A backend on a connection of its own making, publishing each key's hand-overs where
+     * {@code handOverChannels} says.
      *
      * @param connection the connection to run every lock command on; this backend starts and closes it
      * @param keyPrefix prefix of every lock's key, for example {@code lock:}
-     * @param releaseChannels where a release of a key announces that it handed the lock to a waiter
+     * @param handOverChannels where a release of a key publishes that it handed the lock over to a waiter
      * @param replicaAcks how many replicas must confirm each lock write ({@link ReplicaAcks})
      */
     public LettuceLockBackend(LockConnection connection, String keyPrefix,
-            Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks) {
-        this(connection, keyPrefix, releaseChannels, replicaAcks, DeploymentName.UNKNOWN, null);
+            Function<LockKey, ? extends HandOverChannel> handOverChannels, ReplicaAcks replicaAcks) {
+        this(connection, keyPrefix, handOverChannels, replicaAcks, DeploymentName.UNKNOWN, null);
     }
 
     private LettuceLockBackend(LockConnection connection, String keyPrefix,
-            Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks, String name,
+            Function<LockKey, ? extends HandOverChannel> handOverChannels, ReplicaAcks replicaAcks, String name,
             NodeIncarnation incarnation) {
-        super(new RedisLockProtocol(new LettuceTransport(connection), releaseChannels, replicaAcks, incarnation),
+        super(new RedisLockProtocol(new LettuceTransport(connection), handOverChannels, replicaAcks, incarnation),
                 keyPrefix, name);
         this.connection = connection;
         connection.connectInBackground();
@@ -204,7 +204,7 @@ public sealed class LettuceLockBackend extends RedisProtocolBackend implements N
         return running;
     }
 
-    /** After the release subscriber ({@code Integer.MAX_VALUE}), before the connection factory (0). */
+    /** After the hand-over subscriber ({@code Integer.MAX_VALUE}), before the connection factory (0). */
     @Override
     public int getPhase() {
         return Integer.MAX_VALUE - 1;
@@ -219,9 +219,9 @@ public sealed class LettuceLockBackend extends RedisProtocolBackend implements N
         return connection.awaitConnected(deadline);
     }
 
-    /** The release channel of locks stored under {@code keyPrefix}, for example {@code lock:released}. */
-    public static String releaseChannel(String keyPrefix) {
-        return RedisReleaseSubscriber.releaseChannel(keyPrefix);
+    /** The hand-over channel of locks stored under {@code keyPrefix}, for example {@code lock:released}. */
+    public static String handOverChannel(String keyPrefix) {
+        return HandOverSubscriber.handOverChannel(keyPrefix);
     }
 
     /**
@@ -248,11 +248,11 @@ public sealed class LettuceLockBackend extends RedisProtocolBackend implements N
      *
      * <pre>{@code
      * node.releaseAndHintAsync(key, token, "lock:redlock-released", "8f3a...:lock:orders:42", true)
-     * node.releaseAndHintAsync(key, token, null, null, false)   // announces nothing
+     * node.releaseAndHintAsync(key, token, null, null, false)   // sends no hint
      * }</pre>
      *
-     * @param channel where to announce the release, or {@code null} (then {@code hint} is ignored)
-     * @param wakeLine whether to announce it to the head of the key's wake-up line on this node
+     * @param channel where to send the release hint, or {@code null} (then {@code hint} is ignored)
+     * @param wakeLine whether to send it to the head of the key's wake-up line on this node
      *        ({@link #tryAcquireOrWaitAsync}), on {@code <channel>:<waiter id>}, and to {@code channel}
      *        only if nobody there listens; {@code false}: to {@code channel}
      * @return as {@link #releaseAsync}: {@code null} if it cannot be sent without blocking now
@@ -271,7 +271,7 @@ public sealed class LettuceLockBackend extends RedisProtocolBackend implements N
      * A Redlock arbiter node's acquire (redlock_acquire.lua): {@code SET NX PX}, and if the lock is
      * taken, the application instance {@code waiterId} joins the key's wake-up line on this node, or
      * keeps its place there, for {@code aliveMillis}. The node's next release
-     * ({@link #releaseAndHintAsync} with {@code wakeLine}) announces itself to the instance at the
+     * ({@link #releaseAndHintAsync} with {@code wakeLine}) sends its hint to the instance at the
      * head of the line only. The line grants nothing: it only decides whom a release wakes.
      *
      * <pre>{@code

@@ -198,10 +198,10 @@ public final class LockConnection implements AutoCloseable {
 
     /**
      * Sends {@code PUBLISH channel message} if the connection is open, without waiting for the reply:
-     * for announcements that are only ever a hint (Redlock's release hints), so a slow or lost one
-     * costs the caller nothing and a closed connection skips it.
+     * for Redlock's release hints, which are only ever hints, so a slow or lost one costs the caller
+     * nothing and a closed connection skips it.
      */
-    public void publishHint(String channel, String message) {
+    public void publishReleaseHint(String channel, String message) {
         Attempt current = attempt;
         if (closed || current == null || !current.future().isDone() || current.future().isCompletedExceptionally()) {
             return;
@@ -214,6 +214,14 @@ public final class LockConnection implements AutoCloseable {
         catch (RuntimeException ex) {
             // A connection being closed or replaced: the waiters that this would have woken poll.
         }
+    }
+
+    /**
+     * @deprecated use {@link #publishReleaseHint}: the same command
+     */
+    @Deprecated(since = "0.1.0")
+    public void publishHint(String channel, String message) {
+        publishReleaseHint(channel, message);
     }
 
     /**

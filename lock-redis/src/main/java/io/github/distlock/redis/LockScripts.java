@@ -25,7 +25,7 @@ final class LockScripts {
     static final LuaScript RELEASE = LuaScript.load("release.lua", FENCING);
 
     /**
-     * A Redlock node's release: compare-and-delete, announcing the release on the hint channel (or to
+     * A Redlock node's release: compare-and-delete, publishing the release hint on the hint channel (or to
      * the head of the key's wake-up line).
      */
     static final LuaScript REDLOCK_RELEASE = LuaScript.load("redlock_release.lua");

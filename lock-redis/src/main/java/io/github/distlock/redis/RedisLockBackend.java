@@ -51,15 +51,25 @@ public final class RedisLockBackend extends LettuceLockBackend {
      * @see LettuceLockBackend#LettuceLockBackend(RedisConnectionFactory, Duration, String, Function, ReplicaAcks)
      */
     public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
-            Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks) {
-        super(connectionFactory, operationTimeout, keyPrefix, releaseChannels, replicaAcks);
+            Function<LockKey, ? extends HandOverChannel> handOverChannels, ReplicaAcks replicaAcks) {
+        super(connectionFactory, operationTimeout, keyPrefix, handOverChannels, replicaAcks);
     }
 
     /**
      * @see LettuceLockBackend#LettuceLockBackend(LockConnection, String, Function, ReplicaAcks)
      */
     public RedisLockBackend(LockConnection connection, String keyPrefix,
-            Function<LockKey, ReleaseChannel> releaseChannels, ReplicaAcks replicaAcks) {
-        super(connection, keyPrefix, releaseChannels, replicaAcks);
+            Function<LockKey, ? extends HandOverChannel> handOverChannels, ReplicaAcks replicaAcks) {
+        super(connection, keyPrefix, handOverChannels, replicaAcks);
+    }
+
+    /**
+     * The release channel of locks stored under {@code keyPrefix}, for example {@code lock:released}.
+     *
+     * @deprecated use {@link LettuceLockBackend#handOverChannel(String)}: the same channel
+     */
+    @Deprecated(since = "0.1.0")
+    public static String releaseChannel(String keyPrefix) {
+        return handOverChannel(keyPrefix);
     }
 }

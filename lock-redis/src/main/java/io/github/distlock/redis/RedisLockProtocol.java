@@ -46,7 +46,7 @@ import io.github.distlock.redis.RedisLockTransport.Role;
  * ended the work a loss would fail work that ran under the lock.
  *
  * <pre>{@code
- * RedisLockProtocol protocol = new RedisLockProtocol(transport, ReleaseChannel.everyKeyOn("lock:released"),
+ * RedisLockProtocol protocol = new RedisLockProtocol(transport, HandOverChannel.forEveryKey("lock:released"),
  *         ReplicaAcks.NONE, null);
  * protocol.tryAcquire(key, token, 30_000);   // SET lock:{order:42} <token> NX PX 30000 GET
  * protocol.release(key, token);              // EVALSHA <release.lua> 4 lock:{order:42} ... <token> ...
@@ -77,7 +77,7 @@ final class RedisLockProtocol {
     private static final long MAX_RETRY_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final RedisLockTransport transport;
-    private final Function<LockKey, ReleaseChannel> releaseChannels;
+    private final Function<LockKey, ? extends HandOverChannel> handOverChannels;
     private final ReplicaAcks replicaAcks;
     private final long ackTimeoutNanos;
     /** A Redlock node's own vote scripts, sent by digest only; {@code null} for any other backend. */
@@ -86,14 +86,14 @@ final class RedisLockProtocol {
     private volatile boolean setNxGetRefused;
 
     /**
-     * @param releaseChannels where a release of a key announces that it handed the lock to a waiter
+     * @param handOverChannels where a release of a key publishes that it handed the lock over to a waiter
      * @param replicaAcks how many replicas must confirm each lock write
      * @param incarnation the scripts a Redlock node votes with, or {@code null}
      */
-    RedisLockProtocol(RedisLockTransport transport, Function<LockKey, ReleaseChannel> releaseChannels,
+    RedisLockProtocol(RedisLockTransport transport, Function<LockKey, ? extends HandOverChannel> handOverChannels,
             ReplicaAcks replicaAcks, NodeIncarnation incarnation) {
         this.transport = transport;
-        this.releaseChannels = releaseChannels;
+        this.handOverChannels = handOverChannels;
         this.replicaAcks = replicaAcks;
         this.ackTimeoutNanos = replicaAcks.enabled() ? replicaAcks.timeout().toNanos() : 0;
         this.incarnation = incarnation;
@@ -489,9 +489,9 @@ final class RedisLockProtocol {
                 bytes(Long.toString(queueMillis)), queued ? YES : NO, fencingToken ? YES : NO };
     }
 
-    /** release.lua's arguments: the token, the channels to announce a hand-over on, the counter's lifetime. */
+    /** release.lua's arguments: the token, the channels to publish a hand-over on, the counter's lifetime. */
     private byte[][] releaseArguments(LockKey key, String token) {
-        return releaseChannels.apply(key).releaseArguments(bytes(token), FENCE_COUNTER_TTL_BYTES);
+        return handOverChannels.apply(key).releaseArguments(bytes(token), FENCE_COUNTER_TTL_BYTES);
     }
 
     private static byte[][] voteArguments(String token, long ttlMillis) {

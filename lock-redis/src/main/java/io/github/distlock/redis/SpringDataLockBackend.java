@@ -54,33 +54,33 @@ public final class SpringDataLockBackend extends RedisProtocolBackend {
      * @param connectionFactory Spring Data Redis's connection factory, with any driver
      * @param operationTimeout upper bound on each lock command
      * @param keyPrefix prefix of every lock's key, for example {@code lock:}
-     * @param releaseChannel where a release announces that it handed the lock to a waiter
-     *        ({@link RedisReleaseSubscriber#releaseChannel(String)})
+     * @param handOverChannel where a release publishes that it handed the lock over to a waiter
+     *        ({@link HandOverSubscriber#handOverChannel(String)})
      */
     public SpringDataLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
-            String releaseChannel) {
-        this(connectionFactory, operationTimeout, keyPrefix, releaseChannel, ReplicaAcks.NONE);
+            String handOverChannel) {
+        this(connectionFactory, operationTimeout, keyPrefix, handOverChannel, ReplicaAcks.NONE);
     }
 
     /**
      * @param connectionFactory Spring Data Redis's connection factory, with any driver
      * @param operationTimeout upper bound on each lock command
      * @param keyPrefix prefix of every lock's key, for example {@code lock:}
-     * @param releaseChannel where a release announces that it handed the lock to a waiter
-     *        ({@link RedisReleaseSubscriber#releaseChannel(String)})
+     * @param handOverChannel where a release publishes that it handed the lock over to a waiter
+     *        ({@link HandOverSubscriber#handOverChannel(String)})
      * @param replicaAcks how many replicas must confirm each lock write ({@code renew.lua} and {@code WAIT}
      *        on one borrowed connection)
      * @throws IllegalStateException if replica acks are asked for on a Redis Cluster connection factory
      */
     public SpringDataLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
-            String releaseChannel, ReplicaAcks replicaAcks) {
-        this(new SpringDataTransport(connectionFactory, operationTimeout, replicaAcks), keyPrefix, releaseChannel,
+            String handOverChannel, ReplicaAcks replicaAcks) {
+        this(new SpringDataTransport(connectionFactory, operationTimeout, replicaAcks), keyPrefix, handOverChannel,
                 replicaAcks, DeploymentName.of(connectionFactory));
     }
 
-    private SpringDataLockBackend(SpringDataTransport transport, String keyPrefix, String releaseChannel,
+    private SpringDataLockBackend(SpringDataTransport transport, String keyPrefix, String handOverChannel,
             ReplicaAcks replicaAcks, String name) {
-        super(new RedisLockProtocol(transport, ReleaseChannel.everyKeyOn(releaseChannel), replicaAcks, null),
+        super(new RedisLockProtocol(transport, HandOverChannel.forEveryKey(handOverChannel), replicaAcks, null),
                 keyPrefix, name);
         this.transport = transport;
     }

@@ -19,7 +19,7 @@ import io.github.distlock.LockBackendException;
 import io.github.distlock.redis.LockConnection;
 import io.github.distlock.redis.NodeIncarnation;
 import io.github.distlock.redis.LettuceLockBackend;
-import io.github.distlock.redis.RedisReleaseSubscriber;
+import io.github.distlock.redis.HandOverSubscriber;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionStateListener;
@@ -38,7 +38,8 @@ import io.lettuce.core.resource.DefaultClientResources;
  * keep-alive proxy, or an address that now leads to another server) is seen in the vote itself: each node
  * votes with this client's own scripts ({@link NodeIncarnation}), which the restarted node answers with
  * {@code NOSCRIPT}, and a check once a second reads the {@code run_id} besides. The nodes'
- * {@link RedlockReleaseHints release hints} subscribe on the same clients. Closing shuts the clients and the resources down.
+ * {@link RedlockReleaseHints release hints} subscribe on the same clients. Closing shuts the clients and the
+ * resources down.
  *
  * <pre>{@code
  * LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(
@@ -116,7 +117,7 @@ public final class LettuceRedlockNodes implements AutoCloseable {
             Duration defaultTtl, boolean restartProtection, Set<String> durableNodes, Duration checkPeriod) {
         LettuceRedlockNodes nodes = new LettuceRedlockNodes(keyPrefix, nodeTimeout, restartProtection);
         nodes.longestLease.accumulate(defaultTtl.toMillis());
-        String channel = RedisReleaseSubscriber.releaseChannel(keyPrefix);
+        String channel = HandOverSubscriber.handOverChannel(keyPrefix);
         for (String uri : uris) {
             RedisURI redisUri = RedisURI.create(uri.trim());
             RedisClient client = RedisClient.create(nodes.resources, redisUri);

@@ -31,7 +31,7 @@ import io.github.distlock.testsupport.RedisTestServer;
  */
 class ReleaseWakeUpTest {
 
-    private static final String CHANNEL = LettuceLockBackend.releaseChannel("lock:");
+    private static final String CHANNEL = LettuceLockBackend.handOverChannel("lock:");
 
     @RegisterExtension
     static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();

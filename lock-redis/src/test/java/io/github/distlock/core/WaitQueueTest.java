@@ -279,7 +279,7 @@ class WaitQueueTest {
 
         // A subscription starts in the background; give it the time it would need to show.
         await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(20))
-                .until(() -> redis.subscriberCount(LettuceLockBackend.releaseChannel("lock:")) == 0);
+                .until(() -> redis.subscriberCount(LettuceLockBackend.handOverChannel("lock:")) == 0);
     }
 
     @Test
@@ -287,7 +287,7 @@ class WaitQueueTest {
         LockServiceConnection holder = instance();
         LockServiceConnection waiter = new LockServiceConnection(driver(), redis);
         connections.add(waiter);
-        String channel = LettuceLockBackend.releaseChannel("lock:");
+        String channel = LettuceLockBackend.handOverChannel("lock:");
         await().atMost(Duration.ofSeconds(10)).until(() -> redis.subscriberCount(channel) == 1);
         LockHandle held = holder.service.lock("queue", null, Duration.ZERO);
 

@@ -42,8 +42,8 @@ import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.core.LockWaiters;
 import io.github.distlock.redis.LettuceLockBackend;
-import io.github.distlock.redis.RedisReleaseSubscriber;
-import io.github.distlock.redis.ReleaseNotifications;
+import io.github.distlock.redis.HandOverSubscriber;
+import io.github.distlock.redis.RedisHandOverNotifications;
 import io.github.distlock.redis.SpringDataLockBackend;
 
 /**
@@ -92,24 +92,25 @@ class DistributedLockAutoConfigurationTest {
     void aLettuceConnectionFactoryGetsTheNativeLettuceBackendAndTheReleaseSubscriber() {
         runner.run(context -> {
             assertThat(context).getBean(LockBackend.class).isInstanceOf(LettuceLockBackend.class);
-            assertThat(context).hasSingleBean(RedisReleaseSubscriber.class).doesNotHaveBean(SpringDataLockBackend.class);
+            assertThat(context).hasSingleBean(HandOverSubscriber.class).doesNotHaveBean(SpringDataLockBackend.class);
         });
     }
 
     @Test
     void aLettuceConnectionFactoryOutsideAClusterGetsReleaseNotificationsOnTheGlobalChannel() {
         runner.run(context -> {
-            assertThat(context).hasSingleBean(ReleaseNotifications.class);
-            assertThat(context.getBean(ReleaseNotifications.class).mode()).isEqualTo(ReleaseNotifications.Mode.GLOBAL);
+            assertThat(context).hasSingleBean(RedisHandOverNotifications.class);
+            assertThat(context.getBean(RedisHandOverNotifications.class).mode())
+                    .isEqualTo(RedisHandOverNotifications.Mode.GLOBAL);
         });
     }
 
     @Test
     void shardedPubSubIsLettuceOnlyJedisAndUserBackendsGetNoReleaseNotifications() {
         runner.withPropertyValues("spring.data.redis.client-type=jedis")
-                .run(context -> assertThat(context).doesNotHaveBean(ReleaseNotifications.class));
+                .run(context -> assertThat(context).doesNotHaveBean(RedisHandOverNotifications.class));
         runner.withUserConfiguration(CustomBackend.class)
-                .run(context -> assertThat(context).doesNotHaveBean(ReleaseNotifications.class));
+                .run(context -> assertThat(context).doesNotHaveBean(RedisHandOverNotifications.class));
     }
 
     @Test
@@ -135,7 +136,7 @@ class DistributedLockAutoConfigurationTest {
         runner.withPropertyValues("spring.data.redis.client-type=jedis").run(context -> {
             assertThat(context).getBean(RedisConnectionFactory.class).isInstanceOf(JedisConnectionFactory.class);
             assertThat(context).getBean(LockBackend.class).isInstanceOf(SpringDataLockBackend.class);
-            assertThat(context).hasSingleBean(RedisReleaseSubscriber.class).doesNotHaveBean(LettuceLockBackend.class);
+            assertThat(context).hasSingleBean(HandOverSubscriber.class).doesNotHaveBean(LettuceLockBackend.class);
             assertThat(context).hasSingleBean(LockService.class);
         });
     }
@@ -146,7 +147,7 @@ class DistributedLockAutoConfigurationTest {
             assertThat(context).hasNotFailed();
             assertThat(context).getBean(RedisConnectionFactory.class).isInstanceOf(JedisConnectionFactory.class);
             assertThat(context).getBean(LockBackend.class).isInstanceOf(SpringDataLockBackend.class);
-            assertThat(context).hasSingleBean(RedisReleaseSubscriber.class).hasSingleBean(LockService.class);
+            assertThat(context).hasSingleBean(HandOverSubscriber.class).hasSingleBean(LockService.class);
         });
     }
 
@@ -156,7 +157,7 @@ class DistributedLockAutoConfigurationTest {
                 .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
                 .withUserConfiguration(PlainlyDeclaredFactory.class).run(context -> {
                     assertThat(context).getBean(LockBackend.class).isInstanceOf(SpringDataLockBackend.class);
-                    assertThat(context).hasSingleBean(RedisReleaseSubscriber.class);
+                    assertThat(context).hasSingleBean(HandOverSubscriber.class);
                 });
     }
 
@@ -165,12 +166,12 @@ class DistributedLockAutoConfigurationTest {
         runner.withUserConfiguration(CustomBackend.class).run(context -> {
             assertThat(context.getBean(LockBackend.class)).isSameAs(CustomBackend.BACKEND);
             assertThat(context).doesNotHaveBean(LettuceLockBackend.class).doesNotHaveBean(SpringDataLockBackend.class)
-                    .doesNotHaveBean(RedisReleaseSubscriber.class);
+                    .doesNotHaveBean(HandOverSubscriber.class);
         });
         runner.withPropertyValues("spring.data.redis.client-type=jedis").withUserConfiguration(CustomBackend.class)
                 .run(context -> {
                     assertThat(context.getBean(LockBackend.class)).isSameAs(CustomBackend.BACKEND);
-                    assertThat(context).doesNotHaveBean(RedisReleaseSubscriber.class);
+                    assertThat(context).doesNotHaveBean(HandOverSubscriber.class);
                 });
     }
 
@@ -181,7 +182,7 @@ class DistributedLockAutoConfigurationTest {
                 .withUserConfiguration(CustomBackend.class)
                 .withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class)).run(context -> {
                     assertThat(context).hasNotFailed().hasSingleBean(LockService.class)
-                            .doesNotHaveBean(RedisReleaseSubscriber.class);
+                            .doesNotHaveBean(HandOverSubscriber.class);
                     assertThat(context.getBean(LockBackend.class)).isSameAs(CustomBackend.BACKEND);
                 });
     }
@@ -192,7 +193,7 @@ class DistributedLockAutoConfigurationTest {
                 .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
                 .withUserConfiguration(TwoConnectionFactories.class, CustomBackend.class).run(context -> {
                     assertThat(context).hasNotFailed().hasSingleBean(LockService.class)
-                            .doesNotHaveBean(RedisReleaseSubscriber.class);
+                            .doesNotHaveBean(HandOverSubscriber.class);
                     LockHandle handle = context.getBean(LockService.class).lock("order:42", Duration.ofSeconds(5),
                             Duration.ZERO);
                     assertThat(handle.isHeld()).isTrue();
@@ -227,7 +228,7 @@ class DistributedLockAutoConfigurationTest {
                 .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
                 .withUserConfiguration(TwoConnectionFactories.class)
                 .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class)
-                        .doesNotHaveBean(LockBackend.class).doesNotHaveBean(RedisReleaseSubscriber.class));
+                        .doesNotHaveBean(LockBackend.class).doesNotHaveBean(HandOverSubscriber.class));
     }
 
     @Test

@@ -45,7 +45,7 @@ class DistributedLockShutdownTest {
             CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
                     .supplyAsync(() -> locks.tryLock("order:1", null, Duration.ofSeconds(20)));
             await().atMost(Duration.ofSeconds(10))
-                    .until(() -> redis.server().subscriberCount(LettuceLockBackend.releaseChannel("lock:")) == 1
+                    .until(() -> redis.server().subscriberCount(LettuceLockBackend.handOverChannel("lock:")) == 1
                             && Long.valueOf(1).equals(redis.server().command("ZCARD", "lock:{order:1}:queue")));
             held.release();
             Optional<LockHandle> handedOver = waiting.get(10, TimeUnit.SECONDS);
