@@ -42,7 +42,8 @@ import io.github.distlock.core.LockWaiters;
 public sealed class HandOverSubscriber implements MessageListener, HandOverNotifications, SmartLifecycle,
         AutoCloseable permits RedisReleaseSubscriber {
 
-    private static final Log logger = LogFactory.getLog(HandOverSubscriber.class);
+    /** Under its name from before the rename, so that {@code logging.level} settings for it keep working. */
+    private static final Log logger = LogFactory.getLog("io.github.distlock.redis.RedisReleaseSubscriber");
 
     /**
      * How long stopping or closing waits for the container. Unsubscribing from a healthy Redis takes

@@ -59,7 +59,8 @@ public sealed class RedisHandOverNotifications
         implements Function<LockKey, HandOverChannel>, HandOverNotifications, SmartLifecycle, AutoCloseable
         permits ReleaseNotifications {
 
-    private static final Log logger = LogFactory.getLog(RedisHandOverNotifications.class);
+    /** Under its name from before the rename, so that {@code logging.level} settings for it keep working. */
+    private static final Log logger = LogFactory.getLog("io.github.distlock.redis.ReleaseNotifications");
 
     /** The first Redis version with sharded pub/sub. */
     private static final int SHARDED_SINCE_MAJOR = 7;

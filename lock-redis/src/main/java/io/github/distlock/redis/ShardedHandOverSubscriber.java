@@ -37,7 +37,8 @@ import io.lettuce.core.codec.ByteArrayCodec;
  */
 final class ShardedHandOverSubscriber implements AutoCloseable {
 
-    private static final Log logger = LogFactory.getLog(ShardedHandOverSubscriber.class);
+    /** Under its name from before the rename, so that {@code logging.level} settings for it keep working. */
+    private static final Log logger = LogFactory.getLog("io.github.distlock.redis.ShardedReleaseSubscriber");
 
     private static final int UNSUBSCRIBED = 0;
     private static final int SUBSCRIBING = 1;
