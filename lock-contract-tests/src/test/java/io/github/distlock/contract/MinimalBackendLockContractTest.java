@@ -11,8 +11,8 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockKey;
-import io.github.distlock.redis.RedisLockBackend;
-import io.github.distlock.redis.RedisReleaseSubscriber;
+import io.github.distlock.redis.LettuceLockBackend;
+import io.github.distlock.redis.HandOverSubscriber;
 
 /**
  * The contract on a backend that has none of the optional capabilities: only {@link LockBackend}'s
@@ -49,8 +49,8 @@ class MinimalBackendLockContractTest extends AbstractLockContractTest {
 
         @Bean
         MinimalBackend minimalLockBackend(RedisConnectionFactory connectionFactory) {
-            return new MinimalBackend(new RedisLockBackend(connectionFactory, java.time.Duration.ofSeconds(2), "lock:",
-                    RedisReleaseSubscriber.releaseChannel("lock:")));
+            return new MinimalBackend(new LettuceLockBackend(connectionFactory, java.time.Duration.ofSeconds(2),
+                    "lock:", HandOverSubscriber.handOverChannel("lock:")));
         }
     }
 
@@ -60,9 +60,9 @@ class MinimalBackendLockContractTest extends AbstractLockContractTest {
      */
     static final class MinimalBackend implements LockBackend, SmartLifecycle {
 
-        private final RedisLockBackend delegate;
+        private final LettuceLockBackend delegate;
 
-        MinimalBackend(RedisLockBackend delegate) {
+        MinimalBackend(LettuceLockBackend delegate) {
             this.delegate = delegate;
         }
 

@@ -7,8 +7,8 @@ package io.github.distlock.core;
  * while it is, a waiter sleeps until it is woken (re-checking at least once a second, as a release
  * by another client or an expiry announces nothing).
  *
- * <p>The Redis backends get theirs from a pub/sub subscription ({@code RedisReleaseSubscriber}, or
- * {@code ReleaseNotifications} with sharded pub/sub in a Cluster 7+). A custom backend that
+ * <p>The Redis backends get theirs from a pub/sub subscription ({@code HandOverSubscriber}, or
+ * {@code RedisHandOverNotifications} with sharded pub/sub in a Cluster 7+). A custom backend that
  * announces hand-overs itself implements this interface too, and the auto-configuration connects
  * it to the waiters:
  *

@@ -3,12 +3,14 @@ package io.github.distlock.redis;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
 import org.springframework.data.redis.connection.RedisConnection;
+
+import io.github.distlock.redis.RedisLockTransport.RenewalCall;
 
 import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Connection;
@@ -23,7 +25,7 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * The renewal script calls of one Cluster master sent to it as one Jedis pipeline: one round trip
  * for the leases of hundreds of slots, where Spring Data's {@code execute(RedisScript, keys, args)}
  * makes one round trip per slot (a script call cannot span slots, and Spring Data does not
- * pipeline on a Cluster). Used by {@link SpringDataLockBackend} on a Jedis Cluster connection only.
+ * pipeline on a Cluster). Used by {@link SpringDataTransport} on a Jedis Cluster connection only.
  *
  * <p>The pipeline goes to the node the backend's own map of slots names, on a connection of the
  * Jedis cluster client's pool for that node; it does not follow {@code MOVED} or {@code ASK}. A
@@ -35,7 +37,7 @@ import redis.clients.jedis.exceptions.JedisDataException;
  *
  * <pre>{@code
  * List<List<Object>> replies = JedisClusterRenewalPipeline.send(connection, "10.0.0.5:6379", LockScripts.RENEW,
- *         List.of(List.of("lock:{a}"), List.of("lock:{b}")), List.of(List.of(tokenA, "30000"), List.of(tokenB, "30000")));
+ *         calls);   // the master's renewal calls, as RedisLockProtocol made them
  * // replies.get(i): the script's reply for call i, or null if that call must be sent again through the client
  * }</pre>
  *
@@ -80,31 +82,30 @@ final class JedisClusterRenewalPipeline {
      * @param connection a connection from the template, on which {@link #canPipeline} is true
      * @param node the master, as {@code host:port}
      * @param script the script every call runs
-     * @param keys each call's keys, all in one slot of that master
-     * @param args each call's arguments
+     * @param calls the calls, each with keys in one slot of that master
      * @return each call's reply, in order, or {@code null} for a call the node refused (to be sent again through
      *         the cluster client); {@code null} as a whole if the client knows no pool for {@code node} (the
      *         cluster's shape changed): send every call through the client then
      * @throws RuntimeException if the connection fails (a timeout, a reset): none of the calls has an answer
      */
-    static List<List<Object>> send(RedisConnection connection, String node, LuaScript script, List<List<String>> keys,
-            List<List<String>> args) {
+    static List<List<Object>> send(RedisConnection connection, String node, LuaScript script,
+            List<RenewalCall> calls) {
         ConnectionPool pool = clusterNodes(undecorated(connection).getNativeConnection()).get(node);
         if (pool == null) {
             return null;
         }
-        List<Integer> all = new ArrayList<>(keys.size());
-        for (int i = 0; i < keys.size(); i++) {
+        List<Integer> all = new ArrayList<>(calls.size());
+        for (int i = 0; i < calls.size(); i++) {
             all.add(i);
         }
-        List<List<Object>> replies = new ArrayList<>(keys.size());
-        List<String> errors = new ArrayList<>(keys.size());
-        for (int i = 0; i < keys.size(); i++) {
+        List<List<Object>> replies = new ArrayList<>(calls.size());
+        List<String> errors = new ArrayList<>(calls.size());
+        for (int i = 0; i < calls.size(); i++) {
             replies.add(null);
             errors.add(null);
         }
         try (Connection nodeConnection = pool.getResource()) {
-            pipeline(nodeConnection, script, keys, args, all, replies, errors);
+            pipeline(nodeConnection, script, calls, all, replies, errors);
             List<Integer> notCached = new ArrayList<>();
             for (int i = 0; i < errors.size(); i++) {
                 if (errors.get(i) != null && errors.get(i).startsWith("NOSCRIPT")) {
@@ -114,7 +115,7 @@ final class JedisClusterRenewalPipeline {
             if (!notCached.isEmpty()) {
                 nodeConnection.executeCommand(new CommandArguments(Protocol.Command.SCRIPT).add("LOAD")
                         .add(script.sourceBytes()));
-                pipeline(nodeConnection, script, keys, args, notCached, replies, errors);
+                pipeline(nodeConnection, script, calls, notCached, replies, errors);
             }
         }
         return replies;
@@ -122,13 +123,14 @@ final class JedisClusterRenewalPipeline {
 
     /** Sends the calls {@code which} in one pipeline; puts each reply, or each refusal's message, in its place. */
     @SuppressWarnings("unchecked")
-    private static void pipeline(Connection nodeConnection, LuaScript script, List<List<String>> keys,
-            List<List<String>> args, List<Integer> which, List<List<Object>> replies, List<String> errors) {
-        String sha1 = new String(script.sha1Bytes(), StandardCharsets.US_ASCII);
+    private static void pipeline(Connection nodeConnection, LuaScript script, List<RenewalCall> calls,
+            List<Integer> which, List<List<Object>> replies, List<String> errors) {
+        byte[] sha1 = script.sha1Bytes();
         Pipeline pipeline = new Pipeline(nodeConnection);
         List<Response<Object>> responses = new ArrayList<>(which.size());
         for (int i : which) {
-            responses.add(pipeline.evalsha(sha1, keys.get(i), args.get(i)));
+            responses.add(pipeline.evalsha(sha1, Arrays.asList(calls.get(i).keys()),
+                    Arrays.asList(calls.get(i).args())));
         }
         pipeline.sync();
         for (int r = 0; r < which.size(); r++) {
@@ -188,6 +190,6 @@ final class JedisClusterRenewalPipeline {
     }
 
     private static RedisConnection undecorated(RedisConnection connection) {
-        return SpringDataLockBackend.unwrap(connection);
+        return SpringDataTransport.unwrap(connection);
     }
 }

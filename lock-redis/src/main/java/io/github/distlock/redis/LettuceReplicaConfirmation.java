@@ -2,9 +2,7 @@ package io.github.distlock.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -13,11 +11,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import io.github.distlock.LockBackendException;
-import io.github.distlock.core.LockBackend.LeaseRenewal;
-import io.github.distlock.core.LockBackend.RenewalOutcome;
-import io.github.distlock.core.LockBackend.RenewalOutcomes;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.redis.LockConnection.Open;
+import io.github.distlock.redis.RedisLockTransport.Acknowledged;
+import io.github.distlock.redis.RedisLockTransport.RenewalCall;
+import io.github.distlock.redis.RedisLockTransport.RenewalReplies;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
@@ -35,24 +33,22 @@ import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.protocol.ConnectionIntent;
 
 /**
- * Replica acknowledgements on {@link RedisLockBackend}'s Lettuce connection ({@link ReplicaAcks}).
+ * The I/O of replica acknowledgements on the Lettuce connection ({@link LettuceTransport#renewAndWait},
+ * {@link LettuceTransport#renew}); what the answers mean is {@link RedisLockProtocol}'s.
  *
- * <p>A confirmation is one pipelined burst on the connection to the lock's master:
- * {@code CLIENT ID}, {@code renew.lua} (compare-and-{@code PEXPIRE}: a write of the lock that follows its
- * acquisition or hand-over in the replication stream), {@code WAIT n timeout}, {@code CLIENT ID}.
- * {@code WAIT} counts only the writes of the server-side connection it runs on, and Lettuce reconnects
- * and re-sends by itself: a {@code WAIT} that ended up on a fresh connection after the write would count
- * nothing of ours and answer with every connected replica. Equal ids before and after prove that the
- * write and the {@code WAIT} ran on one server connection, in order; a re-sent {@code renew.lua} does no
- * harm, since it writes again ({@code PEXPIRE}) on the connection it runs on. Unequal ids make the count
- * unknown, which fails the call like any unanswered command.
+ * <p>A confirmation is one pipelined burst on the connection to the lock's master: {@code CLIENT ID}, the
+ * renewal calls, {@code WAIT n timeout}, {@code CLIENT ID}. {@code WAIT} counts only the writes of the server-side
+ * connection it runs on, and Lettuce reconnects and re-sends by itself: a {@code WAIT} that ended up on a fresh
+ * connection after the write would count nothing of ours and answer with every connected replica. Equal ids before
+ * and after prove that the write and the {@code WAIT} ran on one server connection, in order; a re-sent renewal
+ * does no harm, since it writes again ({@code PEXPIRE}) on the connection it runs on. Unequal ids make the count
+ * unknown ({@code -1}).
  *
  * <p>In a Cluster the burst goes to the node connection of the master that serves the lock's slot
- * ({@code getConnectionAsync(host, port, WRITE)}): a {@code WAIT} routed by the cluster connection,
- * having no key, would go to any node. Because the confirming write travels in the same burst, it does
- * not matter which node connection wrote the lock first. {@code renew.lua} runs with {@code EVAL}, not
- * {@code EVALSHA}: the script is a few hundred bytes, and a node that lacks it in its cache ({@code NOSCRIPT})
- * would break the burst's order.
+ * ({@code getConnectionAsync(host, port, WRITE)}): a {@code WAIT} routed by the cluster connection, having no key,
+ * would go to any node. Because the confirming write travels in the same burst, it does not matter which node
+ * connection wrote the lock first. {@code renew.lua} runs with {@code EVAL}, not {@code EVALSHA}: the script is a
+ * few hundred bytes, and a node that lacks it in its cache ({@code NOSCRIPT}) would break the burst's order.
  */
 final class LettuceReplicaConfirmation {
 
@@ -61,44 +57,27 @@ final class LettuceReplicaConfirmation {
     /** How often one confirmation follows a {@code MOVED} before it gives up (a failover moves a slot once). */
     private static final int MAX_REDIRECTS = 2;
 
+    private static final String OPERATION = "replica acknowledgement";
+
     private final LockConnection connection;
-    private final ReplicaAcks acks;
-    private final long timeoutNanos;
 
-    LettuceReplicaConfirmation(LockConnection connection, ReplicaAcks acks) {
+    LettuceReplicaConfirmation(LockConnection connection) {
         this.connection = connection;
-        this.acks = acks;
-        this.timeoutNanos = acks.timeout().toNanos();
     }
 
-    /** The bound of one confirmation: an operation timeout for the network, plus what {@code WAIT} may block. */
-    private long deadline() {
-        return connection.deadline() + timeoutNanos;
-    }
-
-    /**
-     * Writes the lock again ({@code renew.lua} with {@code ttlMillis}) and waits for the replicas.
-     *
-     * @return {@code true} if the lock holds {@code token} and enough replicas have it; {@code false} if
-     *         it no longer holds {@code token} (nothing was written, nothing to wait for)
-     * @throws io.github.distlock.ReplicaAcknowledgementException if too few replicas confirmed it in time
-     * @throws LockBackendException if Redis failed or did not answer, or the count cannot be trusted
-     */
-    boolean confirm(LockKey key, String token, long ttlMillis) {
-        long deadline = deadline();
-        Open open = connection.open(key, "replica acknowledgement", deadline);
+    /** See {@link RedisLockTransport#renewAndWait}. */
+    Acknowledged renewAndWait(LockKey key, byte[][] keys, byte[][] args, ReplicaAcks acks, long deadline) {
+        Open open = connection.open(key, OPERATION, deadline);
         StatefulConnection<byte[], byte[]> node = masterConnection(open, key, deadline);
         for (int redirects = 0;; redirects++) {
-            Burst burst = send(node, List.of(renewalArgs(List.of(new LeaseRenewal(key, token, ttlMillis)))));
+            Burst burst = send(node, List.of(renewalArgs(keys, args)), acks);
             try {
                 LockConnection.awaitUninterruptibly(burst.all(), deadline);
             }
             catch (TimeoutException ex) {
                 burst.cancel();
-                throw new LockBackendException(key.name(), "Redis did not confirm lock " + key.printableName() + " ("
-                        + key.printableStoreKey() + ") with WAIT within distributed-lock.operation-timeout="
-                        + connection.operationTimeout() + " plus distributed-lock.replica-ack-timeout="
-                        + acks.timeout() + ". Is Redis reachable?", ex);
+                throw LockCommandErrors.noAnswer(key, OPERATION, LockCommandErrors.confirmationBound(
+                        connection.timeoutProperty(), connection.operationTimeout(), acks), ex);
             }
             catch (ExecutionException ex) {
                 // Sent straight to a node, the confirmation is not redirected by Lettuce: after a
@@ -113,14 +92,12 @@ final class LettuceReplicaConfirmation {
                             Integer.parseInt(target.substring(colon + 1)), key, deadline);
                     continue;
                 }
-                throw failed(open, key, ex.getCause());
+                if (isMoved(ex.getCause())) {
+                    refreshPartitions(open);
+                }
+                throw LockCommandErrors.failed(key, OPERATION, ex.getCause(), connection.credentials());
             }
-            if ((Long) burst.renewals().get(0).join().get(0) != 1L) {
-                return false;
-            }
-            requireOneConnection(key, burst);
-            acks.require(key, burst.acks().join());
-            return true;
+            return new Acknowledged(burst.renewals().get(0).join(), replicas(burst));
         }
     }
 
@@ -148,41 +125,33 @@ final class LettuceReplicaConfirmation {
     }
 
     /**
-     * Renews every lease and confirms the renewals of each master with one {@code WAIT}. A lease whose
-     * renewal is not confirmed by enough replicas is reported {@link RenewalOutcome#FAILED}: extended on
-     * the master, but not as far as a replica promoted now would know, so its handle keeps its old
-     * deadline and the watchdog tries again. {@code LOST} stays lost: that answer comes from the master.
+     * Sends each master's renewal calls in one burst with one {@code WAIT}, the bursts side by side, and reports
+     * each call with its burst's count as the burst completes. A group whose master cannot be reached, or whose
+     * burst does not complete by {@code deadline}, is reported unanswered.
      */
-    void renew(List<LeaseRenewal> renewals, List<List<Integer>> batches, RenewalOutcomes outcomes) {
-        long deadline = deadline();
+    void renew(List<List<RenewalCall>> groups, ReplicaAcks acks, long deadline, RenewalReplies replies) {
         Open open;
         try {
-            open = connection.open(renewals.get(0).key(), "renewal", deadline);
+            open = connection.open(groups.get(0).get(0).key(), "renewal", deadline);
         }
         catch (LockBackendException ex) {
-            reportFailed(renewals.size(), outcomes);
+            groups.forEach(group -> group.forEach(call -> replies.answered(call, null, -1)));
             return;
         }
-        Map<String, List<Integer>> byMaster = new LinkedHashMap<>();
-        for (int b = 0; b < batches.size(); b++) {
-            byMaster.computeIfAbsent(masterOf(open, renewals.get(batches.get(b).get(0)).key()),
-                    m -> new ArrayList<>()).add(b);
-        }
-        List<List<Integer>> groups = new ArrayList<>(byMaster.values());
         List<Burst> bursts = new ArrayList<>(groups.size());
         BlockingQueue<Integer> completed = new LinkedBlockingQueue<>();
         for (int g = 0; g < groups.size(); g++) {
             Burst burst = null;
             try {
-                LockKey key = renewals.get(batches.get(groups.get(g).get(0)).get(0)).key();
-                StatefulConnection<byte[], byte[]> node = masterConnection(open, key, deadline);
-                List<CommandArgs<byte[], byte[]>> calls = new ArrayList<>();
-                for (int b : groups.get(g)) {
-                    calls.add(renewalArgs(batches.get(b).stream().map(renewals::get).toList()));
+                List<RenewalCall> group = groups.get(g);
+                StatefulConnection<byte[], byte[]> node = masterConnection(open, group.get(0).key(), deadline);
+                List<CommandArgs<byte[], byte[]>> calls = new ArrayList<>(group.size());
+                for (RenewalCall call : group) {
+                    calls.add(renewalArgs(call.keys(), call.args()));
                 }
-                burst = send(node, calls);
-                int group = g;
-                burst.all().whenComplete((done, failure) -> completed.add(group));
+                burst = send(node, calls, acks);
+                int index = g;
+                burst.all().whenComplete((done, failure) -> completed.add(index));
             }
             catch (LockBackendException ex) {
                 completed.add(g);
@@ -207,16 +176,14 @@ final class LettuceReplicaConfirmation {
             }
             reported[group] = true;
             pending--;
-            report(open, renewals, batches, groups.get(group), bursts.get(group), outcomes);
+            report(open, groups.get(group), bursts.get(group), replies);
         }
         for (int g = 0; g < groups.size(); g++) {
             if (!reported[g]) {
                 if (bursts.get(g) != null) {
                     bursts.get(g).cancel();
                 }
-                for (int b : groups.get(g)) {
-                    batches.get(b).forEach(index -> outcomes.outcome(index, RenewalOutcome.FAILED));
-                }
+                groups.get(g).forEach(call -> replies.answered(call, null, -1));
             }
         }
         if (interrupted) {
@@ -224,61 +191,39 @@ final class LettuceReplicaConfirmation {
         }
     }
 
-    /** The outcomes of one master's renewals, once its burst is complete (or could not be sent). */
-    private void report(Open open, List<LeaseRenewal> renewals, List<List<Integer>> batches, List<Integer> group,
-            Burst burst, RenewalOutcomes outcomes) {
-        // Confirmed: WAIT answered with enough replicas, on the connection that ran the renewals.
-        boolean confirmed = burst != null && succeeded(burst.firstId()) && succeeded(burst.acks())
-                && succeeded(burst.lastId()) && burst.firstId().join().equals(burst.lastId().join())
-                && acks.satisfiedBy(burst.acks().join());
+    /** One master's calls, once its burst is complete (or could not be sent). */
+    private static void report(Open open, List<RenewalCall> group, Burst burst, RenewalReplies replies) {
+        long replicas = burst == null ? -1 : replicas(burst);
         for (int c = 0; c < group.size(); c++) {
-            List<Integer> batch = batches.get(group.get(c));
-            List<Object> result = null;
+            List<Object> answers = null;
             if (burst != null) {
                 AsyncCommand<byte[], byte[], List<Object>> call = burst.renewals().get(c);
-                if (call.isDone() && !call.isCompletedExceptionally()) {
-                    result = call.join();
+                if (succeeded(call)) {
+                    answers = call.join();
                 }
                 else if (call.isCompletedExceptionally()) {
                     refreshIfMoved(open, call);
                 }
             }
-            for (int i = 0; i < batch.size(); i++) {
-                RenewalOutcome outcome;
-                if (result == null) {
-                    outcome = RenewalOutcome.FAILED;
-                }
-                else if ((Long) result.get(i) != 1L) {
-                    outcome = RenewalOutcome.LOST;
-                }
-                else {
-                    outcome = confirmed ? RenewalOutcome.RENEWED : RenewalOutcome.FAILED;
-                }
-                outcomes.outcome(batch.get(i), outcome);
-            }
+            replies.answered(group.get(c), answers, replicas);
         }
+    }
+
+    /** What {@code WAIT} answered, if it ran on the connection that made the renewals; {@code -1} if not known. */
+    private static long replicas(Burst burst) {
+        if (!succeeded(burst.firstId()) || !succeeded(burst.acks()) || !succeeded(burst.lastId())
+                || !burst.firstId().join().equals(burst.lastId().join())) {
+            return -1;
+        }
+        return burst.acks().join();
     }
 
     private static boolean succeeded(CompletableFuture<?> command) {
         return command.isDone() && !command.isCompletedExceptionally();
     }
 
-    private static void reportFailed(int count, RenewalOutcomes outcomes) {
-        for (int i = 0; i < count; i++) {
-            outcomes.outcome(i, RenewalOutcome.FAILED);
-        }
-    }
-
-    private static void requireOneConnection(LockKey key, Burst burst) {
-        if (!burst.firstId().join().equals(burst.lastId().join())) {
-            throw new LockBackendException(key.name(), "The connection to Redis was re-established while lock "
-                    + key.printableName() + " was being confirmed by its replicas, so WAIT may not have counted "
-                    + "its write; the lock is not counted as held.", null);
-        }
-    }
-
     /** Which master a key's confirmation goes to: "" outside a Cluster. */
-    private static String masterOf(Open open, LockKey key) {
+    static String masterOf(Open open, LockKey key) {
         if (open.stateful() instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster) {
             RedisClusterNode master = cluster.getPartitions().getMasterBySlot(slot(key));
             return master == null ? "?" : master.getUri().getHost() + ":" + master.getUri().getPort();
@@ -307,14 +252,6 @@ final class LettuceReplicaConfirmation {
         return SlotHash.getSlot(key.storeKey().getBytes(StandardCharsets.UTF_8));
     }
 
-    private LockBackendException failed(Open open, LockKey key, Throwable cause) {
-        if (isMoved(cause)) {
-            refreshPartitions(open);
-        }
-        return new LockBackendException(key.name(), "Redis failed the replica acknowledgement of lock "
-                + key.printableName() + " (" + key.printableStoreKey() + "): " + cause.getMessage(), cause);
-    }
-
     private static void refreshIfMoved(Open open, AsyncCommand<byte[], byte[], List<Object>> call) {
         try {
             call.join();
@@ -338,20 +275,14 @@ final class LettuceReplicaConfirmation {
         }
     }
 
-    private static CommandArgs<byte[], byte[]> renewalArgs(List<LeaseRenewal> renewals) {
-        CommandArgs<byte[], byte[]> args = new CommandArgs<>(ByteArrayCodec.INSTANCE).add(RENEW_SOURCE)
-                .add(renewals.size());
-        for (LeaseRenewal renewal : renewals) {
-            args.addKey(renewal.key().storeKey().getBytes(StandardCharsets.UTF_8));
-        }
-        for (LeaseRenewal renewal : renewals) {
-            args.add(renewal.token().getBytes(StandardCharsets.UTF_8)).add(renewal.ttlMillis());
-        }
-        return args;
+    private static CommandArgs<byte[], byte[]> renewalArgs(byte[][] keys, byte[][] args) {
+        return new CommandArgs<>(ByteArrayCodec.INSTANCE).add(RENEW_SOURCE).add(keys.length).addKeys(keys)
+                .addValues(args);
     }
 
     /** Sends {@code CLIENT ID}, the renewals, {@code WAIT}, {@code CLIENT ID}, without waiting in between. */
-    private Burst send(StatefulConnection<byte[], byte[]> node, List<CommandArgs<byte[], byte[]>> renewals) {
+    private static Burst send(StatefulConnection<byte[], byte[]> node, List<CommandArgs<byte[], byte[]>> renewals,
+            ReplicaAcks acks) {
         AsyncCommand<byte[], byte[], Long> firstId = dispatch(node, CommandType.CLIENT,
                 new IntegerOutput<>(ByteArrayCodec.INSTANCE),
                 new CommandArgs<>(ByteArrayCodec.INSTANCE).add(CommandKeyword.ID));

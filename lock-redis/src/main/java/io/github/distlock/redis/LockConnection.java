@@ -13,7 +13,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BiConsumer;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -21,6 +20,8 @@ import java.util.function.Supplier;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.core.InspectableLockBackend.NodeReachability;
 import io.github.distlock.core.LockKey;
+import io.github.distlock.redis.RedisLockTransport.RenewalCall;
+import io.github.distlock.redis.RedisLockTransport.Reply;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
@@ -65,7 +66,7 @@ import io.netty.util.Timeout;
  *
  * <p>It is the piece that runs Redis commands for every Lettuce-based backend: a backend over
  * several independent masters makes one per master, each from its own client, and gives each to a
- * {@link RedisLockBackend}.
+ * {@link LettuceLockBackend} (through {@link LettuceTransport}).
  *
  * <pre>{@code
  * RedisClient client = RedisClient.create("redis://node-1:6379");
@@ -136,16 +137,6 @@ public final class LockConnection implements AutoCloseable {
     }
 
     /**
-     * A command's reply.
-     *
-     * @param value the reply, {@code null} for a nil reply
-     * @param resent whether Lettuce sent the command more than once (a reconnect came between the
-     *        command and its reply): the first delivery may have run
-     */
-    record Reply<T>(T value, boolean resent) {
-    }
-
-    /**
      * Starts connecting in the background, so the first lock call does not pay for it (a cold
      * client's first connect can take longer than a short operation timeout). A failure here costs
      * nothing: the first call connects again.
@@ -207,10 +198,10 @@ public final class LockConnection implements AutoCloseable {
 
     /**
      * Sends {@code PUBLISH channel message} if the connection is open, without waiting for the reply:
-     * for announcements that are only ever a hint (Redlock's release hints), so a slow or lost one
-     * costs the caller nothing and a closed connection skips it.
+     * for Redlock's release hints, which are only ever hints, so a slow or lost one costs the caller
+     * nothing and a closed connection skips it.
      */
-    public void publishHint(String channel, String message) {
+    public void publishReleaseHint(String channel, String message) {
         Attempt current = attempt;
         if (closed || current == null || !current.future().isDone() || current.future().isCompletedExceptionally()) {
             return;
@@ -223,6 +214,14 @@ public final class LockConnection implements AutoCloseable {
         catch (RuntimeException ex) {
             // A connection being closed or replaced: the waiters that this would have woken poll.
         }
+    }
+
+    /**
+     * @deprecated use {@link #publishReleaseHint}: the same command
+     */
+    @Deprecated(since = "0.1.0")
+    public void publishHint(String channel, String message) {
+        publishReleaseHint(channel, message);
     }
 
     /**
@@ -294,15 +293,32 @@ public final class LockConnection implements AutoCloseable {
 
     /** Why a call failed, for the health check: without the lock's name, which a ping does not have. */
     private String inPlainWords(Throwable cause) {
-        if (cause instanceof TimeoutException) {
-            return "no answer within " + timeoutProperty + "=" + operationTimeout;
-        }
-        return RedisErrorReply.describe(cause, credentials);
+        return LockCommandErrors.inPlainWords(cause, bound(), credentials);
+    }
+
+    /** How each call is bounded, for messages: {@code distributed-lock.operation-timeout=PT2S}. */
+    String bound() {
+        return LockCommandErrors.bound(timeoutProperty, operationTimeout);
     }
 
     /** The bound of each call, as configured, for messages. */
     Duration operationTimeout() {
         return operationTimeout;
+    }
+
+    /** The property that sets the bound, for messages. */
+    String timeoutProperty() {
+        return timeoutProperty;
+    }
+
+    /** Where the credentials are set, for messages about refused ones. */
+    String credentials() {
+        return credentials;
+    }
+
+    /** Says so when Redis answers a renewal with an error. */
+    RenewalRefusalWarnings renewalRefusals() {
+        return renewalRefusals;
     }
 
     /** The bound of one call, from now. */
@@ -331,13 +347,10 @@ public final class LockConnection implements AutoCloseable {
             return awaitUninterruptibly(future, deadline);
         }
         catch (TimeoutException ex) {
-            throw new LockBackendException(key.name(), "Could not connect to Redis for the " + operation + " of lock "
-                    + key.printableName() + " within " + timeoutProperty + "=" + operationTimeout
-                    + ". Is Redis reachable?", ex);
+            throw LockCommandErrors.notConnected(key, operation, bound(), ex, credentials);
         }
         catch (ExecutionException ex) {
-            throw new LockBackendException(key.name(), "Could not connect to Redis for the " + operation + " of lock "
-                    + key.printableName() + ": " + RedisErrorReply.describe(ex.getCause(), credentials), ex.getCause());
+            throw LockCommandErrors.notConnected(key, operation, bound(), ex.getCause(), credentials);
         }
     }
 
@@ -403,39 +416,35 @@ public final class LockConnection implements AutoCloseable {
      */
     <T> Reply<T> run(LockKey key, String operation, CommandType type,
             Supplier<CommandOutput<byte[], byte[], T>> output, CommandArgs<byte[], byte[]> args, long deadline) {
-        return retryingClusterRefusals(deadline, () -> {
-            Open open = open(key, operation, deadline);
-            Sent<T> sent = send(open, type, output.get(), args);
-            try {
-                return new Reply<>(await(key, operation, sent.command(), deadline), sent.sends().get() > 1);
-            }
-            catch (NoScriptException ex) {
-                throw new LockBackendException(key.name(), "Redis answered NOSCRIPT to the " + operation + " of lock "
-                        + key.printableName(), ex);
-            }
-        });
+        Open open = open(key, operation, deadline);
+        Sent<T> sent = send(open, type, output.get(), args);
+        try {
+            return new Reply<>(await(key, operation, sent.command(), deadline), sent.sends().get() > 1);
+        }
+        catch (NoScriptException ex) {
+            throw new LockBackendException(key.name(), "Redis answered NOSCRIPT to the " + operation + " of lock "
+                    + key.printableName(), ex);
+        }
     }
 
     /**
      * Runs a script by its digest, and by its source on a node that does not have it cached (first
      * use, or after a restart or {@code SCRIPT FLUSH}). The output is made anew for each send.
      */
-    <T> Reply<T> script(LockKey key, String operation, LuaScript script, Supplier<CommandOutput<byte[], byte[], T>> output,
-            byte[][] keys, byte[][] args, long deadline) {
-        return retryingClusterRefusals(deadline, () -> {
-            Open open = open(key, operation, deadline);
-            Sent<T> sent = send(open, CommandType.EVALSHA, output.get(), scriptArgs(script.sha1Bytes(), keys, args));
-            try {
-                return new Reply<>(await(key, operation, sent.command(), deadline), sent.sends().get() > 1);
+    <T> Reply<T> script(LockKey key, String operation, LuaScript script,
+            Supplier<CommandOutput<byte[], byte[], T>> output, byte[][] keys, byte[][] args, long deadline) {
+        Open open = open(key, operation, deadline);
+        Sent<T> sent = send(open, CommandType.EVALSHA, output.get(), scriptArgs(script.sha1Bytes(), keys, args));
+        try {
+            return new Reply<>(await(key, operation, sent.command(), deadline), sent.sends().get() > 1);
+        }
+        catch (NoScriptException ex) {
+            if (script.cachedOnly()) {
+                throw script.notCached(key, operation);
             }
-            catch (NoScriptException ex) {
-                if (script.cachedOnly()) {
-                    throw script.notCached(key, operation);
-                }
-                Sent<T> again = send(open, CommandType.EVAL, output.get(), scriptArgs(script.sourceBytes(), keys, args));
-                return new Reply<>(await(key, operation, again.command(), deadline), again.sends().get() > 1);
-            }
-        });
+            Sent<T> again = send(open, CommandType.EVAL, output.get(), scriptArgs(script.sourceBytes(), keys, args));
+            return new Reply<>(await(key, operation, again.command(), deadline), again.sends().get() > 1);
+        }
     }
 
     /**
@@ -447,8 +456,8 @@ public final class LockConnection implements AutoCloseable {
      * future completes must not block, as it may run on the I/O thread.
      *
      * @return the reply, or {@code null} if the call cannot be sent at once (the connection is not open
-     *         yet, or failed, or goes to a Cluster, whose refusals {@link #run} retries): make it with
-     *         {@link #run} on a thread that may block
+     *         yet, or failed, or goes to a Cluster, whose refusals are retried by a caller that may block):
+     *         make it with {@link #run} on a thread that may block
      */
     <T> CompletableFuture<Reply<T>> runAsync(LockKey key, String operation, CommandType type,
             Supplier<CommandOutput<byte[], byte[], T>> output, CommandArgs<byte[], byte[]> args) {
@@ -519,10 +528,8 @@ public final class LockConnection implements AutoCloseable {
             Predicate<Throwable> retried) {
         AsyncCommand<byte[], byte[], T> command = sent.command();
         Timeout timeout = open.client().getResources().timer().newTimeout(expired -> {
-            if (!command.isDone() && reply.completeExceptionally(new LockBackendException(key.name(),
-                    "Redis did not answer the " + operation + " of lock " + key.printableName() + " ("
-                            + key.printableStoreKey() + ") within " + timeoutProperty + "=" + operationTimeout
-                            + ". Is Redis reachable?", new TimeoutException()))) {
+            if (!command.isDone() && reply.completeExceptionally(
+                    LockCommandErrors.noAnswer(key, operation, bound(), new TimeoutException()))) {
                 // Cancelled, it is not re-sent after a reconnect; if it already ran, the caller undoes it.
                 command.cancel(false);
             }
@@ -538,48 +545,8 @@ public final class LockConnection implements AutoCloseable {
             if (retried.test(cause)) {
                 return;
             }
-            reply.completeExceptionally(failed(key, operation, cause));
+            reply.completeExceptionally(LockCommandErrors.failed(key, operation, cause, credentials));
         });
-    }
-
-    /**
-     * Sends again, until the deadline, what a Cluster refused for the moment: {@code TRYAGAIN} (a
-     * multi-key command while its slot is half-way through a migration) and {@code CLUSTERDOWN}
-     * (during a failover). Lettuce retries neither. Every lock command is idempotent for its token,
-     * so a retry is always safe.
-     */
-    private static <T> Reply<T> retryingClusterRefusals(long deadline, Supplier<Reply<T>> call) {
-        long pauseNanos = TimeUnit.MILLISECONDS.toNanos(5);
-        while (true) {
-            try {
-                return call.get();
-            }
-            catch (LockBackendException ex) {
-                if (!isClusterRefusal(ex) || deadline - System.nanoTime() < pauseNanos) {
-                    throw ex;
-                }
-                parkUninterruptibly(pauseNanos);
-                pauseNanos = Math.min(pauseNanos * 2, TimeUnit.MILLISECONDS.toNanos(100));
-            }
-        }
-    }
-
-    private static boolean isClusterRefusal(LockBackendException ex) {
-        String message = ex.getCause() != null ? ex.getCause().getMessage() : null;
-        return message != null && (message.startsWith("TRYAGAIN") || message.startsWith("CLUSTERDOWN"));
-    }
-
-    private static void parkUninterruptibly(long nanos) {
-        long deadline = System.nanoTime() + nanos;
-        long left = nanos;
-        while (left > 0) {
-            LockSupport.parkNanos(left);
-            left = deadline - System.nanoTime();
-        }
-    }
-
-    /** One script call of a batch ({@link #scripts}). */
-    record ScriptCall(LockKey key, byte[][] keys, byte[][] args) {
     }
 
     /**
@@ -592,7 +559,7 @@ public final class LockConnection implements AutoCloseable {
      *        call failed or did not answer in time)
      */
     <T> void scripts(String operation, LuaScript script, Supplier<CommandOutput<byte[], byte[], T>> output,
-            List<ScriptCall> calls, long deadline, BiConsumer<Integer, T> replies) {
+            List<RenewalCall> calls, long deadline, BiConsumer<Integer, T> replies) {
         if (calls.isEmpty()) {
             return;
         }
@@ -610,7 +577,7 @@ public final class LockConnection implements AutoCloseable {
         BlockingQueue<Integer> completed = new LinkedBlockingQueue<>();
         List<AsyncCommand<byte[], byte[], T>> sent = new ArrayList<>(calls.size());
         for (int i = 0; i < calls.size(); i++) {
-            ScriptCall call = calls.get(i);
+            RenewalCall call = calls.get(i);
             AsyncCommand<byte[], byte[], T> command = send(open, CommandType.EVALSHA, output.get(),
                     scriptArgs(script.sha1Bytes(), call.keys(), call.args())).command();
             sent.add(command);
@@ -646,7 +613,8 @@ public final class LockConnection implements AutoCloseable {
                 else if (ex.getCause() instanceof RedisNoScriptException) {
                     // First use on this node: send the source, and count this call as pending again.
                     AsyncCommand<byte[], byte[], T> again = send(open, CommandType.EVAL, output.get(),
-                            scriptArgs(script.sourceBytes(), calls.get(index).keys(), calls.get(index).args())).command();
+                            scriptArgs(script.sourceBytes(), calls.get(index).keys(), calls.get(index).args()))
+                            .command();
                     sent.set(index, again);
                     again.whenComplete((r, f) -> completed.add(index));
                     continue;
@@ -695,22 +663,14 @@ public final class LockConnection implements AutoCloseable {
         catch (TimeoutException ex) {
             // Cancelled, it is not re-sent after a reconnect; if it already ran, the caller undoes it.
             command.cancel(false);
-            throw new LockBackendException(key.name(), "Redis did not answer the " + operation + " of lock "
-                    + key.printableName() + " (" + key.printableStoreKey() + ") within " + timeoutProperty + "="
-                    + operationTimeout + ". Is Redis reachable?", ex);
+            throw LockCommandErrors.noAnswer(key, operation, bound(), ex);
         }
         catch (ExecutionException ex) {
             if (ex.getCause() instanceof RedisNoScriptException) {
                 throw new NoScriptException();
             }
-            throw failed(key, operation, ex.getCause());
+            throw LockCommandErrors.failed(key, operation, ex.getCause(), credentials);
         }
-    }
-
-    /** Redis answered with an error, or the command failed on the way: in words that say what to fix. */
-    private LockBackendException failed(LockKey key, String operation, Throwable cause) {
-        return new LockBackendException(key.name(), "Redis failed the " + operation + " of lock " + key.printableName()
-                + " (" + key.printableStoreKey() + "): " + RedisErrorReply.describe(cause, credentials), cause);
     }
 
     /**
@@ -743,7 +703,7 @@ public final class LockConnection implements AutoCloseable {
 
     /**
      * Closes our connection; the client belongs to the connection factory. Called before the
-     * factory stops ({@link RedisLockBackend#stop()}): closed by the client's own shutdown instead,
+     * factory stops ({@link LettuceLockBackend#stop()}): closed by the client's own shutdown instead,
      * a Cluster connection is closed twice over and Lettuce warns. Skips a connection the client
      * already closed, for the same reason.
      */

@@ -10,12 +10,10 @@ import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 
 import io.github.distlock.core.InspectableLockBackend.LockState;
 import io.github.distlock.core.LockBackend.LeaseRenewal;
-import io.github.distlock.core.LockKey;
 
 /**
- * What every Redis backend shares, whatever the driver: the Lua scripts, the keys one lock is made
- * of, and how renewals are grouped into script calls. One copy, so the Lettuce and the Spring Data
- * backends write exactly the same wire format. Free of driver classes, so it loads without Lettuce.
+ * The Lua scripts of the lock protocol ({@link RedisLockProtocol}), and how renewals are grouped into
+ * script calls. Free of driver classes, so it loads without Lettuce.
  */
 final class LockScripts {
 
@@ -28,12 +26,12 @@ final class LockScripts {
     static final LuaScript RELEASE = LuaScript.load("release.lua", FENCING);
 
     /**
-     * A Redlock node's release: compare-and-delete, announcing the release on the hint channel (or to
+     * A Redlock node's release: compare-and-delete, publishing the release hint on the hint channel (or to
      * the head of the key's wake-up line).
      */
     static final LuaScript REDLOCK_RELEASE = LuaScript.load("redlock_release.lua");
 
-    /** A Redlock node's acquire vote: {@code SET NX PX} in a script, sent as an incarnation ({@link NodeIncarnation}). */
+    /** A Redlock node's acquire vote: {@code SET NX PX} in a script, sent as an incarnation. */
     static final LuaScript REDLOCK_VOTE = LuaScript.load("redlock_vote.lua");
 
     /** A Redlock arbiter node's acquire: {@code SET NX PX}, or a place in the key's wake-up line. */
@@ -80,18 +78,6 @@ final class LockScripts {
     static final int MAX_RENEWALS_PER_CALL = 1000;
 
     private LockScripts() {
-    }
-
-    /** The lock, its fencing counter, its wait queue and its waiters' entries: one Cluster slot. */
-    static List<String> keys(LockKey key) {
-        String lock = key.storeKey();
-        return List.of(lock, lock + RedisLockBackend.FENCE_SUFFIX, lock + RedisLockBackend.QUEUE_SUFFIX,
-                lock + RedisLockBackend.WAITING_SUFFIX);
-    }
-
-    /** The fencing counter's expiry: a day, or the lease if that is longer. */
-    static long counterLifetime(long ttlMillis) {
-        return Math.max(ttlMillis, FENCE_COUNTER_TTL_MILLIS);
     }
 
     /**

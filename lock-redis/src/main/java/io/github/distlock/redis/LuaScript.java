@@ -158,6 +158,11 @@ final class LuaScript {
     }
 
     /** The digest sent with {@code EVALSHA}, as hex. */
+    String sha1() {
+        return sha1;
+    }
+
+    /** The digest sent with {@code EVALSHA}, as hex. */
     byte[] sha1Bytes() {
         return sha1Bytes;
     }

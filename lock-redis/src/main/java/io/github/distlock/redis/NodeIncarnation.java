@@ -24,7 +24,7 @@ import java.util.List;
  *
  * <pre>{@code
  * NodeIncarnation incarnation = new NodeIncarnation(() -> guard.connectionChanged());
- * RedisLockBackend node = new RedisLockBackend(connection, "lock:", "lock:released", incarnation);
+ * LettuceLockBackend node = new LettuceLockBackend(connection, "lock:", "lock:released", incarnation);
  * incarnation.load(connection);   // then INFO server: the node counts once both are read
  * }</pre>
  */

@@ -18,7 +18,7 @@ import io.github.distlock.core.LockKey;
  * it has applied the lock too, whichever connection wrote the lock.
  *
  * <pre>{@code
- * new RedisLockBackend(factory, Duration.ofSeconds(2), "lock:released", new ReplicaAcks(1, Duration.ofSeconds(1)));
+ * new LettuceLockBackend(factory, Duration.ofSeconds(2), "lock:released", new ReplicaAcks(1, Duration.ofSeconds(1)));
  * }</pre>
  *
  * @param replicas the replicas that must confirm; 0 sends no {@code WAIT}

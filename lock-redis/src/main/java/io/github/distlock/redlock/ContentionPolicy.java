@@ -50,7 +50,7 @@ final class ContentionPolicy {
 
     private final QuorumCall calls;
     private final NodeHealth health;
-    /** Announces releases to waiters, or {@code null}: then nobody waits in line. */
+    /** Sends release hints to waiters, or {@code null}: then nobody waits in line. */
     private final RedlockReleaseHints hints;
     /** Each node's index, made once: an arbiter is picked on every contended attempt and release. */
     private final OptionalInt[] nodeIndexes;

@@ -16,8 +16,8 @@ import io.github.distlock.core.NonBlockingLockBackend;
 
 /**
  * A Redlock node over any {@link FencingLockBackend} (a custom store, a test's wrapper around a Redis
- * node): no wake-up line and no announcing release, so it takes and releases the lock the plain way, and
- * the Redlock announces its releases for it. Sent without blocking only if it is a
+ * node): no wake-up line and no release that sends its own hint, so it takes and releases the lock the plain way, and
+ * the Redlock sends its release hints for it. Sent without blocking only if it is a
  * {@link NonBlockingLockBackend}.
  */
 final class FencingBackendRedlockNode implements RedlockNode {
@@ -61,17 +61,17 @@ final class FencingBackendRedlockNode implements RedlockNode {
     }
 
     @Override
-    public boolean announcesReleases() {
+    public boolean sendsReleaseHints() {
         return false;
     }
 
     @Override
-    public boolean releaseAndAnnounce(LockKey key, String token, Announcement announcement) {
+    public boolean releaseWithHint(LockKey key, String token, ReleaseHint releaseHint) {
         return release(key, token);
     }
 
     @Override
-    public CompletableFuture<Boolean> releaseAndAnnounceAsync(LockKey key, String token, Announcement announcement) {
+    public CompletableFuture<Boolean> releaseWithHintAsync(LockKey key, String token, ReleaseHint releaseHint) {
         return releaseAsync(key, token);
     }
 

@@ -18,8 +18,8 @@ import org.apache.commons.logging.LogFactory;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.redis.LockConnection;
 import io.github.distlock.redis.NodeIncarnation;
-import io.github.distlock.redis.RedisLockBackend;
-import io.github.distlock.redis.RedisReleaseSubscriber;
+import io.github.distlock.redis.LettuceLockBackend;
+import io.github.distlock.redis.HandOverSubscriber;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionStateListener;
@@ -31,14 +31,15 @@ import io.lettuce.core.resource.DefaultClientResources;
 
 /**
  * The Lettuce clients of a Redlock: one {@link RedisClient} per independent master, all sharing
- * one set of client resources (event loops, timers), each with a {@link RedisLockBackend} on a
+ * one set of client resources (event loops, timers), each with a {@link LettuceLockBackend} on a
  * {@link LockConnection} of its own. With restart protection on, each node also has a
  * {@link NodeRestartGuard}: a connection that drops or comes back stops the node's votes until
  * {@code INFO server} says it did not restart recently. A restart the connection did not notice (behind a
  * keep-alive proxy, or an address that now leads to another server) is seen in the vote itself: each node
  * votes with this client's own scripts ({@link NodeIncarnation}), which the restarted node answers with
  * {@code NOSCRIPT}, and a check once a second reads the {@code run_id} besides. The nodes'
- * {@link RedlockReleaseHints release hints} subscribe on the same clients. Closing shuts the clients and the resources down.
+ * {@link RedlockReleaseHints release hints} subscribe on the same clients. Closing shuts the clients and the
+ * resources down.
  *
  * <pre>{@code
  * LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(
@@ -58,7 +59,7 @@ public final class LettuceRedlockNodes implements AutoCloseable {
     private final List<RedisClient> clients = new ArrayList<>();
     private final List<RedisURI> uris = new ArrayList<>();
     private final List<LockConnection> connections = new ArrayList<>();
-    private final List<RedisLockBackend> backends = new ArrayList<>();
+    private final List<LettuceLockBackend> backends = new ArrayList<>();
     private final List<String> names = new ArrayList<>();
     /** One per node, or none when restart protection is off. */
     private final List<NodeRestartGuard> guards = new ArrayList<>();
@@ -116,7 +117,7 @@ public final class LettuceRedlockNodes implements AutoCloseable {
             Duration defaultTtl, boolean restartProtection, Set<String> durableNodes, Duration checkPeriod) {
         LettuceRedlockNodes nodes = new LettuceRedlockNodes(keyPrefix, nodeTimeout, restartProtection);
         nodes.longestLease.accumulate(defaultTtl.toMillis());
-        String channel = RedisReleaseSubscriber.releaseChannel(keyPrefix);
+        String channel = HandOverSubscriber.handOverChannel(keyPrefix);
         for (String uri : uris) {
             RedisURI redisUri = RedisURI.create(uri.trim());
             RedisClient client = RedisClient.create(nodes.resources, redisUri);
@@ -163,8 +164,8 @@ public final class LettuceRedlockNodes implements AutoCloseable {
             nodes.uris.add(redisUri);
             nodes.connections.add(connection);
             nodes.names.add(name);
-            nodes.backends.add(incarnation != null ? new RedisLockBackend(connection, keyPrefix, channel, incarnation)
-                    : new RedisLockBackend(connection, keyPrefix, channel));
+            nodes.backends.add(incarnation != null ? new LettuceLockBackend(connection, keyPrefix, channel, incarnation)
+                    : new LettuceLockBackend(connection, keyPrefix, channel));
         }
         nodes.hints = new RedlockReleaseHints(nodes.clients, nodes.uris, nodes.connections, nodes.names,
                 RedlockReleaseHints.channel(keyPrefix));
@@ -276,7 +277,7 @@ public final class LettuceRedlockNodes implements AutoCloseable {
     }
 
     /** The nodes' backends, in configuration order: for tests that put something between them and the Redlock. */
-    List<RedisLockBackend> backends() {
+    List<LettuceLockBackend> backends() {
         return List.copyOf(backends);
     }
 
@@ -291,7 +292,7 @@ public final class LettuceRedlockNodes implements AutoCloseable {
             checks.shutdownNow();
         }
         hints.close();
-        for (RedisLockBackend backend : backends) {
+        for (LettuceLockBackend backend : backends) {
             backend.close();
         }
         for (RedisClient client : clients) {

@@ -9,18 +9,18 @@ import io.github.distlock.core.LockBackend.AcquireResult;
 import io.github.distlock.core.LockBackend.LeaseRenewal;
 import io.github.distlock.core.LockBackend.RenewalOutcomes;
 import io.github.distlock.core.LockKey;
-import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.LettuceLockBackend;
 
 /**
- * A Redis node of a Redlock: the Redlock's own scripts (wake-up line, announcing release) on a
- * {@link RedisLockBackend}. Its releases always run the Redlock's release script, which looks for no wait
- * queue (a Redlock keeps none on its nodes), whether they announce or not.
+ * A Redis node of a Redlock: the Redlock's own scripts (wake-up line, a release that sends its own hint) on a
+ * {@link LettuceLockBackend}. Its releases always run the Redlock's release script, which looks for no wait
+ * queue (a Redlock keeps none on its nodes), whether they send a release hint or not.
  */
 final class RedisRedlockNode implements RedlockNode {
 
-    private final RedisLockBackend redis;
+    private final LettuceLockBackend redis;
 
-    RedisRedlockNode(RedisLockBackend redis) {
+    RedisRedlockNode(LettuceLockBackend redis) {
         this.redis = redis;
     }
 
@@ -56,19 +56,19 @@ final class RedisRedlockNode implements RedlockNode {
     }
 
     @Override
-    public boolean announcesReleases() {
+    public boolean sendsReleaseHints() {
         return true;
     }
 
     @Override
-    public boolean releaseAndAnnounce(LockKey key, String token, Announcement announcement) {
-        return redis.releaseAndHint(key, token, announcement.channel(), announcement.hint(), announcement.toLineHead());
+    public boolean releaseWithHint(LockKey key, String token, ReleaseHint releaseHint) {
+        return redis.releaseAndHint(key, token, releaseHint.channel(), releaseHint.hint(), releaseHint.toLineHead());
     }
 
     @Override
-    public CompletableFuture<Boolean> releaseAndAnnounceAsync(LockKey key, String token, Announcement announcement) {
-        return redis.releaseAndHintAsync(key, token, announcement.channel(), announcement.hint(),
-                announcement.toLineHead());
+    public CompletableFuture<Boolean> releaseWithHintAsync(LockKey key, String token, ReleaseHint releaseHint) {
+        return redis.releaseAndHintAsync(key, token, releaseHint.channel(), releaseHint.hint(),
+                releaseHint.toLineHead());
     }
 
     @Override

@@ -24,7 +24,7 @@ import io.github.distlock.redis.RedisKeyNaming;
  * Redlock: one lock over N independent Redis masters, held while a majority of them holds it.
  *
  * <p>Each node is a single-Redis {@link LockBackend} of its own (in practice a
- * {@link io.github.distlock.redis.RedisLockBackend} on its own client), so every node runs the same
+ * {@link io.github.distlock.redis.LettuceLockBackend} on its own client), so every node runs the same
  * commands and scripts as a single Redis does, with the same wire format. This class coordinates parts
  * that each have one job:
  * <ul>
@@ -43,7 +43,7 @@ import io.github.distlock.redis.RedisKeyNaming;
  * the others. Otherwise it gives back what may have been set (on every node that did not answer
  * "taken") and reports the lock taken; the lock service retries within the wait time. A majority that
  * granted it too slowly for the ttl is {@link RedlockValidityException}. <b>Release</b> reports released
- * once a majority deleted it, and announces it to the waiters ({@link RedlockReleaseHints}): from the
+ * once a majority deleted it, and sends a release hint to the waiters ({@link RedlockReleaseHints}): from the
  * arbiter's release script to the head of its wake-up line, or from the nodes that released it to every
  * instance; short of a majority of answers at the node timeout, it waits for those on their way and asks
  * the nodes whose answers were lost once more. Fewer than a majority answering at all is not "taken" but
@@ -52,7 +52,7 @@ import io.github.distlock.redis.RedisKeyNaming;
  * lock call with wait time left tries again.
  *
  * <pre>{@code
- * List<RedisLockBackend> nodes = ...;   // one per independent master, each on its own client
+ * List<LettuceLockBackend> nodes = ...;   // one per independent master, each on its own client
  * RedlockBackend redlock = new RedlockBackend(nodes, List.of("lock-1:6379", ...), "lock:",
  *         Duration.ofMillis(50), 0.01, null, null, null);   // no release hints: waiters only poll
  * // or, with Lettuce clients, restart protection and all: LettuceRedlockNodes.connect(...).redlock(0.01)
@@ -77,10 +77,10 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     private final QuorumFencing fencing;
     /** Renews leases on a majority. */
     private final QuorumRenewal renewal;
-    /** Announces releases to waiters, or {@code null}: then waiters only poll. */
+    /** Sends release hints to waiters, or {@code null}: then waiters only poll. */
     private final RedlockReleaseHints hints;
-    /** Per node, whether its release script publishes the hint itself ({@link RedlockNode#announcesReleases}). */
-    private final boolean[] announcesItsReleases;
+    /** Per node, whether its release script publishes the hint itself ({@link RedlockNode#sendsReleaseHints}). */
+    private final boolean[] sendsItsReleaseHints;
     /** How contenders take turns: the arbiter, the wake-up line, the split-vote keeper. */
     private final ContentionPolicy contention;
     private volatile boolean running = true;
@@ -106,10 +106,10 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     }
 
     /**
-     * A Redlock whose releases announce themselves on the nodes ({@link LettuceRedlockNodes#redlock}
+     * A Redlock whose releases send release hints on the nodes ({@link LettuceRedlockNodes#redlock}
      * makes one); the other parameters as above.
      *
-     * @param hints announces each release on the nodes that deleted the lock; {@code null} for none
+     * @param hints sends each release's hint on the nodes that deleted the lock; {@code null} for none
      */
     public RedlockBackend(List<? extends FencingLockBackend> nodes, List<String> nodeNames, String keyPrefix,
             Duration nodeTimeout, double driftFactor, List<NodeRestartGuard> guards, LongAccumulator longestLease,
@@ -137,9 +137,9 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         this.longestLease = longestLease;
         this.hints = hints;
         this.contention = new ContentionPolicy(calls, health, hints);
-        this.announcesItsReleases = new boolean[nodes.size()];
+        this.sendsItsReleaseHints = new boolean[nodes.size()];
         for (int i = 0; i < nodes.size(); i++) {
-            announcesItsReleases[i] = adapted.get(i).announcesReleases();
+            sendsItsReleaseHints[i] = adapted.get(i).sendsReleaseHints();
         }
     }
 
@@ -273,35 +273,35 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         VoteListener<Boolean> lateGrant = lateGrants.releasing(key, token);
         // Released once a majority deleted it: no majority can hold it any more. The others'
         // deletes go on in the background.
-        // The arbiter's release script announces the release as it deletes (see RedlockReleaseHints),
+        // The arbiter's release script sends the release hint as it deletes (see RedlockReleaseHints),
         // to the instance at the head of the lock's wake-up line there, or to every instance: every
-        // waiter subscribes to every node, so one announcement reaches them all, and the same one
+        // waiter subscribes to every node, so one hint reaches them all, and the same one
         // from every node cost each waiting JVM five messages to read per release. If the arbiter
-        // did not release it, the nodes that did announce it below, to every instance.
+        // did not release it, the nodes that did send it below, to every instance.
         String hint = hints == null ? null : hints.newHint(key);
-        OptionalInt announcer = hint == null ? OptionalInt.empty() : contention.arbiter();
-        // The arbiter's answer may come after the majority's; whether it announced is known only then
-        // (see announceIfTheArbiterDidNot). Whichever of the two comes second puts its part here first.
+        OptionalInt hintSender = hint == null ? OptionalInt.empty() : contention.arbiter();
+        // The arbiter's answer may come after the majority's; whether it sent the hint is known only then
+        // (see hintIfTheArbiterDidNot). Whichever of the two comes second puts its part here first.
         AtomicReference<Object> arbiterLate = new AtomicReference<>();
         VoteListener<Boolean> everyAnswer = (index, vote, late) -> {
             lateGrant.answered(index, vote, late);
-            if (late && is(announcer, index) && arbiterLate.compareAndExchange(null, vote) instanceof boolean[] on) {
-                announceIfTheArbiterDidNot(vote, on, hint);
+            if (late && is(hintSender, index) && arbiterLate.compareAndExchange(null, vote) instanceof boolean[] on) {
+                hintIfTheArbiterDidNot(vote, on, hint);
             }
         };
-        RedlockNode.Announcement announcement = hint == null ? null
-                : new RedlockNode.Announcement(hints.channel(), hint, announcer.isPresent());
-        List<Vote<Boolean>> votes = calls.ask(calls.all(), (index, node) -> announces(index, announcement, announcer)
-                ? node.releaseAndAnnounce(key, token, announcement) : node.release(key, token),
-                (index, node) -> announces(index, announcement, announcer)
-                        ? node.releaseAndAnnounceAsync(key, token, announcement) : node.releaseAsync(key, token),
+        RedlockNode.ReleaseHint releaseHint = hint == null ? null
+                : new RedlockNode.ReleaseHint(hints.channel(), hint, hintSender.isPresent());
+        List<Vote<Boolean>> votes = calls.ask(calls.all(), (index, node) -> sendsHint(index, releaseHint, hintSender)
+                ? node.releaseWithHint(key, token, releaseHint) : node.release(key, token),
+                (index, node) -> sendsHint(index, releaseHint, hintSender)
+                        ? node.releaseWithHintAsync(key, token, releaseHint) : node.releaseAsync(key, token),
                 answers -> QuorumCall.count(answers, Boolean::booleanValue) >= quorum, everyAnswer, quorum, null);
         // A release has no next round of its own above it: answers still on their way when a majority has not
         // answered were waited for above, within their commands' own bounds, and nodes that are up but whose
         // answers were lost are asked once more.
         if (QuorumCall.count(votes, Boolean::booleanValue) < quorum && QuorumCall.count(votes, answer -> true) < quorum
                 && calls.missedOnlyForTime(votes)) {
-            votes = releaseAgainWhereUnanswered(votes, key, token, announcement, announcer);
+            votes = releaseAgainWhereUnanswered(votes, key, token, releaseHint, hintSender);
         }
         int released = 0;
         int answered = 0;
@@ -319,27 +319,27 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         contention.released(key);
         if (hints != null && released > 0) {
             // Wherever the lock is gone now; a waiter woken by a node of a minority still needs a majority.
-            boolean[] announcedBy = new boolean[votes.size()];
-            if (announcer.isPresent()) {
-                int arbiter = announcer.getAsInt();
-                if (announcesItsReleases[arbiter] && Ballot.isPending(votes.get(arbiter))) {
-                    // Its answer is on its way, usually with its own announcement: the nodes that released
-                    // it announce it only if it turns out the arbiter did not. Announcing from them now, each
+            boolean[] hintedBy = new boolean[votes.size()];
+            if (hintSender.isPresent()) {
+                int arbiter = hintSender.getAsInt();
+                if (sendsItsReleaseHints[arbiter] && Ballot.isPending(votes.get(arbiter))) {
+                    // Its answer is on its way, usually with its own hint: the nodes that released
+                    // it send it only if it turns out the arbiter did not. Sending from them now, each
                     // time the arbiter answered after the majority, woke every instance instead of the one
                     // at the head of the arbiter's line.
-                    Arrays.fill(announcedBy, true);
+                    Arrays.fill(hintedBy, true);
                     if (arbiterLate.compareAndExchange(null, releasedOn) instanceof Vote<?> vote) {
-                        announceIfTheArbiterDidNot(vote, releasedOn, hint);
+                        hintIfTheArbiterDidNot(vote, releasedOn, hint);
                     }
                 }
-                else if (releasedOn[arbiter] && announcesItsReleases[arbiter]) {
-                    Arrays.fill(announcedBy, true);
+                else if (releasedOn[arbiter] && sendsItsReleaseHints[arbiter]) {
+                    Arrays.fill(hintedBy, true);
                 }
             }
             else {
-                announcedBy = announcesItsReleases;
+                hintedBy = sendsItsReleaseHints;
             }
-            hints.released(releasedOn, announcedBy, key, hint, released >= quorum);
+            hints.released(releasedOn, hintedBy, key, hint, released >= quorum);
         }
         if (released >= quorum) {
             return true;
@@ -358,7 +358,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      * was lost, may have deleted our key. Returns the first round's votes with these in place of the missing ones.
      */
     private List<Vote<Boolean>> releaseAgainWhereUnanswered(List<Vote<Boolean>> first, LockKey key, String token,
-            RedlockNode.Announcement announcement, OptionalInt announcer) {
+            RedlockNode.ReleaseHint releaseHint, OptionalInt hintSender) {
         boolean[] unanswered = new boolean[first.size()];
         boolean[] sent = new boolean[first.size()];
         for (int i = 0; i < first.size(); i++) {
@@ -366,10 +366,10 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             sent[i] = unanswered[i] && first.get(i) != Vote.Absent.NOT_ANSWERING.<Boolean>vote();
         }
         int releasedBefore = QuorumCall.count(first, Boolean::booleanValue);
-        List<Vote<Boolean>> again = calls.ask(unanswered, (index, node) -> announces(index, announcement, announcer)
-                ? node.releaseAndAnnounce(key, token, announcement) : node.release(key, token),
-                (index, node) -> announces(index, announcement, announcer)
-                        ? node.releaseAndAnnounceAsync(key, token, announcement) : node.releaseAsync(key, token),
+        List<Vote<Boolean>> again = calls.ask(unanswered, (index, node) -> sendsHint(index, releaseHint, hintSender)
+                ? node.releaseWithHint(key, token, releaseHint) : node.release(key, token),
+                (index, node) -> sendsHint(index, releaseHint, hintSender)
+                        ? node.releaseWithHintAsync(key, token, releaseHint) : node.releaseAsync(key, token),
                 answers -> releasedBefore + releasedAgain(answers, sent) >= quorum, null, quorum, null);
         List<Vote<Boolean>> merged = new ArrayList<>(first);
         for (int i = 0; i < first.size(); i++) {
@@ -405,20 +405,20 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
 
     /**
      * The arbiter's answer to a release came after the majority's: if it did not delete the lock (or
-     * gave no answer), it announced nothing, so the nodes that did release it announce it.
+     * gave no answer), it sent no hint, so the nodes that did release it send it.
      */
-    private void announceIfTheArbiterDidNot(Vote<?> arbiterVote, boolean[] releasedOn, String hint) {
+    private void hintIfTheArbiterDidNot(Vote<?> arbiterVote, boolean[] releasedOn, String hint) {
         if (!arbiterVote.says(Boolean.TRUE::equals)) {
-            hints.announce(releasedOn, hint);
+            hints.publish(releasedOn, hint);
         }
     }
 
     /**
-     * Whether {@code node}'s release announces the release: every node's if no arbiter qualifies, the
-     * arbiter's alone otherwise; none without an announcement.
+     * Whether {@code node}'s release sends the release hint: every node's if no arbiter qualifies, the
+     * arbiter's alone otherwise; none without a hint.
      */
-    private static boolean announces(int node, RedlockNode.Announcement announcement, OptionalInt announcer) {
-        return announcement != null && (announcer.isEmpty() || announcer.getAsInt() == node);
+    private static boolean sendsHint(int node, RedlockNode.ReleaseHint releaseHint, OptionalInt hintSender) {
+        return releaseHint != null && (hintSender.isEmpty() || hintSender.getAsInt() == node);
     }
 
     @Override

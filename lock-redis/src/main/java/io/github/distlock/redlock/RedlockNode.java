@@ -10,11 +10,11 @@ import io.github.distlock.core.LockBackend.AcquireResult;
 import io.github.distlock.core.LockBackend.LeaseRenewal;
 import io.github.distlock.core.LockBackend.RenewalOutcomes;
 import io.github.distlock.core.LockKey;
-import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.LettuceLockBackend;
 
 /**
  * What a Redlock asks of one of its nodes. The Redlock's own commands (the arbiter's wake-up line, a
- * release that announces itself from its script) exist on a Redis node only: behind this interface the
+ * release that sends its release hint from its script) exist on a Redis node only: behind this interface the
  * Redlock asks for them without knowing the store, and a node without them (a custom store, a test's
  * wrapper) does the plain thing instead.
  *
@@ -26,7 +26,7 @@ interface RedlockNode extends AutoCloseable {
 
     /** A Redis node with the Redlock's own commands, or any other fencing backend with the plain ones. */
     static RedlockNode of(FencingLockBackend node) {
-        return node instanceof RedisLockBackend redis ? new RedisRedlockNode(redis)
+        return node instanceof LettuceLockBackend redis ? new RedisRedlockNode(redis)
                 : new FencingBackendRedlockNode(node);
     }
 
@@ -47,23 +47,23 @@ interface RedlockNode extends AutoCloseable {
     CompletableFuture<AcquireResult> acquireOrWaitAsync(LockKey key, String token, long ttlMillis, String waiterId,
             long aliveMillis);
 
-    /** Deletes the lock if it holds {@code token}, announcing nothing. */
+    /** Deletes the lock if it holds {@code token}, with no release hint. */
     boolean release(LockKey key, String token);
 
     /** {@link #release} without blocking, or {@code null}. */
     CompletableFuture<Boolean> releaseAsync(LockKey key, String token);
 
-    /** Whether {@link #releaseAndAnnounce} publishes the announcement from the node itself. */
-    boolean announcesReleases();
+    /** Whether {@link #releaseWithHint} publishes the hint from the node itself. */
+    boolean sendsReleaseHints();
 
     /**
-     * {@link #release}, and if it deleted the lock, publishes {@code announcement} from the same script; a
-     * node that does not {@link #announcesReleases announce} only releases.
+     * {@link #release}, and if it deleted the lock, publishes {@code releaseHint} from the same script; a
+     * node that does not {@link #sendsReleaseHints send hints} only releases.
      */
-    boolean releaseAndAnnounce(LockKey key, String token, Announcement announcement);
+    boolean releaseWithHint(LockKey key, String token, ReleaseHint releaseHint);
 
-    /** {@link #releaseAndAnnounce} without blocking, or {@code null}. */
-    CompletableFuture<Boolean> releaseAndAnnounceAsync(LockKey key, String token, Announcement announcement);
+    /** {@link #releaseWithHint} without blocking, or {@code null}. */
+    CompletableFuture<Boolean> releaseWithHintAsync(LockKey key, String token, ReleaseHint releaseHint);
 
     /** As {@link io.github.distlock.core.LockBackend#renew}. */
     void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes);
@@ -81,13 +81,13 @@ interface RedlockNode extends AutoCloseable {
     Reachability ping();
 
     /**
-     * One release's announcement ({@link RedlockReleaseHints}).
+     * One release's hint ({@link RedlockReleaseHints}).
      *
      * @param channel the hint channel
      * @param hint {@code <release id>:<lock key>}
-     * @param toLineHead whether to announce it to the head of the key's wake-up line on the node, and to
+     * @param toLineHead whether to send it to the head of the key's wake-up line on the node, and to
      *        {@code channel} only if nobody there listens; {@code false}: to {@code channel}
      */
-    record Announcement(String channel, String hint, boolean toLineHead) {
+    record ReleaseHint(String channel, String hint, boolean toLineHead) {
     }
 }

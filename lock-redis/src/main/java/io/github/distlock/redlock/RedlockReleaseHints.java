@@ -31,12 +31,12 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
  * <p>A hint is never proof that the lock is free: anyone allowed to {@code PUBLISH} can send one, and
  * the woken thread still has to win a majority. It never carries the holder's token (a capability:
  * whoever knows it can release the lock), only a random id per release, so that the same release
- * announced by every node wakes one waiter, not one per node. A hint from any node wakes; a lost
- * one, a node that is down, an expiry or another client's {@code DEL} announce nothing, and the
+ * hinted by every node wakes one waiter, not one per node. A hint from any node wakes; a lost
+ * one, a node that is down, an expiry or another client's {@code DEL} send no hint, and the
  * waiters' randomized retry ({@code distributed-lock.redlock.retry-delay}) finds the lock then.
  *
  * <p>A contender of a contended lock joins the lock's wake-up line on the arbiter node, and the
- * arbiter's release announces itself to the instance at the head of that line alone, on
+ * arbiter's release sends its hint to the instance at the head of that line alone, on
  * {@code <channel>:<waiter id>}, or to every instance if nobody is in line (see redlock_release.lua).
  * One woken instance per release, not one per instance: each woken one used to ask the arbiter,
  * and all but one asked in vain.
@@ -168,7 +168,7 @@ public final class RedlockReleaseHints implements HandOverNotifications, AutoClo
 
     /**
      * Whether node {@code i}'s hints arrive now, both those for every instance and those for this one:
-     * only then may this instance join that node's wake-up lines, or a release would announce itself
+     * only then may this instance join that node's wake-up lines, or a release would send its hint
      * to it and wake nobody.
      */
     boolean isDelivering(int node) {
@@ -237,7 +237,7 @@ public final class RedlockReleaseHints implements HandOverNotifications, AutoClo
 
     /**
      * This instance's id in the nodes' wake-up lines
-     * ({@link io.github.distlock.redis.RedisLockBackend#tryAcquireOrWaitAsync}); a release announced
+     * ({@link io.github.distlock.redis.LettuceLockBackend#tryAcquireOrWaitAsync}); a release hinted
      * to it comes on {@link #waiterChannel()}.
      */
     String waiterId() {
@@ -259,18 +259,18 @@ public final class RedlockReleaseHints implements HandOverNotifications, AutoClo
 
     /**
      * A release of {@code key} by this JVM deleted the lock on the nodes marked in {@code releasedOn}:
-     * announces {@code hint} on those of them that did not announce it themselves (their release
-     * script does, see {@link io.github.distlock.redis.RedisLockBackend#releaseAndHint}), and tells
-     * this JVM's waiters whether an announcement will reach them.
+     * publishes {@code hint} on those of them that did not publish it themselves (their release
+     * script does, see {@link io.github.distlock.redis.LettuceLockBackend#releaseAndHint}), and tells
+     * this JVM's waiters whether a hint will reach them.
      *
-     * @param announcedBy the nodes whose release already published the hint
+     * @param hintedBy the nodes whose release already published the hint
      */
-    void released(boolean[] releasedOn, boolean[] announcedBy, LockKey key, String hint, boolean majority) {
+    void released(boolean[] releasedOn, boolean[] hintedBy, LockKey key, String hint, boolean majority) {
         boolean reachesUs = false;
         for (int i = 0; i < releasedOn.length; i++) {
             if (releasedOn[i]) {
-                if (!announcedBy[i]) {
-                    connections.get(i).publishHint(channel, hint);
+                if (!hintedBy[i]) {
+                    connections.get(i).publishReleaseHint(channel, hint);
                 }
                 reachesUs |= isDelivering(i);
             }
@@ -281,11 +281,11 @@ public final class RedlockReleaseHints implements HandOverNotifications, AutoClo
         }
     }
 
-    /** Announces {@code hint} to every instance on the nodes marked in {@code on}, with a command of its own. */
-    void announce(boolean[] on, String hint) {
+    /** Publishes {@code hint} to every instance on the nodes marked in {@code on}, with a command of its own. */
+    void publish(boolean[] on, String hint) {
         for (int i = 0; i < on.length; i++) {
             if (on[i]) {
-                connections.get(i).publishHint(channel, hint);
+                connections.get(i).publishReleaseHint(channel, hint);
             }
         }
     }

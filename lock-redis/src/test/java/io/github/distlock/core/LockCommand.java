@@ -6,7 +6,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Set;
 
-import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.LettuceLockBackend;
 import io.github.distlock.testsupport.RedisCommand;
 import io.github.distlock.testsupport.RedisCommandMatcher;
 
@@ -84,9 +84,9 @@ enum LockCommand {
     }
 
     private static String source(String script) {
-        try (InputStream in = RedisLockBackend.class.getResourceAsStream(script)) {
+        try (InputStream in = LettuceLockBackend.class.getResourceAsStream(script)) {
             if (in == null) {
-                throw new IllegalStateException(script + " is not on the classpath next to RedisLockBackend");
+                throw new IllegalStateException(script + " is not on the classpath next to LettuceLockBackend");
             }
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }

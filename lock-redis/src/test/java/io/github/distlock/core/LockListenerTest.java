@@ -17,7 +17,7 @@ import io.github.distlock.LockAcquisitionException;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
-import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.LettuceLockBackend;
 import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
@@ -73,7 +73,7 @@ class LockListenerTest {
             await().atMost(Duration.ofSeconds(10)).until(() -> instance.events.of("hot").contains("waiting hot"));
             // Told it waits before it queues: released earlier, the lock would be taken, not handed over.
             await().atMost(Duration.ofSeconds(10)).until(() -> Long.valueOf(1).equals(redisExtension.server()
-                    .command("ZCARD", "lock:{hot}" + RedisLockBackend.QUEUE_SUFFIX)));
+                    .command("ZCARD", "lock:{hot}" + LettuceLockBackend.QUEUE_SUFFIX)));
             LockContext waiting = instance.events.contexts.get(1);
             assertThat(waiting.waited()).isTrue();
             assertThat(waiting.handle()).isNull();

@@ -17,9 +17,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 import io.github.distlock.LockService;
 import io.github.distlock.core.DefaultLockService.LockDefaults;
-import io.github.distlock.redis.RedisLockBackend;
-import io.github.distlock.redis.RedisReleaseSubscriber;
-import io.github.distlock.redis.ReleaseChannel;
+import io.github.distlock.redis.LettuceLockBackend;
+import io.github.distlock.redis.HandOverSubscriber;
+import io.github.distlock.redis.HandOverChannel;
 import io.github.distlock.redis.ReplicaAcks;
 import io.github.distlock.redis.SpringDataLockBackend;
 import io.github.distlock.testsupport.RedisTestServer;
@@ -33,7 +33,7 @@ final class LockServiceConnection implements AutoCloseable {
 
     /** The client under the lock service, and the backend that goes with it. */
     enum Driver {
-        /** {@link LettuceConnectionFactory} and the native {@link RedisLockBackend}. */
+        /** {@link LettuceConnectionFactory} and the native {@link LettuceLockBackend}. */
         LETTUCE,
         /** {@link JedisConnectionFactory} (pooled) and {@link SpringDataLockBackend}. */
         JEDIS
@@ -43,7 +43,7 @@ final class LockServiceConnection implements AutoCloseable {
     final LockBackend backend;
     final LeaseWatchdog watchdog;
     final LockWaiters waiters = new LockWaiters();
-    final RedisReleaseSubscriber subscriber;
+    final HandOverSubscriber subscriber;
     final DefaultLockService service;
     final List<String> lostLeases = new CopyOnWriteArrayList<>();
     /** Everything the lock service told its listeners, in order. */
@@ -88,7 +88,7 @@ final class LockServiceConnection implements AutoCloseable {
      */
     LockServiceConnection(Driver driver, String host, int port, Duration operationTimeout, boolean watchdogByDefault,
             UnaryOperator<LockBackend> decorator, ReplicaAcks replicaAcks) {
-        String channel = RedisReleaseSubscriber.releaseChannel("lock:");
+        String channel = HandOverSubscriber.handOverChannel("lock:");
         if (driver == Driver.JEDIS) {
             JedisConnectionFactory jedis = new JedisConnectionFactory(new RedisStandaloneConfiguration(host, port),
                     JedisClientConfiguration.builder().readTimeout(Duration.ofSeconds(60)).usePooling().build());
@@ -103,12 +103,12 @@ final class LockServiceConnection implements AutoCloseable {
             lettuce.afterPropertiesSet();
             lettuce.start();
             connectionFactory = lettuce;
-            backend = new RedisLockBackend(lettuce, operationTimeout, "lock:", ReleaseChannel.everyKeyOn(channel),
+            backend = new LettuceLockBackend(lettuce, operationTimeout, "lock:", HandOverChannel.forEveryKey(channel),
                     replicaAcks);
         }
         LockBackend used = decorator.apply(backend);
         watchdog = new LeaseWatchdog(used, 1.0 / 3);
-        subscriber = new RedisReleaseSubscriber(connectionFactory, channel, waiters);
+        subscriber = new HandOverSubscriber(connectionFactory, channel, waiters);
         service = new DefaultLockService(used, watchdog, new LockDefaults(Duration.ofSeconds(30),
                 Duration.ofSeconds(3), watchdogByDefault), waiters, LockListeners.of(List.of(events)));
     }

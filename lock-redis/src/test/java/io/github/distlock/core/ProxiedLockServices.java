@@ -11,7 +11,7 @@ import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.core.LockBackend.LeaseRenewal;
 import io.github.distlock.redis.RedisKeyNaming;
-import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.LettuceLockBackend;
 import io.github.distlock.testsupport.RedisFaultProxy;
 import io.github.distlock.testsupport.RedisTestServer;
 
@@ -86,12 +86,12 @@ final class ProxiedLockServices implements AutoCloseable {
 
     /** How many waiters are queued for the lock in Redis. */
     long queueLength(String redisKey) {
-        return (Long) redis.command("ZCARD", redisKey + RedisLockBackend.QUEUE_SUFFIX);
+        return (Long) redis.command("ZCARD", redisKey + LettuceLockBackend.QUEUE_SUFFIX);
     }
 
     /** How many waiter entries the lock has in Redis. */
     long waiterEntries(String redisKey) {
-        return (Long) redis.command("HLEN", redisKey + RedisLockBackend.WAITING_SUFFIX);
+        return (Long) redis.command("HLEN", redisKey + LettuceLockBackend.WAITING_SUFFIX);
     }
 
     /** Ends every fault: the proxy's rules and outages, and a paused Redis. */

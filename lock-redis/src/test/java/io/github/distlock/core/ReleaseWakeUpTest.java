@@ -21,7 +21,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
-import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.LettuceLockBackend;
 import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
@@ -31,7 +31,7 @@ import io.github.distlock.testsupport.RedisTestServer;
  */
 class ReleaseWakeUpTest {
 
-    private static final String CHANNEL = RedisLockBackend.releaseChannel("lock:");
+    private static final String CHANNEL = LettuceLockBackend.handOverChannel("lock:");
 
     @RegisterExtension
     static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
@@ -152,7 +152,7 @@ class ReleaseWakeUpTest {
     }
 
     private long queueLength(String key) {
-        return (Long) redis.command("ZCARD", "lock:{" + key + "}" + RedisLockBackend.QUEUE_SUFFIX);
+        return (Long) redis.command("ZCARD", "lock:{" + key + "}" + LettuceLockBackend.QUEUE_SUFFIX);
     }
 
     @Test

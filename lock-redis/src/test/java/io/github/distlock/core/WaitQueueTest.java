@@ -21,7 +21,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import io.github.distlock.LockAcquisitionException;
 import io.github.distlock.LockHandle;
 import io.github.distlock.core.LockBackend.AcquireResult;
-import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.LettuceLockBackend;
 import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
@@ -33,8 +33,8 @@ import io.github.distlock.testsupport.RedisTestServer;
 class WaitQueueTest {
 
     private static final String LOCK = "lock:{queue}";
-    private static final String QUEUE = LOCK + RedisLockBackend.QUEUE_SUFFIX;
-    private static final String WAITING = LOCK + RedisLockBackend.WAITING_SUFFIX;
+    private static final String QUEUE = LOCK + LettuceLockBackend.QUEUE_SUFFIX;
+    private static final String WAITING = LOCK + LettuceLockBackend.WAITING_SUFFIX;
 
     /** Well below the fallback poll's second, and well above the few milliseconds an idle machine needs. */
     private static final Duration PROMPT = Duration.ofMillis(750);
@@ -279,7 +279,7 @@ class WaitQueueTest {
 
         // A subscription starts in the background; give it the time it would need to show.
         await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(20))
-                .until(() -> redis.subscriberCount(RedisLockBackend.releaseChannel("lock:")) == 0);
+                .until(() -> redis.subscriberCount(LettuceLockBackend.handOverChannel("lock:")) == 0);
     }
 
     @Test
@@ -287,7 +287,7 @@ class WaitQueueTest {
         LockServiceConnection holder = instance();
         LockServiceConnection waiter = new LockServiceConnection(driver(), redis);
         connections.add(waiter);
-        String channel = RedisLockBackend.releaseChannel("lock:");
+        String channel = LettuceLockBackend.handOverChannel("lock:");
         await().atMost(Duration.ofSeconds(10)).until(() -> redis.subscriberCount(channel) == 1);
         LockHandle held = holder.service.lock("queue", null, Duration.ZERO);
 

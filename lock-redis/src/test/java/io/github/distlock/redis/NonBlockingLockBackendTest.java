@@ -21,7 +21,7 @@ import io.lettuce.core.RedisClient;
 
 /**
  * The calls Redlock makes to each node without a thread waiting for the answer
- * ({@link RedisLockBackend#tryAcquireAsync}, {@link RedisLockBackend#releaseAsync}): the same
+ * ({@link LettuceLockBackend#tryAcquireAsync}, {@link LettuceLockBackend#releaseAsync}): the same
  * answers as the blocking calls, on every path the blocking calls take (scripts not cached, Redis
  * 6.2), bounded by the same timeout, and a {@code null} answer, which sends the caller to the
  * blocking call, while there is no open connection to send on.
@@ -30,7 +30,7 @@ class NonBlockingLockBackendTest {
 
     private RedisTestServer redis;
     private RedisClient client;
-    private RedisLockBackend backend;
+    private LettuceLockBackend backend;
 
     @AfterEach
     void close() {
@@ -48,14 +48,14 @@ class NonBlockingLockBackendTest {
         }
     }
 
-    private RedisLockBackend connect(RedisTestServer server, Duration timeout) {
+    private LettuceLockBackend connect(RedisTestServer server, Duration timeout) {
         redis = server;
         return connect(server.redisUri(), timeout);
     }
 
-    private RedisLockBackend connect(String uri, Duration timeout) {
+    private LettuceLockBackend connect(String uri, Duration timeout) {
         client = RedisClient.create(uri);
-        backend = new RedisLockBackend(new LockConnection(() -> client, timeout), "lock:", "lock:released");
+        backend = new LettuceLockBackend(new LockConnection(() -> client, timeout), "lock:", "lock:released");
         return backend;
     }
 
@@ -66,7 +66,7 @@ class NonBlockingLockBackendTest {
 
     @Test
     void aFreeLockIsTakenExcludesOthersAndIsReleasedOnlyByItsHolder() throws Exception {
-        RedisLockBackend node = connect(RedisTestServer.start(), Duration.ofSeconds(2));
+        LettuceLockBackend node = connect(RedisTestServer.start(), Duration.ofSeconds(2));
         assertThat(node.awaitConnected(System.nanoTime() + TimeUnit.SECONDS.toNanos(10))).isTrue();
         LockKey key = node.lockKey("order:1");
 
@@ -86,7 +86,7 @@ class NonBlockingLockBackendTest {
     @Test
     void anAcquireAskedAgainWithTheSameTokenIsStillOurs() throws Exception {
         // What a re-send after a reconnect looks like to Redis: the key already holds our token.
-        RedisLockBackend node = connect(RedisTestServer.start(), Duration.ofSeconds(2));
+        LettuceLockBackend node = connect(RedisTestServer.start(), Duration.ofSeconds(2));
         node.awaitConnected(System.nanoTime() + TimeUnit.SECONDS.toNanos(10));
         LockKey key = node.lockKey("order:2");
 
@@ -96,7 +96,7 @@ class NonBlockingLockBackendTest {
 
     @Test
     void aServerThatForgotItsScriptsIsSentTheirSource() throws Exception {
-        RedisLockBackend node = connect(RedisTestServer.start(), Duration.ofSeconds(2));
+        LettuceLockBackend node = connect(RedisTestServer.start(), Duration.ofSeconds(2));
         node.awaitConnected(System.nanoTime() + TimeUnit.SECONDS.toNanos(10));
         LockKey key = node.lockKey("order:3");
         assertThat(answer(node.tryAcquireAsync(key, "holder", 30_000)).acquired()).isTrue();
@@ -108,7 +108,7 @@ class NonBlockingLockBackendTest {
 
     @Test
     void onRedis62TheRefusedSetNxGetFallsBackToTheAcquireScript() throws Exception {
-        RedisLockBackend node = connect(RedisTestServer.builder().binary(RedisServerBinary.bundled()).start(),
+        LettuceLockBackend node = connect(RedisTestServer.builder().binary(RedisServerBinary.bundled()).start(),
                 Duration.ofSeconds(2));
         assertThat(redis.infoValue("server", "redis_version")).startsWith("6.2");
         node.awaitConnected(System.nanoTime() + TimeUnit.SECONDS.toNanos(10));
@@ -124,7 +124,7 @@ class NonBlockingLockBackendTest {
 
     @Test
     void aServerThatDoesNotAnswerFailsTheCallOnceTheTimeoutIsOverNamingTheProperty() throws Exception {
-        RedisLockBackend node = connect(RedisTestServer.start(), Duration.ofMillis(200));
+        LettuceLockBackend node = connect(RedisTestServer.start(), Duration.ofMillis(200));
         node.awaitConnected(System.nanoTime() + TimeUnit.SECONDS.toNanos(10));
         redis.pause();
 
@@ -143,7 +143,7 @@ class NonBlockingLockBackendTest {
         try (ServerSocket socket = new ServerSocket(0)) {
             closedPort = socket.getLocalPort();
         }
-        RedisLockBackend node = connect("redis://127.0.0.1:" + closedPort, Duration.ofMillis(500));
+        LettuceLockBackend node = connect("redis://127.0.0.1:" + closedPort, Duration.ofMillis(500));
         LockKey key = node.lockKey("order:7");
 
         assertThat(node.tryAcquireAsync(key, "holder", 30_000)).isNull();

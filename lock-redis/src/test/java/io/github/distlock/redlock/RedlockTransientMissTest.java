@@ -33,7 +33,7 @@ import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.core.LockWaiters;
 import io.github.distlock.core.NonBlockingLockBackend;
-import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.LettuceLockBackend;
 import io.github.distlock.testsupport.RedisCommandMatcher;
 import io.github.distlock.testsupport.RedisFaultProxy;
 import io.github.distlock.testsupport.RedisTestServer;
@@ -322,11 +322,11 @@ class RedlockTransientMissTest {
      */
     private static final class HeldAcquireAnswers implements FencingLockBackend, NonBlockingLockBackend {
 
-        private final RedisLockBackend node;
+        private final LettuceLockBackend node;
         private final Predicate<String> holds;
         private final Map<String, CompletableFuture<AcquireResult>> answers = new ConcurrentHashMap<>();
 
-        HeldAcquireAnswers(RedisLockBackend node, Predicate<String> holds) {
+        HeldAcquireAnswers(LettuceLockBackend node, Predicate<String> holds) {
             this.node = node;
             this.holds = holds;
         }

@@ -37,7 +37,7 @@ import io.github.distlock.core.LockBackend;
  * backend} for a Lettuce connection factory, and {@link SpringDataLockBackendConfiguration Spring
  * Data's template and script API} for any other (Jedis). Both need Spring Data Redis and a single
  * {@link RedisConnectionFactory}. An application's own {@link LockBackend} bean replaces either,
- * and then nothing Redis-specific is wired (no connection, no release subscription) and no
+ * and then nothing Redis-specific is wired (no connection, no hand-over subscription) and no
  * connection factory is needed at all:
  *
  * <pre>{@code
@@ -66,7 +66,7 @@ public class DistributedLockAutoConfiguration {
     // The backend configurations are imported, so their beans are registered before the
     // @ConditionalOnBean(LockBackend.class) below is evaluated, as are an application's own beans.
 
-    /** The threads waiting for a lock in this JVM, woken by release messages. */
+    /** The threads waiting for a lock in this JVM, woken by hand-over messages. */
     @Bean
     @ConditionalOnBean(LockBackend.class)
     @ConditionalOnMissingBean

@@ -12,9 +12,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockWaiters;
-import io.github.distlock.redis.RedisLockBackend;
-import io.github.distlock.redis.RedisReleaseSubscriber;
-import io.github.distlock.redis.ReleaseNotifications;
+import io.github.distlock.redis.LettuceLockBackend;
+import io.github.distlock.redis.HandOverSubscriber;
+import io.github.distlock.redis.RedisHandOverNotifications;
 import io.github.distlock.redis.ReplicaAcks;
 
 /**
@@ -36,9 +36,9 @@ class LettuceLockBackendConfiguration {
 
     /** The single-Redis backend on Lettuce, using Boot's connection factory. */
     @Bean(destroyMethod = "close")
-    RedisLockBackend lockBackend(ConfigurableListableBeanFactory beanFactory, Environment environment,
-            DistributedLockProperties properties, ReleaseNotifications releaseNotifications) {
-        return new RedisLockBackend(LockConnectionFactorySelection.resolve(beanFactory, environment),
+    LettuceLockBackend lockBackend(ConfigurableListableBeanFactory beanFactory, Environment environment,
+            DistributedLockProperties properties, RedisHandOverNotifications releaseNotifications) {
+        return new LettuceLockBackend(LockConnectionFactorySelection.resolve(beanFactory, environment),
                 properties.getOperationTimeout(), properties.getKeyPrefix(), releaseNotifications,
                 new ReplicaAcks(properties.getReplicaAcks(), properties.getReplicaAckTimeout()));
     }
@@ -49,22 +49,25 @@ class LettuceLockBackendConfiguration {
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    ReleaseNotifications releaseNotifications(ConfigurableListableBeanFactory beanFactory, Environment environment,
-            RedisReleaseSubscriber redisReleaseSubscriber, LockWaiters lockWaiters,
+    RedisHandOverNotifications releaseNotifications(ConfigurableListableBeanFactory beanFactory,
+            Environment environment, HandOverSubscriber redisReleaseSubscriber, LockWaiters lockWaiters,
             DistributedLockProperties properties) {
         RedisConnectionFactory connectionFactory = LockConnectionFactorySelection.resolve(beanFactory, environment);
         boolean shardedAllowed = properties.getClusterNotifications()
                 != DistributedLockProperties.ClusterNotifications.GLOBAL;
-        return new ReleaseNotifications(connectionFactory, properties.getKeyPrefix(), shardedAllowed,
+        return new RedisHandOverNotifications(connectionFactory, properties.getKeyPrefix(), shardedAllowed,
                 redisReleaseSubscriber, lockWaiters, properties.getOperationTimeout());
     }
 
-    /** The JVM's one subscription to release messages; it subscribes on the first wait. */
+    /**
+     * The JVM's one subscription to hand-over messages; it subscribes on the first wait. The bean keeps the name it
+     * had before its type was renamed, as does {@link #releaseNotifications}.
+     */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    RedisReleaseSubscriber redisReleaseSubscriber(ConfigurableListableBeanFactory beanFactory,
+    HandOverSubscriber redisReleaseSubscriber(ConfigurableListableBeanFactory beanFactory,
             Environment environment, LockWaiters lockWaiters, DistributedLockProperties properties) {
-        return new RedisReleaseSubscriber(LockConnectionFactorySelection.resolve(beanFactory, environment),
-                RedisReleaseSubscriber.releaseChannel(properties.getKeyPrefix()), lockWaiters);
+        return new HandOverSubscriber(LockConnectionFactorySelection.resolve(beanFactory, environment),
+                HandOverSubscriber.handOverChannel(properties.getKeyPrefix()), lockWaiters);
     }
 }

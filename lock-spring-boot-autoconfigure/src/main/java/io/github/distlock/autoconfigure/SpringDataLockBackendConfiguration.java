@@ -11,7 +11,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockWaiters;
-import io.github.distlock.redis.RedisReleaseSubscriber;
+import io.github.distlock.redis.HandOverSubscriber;
 import io.github.distlock.redis.ReplicaAcks;
 import io.github.distlock.redis.SpringDataLockBackend;
 
@@ -35,16 +35,16 @@ class SpringDataLockBackendConfiguration {
     SpringDataLockBackend lockBackend(ConfigurableListableBeanFactory beanFactory, Environment environment,
             DistributedLockProperties properties) {
         return new SpringDataLockBackend(LockConnectionFactorySelection.resolve(beanFactory, environment), properties.getOperationTimeout(), properties.getKeyPrefix(),
-                RedisReleaseSubscriber.releaseChannel(properties.getKeyPrefix()),
+                HandOverSubscriber.handOverChannel(properties.getKeyPrefix()),
                 new ReplicaAcks(properties.getReplicaAcks(), properties.getReplicaAckTimeout()));
     }
 
-    /** The JVM's one subscription to release messages; it subscribes on the first wait. */
+    /** The JVM's one subscription to hand-over messages; it subscribes on the first wait. */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    RedisReleaseSubscriber redisReleaseSubscriber(ConfigurableListableBeanFactory beanFactory,
+    HandOverSubscriber redisReleaseSubscriber(ConfigurableListableBeanFactory beanFactory,
             Environment environment, LockWaiters lockWaiters, DistributedLockProperties properties) {
-        return new RedisReleaseSubscriber(LockConnectionFactorySelection.resolve(beanFactory, environment),
-                RedisReleaseSubscriber.releaseChannel(properties.getKeyPrefix()), lockWaiters);
+        return new HandOverSubscriber(LockConnectionFactorySelection.resolve(beanFactory, environment),
+                HandOverSubscriber.handOverChannel(properties.getKeyPrefix()), lockWaiters);
     }
 }

@@ -72,7 +72,7 @@ class DistributedLockHealthIndicatorTest {
             DistributedLockHealthIndicator indicator = context.getBean(DistributedLockHealthIndicator.class);
             await().atMost(Duration.ofSeconds(10)).until(() -> indicator.health().getStatus().equals(Status.UP));
             Health up = indicator.health();
-            assertThat(up.getDetails()).containsEntry("backend", "RedisLockBackend").containsEntry("quorum", 1)
+            assertThat(up.getDetails()).containsEntry("backend", "LettuceLockBackend").containsEntry("quorum", 1)
                     .containsEntry("reachableNodes", 1);
             assertThat(node(up, address)).containsEntry("reachable", true).containsKey("latencyMillis");
             assertThat(detail(up, "watchdog")).containsEntry("lagging", false).containsEntry("lagLimitMillis", 1000L);

@@ -41,9 +41,9 @@ import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.core.LockWaiters;
-import io.github.distlock.redis.RedisLockBackend;
-import io.github.distlock.redis.RedisReleaseSubscriber;
-import io.github.distlock.redis.ReleaseNotifications;
+import io.github.distlock.redis.LettuceLockBackend;
+import io.github.distlock.redis.HandOverSubscriber;
+import io.github.distlock.redis.RedisHandOverNotifications;
 import io.github.distlock.redis.SpringDataLockBackend;
 
 /**
@@ -62,7 +62,7 @@ class DistributedLockAutoConfigurationTest {
         runner.run(context -> {
             assertThat(context).hasSingleBean(LockService.class);
             assertThat(context).getBean(LockService.class).isInstanceOf(DefaultLockService.class);
-            assertThat(context).getBean(LockBackend.class).isInstanceOf(RedisLockBackend.class);
+            assertThat(context).getBean(LockBackend.class).isInstanceOf(LettuceLockBackend.class);
             assertThat(context).hasSingleBean(LeaseWatchdog.class);
             DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
             assertThat(properties.getKeyPrefix()).isEqualTo("lock:");
@@ -91,25 +91,26 @@ class DistributedLockAutoConfigurationTest {
     @Test
     void aLettuceConnectionFactoryGetsTheNativeLettuceBackendAndTheReleaseSubscriber() {
         runner.run(context -> {
-            assertThat(context).getBean(LockBackend.class).isInstanceOf(RedisLockBackend.class);
-            assertThat(context).hasSingleBean(RedisReleaseSubscriber.class).doesNotHaveBean(SpringDataLockBackend.class);
+            assertThat(context).getBean(LockBackend.class).isInstanceOf(LettuceLockBackend.class);
+            assertThat(context).hasSingleBean(HandOverSubscriber.class).doesNotHaveBean(SpringDataLockBackend.class);
         });
     }
 
     @Test
     void aLettuceConnectionFactoryOutsideAClusterGetsReleaseNotificationsOnTheGlobalChannel() {
         runner.run(context -> {
-            assertThat(context).hasSingleBean(ReleaseNotifications.class);
-            assertThat(context.getBean(ReleaseNotifications.class).mode()).isEqualTo(ReleaseNotifications.Mode.GLOBAL);
+            assertThat(context).hasSingleBean(RedisHandOverNotifications.class);
+            assertThat(context.getBean(RedisHandOverNotifications.class).mode())
+                    .isEqualTo(RedisHandOverNotifications.Mode.GLOBAL);
         });
     }
 
     @Test
     void shardedPubSubIsLettuceOnlyJedisAndUserBackendsGetNoReleaseNotifications() {
         runner.withPropertyValues("spring.data.redis.client-type=jedis")
-                .run(context -> assertThat(context).doesNotHaveBean(ReleaseNotifications.class));
+                .run(context -> assertThat(context).doesNotHaveBean(RedisHandOverNotifications.class));
         runner.withUserConfiguration(CustomBackend.class)
-                .run(context -> assertThat(context).doesNotHaveBean(ReleaseNotifications.class));
+                .run(context -> assertThat(context).doesNotHaveBean(RedisHandOverNotifications.class));
     }
 
     @Test
@@ -135,7 +136,7 @@ class DistributedLockAutoConfigurationTest {
         runner.withPropertyValues("spring.data.redis.client-type=jedis").run(context -> {
             assertThat(context).getBean(RedisConnectionFactory.class).isInstanceOf(JedisConnectionFactory.class);
             assertThat(context).getBean(LockBackend.class).isInstanceOf(SpringDataLockBackend.class);
-            assertThat(context).hasSingleBean(RedisReleaseSubscriber.class).doesNotHaveBean(RedisLockBackend.class);
+            assertThat(context).hasSingleBean(HandOverSubscriber.class).doesNotHaveBean(LettuceLockBackend.class);
             assertThat(context).hasSingleBean(LockService.class);
         });
     }
@@ -146,7 +147,7 @@ class DistributedLockAutoConfigurationTest {
             assertThat(context).hasNotFailed();
             assertThat(context).getBean(RedisConnectionFactory.class).isInstanceOf(JedisConnectionFactory.class);
             assertThat(context).getBean(LockBackend.class).isInstanceOf(SpringDataLockBackend.class);
-            assertThat(context).hasSingleBean(RedisReleaseSubscriber.class).hasSingleBean(LockService.class);
+            assertThat(context).hasSingleBean(HandOverSubscriber.class).hasSingleBean(LockService.class);
         });
     }
 
@@ -156,7 +157,7 @@ class DistributedLockAutoConfigurationTest {
                 .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
                 .withUserConfiguration(PlainlyDeclaredFactory.class).run(context -> {
                     assertThat(context).getBean(LockBackend.class).isInstanceOf(SpringDataLockBackend.class);
-                    assertThat(context).hasSingleBean(RedisReleaseSubscriber.class);
+                    assertThat(context).hasSingleBean(HandOverSubscriber.class);
                 });
     }
 
@@ -164,13 +165,13 @@ class DistributedLockAutoConfigurationTest {
     void aUserDefinedBackendWinsAndNothingRedisSpecificIsWired() {
         runner.withUserConfiguration(CustomBackend.class).run(context -> {
             assertThat(context.getBean(LockBackend.class)).isSameAs(CustomBackend.BACKEND);
-            assertThat(context).doesNotHaveBean(RedisLockBackend.class).doesNotHaveBean(SpringDataLockBackend.class)
-                    .doesNotHaveBean(RedisReleaseSubscriber.class);
+            assertThat(context).doesNotHaveBean(LettuceLockBackend.class).doesNotHaveBean(SpringDataLockBackend.class)
+                    .doesNotHaveBean(HandOverSubscriber.class);
         });
         runner.withPropertyValues("spring.data.redis.client-type=jedis").withUserConfiguration(CustomBackend.class)
                 .run(context -> {
                     assertThat(context.getBean(LockBackend.class)).isSameAs(CustomBackend.BACKEND);
-                    assertThat(context).doesNotHaveBean(RedisReleaseSubscriber.class);
+                    assertThat(context).doesNotHaveBean(HandOverSubscriber.class);
                 });
     }
 
@@ -181,7 +182,7 @@ class DistributedLockAutoConfigurationTest {
                 .withUserConfiguration(CustomBackend.class)
                 .withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class)).run(context -> {
                     assertThat(context).hasNotFailed().hasSingleBean(LockService.class)
-                            .doesNotHaveBean(RedisReleaseSubscriber.class);
+                            .doesNotHaveBean(HandOverSubscriber.class);
                     assertThat(context.getBean(LockBackend.class)).isSameAs(CustomBackend.BACKEND);
                 });
     }
@@ -192,7 +193,7 @@ class DistributedLockAutoConfigurationTest {
                 .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
                 .withUserConfiguration(TwoConnectionFactories.class, CustomBackend.class).run(context -> {
                     assertThat(context).hasNotFailed().hasSingleBean(LockService.class)
-                            .doesNotHaveBean(RedisReleaseSubscriber.class);
+                            .doesNotHaveBean(HandOverSubscriber.class);
                     LockHandle handle = context.getBean(LockService.class).lock("order:42", Duration.ofSeconds(5),
                             Duration.ZERO);
                     assertThat(handle.isHeld()).isTrue();
@@ -227,7 +228,7 @@ class DistributedLockAutoConfigurationTest {
                 .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
                 .withUserConfiguration(TwoConnectionFactories.class)
                 .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class)
-                        .doesNotHaveBean(LockBackend.class).doesNotHaveBean(RedisReleaseSubscriber.class));
+                        .doesNotHaveBean(LockBackend.class).doesNotHaveBean(HandOverSubscriber.class));
     }
 
     @Test
@@ -328,7 +329,7 @@ class DistributedLockAutoConfigurationTest {
                     DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
                     assertThat(properties.getReplicaAcks()).isEqualTo(2);
                     assertThat(properties.getReplicaAckTimeout()).hasMillis(500);
-                    assertThat(context).getBean(LockBackend.class).isInstanceOf(RedisLockBackend.class);
+                    assertThat(context).getBean(LockBackend.class).isInstanceOf(LettuceLockBackend.class);
                 });
     }
 

@@ -18,7 +18,7 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockService;
-import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.LettuceLockBackend;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
@@ -45,7 +45,7 @@ class DistributedLockShutdownTest {
             CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
                     .supplyAsync(() -> locks.tryLock("order:1", null, Duration.ofSeconds(20)));
             await().atMost(Duration.ofSeconds(10))
-                    .until(() -> redis.server().subscriberCount(RedisLockBackend.releaseChannel("lock:")) == 1
+                    .until(() -> redis.server().subscriberCount(LettuceLockBackend.handOverChannel("lock:")) == 1
                             && Long.valueOf(1).equals(redis.server().command("ZCARD", "lock:{order:1}:queue")));
             held.release();
             Optional<LockHandle> handedOver = waiting.get(10, TimeUnit.SECONDS);

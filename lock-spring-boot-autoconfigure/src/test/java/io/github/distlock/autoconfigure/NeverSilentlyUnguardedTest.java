@@ -31,7 +31,7 @@ import io.github.distlock.LockHandle;
 import io.github.distlock.LockService;
 import io.github.distlock.aop.DistributedLockInterceptor;
 import io.github.distlock.core.LockBackend;
-import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.LettuceLockBackend;
 import io.github.distlock.redis.SpringDataLockBackend;
 import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
@@ -92,7 +92,7 @@ class NeverSilentlyUnguardedTest {
     void thePropertyNamesTheConnectionFactoryTheLocksUse() {
         runner.withUserConfiguration(TwoFactories.class)
                 .withPropertyValues("distributed-lock.redis.connection-factory=sessionRedis").run(context -> {
-                    assertThat(context).hasNotFailed().getBean(LockBackend.class).isInstanceOf(RedisLockBackend.class);
+                    assertThat(context).hasNotFailed().getBean(LockBackend.class).isInstanceOf(LettuceLockBackend.class);
                     assertThat(context.getBean(StockService.class).sell("sku-1")).isEqualTo("sold");
                     try (LockHandle handle = context.getBean(LockService.class).lock("order:1", Duration.ofSeconds(30),
                             Duration.ZERO)) {

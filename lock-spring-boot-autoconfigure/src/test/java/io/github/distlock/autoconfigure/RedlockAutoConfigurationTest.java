@@ -12,8 +12,8 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import io.github.distlock.LockService;
 import io.github.distlock.core.LockBackend;
-import io.github.distlock.redis.RedisLockBackend;
-import io.github.distlock.redis.RedisReleaseSubscriber;
+import io.github.distlock.redis.LettuceLockBackend;
+import io.github.distlock.redis.HandOverSubscriber;
 import io.github.distlock.redlock.RedlockBackend;
 import io.github.distlock.redlock.RedlockReleaseHints;
 
@@ -36,7 +36,7 @@ class RedlockAutoConfigurationTest {
         runner.withPropertyValues(THREE_NODES).run(context -> {
             assertThat(context).hasNotFailed().hasSingleBean(LockService.class);
             assertThat(context).getBean(LockBackend.class).isInstanceOf(RedlockBackend.class);
-            assertThat(context).doesNotHaveBean(RedisLockBackend.class).doesNotHaveBean(RedisReleaseSubscriber.class);
+            assertThat(context).doesNotHaveBean(LettuceLockBackend.class).doesNotHaveBean(HandOverSubscriber.class);
             RedlockBackend redlock = context.getBean(RedlockBackend.class);
             assertThat(redlock.quorum()).isEqualTo(2);
             assertThat(redlock.nodeNames()).containsExactly("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3");
@@ -65,7 +65,7 @@ class RedlockAutoConfigurationTest {
 
     @Test
     void withoutNodesTheSingleRedisBackendIsUsed() {
-        runner.run(context -> assertThat(context).getBean(LockBackend.class).isInstanceOf(RedisLockBackend.class));
+        runner.run(context -> assertThat(context).getBean(LockBackend.class).isInstanceOf(LettuceLockBackend.class));
     }
 
     @Test

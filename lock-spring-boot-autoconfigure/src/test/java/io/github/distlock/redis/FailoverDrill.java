@@ -78,7 +78,7 @@ final class FailoverDrill implements AutoCloseable {
     /** Generous: an assertion that locking resumes at all, not a latency threshold. */
     static final Duration RESUME_BOUND = Duration.ofSeconds(30);
     private static final long PROBE_PERIOD_MILLIS = 40;
-    private static final String CHANNEL = RedisReleaseSubscriber.releaseChannel("lock:");
+    private static final String CHANNEL = HandOverSubscriber.handOverChannel("lock:");
 
     /** Where the drill's keys live; Sentinel and Cluster answer differently. */
     interface Topology {

@@ -34,7 +34,7 @@ class SentinelLockTest {
         try (LockApplication first = LockApplication.start(properties);
                 LockApplication second = LockApplication.start(properties)) {
             assertThat(first.bean(LockBackend.class)).isInstanceOf(
-                    client[0].endsWith("jedis") ? SpringDataLockBackend.class : RedisLockBackend.class);
+                    client[0].endsWith("jedis") ? SpringDataLockBackend.class : LettuceLockBackend.class);
 
             LockLifecycle.run("order:1", first.lockService(), second.lockService(), sentinel.master());
         }

@@ -22,7 +22,7 @@ import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.core.LockBackend.AcquireResult;
 import io.github.distlock.core.LockKey;
-import io.github.distlock.redis.ReleaseNotifications.Mode;
+import io.github.distlock.redis.RedisHandOverNotifications.Mode;
 import io.github.distlock.testsupport.RedisServerBinary;
 import io.github.distlock.testsupport.RedisTestCluster;
 import io.github.distlock.testsupport.RedisTestServer;
@@ -38,7 +38,7 @@ import io.github.distlock.testsupport.RedisTestServer;
 class ShardedReleaseNotificationOnRedis62Test {
 
     private static final String PREFIX = "lock:";
-    private static final String GLOBAL_CHANNEL = RedisReleaseSubscriber.releaseChannel(PREFIX);
+    private static final String GLOBAL_CHANNEL = HandOverSubscriber.handOverChannel(PREFIX);
     private static final Duration TTL = Duration.ofSeconds(30);
 
     private RedisTestCluster cluster;
@@ -74,7 +74,7 @@ class ShardedReleaseNotificationOnRedis62Test {
     void theNodesRunRedis62AndTheInstancesUseTheGlobalChannel(CapturedOutput output) {
         assertThat(cluster.node(0).infoValue("server", "redis_version")).startsWith("6.2");
         try (LockApplication starting = LockApplication.start(clusterNodes(cluster.hostAndPorts()))) {
-            ReleaseNotifications notifications = starting.bean(ReleaseNotifications.class);
+            RedisHandOverNotifications notifications = starting.bean(RedisHandOverNotifications.class);
             await().atMost(Duration.ofSeconds(10)).until(() -> notifications.mode() != null);
 
             assertThat(notifications.mode()).isEqualTo(Mode.GLOBAL);
@@ -85,7 +85,8 @@ class ShardedReleaseNotificationOnRedis62Test {
 
     @Test
     void aReleaseHandsOverThroughTheGlobalChannel() throws Exception {
-        await().atMost(Duration.ofSeconds(10)).until(() -> waiter.bean(ReleaseNotifications.class).mode() != null);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> waiter.bean(RedisHandOverNotifications.class).mode() != null);
         String name = "old:1";
         RedisTestServer owner = cluster.nodeForKey(RedisKeyNaming.lockKey(PREFIX, name).storeKey());
         cluster.nodes().forEach(RedisTestServer::resetStats);
@@ -111,9 +112,9 @@ class ShardedReleaseNotificationOnRedis62Test {
      */
     @Test
     void aReleaseToldToSpublishOnANodeWithoutItStillHandsOverAndPublishes() {
-        ShardedReleaseChannels channels = new ShardedReleaseChannels(PREFIX);
-        RedisLockBackend backend = new RedisLockBackend(holder.bean(RedisConnectionFactory.class),
-                Duration.ofSeconds(2), PREFIX, key -> ReleaseChannel.sharded(GLOBAL_CHANNEL, channels.channelFor(key)),
+        ShardedHandOverChannels channels = new ShardedHandOverChannels(PREFIX);
+        LettuceLockBackend backend = new LettuceLockBackend(holder.bean(RedisConnectionFactory.class),
+                Duration.ofSeconds(2), PREFIX, key -> HandOverChannel.sharded(GLOBAL_CHANNEL, channels.channelFor(key)),
                 ReplicaAcks.NONE);
         try {
             LockKey key = RedisKeyNaming.lockKey(PREFIX, "old:2");

@@ -34,7 +34,7 @@ import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.core.LockKey;
-import io.github.distlock.redis.ReleaseNotifications.Mode;
+import io.github.distlock.redis.RedisHandOverNotifications.Mode;
 import io.github.distlock.testsupport.RedisClusterExtension;
 import io.github.distlock.testsupport.RedisTestCluster;
 import io.github.distlock.testsupport.RedisTestServer;
@@ -56,7 +56,7 @@ import io.lettuce.core.cluster.SlotHash;
 class ShardedReleaseNotificationTest {
 
     private static final String PREFIX = "lock:";
-    private static final String GLOBAL_CHANNEL = RedisReleaseSubscriber.releaseChannel(PREFIX);
+    private static final String GLOBAL_CHANNEL = HandOverSubscriber.handOverChannel(PREFIX);
     private static final Duration TTL = Duration.ofSeconds(30);
 
     @RegisterExtension
@@ -126,7 +126,7 @@ class ShardedReleaseNotificationTest {
     @Test
     void onARedis7ClusterReleasesAreShardedAndTheChoiceIsLogged(CapturedOutput output) {
         LockApplication application = startExtra();
-        ReleaseNotifications notifications = application.bean(ReleaseNotifications.class);
+        RedisHandOverNotifications notifications = application.bean(RedisHandOverNotifications.class);
 
         await().atMost(Duration.ofSeconds(10)).until(() -> notifications.mode() != null);
 
@@ -137,7 +137,7 @@ class ShardedReleaseNotificationTest {
 
     @Test
     void theShardChannelsHashToTheLocksSlotAsRedisComputesIt() {
-        ShardedReleaseChannels channels = new ShardedReleaseChannels(PREFIX);
+        ShardedHandOverChannels channels = new ShardedHandOverChannels(PREFIX);
         for (String name : List.of("order:42", "a}b", "ключ", "handover:7")) {
             LockKey key = RedisKeyNaming.lockKey(PREFIX, name);
             assertThat(cluster.slotOf(channels.channelFor(key))).as(name).isEqualTo(cluster.slotOf(key.storeKey()));
@@ -153,7 +153,7 @@ class ShardedReleaseNotificationTest {
     void aScriptMaySpublishOnItsKeysSlotChannelButNotOnAnotherMastersSlot() {
         LockKey key = RedisKeyNaming.lockKey(PREFIX, "order:42");
         RedisTestServer owner = cluster.nodeForKey(key.storeKey());
-        ShardedReleaseChannels channels = new ShardedReleaseChannels(PREFIX);
+        ShardedHandOverChannels channels = new ShardedHandOverChannels(PREFIX);
         int foreignSlot = 0;
         while (cluster.nodeForSlot(foreignSlot) == owner) {
             foreignSlot++;
@@ -171,7 +171,7 @@ class ShardedReleaseNotificationTest {
         String name = "order:42";
         LockKey key = RedisKeyNaming.lockKey(PREFIX, name);
         RedisTestServer owner = cluster.nodeForKey(key.storeKey());
-        String channel = new ShardedReleaseChannels(PREFIX).channelFor(key);
+        String channel = new ShardedHandOverChannels(PREFIX).channelFor(key);
         cluster.nodes().forEach(RedisTestServer::resetStats);
         LockHandle held = holder.lockService().lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO)
                 .withFencingToken());
@@ -219,7 +219,7 @@ class ShardedReleaseNotificationTest {
         int slot = cluster.slotOf(RedisKeyNaming.lockKey(PREFIX, sameSlot.get(0)).storeKey());
         assertThat(cluster.slotOf(RedisKeyNaming.lockKey(PREFIX, otherSlot).storeKey())).isNotEqualTo(slot);
         RedisTestServer owner = cluster.nodeForSlot(slot);
-        ReleaseNotifications notifications = waiter.bean(ReleaseNotifications.class);
+        RedisHandOverNotifications notifications = waiter.bean(RedisHandOverNotifications.class);
         int slotsBefore = notifications.subscribedSlots();
         cluster.nodes().forEach(RedisTestServer::resetStats);
         List<String> names = List.of(sameSlot.get(0), sameSlot.get(1), otherSlot);
@@ -249,7 +249,7 @@ class ShardedReleaseNotificationTest {
         int slot = cluster.slotOf(key.storeKey());
         RedisTestServer from = cluster.nodeForSlot(slot);
         RedisTestServer to = cluster.nodes().stream().filter(node -> node != from).findFirst().orElseThrow();
-        String channel = new ShardedReleaseChannels(PREFIX).channelFor(key);
+        String channel = new ShardedHandOverChannels(PREFIX).channelFor(key);
         LockHandle held = holder.lockService().lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO)
                 .withFencingToken());
         Future<LockHandle> waiting = wait(waiter.lockService(), name);
@@ -281,7 +281,7 @@ class ShardedReleaseNotificationTest {
     void withClusterNotificationsGlobalReleasesPublishOnTheGlobalChannel(CapturedOutput output) throws Exception {
         LockApplication globalHolder = startExtra("distributed-lock.cluster-notifications=global");
         LockApplication globalWaiter = startExtra("distributed-lock.cluster-notifications=global");
-        assertThat(globalWaiter.bean(ReleaseNotifications.class).mode()).isEqualTo(Mode.GLOBAL);
+        assertThat(globalWaiter.bean(RedisHandOverNotifications.class).mode()).isEqualTo(Mode.GLOBAL);
         assertThat(output).contains("Lock release notifications: pub/sub on channel 'lock:released' "
                 + "(distributed-lock.cluster-notifications=global)");
         String name = "global:1";
@@ -315,7 +315,7 @@ class ShardedReleaseNotificationTest {
     void aJedisReleaseHandsOverToAShardedWaiterWhichFindsItByPolling() throws Exception {
         LockApplication jedis = startExtra("spring.data.redis.client-type=jedis");
         assertThatExceptionOfType(NoSuchBeanDefinitionException.class).as("no sharded pub/sub on Jedis")
-                .isThrownBy(() -> jedis.bean(ReleaseNotifications.class));
+                .isThrownBy(() -> jedis.bean(RedisHandOverNotifications.class));
         String name = "mixed:1";
         LockKey key = RedisKeyNaming.lockKey(PREFIX, name);
         RedisTestServer owner = cluster.nodeForKey(key.storeKey());
@@ -350,7 +350,7 @@ class ShardedReleaseNotificationTest {
      * counted may have checked just before) and is parked: two attempts on the lock's master.
      */
     private void awaitParkedAndTrusting(LockApplication application, LockKey key, RedisTestServer owner) {
-        ReleaseNotifications notifications = application.bean(ReleaseNotifications.class);
+        RedisHandOverNotifications notifications = application.bean(RedisHandOverNotifications.class);
         await().atMost(Duration.ofSeconds(10)).until(() -> notifications.isListening(key));
         long scripts = owner.scriptCalls();
         await().atMost(Duration.ofSeconds(10)).until(() -> owner.scriptCalls() >= scripts + 2

@@ -28,7 +28,7 @@ import io.github.distlock.core.LockListener;
 import io.github.distlock.observation.MeterLockListener;
 import io.github.distlock.observation.MeterTimingLockListener;
 import io.github.distlock.observation.ObservationLockListener;
-import io.github.distlock.redis.RedisLockBackend;
+import io.github.distlock.redis.LettuceLockBackend;
 import io.github.distlock.redis.SpringDataLockBackend;
 import io.github.distlock.redlock.RedlockBackend;
 
@@ -196,7 +196,7 @@ public final class OurApplication implements AutoCloseable {
         RedisConnectionFactory factory = context.getBean(RedisConnectionFactory.class);
         boolean expected = switch (clientType) {
             case LETTUCE -> factory instanceof LettuceConnectionFactory
-                    && !context.getBeansOfType(RedisLockBackend.class).isEmpty();
+                    && !context.getBeansOfType(LettuceLockBackend.class).isEmpty();
             case JEDIS -> factory instanceof JedisConnectionFactory jedis && jedis.getUsePool()
                     && !context.getBeansOfType(SpringDataLockBackend.class).isEmpty();
         };
@@ -208,7 +208,7 @@ public final class OurApplication implements AutoCloseable {
                             .map(backend -> backend.getClass().getSimpleName()).toList()
                     + "; expected " + (clientType == ClientType.JEDIS
                             ? "a pooled JedisConnectionFactory and SpringDataLockBackend"
-                            : "LettuceConnectionFactory and RedisLockBackend"));
+                            : "LettuceConnectionFactory and LettuceLockBackend"));
         }
     }
 

@@ -66,7 +66,7 @@ class DistributedLockBoot4HealthIndicatorTest {
             // Awaited: the first ping also makes the connection.
             await().atMost(Duration.ofSeconds(10)).until(() -> indicator.health().getStatus().equals(Status.UP));
             Health up = indicator.health();
-            assertThat(up.getDetails()).containsEntry("backend", "RedisLockBackend").containsEntry("quorum", 1)
+            assertThat(up.getDetails()).containsEntry("backend", "LettuceLockBackend").containsEntry("quorum", 1)
                     .containsEntry("reachableNodes", 1);
             assertThat(redisNode(up)).containsEntry("reachable", true);
 

@@ -17,14 +17,14 @@ import io.lettuce.core.cluster.SlotHash;
  * {@code SPUBLISH} to the lock's channel from inside a script. Slots are checked with Lettuce's
  * {@link SlotHash}, not with the CRC16 the channels were computed with.
  */
-class ShardedReleaseChannelsTest {
+class ShardedHandOverChannelsTest {
 
-    private final ShardedReleaseChannels channels = new ShardedReleaseChannels("lock:");
+    private final ShardedHandOverChannels channels = new ShardedHandOverChannels("lock:");
 
     @Test
     void everySlotHasADistinctChannelThatHashesToThatSlot() {
         Set<String> seen = new HashSet<>();
-        for (int slot = 0; slot < ShardedReleaseChannels.SLOTS; slot++) {
+        for (int slot = 0; slot < ShardedHandOverChannels.SLOTS; slot++) {
             String channel = channels.channelOf(slot);
             assertThat(SlotHash.getSlot(channel)).as(channel).isEqualTo(slot);
             assertThat(channel).startsWith("lock:released:{").endsWith("}");
@@ -66,12 +66,12 @@ class ShardedReleaseChannelsTest {
         assertThat(channels.slotOfChannel(channels.channelOf(slot))).isEqualTo(slot);
         assertThat(channels.slotOfChannel("lock:released")).isEqualTo(-1);
         assertThat(channels.slotOfChannel("lock:released:{order:42}")).isEqualTo(-1);
-        assertThat(new ShardedReleaseChannels("other:").slotOfChannel(channels.channelOf(slot))).isEqualTo(-1);
+        assertThat(new ShardedHandOverChannels("other:").slotOfChannel(channels.channelOf(slot))).isEqualTo(-1);
     }
 
     @Test
     void aPrefixWithBracesIsRefused() {
-        assertThatIllegalArgumentException().isThrownBy(() -> new ShardedReleaseChannels("lock:{x}"))
+        assertThatIllegalArgumentException().isThrownBy(() -> new ShardedHandOverChannels("lock:{x}"))
                 .withMessageContaining("lock:{x}");
     }
 }

@@ -22,7 +22,7 @@ import io.lettuce.core.codec.ByteArrayCodec;
 /**
  * The JVM's sharded subscription in a Redis Cluster 7+: one {@code SSUBSCRIBE} per hash slot that a
  * thread of this JVM has waited on, each to the shard channel of that slot
- * ({@link ShardedReleaseChannels}) on the master that owns it. Lettuce routes each
+ * ({@link ShardedHandOverChannels}) on the master that owns it. Lettuce routes each
  * {@code SSUBSCRIBE} to the slot's owner (following {@code MOVED}) and keeps one pub/sub connection
  * per node it needs.
  *
@@ -35,18 +35,19 @@ import io.lettuce.core.codec.ByteArrayCodec;
  * again. So this class does: the slot counts as unconfirmed, waiters on it poll, and a new
  * {@code SSUBSCRIBE} goes to the new owner. One that fails is retried by the next waiter's attempt.
  */
-final class ShardedReleaseSubscriber implements AutoCloseable {
+final class ShardedHandOverSubscriber implements AutoCloseable {
 
-    private static final Log logger = LogFactory.getLog(ShardedReleaseSubscriber.class);
+    /** Under its name from before the rename, so that {@code logging.level} settings for it keep working. */
+    private static final Log logger = LogFactory.getLog("io.github.distlock.redis.ShardedReleaseSubscriber");
 
     private static final int UNSUBSCRIBED = 0;
     private static final int SUBSCRIBING = 1;
     private static final int CONFIRMED = 2;
 
     private final Supplier<RedisClusterClient> client;
-    private final ShardedReleaseChannels channels;
+    private final ShardedHandOverChannels channels;
     private final LockWaiters waiters;
-    private final AtomicIntegerArray slots = new AtomicIntegerArray(ShardedReleaseChannels.SLOTS);
+    private final AtomicIntegerArray slots = new AtomicIntegerArray(ShardedHandOverChannels.SLOTS);
     /** The pub/sub connection, opened by the first wait; {@code null} until then or after a failure. */
     private final AtomicReference<CompletableFuture<StatefulRedisClusterPubSubConnection<byte[], byte[]>>> connection =
             new AtomicReference<>();
@@ -54,7 +55,7 @@ final class ShardedReleaseSubscriber implements AutoCloseable {
     /** Whether the last failure was logged at WARN already: an outage warns once, not per slot and wait. */
     private volatile boolean failureWarned;
 
-    ShardedReleaseSubscriber(Supplier<RedisClusterClient> client, ShardedReleaseChannels channels,
+    ShardedHandOverSubscriber(Supplier<RedisClusterClient> client, ShardedHandOverChannels channels,
             LockWaiters waiters) {
         this.client = client;
         this.channels = channels;
@@ -66,7 +67,7 @@ final class ShardedReleaseSubscriber implements AutoCloseable {
      * that slot arrive now.
      */
     boolean startListening(LockKey key) {
-        int slot = ShardedReleaseChannels.slotOf(key);
+        int slot = ShardedHandOverChannels.slotOf(key);
         if (slots.get(slot) == CONFIRMED) {
             return true;
         }
@@ -76,13 +77,13 @@ final class ShardedReleaseSubscriber implements AutoCloseable {
 
     /** Whether the subscription of {@code key}'s slot is confirmed, without starting anything. */
     boolean isListening(LockKey key) {
-        return slots.get(ShardedReleaseChannels.slotOf(key)) == CONFIRMED;
+        return slots.get(ShardedHandOverChannels.slotOf(key)) == CONFIRMED;
     }
 
     /** How many slots are subscribed and confirmed now. */
     int confirmedSlots() {
         int count = 0;
-        for (int slot = 0; slot < ShardedReleaseChannels.SLOTS; slot++) {
+        for (int slot = 0; slot < ShardedHandOverChannels.SLOTS; slot++) {
             count += slots.get(slot) == CONFIRMED ? 1 : 0;
         }
         return count;
@@ -151,7 +152,7 @@ final class ShardedReleaseSubscriber implements AutoCloseable {
             return;
         }
         connection.set(null);
-        for (int slot = 0; slot < ShardedReleaseChannels.SLOTS; slot++) {
+        for (int slot = 0; slot < ShardedHandOverChannels.SLOTS; slot++) {
             slots.set(slot, UNSUBSCRIBED);
         }
         closed = false;
@@ -178,7 +179,7 @@ final class ShardedReleaseSubscriber implements AutoCloseable {
 
     @Override
     public void close() {
-        close(RedisReleaseSubscriber.STOP_TIMEOUT);
+        close(HandOverSubscriber.STOP_TIMEOUT);
     }
 
     /** Messages and subscription changes, on the client's I/O threads: no blocking here. */
