@@ -24,9 +24,9 @@ import io.github.distlock.testsupport.RedisClusterExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * The health check on a real 3-master Redis Cluster, on both drivers: every master is pinged and
- * shown by its address, and one master that does not answer makes the whole check down (its share
- * of the locks fails), with that master's error in plain words.
+ * The health check on a real 3-master Redis Cluster, on both drivers: every master is
+ * pinged and shown by its address, and one master that does not answer makes the whole
+ * check down (its share of the locks fails), with that master's error in plain words.
  */
 class ClusterHealthTest {
 
@@ -49,38 +49,39 @@ class ClusterHealthTest {
         String seeds = String.join(",", clusterExtension.cluster().hostAndPorts());
         String[] addresses = masters.stream().map(ClusterHealthTest::address).toArray(String[]::new);
         new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
-                        DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
-                        HealthContributorAutoConfiguration.class, DistributedLockActuatorAutoConfiguration.class))
-                .withPropertyValues(
-                        "spring.data.redis.cluster.nodes=" + seeds,
-                        "spring.data.redis.client-type=" + driver, "spring.data.redis.timeout=5s",
-                        "distributed-lock.operation-timeout=1s")
-                .run(context -> {
-                    DistributedLockHealthIndicator indicator = context.getBean(DistributedLockHealthIndicator.class);
-                    Health up = await().atMost(Duration.ofSeconds(20)).until(indicator::health,
-                            health -> health.getStatus().equals(Status.UP));
-                    assertThat(nodes(up)).containsOnlyKeys(addresses).allSatisfy((address, node) -> assertThat(node)
-                            .containsEntry("reachable", true).containsKey("latencyMillis").doesNotContainKey("error"));
-                    assertThat(up.getDetails()).containsEntry("reachableNodes", 3).containsEntry("quorum", 3);
+            .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
+                    DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
+                    HealthContributorAutoConfiguration.class, DistributedLockActuatorAutoConfiguration.class))
+            .withPropertyValues("spring.data.redis.cluster.nodes=" + seeds, "spring.data.redis.client-type=" + driver,
+                    "spring.data.redis.timeout=5s", "distributed-lock.operation-timeout=1s")
+            .run(context -> {
+                DistributedLockHealthIndicator indicator = context.getBean(DistributedLockHealthIndicator.class);
+                Health up = await().atMost(Duration.ofSeconds(20))
+                    .until(indicator::health, health -> health.getStatus().equals(Status.UP));
+                assertThat(nodes(up)).containsOnlyKeys(addresses)
+                    .allSatisfy((address, node) -> assertThat(node).containsEntry("reachable", true)
+                        .containsKey("latencyMillis")
+                        .doesNotContainKey("error"));
+                assertThat(up.getDetails()).containsEntry("reachableNodes", 3).containsEntry("quorum", 3);
 
-                    RedisTestServer paused = masters.get(1);
-                    paused.pause();
-                    try {
-                        // Awaited: on a loaded machine a healthy master may miss one operation timeout too.
-                        Health down = await().atMost(Duration.ofSeconds(20)).until(indicator::health,
-                                health -> health.getDetails().get("reachableNodes").equals(2));
-                        assertThat(down.getStatus()).isEqualTo(Status.DOWN);
-                        assertThat(nodes(down).get(address(paused))).containsEntry("reachable", false)
-                                .containsEntry("error", "no answer within distributed-lock.operation-timeout=PT1S");
-                        assertThat(nodes(down).get(addresses[0])).containsEntry("reachable", true);
-                        assertThat(nodes(down).get(addresses[2])).containsEntry("reachable", true);
-                    }
-                    finally {
-                        paused.resume();
-                    }
-                    await().atMost(Duration.ofSeconds(20))
-                            .until(() -> indicator.health().getStatus().equals(Status.UP));
-                });
+                RedisTestServer paused = masters.get(1);
+                paused.pause();
+                try {
+                    // Awaited: on a loaded machine a healthy master may miss one
+                    // operation timeout too.
+                    Health down = await().atMost(Duration.ofSeconds(20))
+                        .until(indicator::health, health -> health.getDetails().get("reachableNodes").equals(2));
+                    assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+                    assertThat(nodes(down).get(address(paused))).containsEntry("reachable", false)
+                        .containsEntry("error", "no answer within distributed-lock.operation-timeout=PT1S");
+                    assertThat(nodes(down).get(addresses[0])).containsEntry("reachable", true);
+                    assertThat(nodes(down).get(addresses[2])).containsEntry("reachable", true);
+                }
+                finally {
+                    paused.resume();
+                }
+                await().atMost(Duration.ofSeconds(20)).until(() -> indicator.health().getStatus().equals(Status.UP));
+            });
     }
+
 }

@@ -25,8 +25,9 @@ import io.github.distlock.autoconfigure.actuate.DistributedLockActuatorAutoConfi
 import io.github.distlock.testsupport.RedisClusterExtension;
 
 /**
- * The read-only key state and the health check on a real 3-master Redis Cluster, on both drivers:
- * the inspection script reads a lock's companion keys in its one slot, whichever master owns it.
+ * The read-only key state and the health check on a real 3-master Redis Cluster, on both
+ * drivers: the inspection script reads a lock's companion keys in its one slot, whichever
+ * master owns it.
  */
 class ClusterInspectionTest {
 
@@ -37,39 +38,40 @@ class ClusterInspectionTest {
     @ValueSource(strings = { "lettuce", "jedis" })
     void keysOnEveryMasterAreInspectedAndTheClusterIsHealthy(String driver) {
         new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
-                        DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
-                        HealthContributorAutoConfiguration.class, DistributedLockActuatorAutoConfiguration.class))
-                .withPropertyValues(
-                        "spring.data.redis.cluster.nodes=" + String.join(",", clusterExtension.cluster().hostAndPorts()),
-                        "spring.data.redis.client-type=" + driver, "spring.data.redis.timeout=10s",
-                        "management.endpoints.web.exposure.include=locks")
-                .run(context -> {
-                    LockService locks = context.getBean(LockService.class);
-                    LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
-                    DistributedLockHealthIndicator health = context.getBean(DistributedLockHealthIndicator.class);
-                    await().atMost(Duration.ofSeconds(20)).until(() -> health.health().getStatus().equals(Status.UP));
+            .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
+                    DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
+                    HealthContributorAutoConfiguration.class, DistributedLockActuatorAutoConfiguration.class))
+            .withPropertyValues(
+                    "spring.data.redis.cluster.nodes=" + String.join(",", clusterExtension.cluster().hostAndPorts()),
+                    "spring.data.redis.client-type=" + driver, "spring.data.redis.timeout=10s",
+                    "management.endpoints.web.exposure.include=locks")
+            .run(context -> {
+                LockService locks = context.getBean(LockService.class);
+                LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
+                DistributedLockHealthIndicator health = context.getBean(DistributedLockHealthIndicator.class);
+                await().atMost(Duration.ofSeconds(20)).until(() -> health.health().getStatus().equals(Status.UP));
 
-                    // Twelve names spread over the slots, so over all three masters.
-                    List<LockHandle> held = new ArrayList<>();
-                    try {
-                        for (int i = 0; i < 12; i++) {
-                            held.add(locks.lock(LockRequest.of("order:" + i).withTtl(Duration.ofSeconds(30))));
-                        }
-                        for (int i = 0; i < 12; i++) {
-                            long fence = held.get(i).fencingToken();
-                            LocksEndpoint.KeyState state = endpoint.lock("order:" + i);
-                            assertThat(state.error()).isNull();
-                            assertThat(state.held()).isTrue();
-                            assertThat(state.pttlMillis()).isPositive().isLessThanOrEqualTo(30_000);
-                            assertThat(state.queueLength()).isZero();
-                            assertThat(state.lastFencingToken()).isEqualTo(fence);
-                        }
+                // Twelve names spread over the slots, so over all three masters.
+                List<LockHandle> held = new ArrayList<>();
+                try {
+                    for (int i = 0; i < 12; i++) {
+                        held.add(locks.lock(LockRequest.of("order:" + i).withTtl(Duration.ofSeconds(30))));
                     }
-                    finally {
-                        held.forEach(LockHandle::release);
+                    for (int i = 0; i < 12; i++) {
+                        long fence = held.get(i).fencingToken();
+                        LocksEndpoint.KeyState state = endpoint.lock("order:" + i);
+                        assertThat(state.error()).isNull();
+                        assertThat(state.held()).isTrue();
+                        assertThat(state.pttlMillis()).isPositive().isLessThanOrEqualTo(30_000);
+                        assertThat(state.queueLength()).isZero();
+                        assertThat(state.lastFencingToken()).isEqualTo(fence);
                     }
-                    assertThat(endpoint.lock("order:3").held()).isFalse();
-                });
+                }
+                finally {
+                    held.forEach(LockHandle::release);
+                }
+                assertThat(endpoint.lock("order:3").held()).isFalse();
+            });
     }
+
 }

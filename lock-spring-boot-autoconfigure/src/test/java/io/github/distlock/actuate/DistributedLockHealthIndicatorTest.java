@@ -30,9 +30,10 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * The {@code distributedLock} health contributor against real Redis servers: down while the store
- * does not answer (a paused {@code redis-server}) and up again after, down while the watchdog is
- * kept from renewing, and for Redlock up with a minority of nodes down and down without a majority.
+ * The {@code distributedLock} health contributor against real Redis servers: down while
+ * the store does not answer (a paused {@code redis-server}) and up again after, down
+ * while the watchdog is kept from renewing, and for Redlock up with a minority of nodes
+ * down and down without a majority.
  */
 class DistributedLockHealthIndicatorTest {
 
@@ -42,12 +43,12 @@ class DistributedLockHealthIndicatorTest {
     private ApplicationContextRunner runner(String... properties) {
         RedisTestServer redis = redisExtension.server(0);
         return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
-                        DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
-                        HealthContributorAutoConfiguration.class, DistributedLockActuatorAutoConfiguration.class))
-                .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
-                        "distributed-lock.operation-timeout=1s")
-                .withPropertyValues(properties);
+            .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
+                    DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
+                    HealthContributorAutoConfiguration.class, DistributedLockActuatorAutoConfiguration.class))
+            .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
+                    "distributed-lock.operation-timeout=1s")
+            .withPropertyValues(properties);
     }
 
     @SuppressWarnings("unchecked")
@@ -60,7 +61,10 @@ class DistributedLockHealthIndicatorTest {
         return (Map<String, Object>) detail(health, "nodes").get(name);
     }
 
-    /** How the health detail names a standalone node: its address, as the application configured it. */
+    /**
+     * How the health detail names a standalone node: its address, as the application
+     * configured it.
+     */
     private static String address(RedisTestServer redis) {
         return redis.host() + ":" + redis.port();
     }
@@ -72,8 +76,9 @@ class DistributedLockHealthIndicatorTest {
             DistributedLockHealthIndicator indicator = context.getBean(DistributedLockHealthIndicator.class);
             await().atMost(Duration.ofSeconds(10)).until(() -> indicator.health().getStatus().equals(Status.UP));
             Health up = indicator.health();
-            assertThat(up.getDetails()).containsEntry("backend", "LettuceLockBackend").containsEntry("quorum", 1)
-                    .containsEntry("reachableNodes", 1);
+            assertThat(up.getDetails()).containsEntry("backend", "LettuceLockBackend")
+                .containsEntry("quorum", 1)
+                .containsEntry("reachableNodes", 1);
             assertThat(node(up, address)).containsEntry("reachable", true).containsKey("latencyMillis");
             assertThat(detail(up, "watchdog")).containsEntry("lagging", false).containsEntry("lagLimitMillis", 1000L);
 
@@ -85,7 +90,7 @@ class DistributedLockHealthIndicatorTest {
                 assertThat(node(down, address)).containsEntry("reachable", false);
                 // Plain words: no lock was involved, so no lock name and no command.
                 assertThat((String) node(down, address).get("error"))
-                        .isEqualTo("no answer within distributed-lock.operation-timeout=PT1S");
+                    .isEqualTo("no answer within distributed-lock.operation-timeout=PT1S");
                 assertThat((Double) node(down, address).get("latencyMillis")).isGreaterThanOrEqualTo(1000.0);
             }
             finally {
@@ -99,7 +104,8 @@ class DistributedLockHealthIndicatorTest {
     void isDownWhileTheWatchdogIsKeptFromRenewingAndUpOnceItCatchesUp() {
         CountDownLatch unblock = new CountDownLatch(1);
         AtomicBoolean blocked = new AtomicBoolean();
-        // A listener that blocks the watchdog's thread on the first renewal, as a slow metrics
+        // A listener that blocks the watchdog's thread on the first renewal, as a slow
+        // metrics
         // registry might: every other renewal falls behind schedule meanwhile.
         LockListener blocking = new LockListener() {
             @Override
@@ -119,8 +125,7 @@ class DistributedLockHealthIndicatorTest {
             LockService locks = context.getBean(LockService.class);
             try (LockHandle handle = locks.lock(LockRequest.of("watched").withTtl(Duration.ofSeconds(3)))) {
                 await().atMost(Duration.ofSeconds(10)).until(blocked::get);
-                await().atMost(Duration.ofSeconds(10))
-                        .until(() -> indicator.health().getStatus().equals(Status.DOWN));
+                await().atMost(Duration.ofSeconds(10)).until(() -> indicator.health().getStatus().equals(Status.DOWN));
                 Health down = indicator.health();
                 assertThat(node(down, address(redisExtension.server(0)))).containsEntry("reachable", true);
                 assertThat(detail(down, "watchdog")).containsEntry("lagging", true).containsEntry("leases", 1);
@@ -140,43 +145,47 @@ class DistributedLockHealthIndicatorTest {
     void redlockIsUpWithAMinorityOfNodesDownAndDownWithoutAMajority() {
         String nodes = String.join(",", redisExtension.redisUris());
         runner("distributed-lock.redlock.nodes=" + nodes, "distributed-lock.redlock.node-timeout=1s",
-                // These servers started moments ago: with restart protection none would vote yet.
-                "distributed-lock.redlock.restart-protection=false").run(context -> {
-                    DistributedLockHealthIndicator indicator = context.getBean(DistributedLockHealthIndicator.class);
-                    await().atMost(Duration.ofSeconds(10))
-                            .until(() -> indicator.health().getDetails().get("reachableNodes").equals(3));
-                    Health all = indicator.health();
-                    assertThat(all.getStatus()).isEqualTo(Status.UP);
-                    assertThat(all.getDetails()).containsEntry("backend", "RedlockBackend").containsEntry("quorum", 2);
-                    assertThat(detail(all, "nodes")).hasSize(3);
+                // These servers started moments ago: with restart protection none would
+                // vote yet.
+                "distributed-lock.redlock.restart-protection=false")
+            .run(context -> {
+                DistributedLockHealthIndicator indicator = context.getBean(DistributedLockHealthIndicator.class);
+                await().atMost(Duration.ofSeconds(10))
+                    .until(() -> indicator.health().getDetails().get("reachableNodes").equals(3));
+                Health all = indicator.health();
+                assertThat(all.getStatus()).isEqualTo(Status.UP);
+                assertThat(all.getDetails()).containsEntry("backend", "RedlockBackend").containsEntry("quorum", 2);
+                assertThat(detail(all, "nodes")).hasSize(3);
 
-                    RedisTestServer first = redisExtension.server(0);
-                    RedisTestServer second = redisExtension.server(1);
-                    first.pause();
+                RedisTestServer first = redisExtension.server(0);
+                RedisTestServer second = redisExtension.server(1);
+                first.pause();
+                try {
+                    // Awaited: on a loaded machine a healthy node may miss one node
+                    // timeout too.
+                    Health minorityDown = await().atMost(Duration.ofSeconds(10))
+                        .until(indicator::health, health -> health.getDetails().get("reachableNodes").equals(2));
+                    assertThat(minorityDown.getStatus()).isEqualTo(Status.UP);
+                    assertThat(detail(minorityDown, "nodes").values())
+                        .filteredOn(node -> Boolean.FALSE.equals(((Map<?, ?>) node).get("reachable")))
+                        .hasSize(1);
+
+                    second.pause();
                     try {
-                        // Awaited: on a loaded machine a healthy node may miss one node timeout too.
-                        Health minorityDown = await().atMost(Duration.ofSeconds(10)).until(indicator::health,
-                                health -> health.getDetails().get("reachableNodes").equals(2));
-                        assertThat(minorityDown.getStatus()).isEqualTo(Status.UP);
-                        assertThat(detail(minorityDown, "nodes").values()).filteredOn(
-                                node -> Boolean.FALSE.equals(((Map<?, ?>) node).get("reachable"))).hasSize(1);
-
-                        second.pause();
-                        try {
-                            Health majorityDown = indicator.health();
-                            assertThat(majorityDown.getStatus()).isEqualTo(Status.DOWN);
-                            assertThat(majorityDown.getDetails()).containsEntry("reachableNodes", 1);
-                        }
-                        finally {
-                            second.resume();
-                        }
+                        Health majorityDown = indicator.health();
+                        assertThat(majorityDown.getStatus()).isEqualTo(Status.DOWN);
+                        assertThat(majorityDown.getDetails()).containsEntry("reachableNodes", 1);
                     }
                     finally {
-                        first.resume();
+                        second.resume();
                     }
-                    await().atMost(Duration.ofSeconds(10))
-                            .until(() -> indicator.health().getDetails().get("reachableNodes").equals(3));
-                });
+                }
+                finally {
+                    first.resume();
+                }
+                await().atMost(Duration.ofSeconds(10))
+                    .until(() -> indicator.health().getDetails().get("reachableNodes").equals(3));
+            });
     }
 
     @Test
@@ -184,41 +193,44 @@ class DistributedLockHealthIndicatorTest {
         String nodes = String.join(",", redisExtension.redisUris());
         runner("distributed-lock.redlock.nodes=" + nodes, "distributed-lock.redlock.node-timeout=1s",
                 "distributed-lock.redlock.restart-protection=false", "management.endpoints.web.exposure.include=locks")
-                .run(context -> {
-                    LockService locks = context.getBean(LockService.class);
-                    LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
-                    LockHandle handle = await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
-                            .until(() -> locks.lock(LockRequest.of("shared").withTtl(Duration.ofSeconds(30))),
-                                    held -> held != null);
-                    try {
-                        long fence = handle.fencingToken();
-                        LocksEndpoint.KeyState all = endpoint.lock("shared");
-                        assertThat(all.held()).isTrue();
-                        assertThat(all.pttlMillis()).isPositive().isLessThanOrEqualTo(30_000);
-                        assertThat(all.lastFencingToken()).isEqualTo(fence);
-                        assertThat(all.nodes()).hasSize(3).allSatisfy(node -> assertThat(node.held()).isTrue());
+            .run(context -> {
+                LockService locks = context.getBean(LockService.class);
+                LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
+                LockHandle handle = await().atMost(Duration.ofSeconds(10))
+                    .ignoreExceptions()
+                    .until(() -> locks.lock(LockRequest.of("shared").withTtl(Duration.ofSeconds(30))),
+                            held -> held != null);
+                try {
+                    long fence = handle.fencingToken();
+                    LocksEndpoint.KeyState all = endpoint.lock("shared");
+                    assertThat(all.held()).isTrue();
+                    assertThat(all.pttlMillis()).isPositive().isLessThanOrEqualTo(30_000);
+                    assertThat(all.lastFencingToken()).isEqualTo(fence);
+                    assertThat(all.nodes()).hasSize(3).allSatisfy(node -> assertThat(node.held()).isTrue());
 
-                        RedisTestServer first = redisExtension.server(0);
-                        first.del("lock:{shared}");
-                        RedisTestServer second = redisExtension.server(1);
-                        second.pause();
-                        try {
-                            LocksEndpoint.KeyState minority = endpoint.lock("shared");
-                            // One node lost the key and one does not answer: no majority holds it.
-                            assertThat(minority.held()).isFalse();
-                            assertThat(minority.nodes()).extracting(LocksEndpoint.Node::held)
-                                    .containsExactly(false, null, true);
-                            assertThat(minority.nodes().get(1).error()).isNotBlank();
-                        }
-                        finally {
-                            second.resume();
-                        }
-                        assertThat(endpoint.lock("shared").held()).isTrue();
+                    RedisTestServer first = redisExtension.server(0);
+                    first.del("lock:{shared}");
+                    RedisTestServer second = redisExtension.server(1);
+                    second.pause();
+                    try {
+                        LocksEndpoint.KeyState minority = endpoint.lock("shared");
+                        // One node lost the key and one does not answer: no majority
+                        // holds it.
+                        assertThat(minority.held()).isFalse();
+                        assertThat(minority.nodes()).extracting(LocksEndpoint.Node::held)
+                            .containsExactly(false, null, true);
+                        assertThat(minority.nodes().get(1).error()).isNotBlank();
                     }
                     finally {
-                        handle.release();
+                        second.resume();
                     }
-                    assertThat(endpoint.lock("shared").held()).isFalse();
-                });
+                    assertThat(endpoint.lock("shared").held()).isTrue();
+                }
+                finally {
+                    handle.release();
+                }
+                assertThat(endpoint.lock("shared").held()).isFalse();
+            });
     }
+
 }

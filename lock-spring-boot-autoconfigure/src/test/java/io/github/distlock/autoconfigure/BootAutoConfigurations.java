@@ -3,10 +3,12 @@ package io.github.distlock.autoconfigure;
 import org.springframework.util.ClassUtils;
 
 /**
- * Spring Boot's own auto-configurations (and one context type) that the tests start, found by name because Spring
- * Boot 4 moved them into per-technology modules and packages: the same test sources then compile and run against
- * Boot 3.5 (the default build) and Boot 4.1 ({@code -Pboot4}). Each constant is the class of whichever generation is
- * on the test class path; a name missing from both fails the test class's initialisation, naming both.
+ * Spring Boot's own auto-configurations (and one context type) that the tests start,
+ * found by name because Spring Boot 4 moved them into per-technology modules and
+ * packages: the same test sources then compile and run against Boot 3.5 (the default
+ * build) and Boot 4.1 ({@code -Pboot4}). Each constant is the class of whichever
+ * generation is on the test class path; a name missing from both fails the test class's
+ * initialisation, naming both.
  *
  * <pre>{@code
  * new ApplicationContextRunner()
@@ -15,7 +17,8 @@ import org.springframework.util.ClassUtils;
  */
 public final class BootAutoConfigurations {
 
-    public static final Class<?> REDIS = either("org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
+    public static final Class<?> REDIS = either(
+            "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
             "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration");
 
     public static final Class<?> DATA_SOURCE = either(
@@ -68,4 +71,5 @@ public final class BootAutoConfigurations {
         throw new IllegalStateException("Neither " + boot3Name + " (Spring Boot 3) nor " + boot4Name
                 + " (Spring Boot 4) is on the test class path; add the Boot module that holds it as a test dependency");
     }
+
 }

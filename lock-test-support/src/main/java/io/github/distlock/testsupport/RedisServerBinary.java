@@ -14,16 +14,19 @@ import java.util.logging.Logger;
 /**
  * Finds the {@code redis-server} executable that the fixtures run.
  *
- * <p>Order of preference, first match wins:
+ * <p>
+ * Order of preference, first match wins:
  * <ol>
- *   <li>the system property {@value #SYSTEM_PROPERTY} or the environment variable {@value #ENVIRONMENT_VARIABLE}
- *       &ndash; so a developer or CI can pin an exact Redis version;</li>
- *   <li>{@code redis-server} on the {@code PATH} &ndash; usually a current, distribution-built Redis;</li>
- *   <li>the binary bundled in the {@code embedded-redis} jar, extracted to a temporary file once per JVM
- *       &ndash; so the tests still run on a machine without Redis installed.</li>
+ * <li>the system property {@value #SYSTEM_PROPERTY} or the environment variable
+ * {@value #ENVIRONMENT_VARIABLE} &ndash; so a developer or CI can pin an exact Redis
+ * version;</li>
+ * <li>{@code redis-server} on the {@code PATH} &ndash; usually a current,
+ * distribution-built Redis;</li>
+ * <li>the binary bundled in the {@code embedded-redis} jar, extracted to a temporary file
+ * once per JVM &ndash; so the tests still run on a machine without Redis installed.</li>
  * </ol>
- * The choice is logged once (java.util.logging, INFO), because "which Redis did this run use" is the first
- * question when a test behaves differently on two machines.
+ * The choice is logged once (java.util.logging, INFO), because "which Redis did this run
+ * use" is the first question when a test behaves differently on two machines.
  */
 public final class RedisServerBinary {
 
@@ -35,9 +38,11 @@ public final class RedisServerBinary {
 
     private static final Logger LOG = Logger.getLogger(RedisServerBinary.class.getName());
 
-    // Cached only on success, so a failed lookup is reported again with its real cause (not as a
+    // Cached only on success, so a failed lookup is reported again with its real cause
+    // (not as a
     // NoClassDefFoundError, as a failing static initializer would be).
     private static Path resolved;
+
     private static Path bundled;
 
     private RedisServerBinary() {
@@ -45,9 +50,9 @@ public final class RedisServerBinary {
 
     /**
      * The executable to run, resolved once per JVM as described in the class comment.
-     *
      * @return an existing, executable file
-     * @throws IllegalStateException when a configured path is not executable, or nothing is found
+     * @throws IllegalStateException when a configured path is not executable, or nothing
+     * is found
      */
     public static synchronized Path resolve() {
         if (resolved == null) {
@@ -57,9 +62,9 @@ public final class RedisServerBinary {
     }
 
     /**
-     * The binary bundled in the {@code embedded-redis} jar for this OS and CPU, extracted once per JVM, regardless
-     * of what {@link #resolve()} chose. Lets a test check the fallback itself on a machine that has Redis installed.
-     *
+     * The binary bundled in the {@code embedded-redis} jar for this OS and CPU, extracted
+     * once per JVM, regardless of what {@link #resolve()} chose. Lets a test check the
+     * fallback itself on a machine that has Redis installed.
      * @return an extracted, executable file (deleted when the JVM exits)
      * @throws IllegalStateException when no binary is bundled for this platform
      */
@@ -126,7 +131,8 @@ public final class RedisServerBinary {
             Files.copy(binary, target, StandardCopyOption.REPLACE_EXISTING);
             Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rwx------"));
             return target;
-        } catch (IOException e) {
+        }
+        catch (IOException e) {
             throw new UncheckedIOException("could not extract bundled " + resource, e);
         }
     }
@@ -148,7 +154,8 @@ public final class RedisServerBinary {
             if (x86) {
                 return "redis-server-6.2.7-linux-386";
             }
-        } else if (os.contains("mac")) {
+        }
+        else if (os.contains("mac")) {
             if (x64) {
                 return "redis-server-6.2.6-v5-darwin-amd64";
             }
@@ -163,4 +170,5 @@ public final class RedisServerBinary {
     private static boolean isBlank(String value) {
         return value == null || value.isBlank();
     }
+
 }

@@ -15,8 +15,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * A Sentinel group that forms, replicates, fails over on request and on a dead master, and can be reset between
- * tests. The tests share one group, so none assumes which node is the master.
+ * A Sentinel group that forms, replicates, fails over on request and on a dead master,
+ * and can be reset between tests. The tests share one group, so none assumes which node
+ * is the master.
  */
 class RedisTestSentinelGroupTest {
 
@@ -33,13 +34,13 @@ class RedisTestSentinelGroupTest {
         assertThat(group.sentinelHostAndPorts()).doesNotHaveDuplicates().noneMatch(a -> a.endsWith(":6379"));
         for (RedisTestServer node : group.sentinels()) {
             assertThat(node.command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"))
-                    .isEqualTo(List.of("127.0.0.1", Integer.toString(master.port())));
+                .isEqualTo(List.of("127.0.0.1", Integer.toString(master.port())));
             assertThat(node.infoValue("server", "redis_mode")).isEqualTo("sentinel");
             assertThat((List<?>) node.command("SENTINEL", "SENTINELS", "mymaster")).hasSize(2);
         }
         assertThat(master.infoValue("replication", "role")).isEqualTo("master");
         assertThat(group.replicas().get(0).infoValue("replication", "master_port"))
-                .isEqualTo(Integer.toString(master.port()));
+            .isEqualTo(Integer.toString(master.port()));
         assertThat(group.masterHostAndPort()).isEqualTo("127.0.0.1:" + master.port());
     }
 
@@ -49,7 +50,7 @@ class RedisTestSentinelGroupTest {
 
         RedisTestServer replica = sentinel.group().replicas().get(0);
         await().atMost(Duration.ofSeconds(20))
-                .untilAsserted(() -> assertThat(replica.get("lock:{order-1}")).isEqualTo("token-a"));
+            .untilAsserted(() -> assertThat(replica.get("lock:{order-1}")).isEqualTo("token-a"));
     }
 
     @Test
@@ -66,7 +67,7 @@ class RedisTestSentinelGroupTest {
         assertThat(group.master()).isSameAs(replica);
         for (RedisTestServer node : group.sentinels()) {
             assertThat(node.command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"))
-                    .isEqualTo(List.of("127.0.0.1", Integer.toString(replica.port())));
+                .isEqualTo(List.of("127.0.0.1", Integer.toString(replica.port())));
         }
         assertThat(after.infoValue("replication", "role")).isEqualTo("master");
         assertThat(after.get("written-before")).isEqualTo("1");
@@ -86,7 +87,8 @@ class RedisTestSentinelGroupTest {
 
         assertThat(promoted).isSameAs(replica);
         assertThat(promoted.infoValue("replication", "role")).isEqualTo("master");
-        promoted.set("after-the-kill", "1"); // writable: the Sentinels sent REPLICAOF NO ONE
+        promoted.set("after-the-kill", "1"); // writable: the Sentinels sent REPLICAOF NO
+                                             // ONE
     }
 
     @Test
@@ -99,7 +101,7 @@ class RedisTestSentinelGroupTest {
 
         assertThat(node.command("SENTINEL", "MYID")).isEqualTo(id);
         assertThat(node.command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"))
-                    .isEqualTo(List.of("127.0.0.1", Integer.toString(group.master().port())));
+            .isEqualTo(List.of("127.0.0.1", Integer.toString(group.master().port())));
         group.awaitSettled(Duration.ofSeconds(10));
     }
 
@@ -108,10 +110,10 @@ class RedisTestSentinelGroupTest {
         RedisTestSentinelGroup group = sentinel.group();
         List<RedisTestServer> sentinels = group.sentinels();
         RedisURI uri = RedisURI.Builder.sentinel(sentinels.get(0).host(), sentinels.get(0).port(), group.masterName())
-                .withSentinel(sentinels.get(1).host(), sentinels.get(1).port())
-                .withSentinel(sentinels.get(2).host(), sentinels.get(2).port())
-                .withTimeout(Duration.ofSeconds(10))
-                .build();
+            .withSentinel(sentinels.get(1).host(), sentinels.get(1).port())
+            .withSentinel(sentinels.get(2).host(), sentinels.get(2).port())
+            .withTimeout(Duration.ofSeconds(10))
+            .build();
         RedisClient client = RedisClient.create(uri);
         try (StatefulRedisConnection<String, String> connection = client.connect()) {
             RedisCommands<String, String> redis = connection.sync();
@@ -121,12 +123,14 @@ class RedisTestSentinelGroupTest {
 
             RedisTestServer after = group.failover();
 
-            // The old master dropped this connection when it became a replica; Lettuce asked the Sentinels again.
+            // The old master dropped this connection when it became a replica; Lettuce
+            // asked the Sentinels again.
             assertThat(redis.set("lock:{order-2}", "token-a", SetArgs.Builder.nx().px(30_000))).isEqualTo("OK");
             assertThat(servingPort(redis)).isEqualTo(after.port()).isNotEqualTo(before.port());
             assertThat(after.get("lock:{order-2}")).isEqualTo("token-a");
             assertThat(redis.get("lock:{order-1}")).as("replicated before the failover").isEqualTo("token-a");
-        } finally {
+        }
+        finally {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }
     }
@@ -134,4 +138,5 @@ class RedisTestSentinelGroupTest {
     private static int servingPort(RedisCommands<String, String> redis) {
         return Integer.parseInt(RedisTestServer.parseInfoField(redis.info("server"), "tcp_port"));
     }
+
 }

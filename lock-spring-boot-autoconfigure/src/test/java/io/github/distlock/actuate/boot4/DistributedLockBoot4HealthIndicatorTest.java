@@ -26,10 +26,11 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * The {@code distributedLock} health contributor on Spring Boot 4's health API, against a real
- * redis-server: registered under that name, up while Redis answers, down once it is stopped and up
- * again after it restarts, off by its switch, and replaced by the application's own bean. Compiled
- * and run by the boot4 profile only (a {@code boot4} package).
+ * The {@code distributedLock} health contributor on Spring Boot 4's health API, against a
+ * real redis-server: registered under that name, up while Redis answers, down once it is
+ * stopped and up again after it restarts, off by its switch, and replaced by the
+ * application's own bean. Compiled and run by the boot4 profile only (a {@code boot4}
+ * package).
  */
 class DistributedLockBoot4HealthIndicatorTest {
 
@@ -40,19 +41,19 @@ class DistributedLockBoot4HealthIndicatorTest {
     private ApplicationContextRunner runner() {
         RedisTestServer redis = redisExtension.server();
         return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
-                        DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
-                        HealthContributorAutoConfiguration.class, HealthContributorRegistryAutoConfiguration.class,
-                        DistributedLockActuatorAutoConfiguration.class))
-                .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
-                        "distributed-lock.operation-timeout=1s");
+            .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+                    DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
+                    HealthContributorAutoConfiguration.class, HealthContributorRegistryAutoConfiguration.class,
+                    DistributedLockActuatorAutoConfiguration.class))
+            .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
+                    "distributed-lock.operation-timeout=1s");
     }
 
     @SuppressWarnings("unchecked")
     private static Map<String, Object> redisNode(Health health) {
         RedisTestServer redis = redisExtension.server();
         return (Map<String, Object>) ((Map<String, Object>) health.getDetails().get("nodes"))
-                .get(redis.host() + ":" + redis.port());
+            .get(redis.host() + ":" + redis.port());
     }
 
     @Test
@@ -61,13 +62,14 @@ class DistributedLockBoot4HealthIndicatorTest {
             assertThat(context).hasNotFailed().hasSingleBean(DistributedLockBoot4HealthIndicator.class);
             DistributedLockBoot4HealthIndicator indicator = context.getBean(DistributedLockBoot4HealthIndicator.class);
             assertThat(context.getBean(HealthContributorRegistry.class).getContributor("distributedLock"))
-                    .isSameAs(indicator);
+                .isSameAs(indicator);
 
             // Awaited: the first ping also makes the connection.
             await().atMost(Duration.ofSeconds(10)).until(() -> indicator.health().getStatus().equals(Status.UP));
             Health up = indicator.health();
-            assertThat(up.getDetails()).containsEntry("backend", "LettuceLockBackend").containsEntry("quorum", 1)
-                    .containsEntry("reachableNodes", 1);
+            assertThat(up.getDetails()).containsEntry("backend", "LettuceLockBackend")
+                .containsEntry("quorum", 1)
+                .containsEntry("reachableNodes", 1);
             assertThat(redisNode(up)).containsEntry("reachable", true);
 
             RedisTestServer redis = redisExtension.server();
@@ -96,7 +98,8 @@ class DistributedLockBoot4HealthIndicatorTest {
         runner().withBean("distributedLockHealthIndicator", HealthIndicator.class, () -> own).run(context -> {
             assertThat(context).hasNotFailed().doesNotHaveBean(DistributedLockBoot4HealthIndicator.class);
             assertThat(context.getBean(HealthContributorRegistry.class).getContributor("distributedLock"))
-                    .isSameAs(own);
+                .isSameAs(own);
         });
     }
+
 }
