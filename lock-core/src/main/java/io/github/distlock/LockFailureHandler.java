@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
  *
  *
 
-@DistributedLock(key = "#symbol", failureHandler = "cachedQuote")
+&#64;DistributedLock(key = "#symbol", failureHandler = "cachedQuote")
  * public Quote refresh(String symbol) { ... }
  * }</pre>
  */

@@ -21,7 +21,6 @@ import io.github.distlock.benchmarks.adapter.LockAdapter;
 import io.github.distlock.benchmarks.adapter.RedisNodes;
 import io.github.distlock.benchmarks.adapter.RedisTarget;
 import io.github.distlock.benchmarks.harness.Arguments;
-import io.github.distlock.benchmarks.harness.ContendedResult;
 import io.github.distlock.benchmarks.harness.HarnessMain;
 import io.github.distlock.benchmarks.harness.HarnessResults;
 import io.github.distlock.benchmarks.harness.HarnessSettings;

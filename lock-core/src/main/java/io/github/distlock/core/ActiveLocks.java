@@ -20,7 +20,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <pre>{@code
  * ActiveLocks active = new ActiveLocks();
- * LockService service = new DefaultLockService(backend, watchdog, defaults, waiters, LockListeners.of(List.of(active)));
+ * LockService service = new DefaultLockService(backend, watchdog, defaults, waiters,
+ *         LockListeners.of(List.of(active)));
  * active.held().forEach(lock -> System.out.println(lock.key() + " held by " + lock.threadName()));
  * }</pre>
  */

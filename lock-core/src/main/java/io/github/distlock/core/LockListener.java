@@ -22,7 +22,7 @@ import org.jspecify.annotations.Nullable;
  *     return new LockListener() {
  *
 
-@Override
+&#64;Override
  *         public void acquired(LockContext lock) {
  *             if (lock.waitTime().toMillis() > 500) {
  *                 log.info("{} waited {} for {}", lock.threadName(), lock.waitTime(), lock.name());

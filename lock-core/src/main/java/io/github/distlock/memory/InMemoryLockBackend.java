@@ -43,7 +43,7 @@ import io.github.distlock.core.QueueingLockBackend;
  * class InMemoryLocks {
  *
 
-@Bean
+&#64;Bean
  *     InMemoryLockBackend lockBackend() {
  *         return new InMemoryLockBackend();
  *     }

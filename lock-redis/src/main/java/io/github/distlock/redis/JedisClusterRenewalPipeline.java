@@ -54,7 +54,8 @@ final class JedisClusterRenewalPipeline {
      * Spring Data's Jedis Cluster connection, by name: checking it needs no Jedis class
      * loaded.
      */
-    static final String JEDIS_CLUSTER_CONNECTION = "org.springframework.data.redis.connection.jedis.JedisClusterConnection";
+    static final String JEDIS_CLUSTER_CONNECTION = "org.springframework.data.redis.connection.jedis."
+            + "JedisClusterConnection";
 
     /**
      * Jedis 7's cluster client, which Spring Data Redis 4 (Spring Boot 4) hands out in

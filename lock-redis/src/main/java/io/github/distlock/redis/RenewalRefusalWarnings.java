@@ -27,7 +27,8 @@ final class RenewalRefusalWarnings {
     private final Map<String, Long> loggedAt = new ConcurrentHashMap<>();
 
     /**
-     * @param credentials where the user and password are set, for the explanation */
+     * @param credentials where the user and password are set, for the explanation
+     */
     RenewalRefusalWarnings(String credentials) {
         this.credentials = credentials;
     }

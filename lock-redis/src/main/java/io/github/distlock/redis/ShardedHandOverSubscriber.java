@@ -65,7 +65,7 @@ final class ShardedHandOverSubscriber implements AutoCloseable {
      * The pub/sub connection, opened by the first wait; {@code null} until then or after
      * a failure.
      */
-    private final AtomicReference<CompletableFuture<StatefulRedisClusterPubSubConnection<byte[], byte[]>>> connection = new AtomicReference<>();
+    private final AtomicReference<CompletableFuture<StatefulRedisClusterPubSubConnection<byte[], byte[]>>> connection;
 
     private volatile boolean closed;
 
@@ -80,6 +80,7 @@ final class ShardedHandOverSubscriber implements AutoCloseable {
         this.client = client;
         this.channels = channels;
         this.waiters = waiters;
+        this.connection = new AtomicReference<>();
     }
 
     /**

@@ -134,7 +134,8 @@ final class NodeHealth {
         }
 
         /**
-         * @param answered {@code false} if it ended by its timeout */
+         * @param answered {@code false} if it ended by its timeout
+         */
         void ended(boolean answered) {
             if (answered) {
                 suspect = false;

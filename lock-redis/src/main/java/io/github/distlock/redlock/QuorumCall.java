@@ -78,7 +78,8 @@ final class QuorumCall {
     interface NodeCall<R> {
 
         /**
-         * @param index the node's position among the Redlock's nodes */
+         * @param index the node's position among the Redlock's nodes
+         */
         R call(int index, RedlockNode node);
 
     }

@@ -22,7 +22,8 @@ public class DistributedLockBoot4HealthIndicator extends AbstractHealthIndicator
     private final LockBackendHealth health;
 
     /**
-     * @param health the check this indicator reports */
+     * @param health the check this indicator reports
+     */
     public DistributedLockBoot4HealthIndicator(LockBackendHealth health) {
         super("Distributed lock health check failed");
         this.health = Objects.requireNonNull(health, "health");

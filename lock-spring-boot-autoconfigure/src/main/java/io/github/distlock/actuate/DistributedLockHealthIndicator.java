@@ -21,7 +21,8 @@ public class DistributedLockHealthIndicator extends AbstractHealthIndicator {
     private final LockBackendHealth health;
 
     /**
-     * @param health the check this indicator reports */
+     * @param health the check this indicator reports
+     */
     public DistributedLockHealthIndicator(LockBackendHealth health) {
         super("Distributed lock health check failed");
         this.health = Objects.requireNonNull(health, "health");

@@ -400,7 +400,8 @@ public class DistributedLockProperties implements InitializingBean {
                 throw new InvalidConfigurationPropertyValueException(PREFIX + ".replica-acks", replicaAcks,
                         "Replica acknowledgements apply to the single-Redis backend; with " + RedlockProperties.PREFIX
                                 + ".nodes set, locks are Redlocks over independent "
-                                + "masters, which do not wait for replicas. Remove replica-acks, or the Redlock nodes.");
+                                + "masters, which do not wait for replicas. "
+                                + "Remove replica-acks, or the Redlock nodes.");
             }
         }
     }

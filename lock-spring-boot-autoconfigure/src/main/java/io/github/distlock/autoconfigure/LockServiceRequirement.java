@@ -83,8 +83,10 @@ class LockServiceRequirement implements SmartInitializingSingleton {
         if (ConditionEvaluationReport.get(beanFactory)
             .getExclusions()
             .contains(DistributedLockAutoConfiguration.class.getName())) {
-            return new Explanation(DistributedLockAutoConfiguration.class.getSimpleName() + " is excluded "
-                    + "(spring.autoconfigure.exclude, or exclude on @SpringBootApplication or @EnableAutoConfiguration)",
+            return new Explanation(
+                    DistributedLockAutoConfiguration.class.getSimpleName() + " is excluded "
+                            + "(spring.autoconfigure.exclude, or exclude on @SpringBootApplication or "
+                            + "@EnableAutoConfiguration)",
                     "Remove the exclusion, or declare a LockService bean of your own.");
         }
         ClassLoader classLoader = beanFactory.getBeanClassLoader();

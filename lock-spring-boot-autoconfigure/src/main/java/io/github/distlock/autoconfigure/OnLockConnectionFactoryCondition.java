@@ -55,7 +55,8 @@ class OnLockConnectionFactoryCondition extends SpringBootCondition implements Co
      */
     static class Lettuce extends OnLockConnectionFactoryCondition {
 
-        private static final String LETTUCE_FACTORY = "org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory";
+        private static final String LETTUCE_FACTORY = "org.springframework.data.redis.connection.lettuce."
+                + "LettuceConnectionFactory";
 
         @Override
         boolean accepts(ConfigurableListableBeanFactory beanFactory, String beanName) {

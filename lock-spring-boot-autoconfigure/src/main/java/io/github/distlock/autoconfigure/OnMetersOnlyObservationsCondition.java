@@ -51,7 +51,8 @@ class OnMetersOnlyObservationsCondition extends SpringBootCondition {
 
     static final String DIRECT_METERS = DistributedLockProperties.PREFIX + ".observation.direct-meters";
 
-    private static final String DEFAULT_METER_HANDLER = "io.micrometer.core.instrument.observation.DefaultMeterObservationHandler";
+    private static final String DEFAULT_METER_HANDLER = "io.micrometer.core.instrument.observation."
+            + "DefaultMeterObservationHandler";
 
     /** Boot 3's and Boot 4's packages. */
     private static final Set<String> BOOT_OBSERVATION_AUTO_CONFIGURATIONS = Set.of(

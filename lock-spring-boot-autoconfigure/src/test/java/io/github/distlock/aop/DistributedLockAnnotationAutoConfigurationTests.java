@@ -29,7 +29,6 @@ import ch.qos.logback.core.read.ListAppender;
 import io.github.distlock.DistributedLock;
 import io.github.distlock.LockService;
 import io.github.distlock.aop.LockTestContexts.LockProbe;
-import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAnnotationAutoConfiguration;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.autoconfigure.DistributedLockProperties;

@@ -12,7 +12,8 @@ import org.springframework.util.ClassUtils;
  *
  * <pre>{@code
  * new ApplicationContextRunner()
- *         .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS, DistributedLockAutoConfiguration.class));
+ *         .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
+ *                 DistributedLockAutoConfiguration.class));
  * }</pre>
  */
 public final class BootAutoConfigurations {

@@ -20,7 +20,7 @@ import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 
  * &#64;ImportBootRedisAutoConfiguration
  *
-@ImportAutoConfiguration(DistributedLockAutoConfiguration.class)
+&#64;ImportAutoConfiguration(DistributedLockAutoConfiguration.class)
  * static class Application { }
  * }</pre>
  */

@@ -265,8 +265,9 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         String name = annotation.name();
         if (!name.isEmpty() && (name.isBlank() || !name.strip().equals(name))) {
             throw new InvalidLockDefinitionException(specificMethod, owner, "name", name, "The name must not be blank "
-                    + "or start or end with whitespace. Use a fixed name such as name = \"invoice-export\", or leave it "
-                    + "empty for " + owner.getSimpleName() + "." + specificMethod.getName() + ".", null);
+                    + "or start or end with whitespace. Use a fixed name such as name = \"invoice-export\", "
+                    + "or leave it " + "empty for " + owner.getSimpleName() + "." + specificMethod.getName() + ".",
+                    null);
         }
         return new LockOperation(specificMethod, owner, key, keys, ttl, waitTime, watchdog, annotation.onLeaseLost(),
                 annotation.onFailure(), resolve(annotation.onBusy(), annotation.onFailure(), defaultBusyAction),

@@ -604,9 +604,9 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
      * the empty value ({@code SKIP}), or the acquisition failure itself thrown
      * ({@code THROW}).
      */
-    @Nullable Object fallback(LockOperation operation, @Nullable Object[] args, String key, LockAcquisitionException cause)
+    @Nullable Object fallback(LockOperation op, @Nullable Object[] args, String key, LockAcquisitionException cause)
             throws Throwable {
-        return failureStrategy(operation).onUnavailable(args, key, cause);
+        return failureStrategy(op).onUnavailable(args, key, cause);
     }
 
     /** The method's strategy, made on its first failed call and then reused. */

@@ -26,11 +26,11 @@ interface FailureStrategy {
     /**
      * @param args the call's arguments
      * @param key the key that could not be had
-     * @param cause why
+     * @param ex why the lock cannot be had
      * @return the value the call returns
      * @throws Throwable to make the call fail
      */
-    @Nullable Object onUnavailable(@Nullable Object[] args, String key, LockAcquisitionException cause) throws Throwable;
+    @Nullable Object onUnavailable(@Nullable Object[] args, String key, LockAcquisitionException ex) throws Throwable;
 
     /**
      * The strategy of one method, from its annotation.

@@ -242,8 +242,9 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
                     "@DistributedLock key \"" + key.getSource() + "\" of " + operation.describeMethod()
                             + " evaluated to "
                             + (resolved == null ? "null" : "a blank string, " + LockKeys.preview(resolved))
-                            + ", which cannot name a lock, so the method was not invoked. Pass a non-blank value, or give "
-                            + "the expression a fallback such as key = \"" + key.getSource() + " ?: 'none'\"."
+                            + ", which cannot name a lock, so the method was not invoked. "
+                            + "Pass a non-blank value, or give " + "the expression a fallback such as key = \""
+                            + key.getSource() + " ?: 'none'\"."
                             + (key.getParameterNames().getParameterNames(operation.getMethod()) == null && index < 0
                                     ? " Parameter names are not available: compile with -parameters, or use #p0/#a0."
                                     : ""));

@@ -14,7 +14,7 @@ import io.micrometer.observation.ObservationConvention;
  *     return new DefaultLockAcquireObservationConvention() {
  *
 
-@Override
+&#64;Override
  *         public KeyValues getLowCardinalityKeyValues(LockObservationContext.Acquire context) {
  *             return super.getLowCardinalityKeyValues(context).and("region", region);
  *         }

@@ -13,7 +13,7 @@ import io.micrometer.observation.ObservationConvention;
  *     return new DefaultLockHoldObservationConvention() {
  *
 
-@Override
+&#64;Override
  *         public KeyValues getLowCardinalityKeyValues(LockObservationContext.Hold context) {
  *             return KeyValues.of("lock.name", context.lock().name());
  *         }

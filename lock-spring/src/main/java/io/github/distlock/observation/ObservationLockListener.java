@@ -45,9 +45,9 @@ public class ObservationLockListener implements LockListener {
 
     private final @Nullable LockHoldObservationConvention customHoldConvention;
 
-    private final DefaultLockAcquireObservationConvention defaultAcquireConvention = new DefaultLockAcquireObservationConvention();
+    private final DefaultLockAcquireObservationConvention defaultAcquireConvention;
 
-    private final DefaultLockHoldObservationConvention defaultHoldConvention = new DefaultLockHoldObservationConvention();
+    private final DefaultLockHoldObservationConvention defaultHoldConvention;
 
     /**
      * @param registry where the observations go
@@ -62,6 +62,8 @@ public class ObservationLockListener implements LockListener {
         this.registry = registry;
         this.customAcquireConvention = acquireConvention;
         this.customHoldConvention = holdConvention;
+        this.defaultAcquireConvention = new DefaultLockAcquireObservationConvention();
+        this.defaultHoldConvention = new DefaultLockHoldObservationConvention();
     }
 
     @Override

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  *
  *
 
-@Test
+&#64;Test
  * void lockSurvivesAFailover() {
  *     RedisURI uri = RedisURI.Builder.sentinel("127.0.0.1", sentinel.group().sentinels().get(0).port(),
  *             sentinel.masterName()).build();

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * static RedisServerExtension redlock = RedisServerExtension.masters(3);    // three independent masters
  *
  *
-@RegisterExtension
+&#64;RegisterExtension
  * static RedisServerExtension replicated = new RedisServerExtension().withReplica().resetBeforeEach();
  * }</pre>
  *

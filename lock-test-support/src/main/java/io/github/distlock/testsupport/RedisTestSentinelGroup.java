@@ -423,7 +423,8 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
     }
 
     /**
-     * @return why the group is not settled, or null when it is */
+     * @return why the group is not settled, or null when it is
+     */
     private String whatIsNotSettled() {
         try {
             List<RedisTestServer> liveSentinels = responsiveSentinels();

@@ -17,13 +17,11 @@ import org.junit.jupiter.api.Test;
  */
 class RespFrameScannerTest {
 
-    /** One value of every RESP2 and RESP3 type, nested ones included. */
-    private static final List<String> VALUES = List.of("+OK\r\n", "-ERR wrong\r\n", ":42\r\n", "$5\r\nhe\r\nl\r\n", // a
-                                                                                                                    // bulk
-                                                                                                                    // string
-                                                                                                                    // may
-                                                                                                                    // contain
-                                                                                                                    // CRLF
+    /**
+     * One value of every RESP2 and RESP3 type, nested ones included; a bulk string may
+     * contain CRLF.
+     */
+    private static final List<String> VALUES = List.of("+OK\r\n", "-ERR wrong\r\n", ":42\r\n", "$5\r\nhe\r\nl\r\n",
             "$-1\r\n", "*2\r\n$1\r\na\r\n*-1\r\n", "*-1\r\n", "_\r\n", ",3.14\r\n", "#t\r\n",
             "!21\r\nSYNTAX invalid syntax\r\n", "=15\r\ntxt:Some string\r\n",
             "(3492890328409238509324850943850943825024385\r\n", "%2\r\n+first\r\n:1\r\n+second\r\n*1\r\n#f\r\n",

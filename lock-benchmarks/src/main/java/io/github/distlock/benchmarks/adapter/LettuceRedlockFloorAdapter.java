@@ -34,7 +34,8 @@ import io.lettuce.core.resource.DefaultClientResources;
  */
 final class LettuceRedlockFloorAdapter implements LockAdapter {
 
-    private static final String COMPARE_AND_DELETE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+    private static final String COMPARE_AND_DELETE = "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+            + "return redis.call('DEL', KEYS[1]) end return 0";
 
     private static final long TTL_MILLIS = 30_000;
 

@@ -9,19 +9,23 @@ package io.github.distlock.benchmarks.harness;
 public interface SharedResource {
 
     /**
-     * @return the counter */
+     * @return the counter
+     */
     long counter();
 
     /**
-     * @param value the new counter */
+     * @param value the new counter
+     */
     void counter(long value);
 
     /**
-     * @return the owner that held the lock last, or -1 */
+     * @return the owner that held the lock last, or -1
+     */
     long lastOwner();
 
     /**
-     * @param owner the owner now holding the lock */
+     * @param owner the owner now holding the lock
+     */
     void lastOwner(long owner);
 
     /**

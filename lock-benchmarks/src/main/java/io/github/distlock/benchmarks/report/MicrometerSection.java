@@ -21,7 +21,8 @@ final class MicrometerSection {
 
     /** First line of the paragraph; it runs to {@link #END}. */
     static final String BEGIN = "<!-- micrometer:begin: generated from ours with and without Micrometer in one JMH "
-            + "run; -Dbench.only=micrometer regenerates this paragraph and the \"Micrometer overhead\" targets alone -->";
+            + "run; -Dbench.only=micrometer regenerates this paragraph and the \"Micrometer overhead\" targets "
+            + "alone -->";
 
     private static final String BEGIN_PREFIX = "<!-- micrometer:begin";
 

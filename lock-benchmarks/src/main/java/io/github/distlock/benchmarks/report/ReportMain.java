@@ -299,7 +299,8 @@ public final class ReportMain {
         line();
         targets();
         line("Why the figures look the way they do, with the profiles behind the design choices (the "
-                + "wait queue and hand-over, the dedicated connection): [benchmarks-analysis.md](benchmarks-analysis.md).");
+                + "wait queue and hand-over, the dedicated connection): "
+                + "[benchmarks-analysis.md](benchmarks-analysis.md).");
         line();
         environment();
         method();

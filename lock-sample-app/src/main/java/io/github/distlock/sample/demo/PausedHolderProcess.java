@@ -24,7 +24,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  * lines that start with {@code @} (anything else on standard output is log output): <pre>
  * (started)                 -&gt; @READY
  * LOCK &lt;key&gt; &lt;ttl millis&gt;    -&gt; @LOCKED &lt;fencing token&gt;   (fixed lease: the watchdog is off)
- * WRITE &lt;plain|fenced&gt;       -&gt; @WROTE &lt;rows updated&gt; &lt;whether the handle thinks it still holds the lock&gt;
+ * WRITE &lt;plain|fenced&gt;       -&gt; @WROTE &lt;rows updated&gt;
+ *                              &lt;whether the handle thinks it still holds the lock&gt;
  *                              &lt;milliseconds from asking for the lock to the write&gt;
  * EXIT                      -&gt; (exits)
  * </pre> The demo sends {@code WRITE} only after it resumed the process, so the

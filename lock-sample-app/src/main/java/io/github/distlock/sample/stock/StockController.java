@@ -34,7 +34,8 @@ public class StockController {
     private final StockService stock;
 
     /**
-     * @param stock the service that does the Redis work */
+     * @param stock the service that does the Redis work
+     */
     public StockController(StockService stock) {
         this.stock = stock;
     }
