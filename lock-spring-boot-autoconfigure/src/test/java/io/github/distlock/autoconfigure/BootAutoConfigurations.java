@@ -87,6 +87,15 @@ public final class BootAutoConfigurations {
     private BootAutoConfigurations() {
     }
 
+    /**
+     * The property that turns off the long-task timers of Boot's meter observation handler: Boot 4 lists the meters
+     * to leave out, Boot 3 had a switch.
+     */
+    public static String longTaskTimersOff() {
+        return isBoot4() ? "management.metrics.observations.ignored-meters=long-task-timer"
+                : "management.observations.long-task-timer.enabled=false";
+    }
+
     /** Whether the test class path has Spring Boot 4 (its Redis auto-configuration is in Boot 4's package). */
     public static boolean isBoot4() {
         return REDIS.getName().startsWith("org.springframework.boot.data.redis.");

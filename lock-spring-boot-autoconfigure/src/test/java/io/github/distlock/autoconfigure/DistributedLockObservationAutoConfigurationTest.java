@@ -140,7 +140,7 @@ class DistributedLockObservationAutoConfigurationTest {
 
     @Test
     void bootsLongTaskTimerSwitchAndObservationSwitchApplyToTheDirectTimers() {
-        actuator().withPropertyValues("management.observations.long-task-timer.enabled=false",
+        actuator().withPropertyValues(BootAutoConfigurations.longTaskTimersOff(),
                 "management.observations.enable.distributed.lock.hold=false").run(context -> {
                     MeterTimingLockListener timers = context.getBean(MeterTimingLockListener.class);
                     assertThat(ReflectionTestUtils.getField(timers, "longTaskTimers")).isEqualTo(false);
@@ -176,8 +176,9 @@ class DistributedLockObservationAutoConfigurationTest {
 
     @Test
     void aMeterHandlerOfTheApplicationsOwnKeepsTheObservations() {
-        // It replaces Boot's and may record other meters than the direct path would.
-        actuator().withBean(DefaultMeterObservationHandler.class, OwnMeterHandler::new)
+        // It may record other meters than the direct path would. Named apart from Boot's handler bean: Boot 3 backs
+        // off for it, Boot 4 keeps both, and a bean of the same name would be an illegal override on Boot 4.
+        actuator().withBean("ownMeterHandler", DefaultMeterObservationHandler.class, OwnMeterHandler::new)
                 .run(context -> assertObservationsOnTheApplicationsRegistry(context));
     }
 

@@ -461,7 +461,7 @@ class LockObservationTest {
 
     @Test
     void bootsLongTaskTimerSwitchDropsTheActiveMetersOfTheDirectPath() {
-        actuator().withPropertyValues("management.observations.long-task-timer.enabled=false").run(context -> {
+        actuator().withPropertyValues(BootAutoConfigurations.longTaskTimersOff()).run(context -> {
             assertThat(context).hasSingleBean(MeterTimingLockListener.class);
             MeterRegistry meters = context.getBean(MeterRegistry.class);
             context.getBean(LockService.class).lock(LockRequest.of("order:9").withName("orders")).release();
