@@ -67,7 +67,8 @@ class AdviceModeTest {
 
     /** Boot's Redis auto-configuration: Boot 4's in the default build, Boot 3's in the boot3 profile. */
     private static Class<?> bootRedisAutoConfiguration() {
-        for (String name : new String[] { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+        for (String name : new String[] {
+                "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
                 "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration" }) {
             if (ClassUtils.isPresent(name, AdviceModeTest.class.getClassLoader())) {
                 return ClassUtils.resolveClassName(name, AdviceModeTest.class.getClassLoader());

@@ -72,7 +72,7 @@ import io.micrometer.observation.ObservationRegistry;
         havingValue = "true", matchIfMissing = true)
 public class DistributedLockObservationAutoConfiguration {
 
-    /** Boot 3's switch of {@code DefaultMeterObservationHandler}'s long-task timers, honoured by the direct path too. */
+    /** Boot 3's switch of the meter handler's long-task timers, honoured by the direct path too. */
     static final String LONG_TASK_TIMERS = "management.observations.long-task-timer.enabled";
 
     /** Boot 4's: the meters its {@code DefaultMeterObservationHandler} leaves out ({@code long-task-timer}). */

@@ -135,7 +135,7 @@ class OnMetersOnlyObservationsCondition extends SpringBootCondition {
         return beans.getBeanNamesForType(type, true, false).length > 0;
     }
 
-    /** Whether the bean comes from a {@code @Bean} method of one of Boot's {@code configurations} or their nested classes. */
+    /** Whether the bean comes from a {@code @Bean} method of one of {@code configurations} or their nested classes. */
     private static boolean declaredBy(ConfigurableListableBeanFactory beans, String name, Set<String> configurations) {
         if (!beans.containsBeanDefinition(name)) {
             // A singleton registered by hand: built by the application.

@@ -37,7 +37,8 @@ public record HealthReading(String status, Map<String, Object> details) {
     public static HealthReading read(Object indicator) {
         Object health = invoke(indicator, "health");
         Object status = invoke(health, "getStatus");
-        return new HealthReading((String) invoke(status, "getCode"), (Map<String, Object>) invoke(health, "getDetails"));
+        return new HealthReading((String) invoke(status, "getCode"),
+                (Map<String, Object>) invoke(health, "getDetails"));
     }
 
     private static Object invoke(Object target, String method) {

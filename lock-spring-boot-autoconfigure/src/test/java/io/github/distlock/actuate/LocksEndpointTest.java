@@ -19,10 +19,10 @@ import org.springframework.boot.test.context.runner.ContextConsumer;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.autoconfigure.actuate.DistributedLockActuatorAutoConfiguration;
 import io.github.distlock.testsupport.RedisServerExtension;

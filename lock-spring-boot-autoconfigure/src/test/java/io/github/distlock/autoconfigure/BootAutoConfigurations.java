@@ -64,7 +64,8 @@ public final class BootAutoConfigurations {
 
     public static final Class<?> SIMPLE_METRICS_EXPORT = either(
             "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
-            "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration");
+            "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple."
+                    + "SimpleMetricsExportAutoConfiguration");
 
     public static final Class<?> OBSERVATION = either(
             "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration",

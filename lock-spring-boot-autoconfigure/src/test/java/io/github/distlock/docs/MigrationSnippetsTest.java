@@ -34,7 +34,6 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Lazy;
 import org.springframework.scheduling.annotation.Scheduled;
 
-import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.DistributedLock;
 import io.github.distlock.DistributedLock.FailureAction;
 import io.github.distlock.DistributedLock.Watchdog;
@@ -43,6 +42,7 @@ import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAnnotationAutoConfiguration;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.testsupport.RedisServerExtension;

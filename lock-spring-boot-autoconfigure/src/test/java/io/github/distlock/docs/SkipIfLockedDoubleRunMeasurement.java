@@ -21,9 +21,9 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.scheduling.annotation.EnableScheduling;
 import org.springframework.scheduling.annotation.Scheduled;
 
-import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.DistributedLock;
 import io.github.distlock.DistributedLock.FailureAction;
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAnnotationAutoConfiguration;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.testsupport.RedisServerExtension;

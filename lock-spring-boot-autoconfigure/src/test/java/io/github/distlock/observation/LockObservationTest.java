@@ -22,13 +22,13 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.LockAcquisitionException;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockRequest.SkipOn;
 import io.github.distlock.LockService;
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.autoconfigure.DistributedLockObservationAutoConfiguration;
 import io.github.distlock.testsupport.RedisServerExtension;

@@ -78,7 +78,8 @@ public final class OurApplication implements AutoCloseable {
     static final List<String> BOOT_MICROMETER = List.of(
             "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
             "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-            "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple."
+                    + "SimpleMetricsExportAutoConfiguration",
             "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration");
 
     /** Set by {@link #start} when Micrometer is wanted: {@link OurAutoConfigurationOnly} then adds {@link #BOOT_MICROMETER}. */
