@@ -207,8 +207,8 @@ public final class ReleaseNotifications
                 if (!warned) {
                     warned = true;
                     logger.warn("Could not ask the Redis Cluster's nodes whether they have sharded pub/sub, to "
-                            + "choose how lock releases are announced (" + ex.getMessage() + "). Until it answers, releases publish on channel '"
-                            + globalChannel + "' and waiters poll.");
+                            + "choose how lock releases are announced (" + ex.getMessage() + "). Until it answers, "
+                            + "releases publish on channel '" + globalChannel + "' and waiters poll.");
                 }
             }
             finally {
@@ -221,7 +221,7 @@ public final class ReleaseNotifications
 
     private void detect() {
         Map<String, ServerVersion> versions = new TreeMap<>();
-        List<String> without = new ArrayList<>();
+        Map<String, ServerVersion> without = new TreeMap<>();
         long millis = timeout.toMillis();
         try (StatefulRedisClusterConnection<String, String> connection = clusterClient().connect(StringCodec.UTF8)) {
             for (RedisClusterNode node : connection.getPartitions()) {
@@ -234,7 +234,7 @@ public final class ReleaseNotifications
                 String address = node.getUri().getHost() + ":" + node.getUri().getPort();
                 versions.put(address, version);
                 if (!hasShardedPubSub(commands, version)) {
-                    without.add(address + " runs " + version);
+                    without.put(address, version);
                 }
             }
         }
@@ -252,8 +252,10 @@ public final class ReleaseNotifications
             decide(Mode.SHARDED, describe(versions.values()));
         }
         else {
+            List<String> nodes = new ArrayList<>();
+            without.forEach((address, version) -> nodes.add(address + " runs " + version));
             decide(Mode.GLOBAL, "Redis Cluster with nodes older than 7.0, which have no sharded pub/sub: "
-                    + String.join(", ", without));
+                    + String.join(", ", nodes));
         }
     }
 

@@ -119,7 +119,8 @@ class ReleaseNotificationsOnValkeyTest {
             assertThat(instance.notifications.mode()).isEqualTo(Mode.SHARDED);
             assertThat(cluster.nodes().stream().mapToLong(node -> node.errorReplies("NOPERM")).sum())
                     .as("COMMAND INFO refused on every node").isEqualTo(3);
-            assertThat(infoLines()).singleElement(InstanceOfAssertFactories.STRING).endsWith(" on Cluster of Valkey " + valkeyVersion);
+            assertThat(infoLines()).singleElement(InstanceOfAssertFactories.STRING)
+                    .endsWith(" on Cluster of Valkey " + valkeyVersion);
         }
     }
 

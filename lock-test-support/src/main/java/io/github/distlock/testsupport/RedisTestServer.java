@@ -42,7 +42,8 @@ import javax.net.ssl.SSLSocketFactory;
  *
  * <p>It never uses port 6379, because a shared Redis may run there, and it binds {@code 127.0.0.1} only. Every
  * process is tracked, and a JVM shutdown hook kills whatever a test forgot to close. The executable is chosen by
- * {@link RedisServerBinary}. Lifecycle methods are synchronized, so a test may, say, kill the server from another
+ * {@link RedisServerBinary}: {@code redis-server}, or {@code valkey-server} in a run with
+ * {@code -Ddistlock.test.server=valkey}; the first start of each executable logs what it runs ("Valkey 9.1.2"). Lifecycle methods are synchronized, so a test may, say, kill the server from another
  * thread while the code under test is busy with it.
  */
 public final class RedisTestServer implements AutoCloseable {
