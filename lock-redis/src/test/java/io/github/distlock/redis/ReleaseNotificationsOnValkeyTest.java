@@ -9,7 +9,6 @@ import java.util.List;
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -55,8 +54,11 @@ class ReleaseNotificationsOnValkeyTest {
     private final ListAppender<ILoggingEvent> log = new ListAppender<>();
     private final Logger logger = (Logger) LoggerFactory.getLogger(ReleaseNotifications.class);
 
-    @BeforeAll
-    void startValkeyCluster() {
+    /** Started by the first test, so that without Valkey each test reports itself skipped, with the reason. */
+    private void startValkeyCluster() {
+        if (cluster != null) {
+            return;
+        }
         cluster = RedisTestCluster.start(3, RedisServerBinary.requireValkey());
         valkeyVersion = cluster.node(0).infoValue("server", "valkey_version");
         for (RedisTestServer node : cluster.nodes()) {
@@ -73,7 +75,8 @@ class ReleaseNotificationsOnValkeyTest {
     }
 
     @BeforeEach
-    void captureLog() {
+    void valkeyClusterAndLogCapture() {
+        startValkeyCluster();
         log.list.clear();
         log.start();
         logger.addAppender(log);

@@ -134,7 +134,7 @@ public final class RedisServerBinary {
         if (found.isPresent()) {
             return found.get();
         }
-        String message = valkeyMissing();
+        String message = "This test needs a valkey-server, but " + valkeyMissing();
         if ("true".equalsIgnoreCase(System.getenv("CI"))) {
             throw new IllegalStateException(message + " This is CI (CI=true), so the test fails rather than skips.");
         }
