@@ -86,7 +86,7 @@ public @interface DistributedLock {
     /**
      * What happens, while the method runs, when the watchdog finds the lease lost (key deleted or
      * taken over, or Redis unreachable until the lease ran out). Either way a
-     * {@link LockLostEvent} is published and a WARN logged; after the method returns, the call
+     * {@code LockLostEvent} is published and a WARN logged; after the method returns, the call
      * throws {@link LockLostException} unless {@code distributed-lock.throw-on-lease-lost=false}.
      */
     LeaseLostAction onLeaseLost() default LeaseLostAction.IGNORE;

@@ -1,5 +1,7 @@
 package io.github.distlock;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A lock key that cannot name a lock: {@code null}, blank, or longer than {@code distributed-lock.max-key-length}.
  * Nothing was sent to the lock store and the guarded work did not run. Thrown by every way in: a
@@ -35,7 +37,7 @@ public class InvalidLockKeyException extends IllegalArgumentException {
 
     private final Reason reason;
 
-    private final String keyStart;
+    private final @Nullable String keyStart;
 
     private final int keyLength;
 
@@ -48,7 +50,7 @@ public class InvalidLockKeyException extends IllegalArgumentException {
      * @param maxKeyLength the longest key accepted where the key was refused
      * @param message what is wrong, where the key came from, and the fix
      */
-    public InvalidLockKeyException(Reason reason, String key, int maxKeyLength, String message) {
+    public InvalidLockKeyException(Reason reason, @Nullable String key, int maxKeyLength, String message) {
         super(message);
         this.reason = reason;
         this.keyStart = LockKeys.start(key);
@@ -66,7 +68,7 @@ public class InvalidLockKeyException extends IllegalArgumentException {
      * no longer), or {@code null} for a {@code null} key. It may hold control characters: escape it before logging
      * it ({@link LockKeys#printable}).
      */
-    public String getKeyStart() {
+    public @Nullable String getKeyStart() {
         return keyStart;
     }
 

@@ -1,5 +1,7 @@
 package io.github.distlock;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The lock could not be acquired, so the guarded work did not run. See the subclasses for why.
  */
@@ -12,7 +14,7 @@ public class LockAcquisitionException extends RuntimeException {
      * @param message what went wrong and what to do about it
      * @param cause the underlying failure, if any
      */
-    public LockAcquisitionException(String key, String message, Throwable cause) {
+    public LockAcquisitionException(String key, String message, @Nullable Throwable cause) {
         super(message, cause);
         this.key = key;
     }

@@ -2,6 +2,8 @@ package io.github.distlock;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The one set of rules for a lock's ttl and wait time, applied wherever one is given: the
  * {@link DistributedLock @DistributedLock} attributes and the {@code distributed-lock.default-*} properties when the
@@ -39,10 +41,10 @@ public final class LockDurations {
      * What is wrong with a ttl, as the rest of a sentence that starts with its name ("ttl = "1ns" is shorter
      * than..."), or {@code null} if it is valid. Callers add the fix that fits where the value came from.
      *
-     * @param ttl the lease length
+     * @param ttl the lease length, or {@code null} (a problem: missing)
      * @return the problem, or {@code null}
      */
-    public static String ttlProblem(Duration ttl) {
+    public static @Nullable String ttlProblem(@Nullable Duration ttl) {
         if (ttl == null) {
             return "is missing, but a lease needs a length.";
         }
@@ -62,10 +64,10 @@ public final class LockDurations {
     /**
      * What is wrong with a wait time, like {@link #ttlProblem(Duration)}, or {@code null} if it is valid.
      *
-     * @param waitTime how long to wait for the current holder; zero tries once
+     * @param waitTime how long to wait for the current holder; zero tries once; {@code null} is missing
      * @return the problem, or {@code null}
      */
-    public static String waitTimeProblem(Duration waitTime) {
+    public static @Nullable String waitTimeProblem(@Nullable Duration waitTime) {
         if (waitTime == null) {
             return "is missing.";
         }
@@ -83,13 +85,13 @@ public final class LockDurations {
      * Checks a ttl at call time and returns it in whole milliseconds, the unit Redis keeps leases in.
      *
      * @param lockName the lock's key, for the message
-     * @param ttl the lease length, with the configured default already filled in
+     * @param ttl the lease length, with the configured default already filled in; {@code null} fails as missing
      * @return the ttl in milliseconds, sub-millisecond remainder dropped; between 1 and {@code MAX_TTL}
      * @throws IllegalArgumentException naming the lock, the value and the allowed range
      */
-    public static long requireValidTtl(String lockName, Duration ttl) {
+    public static long requireValidTtl(String lockName, @Nullable Duration ttl) {
         String problem = ttlProblem(ttl);
-        if (problem != null) {
+        if (problem != null || ttl == null) {
             throw new IllegalArgumentException("The ttl of lock '" + lockName + "' (" + describe(ttl) + ") "
                     + problem + " Pass a ttl from 1ms to 36500d, such as Duration.ofSeconds(30), or null for "
                     + "distributed-lock.default-ttl.");
@@ -101,13 +103,13 @@ public final class LockDurations {
      * Checks a wait time at call time.
      *
      * @param lockName the lock's key, for the message
-     * @param waitTime the wait, with the configured default already filled in
+     * @param waitTime the wait, with the configured default already filled in; {@code null} fails as missing
      * @return {@code waitTime}
      * @throws IllegalArgumentException naming the lock, the value and the allowed range
      */
-    public static Duration requireValidWaitTime(String lockName, Duration waitTime) {
+    public static Duration requireValidWaitTime(String lockName, @Nullable Duration waitTime) {
         String problem = waitTimeProblem(waitTime);
-        if (problem != null) {
+        if (problem != null || waitTime == null) {
             // "must not be negative" kept word for word: callers and tests have matched on it.
             throw new IllegalArgumentException("The wait time of lock '" + lockName + "' (" + describe(waitTime)
                     + ") " + problem + " It must not be negative or longer than 36500d: pass Duration.ZERO to try "
@@ -123,7 +125,7 @@ public final class LockDurations {
      * @param duration the duration, or {@code null}
      * @return the text, {@code "null"} for {@code null}
      */
-    public static String describe(Duration duration) {
+    public static String describe(@Nullable Duration duration) {
         if (duration == null) {
             return "null";
         }

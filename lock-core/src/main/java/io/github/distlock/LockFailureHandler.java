@@ -2,6 +2,8 @@ package io.github.distlock;
 
 import java.lang.reflect.Method;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Decides what a {@link DistributedLock} call returns when its lock cannot be had. Declare it as a
  * bean and name it in {@link DistributedLock#failureHandler()}.
@@ -24,7 +26,7 @@ public interface LockFailureHandler {
      * @return the value the call returns instead (must fit the method's return type)
      * @throws Throwable to make the call fail instead
      */
-    Object handle(LockFailure failure) throws Throwable;
+    @Nullable Object handle(LockFailure failure) throws Throwable;
 
     /**
      * A call that could not get its lock. The method was not invoked.
@@ -34,6 +36,6 @@ public interface LockFailureHandler {
      * @param key the lock key that could not be had (for several keys, the first one that failed)
      * @param cause {@link LockTimeoutException} or {@link LockBackendException}
      */
-    record LockFailure(Method method, Object[] arguments, String key, LockAcquisitionException cause) {
+    record LockFailure(Method method, @Nullable Object[] arguments, String key, LockAcquisitionException cause) {
     }
 }

@@ -25,12 +25,14 @@ public interface LockHandle extends AutoCloseable {
      * let it reject writes that carry an older token: that is what keeps a holder that was paused
      * longer than its TTL from doing damage.
      *
-     * <p>Issued once per acquisition and then returned as is. A lock that was free when asked for
-     * gets its token on this method's first call, one round trip that draws it only if the lock
-     * still holds this handle's token (request it with the lock, at no extra round trip, through
-     * {@link LockRequest#withFencingToken()}); a lock that was handed over after a wait already has
-     * one. Either way the token orders this holder after every earlier holder of the key and before
-     * every later one.
+     * <p><b>The first call may write to the store.</b> A token is issued once per acquisition and then
+     * returned as is. A lock that was free when asked for gets its token on this method's first call: a
+     * write to the store (one round trip to Redis, which draws the token only if the lock still holds
+     * this handle's token), so that first call can block for up to the operation timeout and can fail.
+     * To have no write here, ask for the token with the lock, in the same round trip, through
+     * {@link LockRequest#withFencingToken()}; a lock that was handed over after a wait already has one.
+     * Either way the token orders this holder after every earlier holder of the key and before every
+     * later one. {@link #issuedFencingToken()} never writes.
      *
      * <pre>{@code
      * try (LockHandle lock = lockService.lock("account:" + id, null, null)) {
@@ -43,7 +45,7 @@ public interface LockHandle extends AutoCloseable {
      *         handle's token (its lease ran out, or another owner took it): no token can be drawn
      *         for it, and another owner may be running the guarded work
      * @throws IllegalStateException if the token was not issued yet and the handle was released
-     * @throws LockBackendException if the token was not issued yet and Redis could not be reached
+     * @throws LockBackendException if the token was not issued yet and the store could not be reached
      * @throws UnsupportedOperationException if the lock's backend issues no fencing tokens (a custom
      *         backend that does not implement {@code FencingLockBackend}; the Redis backends do)
      */

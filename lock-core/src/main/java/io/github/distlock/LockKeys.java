@@ -1,5 +1,7 @@
 package io.github.distlock;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The one rule for what may name a lock, and how keys are shown in log lines and messages.
  *
@@ -40,7 +42,7 @@ public final class LockKeys {
      * @return the key
      * @throws InvalidLockKeyException if the key is {@code null}, blank or longer than {@code maxLength}
      */
-    public static String requireValid(String key, int maxLength) {
+    public static String requireValid(@Nullable String key, int maxLength) {
         return requireValid(key, maxLength, "The lock key");
     }
 
@@ -54,7 +56,7 @@ public final class LockKeys {
      * @return the key
      * @throws InvalidLockKeyException if the key is {@code null}, blank or longer than {@code maxLength}
      */
-    public static String requireValid(String key, int maxLength, String subject) {
+    public static String requireValid(@Nullable String key, int maxLength, String subject) {
         if (key == null || key.isBlank()) {
             throw new InvalidLockKeyException(InvalidLockKeyException.Reason.BLANK, key, maxLength, subject
                     + " must not be null or blank, was " + preview(key) + ". Nothing was locked. Pass a key that "
@@ -89,14 +91,14 @@ public final class LockKeys {
      * @param key the key; {@code null} prints as {@code null}
      * @return for example {@code 'order:42'}, or {@code 'xxxx...xxxx'... (its first 50 characters)}
      */
-    public static String preview(String key) {
+    public static String preview(@Nullable String key) {
         String start = start(key);
         return (start == null || start.length() == key.length() ? printable(start)
                 : printable(start) + "... (its first " + start.length() + " characters)");
     }
 
     /** The key's first {@value #PREVIEW_LENGTH} characters, without splitting a surrogate pair. */
-    static String start(String key) {
+    static @Nullable String start(@Nullable String key) {
         if (key == null || key.length() <= PREVIEW_LENGTH) {
             return key;
         }
@@ -112,7 +114,7 @@ public final class LockKeys {
      * @param key the key as the application named it; {@code null} prints as {@code null}
      * @return the key, safe to put into a single log line
      */
-    public static String printable(String key) {
+    public static String printable(@Nullable String key) {
         if (key == null) {
             return "null";
         }

@@ -2,6 +2,8 @@ package io.github.distlock;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What to lock and for how long. Immutable; {@code null} fields fall back to the configured
  * defaults.
@@ -30,17 +32,33 @@ import java.time.Duration;
  *        the acquisition, only how it is counted: such a failed acquisition ends with the {@code skipped} outcome in
  *        metrics instead of {@code timeout} or {@code backend-error}. {@code null} means {@link SkipOn#NEVER}.
  */
-public record LockRequest(String key, Duration ttl, Duration waitTime, Boolean watchdog, boolean fencingToken,
-        String name, SkipOn skipOn) {
+public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration waitTime, @Nullable Boolean watchdog,
+        boolean fencingToken, @Nullable String name, SkipOn skipOn) {
 
     /** The {@link #name()} of requests that give none. */
     public static final String UNNAMED = "unnamed";
 
-    /** {@code null} for {@link #skipOn()} means {@link SkipOn#NEVER}. */
-    public LockRequest {
-        if (skipOn == null) {
-            skipOn = SkipOn.NEVER;
-        }
+    /**
+     * The canonical constructor, which every other one calls.
+     *
+     * @param key the lock name
+     * @param ttl the lease length, or {@code null} for the default
+     * @param waitTime the wait, or {@code null} for the default
+     * @param watchdog whether to renew the lease, or {@code null} for the default
+     * @param fencingToken whether to issue the fencing token together with the lock
+     * @param name the name for metrics, traces and the Actuator, or {@code null} for {@value #UNNAMED}
+     * @param skipOn when the caller skips rather than fails; {@code null} means {@link SkipOn#NEVER}, so
+     *        {@link #skipOn()} is never {@code null}
+     */
+    public LockRequest(String key, @Nullable Duration ttl, @Nullable Duration waitTime, @Nullable Boolean watchdog,
+            boolean fencingToken, @Nullable String name, @Nullable SkipOn skipOn) {
+        this.key = key;
+        this.ttl = ttl;
+        this.waitTime = waitTime;
+        this.watchdog = watchdog;
+        this.fencingToken = fencingToken;
+        this.name = name;
+        this.skipOn = (skipOn != null ? skipOn : SkipOn.NEVER);
     }
 
     /**
@@ -53,8 +71,8 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, Boolean w
      * @param fencingToken whether to issue the fencing token together with the lock
      * @param name the name for metrics, traces and the Actuator, or {@code null} for {@value #UNNAMED}
      */
-    public LockRequest(String key, Duration ttl, Duration waitTime, Boolean watchdog, boolean fencingToken,
-            String name) {
+    public LockRequest(String key, @Nullable Duration ttl, @Nullable Duration waitTime, @Nullable Boolean watchdog,
+            boolean fencingToken, @Nullable String name) {
         this(key, ttl, waitTime, watchdog, fencingToken, name, SkipOn.NEVER);
     }
 
@@ -67,7 +85,8 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, Boolean w
      * @param watchdog whether to renew the lease, or {@code null} for the default
      * @param fencingToken whether to issue the fencing token together with the lock
      */
-    public LockRequest(String key, Duration ttl, Duration waitTime, Boolean watchdog, boolean fencingToken) {
+    public LockRequest(String key, @Nullable Duration ttl, @Nullable Duration waitTime, @Nullable Boolean watchdog,
+            boolean fencingToken) {
         this(key, ttl, waitTime, watchdog, fencingToken, null);
     }
 
@@ -79,7 +98,7 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, Boolean w
      * @param waitTime the wait, or {@code null} for the default
      * @param watchdog whether to renew the lease, or {@code null} for the default
      */
-    public LockRequest(String key, Duration ttl, Duration waitTime, Boolean watchdog) {
+    public LockRequest(String key, @Nullable Duration ttl, @Nullable Duration waitTime, @Nullable Boolean watchdog) {
         this(key, ttl, waitTime, watchdog, false, null);
     }
 
@@ -89,17 +108,20 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, Boolean w
     }
 
     /** A copy with the given lease length ({@code null}: the default). */
-    public LockRequest withTtl(Duration ttl) {
+    public LockRequest withTtl(@Nullable Duration ttl) {
         return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn);
     }
 
     /** A copy with the given wait time ({@code null}: the default; zero: try once). */
-    public LockRequest withWaitTime(Duration waitTime) {
+    public LockRequest withWaitTime(@Nullable Duration waitTime) {
         return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn);
     }
 
-    /** A copy that renews the lease until release ({@code true}) or keeps it fixed ({@code false}). */
-    public LockRequest withWatchdog(Boolean watchdog) {
+    /**
+     * A copy that renews the lease until release ({@code true}), keeps it fixed ({@code false}), or follows
+     * {@code distributed-lock.watchdog.enabled} ({@code null}).
+     */
+    public LockRequest withWatchdog(@Nullable Boolean watchdog) {
         return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn);
     }
 
@@ -129,7 +151,7 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, Boolean w
      *
      * @throws IllegalArgumentException if {@code name} is blank
      */
-    public LockRequest withName(String name) {
+    public LockRequest withName(@Nullable String name) {
         if (name != null && name.isBlank()) {
             throw new IllegalArgumentException("A lock request's name must not be blank; give a name that is the same "
                     + "for every call of this kind of lock, for example \"invoice-export\", or null for \"" + UNNAMED
@@ -150,7 +172,7 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, Boolean w
      *
      * @param skipOn when the caller skips ({@code null}: {@link SkipOn#NEVER})
      */
-    public LockRequest withSkipOn(SkipOn skipOn) {
+    public LockRequest withSkipOn(@Nullable SkipOn skipOn) {
         return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn);
     }
 

@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Acquires distributed locks: only one holder at a time per key, across every JVM that shares
  * the Redis.
@@ -48,7 +50,7 @@ public interface LockService {
      * @throws IllegalArgumentException if the ttl is not from 1 ms to 36500 days or the wait negative or longer
      *         than 36500 days ({@link LockDurations})
      */
-    default Optional<LockHandle> tryLock(String key, Duration ttl, Duration waitTime) {
+    default Optional<LockHandle> tryLock(String key, @Nullable Duration ttl, @Nullable Duration waitTime) {
         return tryLock(LockRequest.of(key).withTtl(ttl).withWaitTime(waitTime));
     }
 
@@ -59,7 +61,7 @@ public interface LockService {
      * @throws LockTimeoutException if another owner still holds the lock after {@code waitTime}
      * @throws LockBackendException if Redis is unreachable or answers with an error
      */
-    default LockHandle lock(String key, Duration ttl, Duration waitTime) {
+    default LockHandle lock(String key, @Nullable Duration ttl, @Nullable Duration waitTime) {
         return lock(LockRequest.of(key).withTtl(ttl).withWaitTime(waitTime));
     }
 
@@ -70,7 +72,8 @@ public interface LockService {
      * @throws LockTimeoutException if the lock is not acquired within {@code waitTime}; the action did not run
      * @throws LockBackendException if Redis is unreachable; the action did not run
      */
-    default <T> T callLocked(String key, Duration ttl, Duration waitTime, Callable<T> action) throws Exception {
+    default <T extends @Nullable Object> T callLocked(String key, @Nullable Duration ttl, @Nullable Duration waitTime,
+            Callable<T> action) throws Exception {
         return callLocked(LockRequest.of(key).withTtl(ttl).withWaitTime(waitTime), action);
     }
 
@@ -92,7 +95,7 @@ public interface LockService {
     /**
      * Runs {@code action} under the lock described by {@code request}.
      */
-    <T> T callLocked(LockRequest request, Callable<T> action) throws Exception;
+    <T extends @Nullable Object> T callLocked(LockRequest request, Callable<T> action) throws Exception;
 
     /**
      * Acquires several locks, all or none: the way to guard work that touches several resources, such as a transfer
@@ -115,7 +118,7 @@ public interface LockService {
      * @throws LockTimeoutException naming the first key that another owner still held when the wait ran out
      * @throws LockBackendException if Redis is unreachable; none of the locks is held
      */
-    default MultiLockHandle lockAll(Collection<String> keys, Duration ttl, Duration waitTime) {
+    default MultiLockHandle lockAll(Collection<String> keys, @Nullable Duration ttl, @Nullable Duration waitTime) {
         return lockAll(keys.stream().map(key -> LockRequest.of(key).withTtl(ttl).withWaitTime(waitTime)).toList());
     }
 
@@ -128,7 +131,8 @@ public interface LockService {
      *         .ifPresent(locks -> { try (locks) { restock(); } });
      * }</pre>
      */
-    default Optional<MultiLockHandle> tryLockAll(Collection<String> keys, Duration ttl, Duration waitTime) {
+    default Optional<MultiLockHandle> tryLockAll(Collection<String> keys, @Nullable Duration ttl,
+            @Nullable Duration waitTime) {
         return tryLockAll(keys.stream().map(key -> LockRequest.of(key).withTtl(ttl).withWaitTime(waitTime)).toList());
     }
 

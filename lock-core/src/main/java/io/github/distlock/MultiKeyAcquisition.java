@@ -7,6 +7,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Acquires several locks for {@link LockService#lockAll(List)}: all or none, in sorted key order, within one wait.
  * Built only on {@link LockService#tryLock(LockRequest)}, so every implementation gets it.
@@ -24,7 +26,8 @@ final class MultiKeyAcquisition {
      *        {@link LockTimeoutException} naming it, or returns {@code null}
      * @return every lock, or {@code null} on timeout when not throwing; nothing is left held then
      */
-    static MultiLockHandle acquire(LockService service, Collection<LockRequest> requests, boolean throwOnTimeout) {
+    static @Nullable MultiLockHandle acquire(LockService service, Collection<LockRequest> requests,
+            boolean throwOnTimeout) {
         List<LockRequest> sorted = distinctSorted(requests, service.maxKeyLength());
         Duration wait = sharedWait(service, sorted);
         // A wait is at most 36500 days (LockDurations), so the deadline cannot overflow.

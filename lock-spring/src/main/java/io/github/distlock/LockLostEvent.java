@@ -2,6 +2,7 @@ package io.github.distlock;
 
 import java.util.OptionalLong;
 
+import org.jspecify.annotations.NullMarked;
 import org.springframework.context.ApplicationEvent;
 
 /**
@@ -15,7 +16,12 @@ import org.springframework.context.ApplicationEvent;
  *     alerts.raise("lost lock " + event.getKey() + ": " + event.getReason());
  * }
  * }</pre>
+ *
+ * <p>Non-null throughout. Marked on the class rather than in a {@code package-info}: this package's
+ * {@code package-info} belongs to {@code lock-core}, and a second one here would be a duplicate class on the
+ * classpath.
  */
+@NullMarked
 public class LockLostEvent extends ApplicationEvent {
 
     private final String reason;

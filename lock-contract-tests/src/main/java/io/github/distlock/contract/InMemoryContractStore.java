@@ -54,7 +54,8 @@ public final class InMemoryContractStore implements ContractStore {
 
     @Override
     public long leaseLeftMillis(String name) {
-        return state(name).pttlMillis();
+        LockState state = state(name);
+        return state.held() ? state.leaseLeftMillis() : -2;
     }
 
     @Override

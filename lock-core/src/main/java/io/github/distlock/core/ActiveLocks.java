@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The locks this JVM holds and the callers of this JVM waiting for one, as a {@link LockListener}
  * sees them: what the Actuator's {@code locks} endpoint lists. Registered only when that endpoint
@@ -48,7 +50,7 @@ public final class ActiveLocks implements LockListener {
     }
 
     @Override
-    public void notAcquired(LockContext lock, AcquireOutcome outcome, Throwable cause) {
+    public void notAcquired(LockContext lock, AcquireOutcome outcome, @Nullable Throwable cause) {
         waiting.remove(lock);
     }
 

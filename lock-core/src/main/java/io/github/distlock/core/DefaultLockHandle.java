@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.function.Consumer;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,7 +41,8 @@ final class DefaultLockHandle implements LockHandle {
     private volatile long fencingToken;
     private final long ttlMillis;
     private final LockBackend backend;
-    private final LeaseWatchdog watchdog;
+    /** {@code null} for a fixed lease, which nothing renews. */
+    private final @Nullable LeaseWatchdog watchdog;
     private final PendingReleases pendingReleases;
     private final AtomicBoolean released = new AtomicBoolean();
     private volatile boolean lost;
@@ -54,8 +56,8 @@ final class DefaultLockHandle implements LockHandle {
     private volatile long nextRenewalNanos;
 
     DefaultLockHandle(LockKey key, String token, long fencingToken, long ttlMillis, long leaseDeadlineNanos,
-            LockBackend backend, LeaseWatchdog watchdog, PendingReleases pendingReleases, LockContext context,
-            LockListener listener) {
+            LockBackend backend, @Nullable LeaseWatchdog watchdog, PendingReleases pendingReleases,
+            LockContext context, LockListener listener) {
         this.key = key;
         this.token = token;
         this.fencingToken = fencingToken;
@@ -92,7 +94,7 @@ final class DefaultLockHandle implements LockHandle {
             if (released.get()) {
                 throw releasedBeforeFencing();
             }
-            throw new LockLostException(key.name(), "Lock " + key.printableName() + " (" + key.printableRedisKey()
+            throw new LockLostException(key.name(), "Lock " + key.printableName() + " (" + key.printableStoreKey()
                     + ") no longer holds "
                     + "this handle's token: its lease ran out or another owner took it, so no fencing token can be "
                     + "issued for it. Another owner may be running the guarded work; do not write to the protected "

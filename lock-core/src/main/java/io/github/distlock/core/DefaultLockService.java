@@ -10,6 +10,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,7 +22,6 @@ import io.github.distlock.LockKeys;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
-import io.github.distlock.ReplicaAcknowledgementException;
 import io.github.distlock.core.LockBackend.AcquireResult;
 
 /**
@@ -56,9 +56,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
     private final LockBackend backend;
     /** The backend's wait queue, or {@code null} if it has none: waiters poll then. */
-    private final QueueingLockBackend queueing;
+    private final @Nullable QueueingLockBackend queueing;
     /** The backend's fencing tokens, or {@code null} if it issues none. */
-    private final FencingLockBackend fencing;
+    private final @Nullable FencingLockBackend fencing;
     private final LeaseWatchdog watchdog;
     private final LockDefaults defaults;
     private final LockWaiters waiters;
@@ -154,9 +154,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
             // may stay in Redis. After a backend failure, undo in the background rather than
             // holding the caller up for a Redis that just failed it.
             if (acquisition.sent) {
-                // Too few replica acks is Redis answering: the lock is ours on the master, release it now.
-                boolean backendFailed = ex instanceof LockBackendException
-                        && !(ex instanceof ReplicaAcknowledgementException);
+                // A store that answered (too few replica acks, say) holds our write: release it now.
+                boolean backendFailed = ex instanceof LockBackendException failure && !failure.isOutcomeKnown();
                 pendingReleases.undo(key, acquisition.token, acquisition.queued, ttlMillis, !backendFailed);
             }
             listener.notAcquired(context, failedOutcome(ex, request.skipOn()), ex);
@@ -254,7 +253,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
         }
 
         /** This call's place among the threads of this JVM polling for the key, once it waits. */
-        private LockWaiters.Poller poller;
+        private LockWaiters.@Nullable Poller poller;
 
         /**
          * Waiting on a backend without a wait queue: attempts with a randomized pause, never
@@ -365,7 +364,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
             }
         }
 
-        private Optional<LockHandle> attemptAndWait(LockWaiters.Waiter waiter) {
+        private Optional<LockHandle> attemptAndWait(LockWaiters.@Nullable Waiter waiter) {
             long backoff = MIN_BACKOFF_NANOS;
             while (true) {
                 // Wake-ups can be trusted only if the subscription was up before this attempt: a
@@ -500,7 +499,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
     }
 
     @Override
-    public <T> T callLocked(LockRequest request, Callable<T> action) throws Exception {
+    public <T extends @Nullable Object> T callLocked(LockRequest request, Callable<T> action) throws Exception {
         Objects.requireNonNull(action, "action");
         LockHandle handle = lock(request);
         try {
@@ -563,7 +562,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
      *        exponential backoff (2 ms doubling to 100 ms)
      * @param maxKeyLength the longest key accepted, in characters, at least 1
      */
-    public record LockDefaults(Duration ttl, Duration waitTime, boolean watchdog, Duration retryDelay,
+    public record LockDefaults(Duration ttl, Duration waitTime, boolean watchdog, @Nullable Duration retryDelay,
             int maxKeyLength) {
 
         /**
@@ -577,7 +576,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
         }
 
         /** Defaults with keys of up to {@value LockKeys#DEFAULT_MAX_LENGTH} characters. */
-        public LockDefaults(Duration ttl, Duration waitTime, boolean watchdog, Duration retryDelay) {
+        public LockDefaults(Duration ttl, Duration waitTime, boolean watchdog, @Nullable Duration retryDelay) {
             this(ttl, waitTime, watchdog, retryDelay, LockKeys.DEFAULT_MAX_LENGTH);
         }
 

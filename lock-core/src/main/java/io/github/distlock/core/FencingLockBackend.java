@@ -24,22 +24,4 @@ public interface FencingLockBackend extends LockBackend {
      * @return the fencing token ({@code > 0}), or 0 if the lock no longer holds {@code token}
      */
     long issueFencingToken(LockKey key, String token, long ttlMillis);
-
-    /**
-     * Raises the lock's fencing counter to at least {@code fencingToken}, but only if the lock still
-     * holds {@code token}. For a backend that combines the counters of several stores (Redlock
-     * writes the largest token it drew back to a majority before issuing it); a single store never
-     * needs it.
-     *
-     * @param key the lock
-     * @param token the value the lock must still hold
-     * @param fencingToken the value the counter must reach
-     * @param ttlMillis the lock's lease in milliseconds; the fencing counter outlives it
-     * @return {@code true} if the counter is now at least {@code fencingToken}, {@code false} if
-     *         the lock no longer holds {@code token}
-     * @throws UnsupportedOperationException if this backend cannot take part in such a combination
-     */
-    default boolean raiseFencingCounter(LockKey key, String token, long fencingToken, long ttlMillis) {
-        throw new UnsupportedOperationException(getClass().getName() + " cannot raise its fencing counter");
-    }
 }

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A {@link LockBackend} that can say, read-only, what the store holds for a lock and whether the
  * store answers at all: what the Actuator's {@code locks} endpoint and health contributor show.
@@ -43,25 +45,41 @@ public interface InspectableLockBackend extends LockBackend {
     /**
      * What the store holds for one lock.
      *
-     * @param held whether the lock key exists (for a backend over several stores: on a majority)
-     * @param pttlMillis the key's remaining lease as Redis's {@code PTTL} reports it: the milliseconds
-     *        left, {@code -1} for a key without expiry (set by a foreign client), {@code -2} for no key
-     *        (free). Over several stores: the lease that a majority still has.
-     * @param queueLength entries in the lock's wait queue; a waiter that vanished counts until its
-     *        entry expires (within seconds)
-     * @param lastFencingToken the lock's fencing counter, which is the last fencing token issued for
-     *        it, or 0 if none was issued within the counter's lifetime (a day)
+     * <pre>{@code
+     * LockState state = inspectable.inspect(key);
+     * if (state.held() && state.leaseLeftMillis() != LockState.NO_EXPIRY) {
+     *     Duration left = Duration.ofMillis(state.leaseLeftMillis());
+     * }
+     * }</pre>
+     *
+     * @param held whether the lock is held (for a backend over several stores: on a majority)
+     * @param leaseLeftMillis if held, the milliseconds left on its lease, or {@link #NO_EXPIRY} for a lock that
+     *        never expires (a key a foreign client set without one); 0 if free. Over several stores: the lease that
+     *        a majority still has.
+     * @param queueLength entries in the lock's wait queue; a waiter that vanished may count until its entry
+     *        expires (within seconds)
+     * @param lastFencingToken the last fencing token issued for the lock, or 0 if none is known (a store may forget
+     *        it while the lock is free: the Redis counter lives a day)
      * @param nodes for a backend over several stores, each store's own state; otherwise empty
      */
-    record LockState(boolean held, long pttlMillis, long queueLength, long lastFencingToken, List<NodeLockState> nodes) {
+    record LockState(boolean held, long leaseLeftMillis, long queueLength, long lastFencingToken,
+            List<NodeLockState> nodes) {
+
+        /** The {@link #leaseLeftMillis} of a lock held without an expiry. */
+        public static final long NO_EXPIRY = -1;
 
         public LockState {
             nodes = List.copyOf(nodes);
         }
 
-        /** The state of a lock in a single store. */
-        public static LockState of(long pttlMillis, long queueLength, long lastFencingToken) {
-            return new LockState(pttlMillis != -2, pttlMillis, queueLength, lastFencingToken, List.of());
+        /** A free lock in a single store. */
+        public static LockState free(long queueLength, long lastFencingToken) {
+            return new LockState(false, 0, queueLength, lastFencingToken, List.of());
+        }
+
+        /** A lock held in a single store, with {@code leaseLeftMillis} left or {@link #NO_EXPIRY}. */
+        public static LockState held(long leaseLeftMillis, long queueLength, long lastFencingToken) {
+            return new LockState(true, leaseLeftMillis, queueLength, lastFencingToken, List.of());
         }
     }
 
@@ -72,7 +90,7 @@ public interface InspectableLockBackend extends LockBackend {
      * @param state what it holds, or {@code null} if it did not answer
      * @param error why it did not answer, or {@code null}
      */
-    record NodeLockState(String node, LockState state, String error) {
+    record NodeLockState(String node, @Nullable LockState state, @Nullable String error) {
     }
 
     /**
@@ -120,7 +138,7 @@ public interface InspectableLockBackend extends LockBackend {
      * @param error why it is not reachable, in plain words (with the server's own reply, such as
      *        {@code WRONGPASS ...}, and the setting to check), or {@code null}
      */
-    record NodeReachability(String node, boolean reachable, Duration latency, String error) {
+    record NodeReachability(String node, boolean reachable, Duration latency, @Nullable String error) {
 
         public NodeReachability {
             Objects.requireNonNull(node, "node");

@@ -11,6 +11,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,7 +47,7 @@ public final class LeaseWatchdog implements AutoCloseable {
     private final Set<DefaultLockHandle> leases = ConcurrentHashMap.newKeySet();
     private final Object scheduleMonitor = new Object();
     /** Written under {@code scheduleMonitor}; volatile for the lock-free fast path of {@code watch}. */
-    private volatile ScheduledFuture<?> nextTick;
+    private volatile @Nullable ScheduledFuture<?> nextTick;
     private volatile long nextTickNanos;
 
     /**

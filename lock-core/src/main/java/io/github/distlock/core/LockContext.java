@@ -6,6 +6,8 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 
+import org.jspecify.annotations.Nullable;
+
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 
@@ -34,14 +36,14 @@ public final class LockContext {
     private final boolean watchdog;
     private final String threadName;
     private final long startedNanos;
-    private volatile Map<Object, Object> attributes;
+    private volatile @Nullable Map<Object, Object> attributes;
 
     // Written by the acquiring thread before acquired() is dispatched; read by others after it.
     private volatile boolean waited;
     private volatile boolean handedOver;
     private volatile long acquiredNanos;
-    private volatile Instant acquiredAt;
-    private volatile DefaultLockHandle handle;
+    private volatile @Nullable Instant acquiredAt;
+    private volatile @Nullable DefaultLockHandle handle;
     /** Written only by the watchdog's thread. */
     private volatile int renewals;
 
@@ -67,9 +69,19 @@ public final class LockContext {
         return key.name();
     }
 
-    /** The backend's key for it, for example {@code lock:{order:42}}. */
+    /** The store's key for it, for example {@code lock:{order:42}} in Redis. */
+    public String storeKey() {
+        return key.storeKey();
+    }
+
+    /**
+     * The store's key for it.
+     *
+     * @deprecated since the store-neutral SPI, the key is not always a Redis key: use {@link #storeKey()}
+     */
+    @Deprecated(since = "0.1.0")
     public String redisKey() {
-        return key.redisKey();
+        return key.storeKey();
     }
 
     /** The lease the caller asked for. */
@@ -115,12 +127,12 @@ public final class LockContext {
     }
 
     /** When the lock was acquired (wall clock), or {@code null} while it is not. */
-    public Instant acquiredAt() {
+    public @Nullable Instant acquiredAt() {
         return acquiredAt;
     }
 
     /** The handle, once acquired; {@code null} before. */
-    public LockHandle handle() {
+    public @Nullable LockHandle handle() {
         return handle;
     }
 
@@ -163,12 +175,12 @@ public final class LockContext {
     }
 
     /** A listener's per-lock state put under the class itself as the key, or {@code null}. */
-    public <T> T get(Class<T> attributeKey) {
+    public <T> @Nullable T get(Class<T> attributeKey) {
         return attributeKey.cast(get((Object) attributeKey));
     }
 
     /** A listener's per-lock state, or {@code null}. */
-    public Object get(Object attributeKey) {
+    public @Nullable Object get(Object attributeKey) {
         Map<Object, Object> map = attributes;
         return map != null ? map.get(attributeKey) : null;
     }

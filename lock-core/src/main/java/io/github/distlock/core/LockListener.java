@@ -1,8 +1,10 @@
 package io.github.distlock.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Told of everything that happens to a lock in this JVM: the one seam that metrics, traces, the
- * Actuator view, the {@link io.github.distlock.LockLostEvent}, the lost-lease WARN and
+ * Actuator view, the {@code LockLostEvent} (lock-spring), the lost-lease WARN and
  * {@link io.github.distlock.LockHandle#onLost} listeners are built on.
  *
  * <p>Every method has an empty default, so a listener overrides only what it needs. Calls arrive
@@ -54,7 +56,7 @@ public interface LockListener {
      *        it), or {@code null} for a timeout or busy skip, which returns empty (or throws
      *        {@link io.github.distlock.LockTimeoutException} from {@code lock})
      */
-    default void notAcquired(LockContext lock, AcquireOutcome outcome, Throwable cause) {
+    default void notAcquired(LockContext lock, AcquireOutcome outcome, @Nullable Throwable cause) {
     }
 
     /**
@@ -115,7 +117,7 @@ public interface LockListener {
 
         private final String reasonTagValue;
 
-        AcquireOutcome(String tagValue, String reasonTagValue) {
+        AcquireOutcome(String tagValue, @Nullable String reasonTagValue) {
             this.tagValue = tagValue;
             this.reasonTagValue = (reasonTagValue != null ? reasonTagValue : NO_REASON);
         }

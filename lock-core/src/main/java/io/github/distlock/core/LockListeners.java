@@ -3,6 +3,7 @@ package io.github.distlock.core;
 import java.util.List;
 import java.util.OptionalLong;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -82,7 +83,7 @@ public final class LockListeners implements LockListener {
     }
 
     @Override
-    public void notAcquired(LockContext lock, AcquireOutcome outcome, Throwable cause) {
+    public void notAcquired(LockContext lock, AcquireOutcome outcome, @Nullable Throwable cause) {
         for (LockListener listener : listeners) {
             try {
                 listener.notAcquired(lock, outcome, cause);
@@ -144,7 +145,7 @@ public final class LockListeners implements LockListener {
         @Override
         public void leaseLost(LockContext lock, LeaseLossReason reason, String description) {
             OptionalLong fence = lock.fencingToken();
-            lostLogger.warn("Lost distributed lock " + lock.lockKey().printableName() + " (" + lock.lockKey().printableRedisKey()
+            lostLogger.warn("Lost distributed lock " + lock.lockKey().printableName() + " (" + lock.lockKey().printableStoreKey()
                     + (fence.isPresent() ? ", fencing token " + fence.getAsLong() : "") + "): " + description
                     + ". Another owner may now run the guarded work.");
         }

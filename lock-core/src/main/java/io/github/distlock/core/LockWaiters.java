@@ -11,6 +11,8 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The threads of this JVM that wait for a lock, and the hand-overs announced to them.
  *
@@ -91,8 +93,9 @@ public final class LockWaiters {
     }
 
     /**
-     * The id a waiter is announced by: the SHA-1 of its token, in lower-case hex (as Redis's
-     * {@code redis.sha1hex} writes it).
+     * The id a waiter is announced by: the SHA-1 of its token in lower-case hex, a public name that does not give
+     * the token away. A store that hands locks over addresses its announcements by it (the Redis scripts compute the
+     * same with {@code redis.sha1hex}).
      */
     public static String waiterId(String token) {
         return sha1Hex(token);
@@ -135,16 +138,16 @@ public final class LockWaiters {
     }
 
     /**
-     * A release of {@code redisKey} was announced (a hint, never proof that the lock is free): wakes
+     * A release of {@code storeKey} was announced (a hint, never proof that the lock is free): wakes
      * the longest-waiting polling thread of this JVM for it, which then tries again at once. The
      * same release announced again (by another node) wakes nobody more.
      *
-     * @param redisKey the released lock's {@link LockKey#redisKey()}
+     * @param storeKey the released lock's {@link LockKey#redisKey()}
      * @param releaseId what tells one release from another (the same on every node's announcement of
      *        it), or {@code null} if the announcement has none: then every announcement wakes
      */
-    public void releaseHinted(String redisKey, String releaseId) {
-        polling.computeIfPresent(redisKey, (k, line) -> {
+    public void releaseHinted(String storeKey, @Nullable String releaseId) {
+        polling.computeIfPresent(storeKey, (k, line) -> {
             if (releaseId == null || !releaseId.equals(line.lastRelease)) {
                 line.lastRelease = releaseId;
                 line.wakeFirst();
@@ -164,11 +167,12 @@ public final class LockWaiters {
 
     /**
      * {@link #releasedHere(LockKey, boolean)} for a release announced with {@code releaseId}
-     * ({@link #releaseHinted}): if its announcement has already arrived, the waiter it woke holds new
-     * callers back by itself (and may have tried already), so nothing is left pending.
+     * ({@link #releaseHinted}; {@code null} if the announcement has none): if its announcement has already
+     * arrived, the waiter it woke holds new callers back by itself (and may have tried already), so nothing is left
+     * pending.
      */
-    public void releasedHere(LockKey key, boolean announced, String releaseId) {
-        polling.computeIfPresent(key.redisKey(), (k, line) -> {
+    public void releasedHere(LockKey key, boolean announced, @Nullable String releaseId) {
+        polling.computeIfPresent(key.storeKey(), (k, line) -> {
             if (announced && releaseId != null && releaseId.equals(line.lastRelease)) {
                 return line;
             }
@@ -187,7 +191,7 @@ public final class LockWaiters {
      * {@code key} and has not tried yet: a new caller should queue behind it rather than try first.
      */
     boolean wakePending(LockKey key) {
-        PollingLine line = polling.get(key.redisKey());
+        PollingLine line = polling.get(key.storeKey());
         if (line == null) {
             return false;
         }
@@ -198,7 +202,7 @@ public final class LockWaiters {
     /** The calling thread starts polling for {@code key}: it joins the end of the key's line. */
     Poller enterPolling(LockKey key) {
         Poller[] entered = new Poller[1];
-        polling.compute(key.redisKey(), (k, line) -> {
+        polling.compute(key.storeKey(), (k, line) -> {
             PollingLine joined = line != null ? line : new PollingLine();
             entered[0] = new Poller(joined, Thread.currentThread());
             joined.pollers.add(entered[0]);
@@ -212,7 +216,7 @@ public final class LockWaiters {
      * next in line, so that a release is not left unanswered by a waiter that timed out.
      */
     void leavePolling(LockKey key, Poller poller) {
-        polling.computeIfPresent(key.redisKey(), (k, line) -> {
+        polling.computeIfPresent(key.storeKey(), (k, line) -> {
             if (line != poller.line) {
                 return line;
             }
@@ -239,7 +243,7 @@ public final class LockWaiters {
 
         private final ConcurrentLinkedQueue<Poller> pollers = new ConcurrentLinkedQueue<>();
         /** The release that last woke a waiter here; its announcements by other nodes wake nobody more. */
-        private volatile String lastRelease;
+        private volatile @Nullable String lastRelease;
         /** Released in this JVM, and the waiter its announcement will wake has not tried yet. */
         private volatile boolean releasePending;
 

@@ -2,6 +2,8 @@ package io.github.distlock.core;
 
 import java.util.concurrent.CompletableFuture;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A {@link LockBackend} that can also send an acquire or a release without a thread waiting for the
  * answer. A backend that asks several independent stores at once (Redlock) sends to all of them from
@@ -27,7 +29,7 @@ public interface NonBlockingLockBackend extends LockBackend {
      * @return the answer, or {@code null} if this call cannot be made without blocking now (its
      *         connection is still opening, say): then call {@link #tryAcquire} on a thread that may block
      */
-    CompletableFuture<AcquireResult> tryAcquireAsync(LockKey key, String token, long ttlMillis);
+    @Nullable CompletableFuture<AcquireResult> tryAcquireAsync(LockKey key, String token, long ttlMillis);
 
     /**
      * {@link #release(LockKey, String)}, answered by the future.
@@ -35,5 +37,5 @@ public interface NonBlockingLockBackend extends LockBackend {
      * @return the answer, or {@code null} if this call cannot be made without blocking now: then call
      *         {@link #release} on a thread that may block
      */
-    CompletableFuture<Boolean> releaseAsync(LockKey key, String token);
+    @Nullable CompletableFuture<Boolean> releaseAsync(LockKey key, String token);
 }

@@ -126,7 +126,7 @@ final class PendingReleases implements AutoCloseable {
                 return;
             }
             if (System.nanoTime() - giveUpAtNanos >= 0) {
-                logger.warn("Gave up releasing lock " + key.printableName() + " (" + key.printableRedisKey()
+                logger.warn("Gave up releasing lock " + key.printableName() + " (" + key.printableStoreKey()
                         + "): Redis did not answer; any lease of ours there has run out by now.");
                 return;
             }

@@ -61,7 +61,7 @@ public interface QueueingLockBackend extends LockBackend {
      * @param fencingToken the fencing token that came with the hand-over
      * @return acquired, with {@code fencingToken}, if the lock holds {@code token} and is confirmed; not
      *         acquired if it no longer holds it (expired, or lost to a failover), and the caller waits on
-     * @throws io.github.distlock.ReplicaAcknowledgementException if too few replicas confirmed it; the
+     * @throws io.github.distlock.LockBackendException if the store cannot confirm it (too few replicas did); the
      *         caller then releases it
      */
     default AcquireResult confirmHandOver(LockKey key, String token, long ttlMillis, long fencingToken) {

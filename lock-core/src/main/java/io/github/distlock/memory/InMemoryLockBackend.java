@@ -13,6 +13,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
+import org.jspecify.annotations.Nullable;
+
 import io.github.distlock.core.FencingLockBackend;
 import io.github.distlock.core.HandOverNotifications;
 import io.github.distlock.core.InspectableLockBackend;
@@ -52,8 +54,8 @@ import io.github.distlock.core.QueueingLockBackend;
  * LockService locks = new DefaultLockService(backend, new LeaseWatchdog(backend, 1.0 / 3), defaults, waiters);
  * }</pre>
  *
- * <p>Leases run on {@link System#nanoTime()} unless another clock is given ({@link #InMemoryLockBackend(LongSupplier)}),
- * so that a test can let a lease run out without sleeping. Fencing tokens are strictly increasing across all locks of
+ * <p>Leases run on {@link System#nanoTime()} unless another clock is given
+ * ({@link #InMemoryLockBackend(LongSupplier)}), so that a test can let a lease run out without sleeping. Fencing tokens are strictly increasing across all locks of
  * the instance, and start from the wall clock in microseconds, as the Redis store's do.
  */
 public final class InMemoryLockBackend implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend,
@@ -112,7 +114,7 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
     public synchronized AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis,
             boolean queued, boolean fencingToken) {
         long now = nanoClock.getAsLong();
-        Entry entry = locks.computeIfAbsent(key.redisKey(), name -> new Entry());
+        Entry entry = locks.computeIfAbsent(key.storeKey(), name -> new Entry());
         long lease = entry.heldBy(token, now) ? entry.leaseLeftMillis(now) : -1;
         if (lease < 0 && !entry.isHeld(now)) {
             entry.hold(token, ttlMillis, now);
@@ -138,11 +140,11 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
         HandOver handOver;
         synchronized (this) {
             long now = nanoClock.getAsLong();
-            Entry entry = locks.get(key.redisKey());
+            Entry entry = locks.get(key.storeKey());
             if (entry == null || !entry.heldBy(token, now)) {
                 return false;
             }
-            handOver = handOverOrFree(key.redisKey(), entry, now);
+            handOver = handOverOrFree(key.storeKey(), entry, now);
         }
         if (handOver != null) {
             String waiterId = LockWaiters.waiterId(handOver.token);
@@ -154,7 +156,7 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
     }
 
     /** Gives the lock to the longest-waiting live waiter, or frees it if there is none. */
-    private HandOver handOverOrFree(String name, Entry entry, long now) {
+    private @Nullable HandOver handOverOrFree(String name, Entry entry, long now) {
         for (Iterator<Map.Entry<String, Waiter>> it = entry.waiters.entrySet().iterator(); it.hasNext();) {
             Map.Entry<String, Waiter> next = it.next();
             it.remove();
@@ -171,7 +173,7 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
     @Override
     public synchronized AcquireResult stopWaiting(LockKey key, String token, long ttlMillis) {
         long now = nanoClock.getAsLong();
-        Entry entry = locks.get(key.redisKey());
+        Entry entry = locks.get(key.storeKey());
         if (entry == null) {
             return AcquireResult.notAcquired(0, lastFencingToken);
         }
@@ -179,7 +181,7 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
         if (entry.heldBy(token, now)) {
             return AcquireResult.acquired(nextFencingToken(entry), entry.leaseLeftMillis(now));
         }
-        forgetIfUnused(key.redisKey(), entry, now);
+        forgetIfUnused(key.storeKey(), entry, now);
         return AcquireResult.notAcquired(entry.leaseLeftMillis(now), lastFencingToken);
     }
 
@@ -189,7 +191,7 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
         synchronized (this) {
             long now = nanoClock.getAsLong();
             for (LeaseRenewal renewal : renewals) {
-                Entry entry = locks.get(renewal.key().redisKey());
+                Entry entry = locks.get(renewal.key().storeKey());
                 boolean ours = entry != null && entry.heldBy(renewal.token(), now);
                 if (ours) {
                     entry.hold(renewal.token(), renewal.ttlMillis(), now);
@@ -205,19 +207,20 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
 
     @Override
     public synchronized long issueFencingToken(LockKey key, String token, long ttlMillis) {
-        Entry entry = locks.get(key.redisKey());
+        Entry entry = locks.get(key.storeKey());
         return entry != null && entry.heldBy(token, nanoClock.getAsLong()) ? nextFencingToken(entry) : 0;
     }
 
     @Override
     public synchronized LockState inspect(LockKey key) {
         long now = nanoClock.getAsLong();
-        Entry entry = locks.get(key.redisKey());
+        Entry entry = locks.get(key.storeKey());
         if (entry == null) {
-            return LockState.of(-2, 0, 0);
+            return LockState.free(0, 0);
         }
         long liveWaiters = entry.waiters.values().stream().filter(waiter -> waiter.aliveUntil - now > 0).count();
-        return LockState.of(entry.isHeld(now) ? entry.leaseLeftMillis(now) : -2, liveWaiters, entry.lastFencingToken);
+        return entry.isHeld(now) ? LockState.held(entry.leaseLeftMillis(now), liveWaiters, entry.lastFencingToken)
+                : LockState.free(liveWaiters, entry.lastFencingToken);
     }
 
     @Override
@@ -289,7 +292,7 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
     /** One lock: its holder and lease, its waiters in arrival order, its last fencing token. */
     private static final class Entry {
 
-        String holder;
+        @Nullable String holder;
         long expiresAt;
         long lastFencingToken;
         final LinkedHashMap<String, Waiter> waiters = new LinkedHashMap<>();

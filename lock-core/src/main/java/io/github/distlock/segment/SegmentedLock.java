@@ -6,6 +6,8 @@ import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.IntPredicate;
 
+import org.jspecify.annotations.Nullable;
+
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockKeys;
 import io.github.distlock.LockRequest;
@@ -162,13 +164,13 @@ public final class SegmentedLock {
                 : Duration.ofNanos(System.nanoTime() - started));
     }
 
-    private LockRequest segmentRequest(int segment, Duration waitTime) {
+    private LockRequest segmentRequest(int segment, @Nullable Duration waitTime) {
         return new LockRequest(key(segment), request.ttl(), waitTime, request.watchdog(), request.fencingToken(),
                 request.name());
     }
 
     /** What is left of the request's wait time, or {@code null} for the configured default. */
-    private Duration remainingWait(long started) {
+    private @Nullable Duration remainingWait(long started) {
         if (request.waitTime() == null) {
             return null;
         }

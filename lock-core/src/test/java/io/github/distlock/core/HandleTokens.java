@@ -28,6 +28,6 @@ public final class HandleTokens {
      * @return the key
      */
     public static String redisKeyOf(LockHandle handle) {
-        return ((DefaultLockHandle) handle).lockKey().redisKey();
+        return ((DefaultLockHandle) handle).lockKey().storeKey();
     }
 }

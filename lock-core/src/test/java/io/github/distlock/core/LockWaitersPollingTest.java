@@ -21,7 +21,7 @@ class LockWaitersPollingTest {
         LockWaiters.Poller first = waiters.enterPolling(KEY);
         LockWaiters.Poller second = waiters.enterPolling(KEY);
 
-        waiters.releaseHinted(KEY.redisKey(), "release-1");
+        waiters.releaseHinted(KEY.storeKey(), "release-1");
 
         assertThat(first.await(0)).isTrue();
         assertThat(second.await(0)).isFalse();
@@ -31,17 +31,17 @@ class LockWaitersPollingTest {
     void theSameReleaseAnnouncedByEveryNodeWakesOneWaiter() {
         LockWaiters.Poller first = waiters.enterPolling(KEY);
         LockWaiters.Poller second = waiters.enterPolling(KEY);
-        waiters.releaseHinted(KEY.redisKey(), "release-1");
+        waiters.releaseHinted(KEY.storeKey(), "release-1");
         first.attempting();
         first.acquired = true;
         waiters.leavePolling(KEY, first);
 
         // The other nodes' announcements of the release the first waiter already answered.
-        waiters.releaseHinted(KEY.redisKey(), "release-1");
-        waiters.releaseHinted(KEY.redisKey(), "release-1");
+        waiters.releaseHinted(KEY.storeKey(), "release-1");
+        waiters.releaseHinted(KEY.storeKey(), "release-1");
         assertThat(second.await(0)).as("woken by a release already answered").isFalse();
 
-        waiters.releaseHinted(KEY.redisKey(), "release-2");
+        waiters.releaseHinted(KEY.storeKey(), "release-2");
         assertThat(second.await(0)).as("woken by the next release").isTrue();
     }
 
@@ -49,7 +49,7 @@ class LockWaitersPollingTest {
     void aWakeUpItsWaiterDidNotUseGoesToTheNextInLine() {
         LockWaiters.Poller first = waiters.enterPolling(KEY);
         LockWaiters.Poller second = waiters.enterPolling(KEY);
-        waiters.releaseHinted(KEY.redisKey(), "release-1");
+        waiters.releaseHinted(KEY.storeKey(), "release-1");
 
         waiters.leavePolling(KEY, first); // timed out before it could try
 
@@ -59,7 +59,7 @@ class LockWaitersPollingTest {
     @Test
     void aWaiterThatTriedAgainIsNotWokenByTheReleaseItAnswered() {
         LockWaiters.Poller only = waiters.enterPolling(KEY);
-        waiters.releaseHinted(KEY.redisKey(), "release-1");
+        waiters.releaseHinted(KEY.storeKey(), "release-1");
 
         only.attempting(); // and lost it to another instance
 
@@ -102,7 +102,7 @@ class LockWaitersPollingTest {
 
         assertThat(waiters.waiting()).isZero();
         // A hint for a key nobody waits for is dropped, and creates nothing.
-        waiters.releaseHinted(KEY.redisKey(), "release-1");
+        waiters.releaseHinted(KEY.storeKey(), "release-1");
         assertThat(waiters.waiting()).isZero();
         assertThat(waiters.wakePending(KEY)).isFalse();
     }

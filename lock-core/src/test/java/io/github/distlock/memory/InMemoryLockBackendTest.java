@@ -108,7 +108,7 @@ class InMemoryLockBackendTest {
         advance(900);
 
         assertThat(outcomes).containsExactly(RenewalOutcome.RENEWED, RenewalOutcome.LOST);
-        assertThat(backend.inspect(key).pttlMillis()).isEqualTo(100);
+        assertThat(backend.inspect(key).leaseLeftMillis()).isEqualTo(100);
     }
 
     @Test
@@ -128,7 +128,7 @@ class InMemoryLockBackendTest {
     @Test
     void inspectionReportsAFreeLockAsRedisDoes() {
         assertThat(backend.inspect(key).held()).isFalse();
-        assertThat(backend.inspect(key).pttlMillis()).isEqualTo(-2);
+        assertThat(backend.inspect(key).leaseLeftMillis()).isZero();
         assertThat(backend.ping().reachable()).isTrue();
     }
 

@@ -96,7 +96,7 @@ final class LettuceReplicaConfirmation {
             catch (TimeoutException ex) {
                 burst.cancel();
                 throw new LockBackendException(key.name(), "Redis did not confirm lock " + key.printableName() + " ("
-                        + key.printableRedisKey() + ") with WAIT within distributed-lock.operation-timeout="
+                        + key.printableStoreKey() + ") with WAIT within distributed-lock.operation-timeout="
                         + connection.operationTimeout() + " plus distributed-lock.replica-ack-timeout="
                         + acks.timeout() + ". Is Redis reachable?", ex);
             }
@@ -297,14 +297,14 @@ final class LettuceReplicaConfirmation {
         RedisClusterNode master = cluster.getPartitions().getMasterBySlot(slot(key));
         if (master == null) {
             throw new LockBackendException(key.name(), "No Redis Cluster master is known for the slot of lock "
-                    + key.printableName() + " (" + key.printableRedisKey() + "), so its replicas cannot be asked",
+                    + key.printableName() + " (" + key.printableStoreKey() + "), so its replicas cannot be asked",
                     null);
         }
         return nodeConnection(cluster, master.getUri().getHost(), master.getUri().getPort(), key, deadline);
     }
 
     private static int slot(LockKey key) {
-        return SlotHash.getSlot(key.redisKey().getBytes(StandardCharsets.UTF_8));
+        return SlotHash.getSlot(key.storeKey().getBytes(StandardCharsets.UTF_8));
     }
 
     private LockBackendException failed(Open open, LockKey key, Throwable cause) {
@@ -312,7 +312,7 @@ final class LettuceReplicaConfirmation {
             refreshPartitions(open);
         }
         return new LockBackendException(key.name(), "Redis failed the replica acknowledgement of lock "
-                + key.printableName() + " (" + key.printableRedisKey() + "): " + cause.getMessage(), cause);
+                + key.printableName() + " (" + key.printableStoreKey() + "): " + cause.getMessage(), cause);
     }
 
     private static void refreshIfMoved(Open open, AsyncCommand<byte[], byte[], List<Object>> call) {
@@ -342,7 +342,7 @@ final class LettuceReplicaConfirmation {
         CommandArgs<byte[], byte[]> args = new CommandArgs<>(ByteArrayCodec.INSTANCE).add(RENEW_SOURCE)
                 .add(renewals.size());
         for (LeaseRenewal renewal : renewals) {
-            args.addKey(renewal.key().redisKey().getBytes(StandardCharsets.UTF_8));
+            args.addKey(renewal.key().storeKey().getBytes(StandardCharsets.UTF_8));
         }
         for (LeaseRenewal renewal : renewals) {
             args.add(renewal.token().getBytes(StandardCharsets.UTF_8)).add(renewal.ttlMillis());

@@ -521,7 +521,7 @@ public final class LockConnection implements AutoCloseable {
         Timeout timeout = open.client().getResources().timer().newTimeout(expired -> {
             if (!command.isDone() && reply.completeExceptionally(new LockBackendException(key.name(),
                     "Redis did not answer the " + operation + " of lock " + key.printableName() + " ("
-                            + key.printableRedisKey() + ") within " + timeoutProperty + "=" + operationTimeout
+                            + key.printableStoreKey() + ") within " + timeoutProperty + "=" + operationTimeout
                             + ". Is Redis reachable?", new TimeoutException()))) {
                 // Cancelled, it is not re-sent after a reconnect; if it already ran, the caller undoes it.
                 command.cancel(false);
@@ -696,7 +696,7 @@ public final class LockConnection implements AutoCloseable {
             // Cancelled, it is not re-sent after a reconnect; if it already ran, the caller undoes it.
             command.cancel(false);
             throw new LockBackendException(key.name(), "Redis did not answer the " + operation + " of lock "
-                    + key.printableName() + " (" + key.printableRedisKey() + ") within " + timeoutProperty + "="
+                    + key.printableName() + " (" + key.printableStoreKey() + ") within " + timeoutProperty + "="
                     + operationTimeout + ". Is Redis reachable?", ex);
         }
         catch (ExecutionException ex) {
@@ -710,7 +710,7 @@ public final class LockConnection implements AutoCloseable {
     /** Redis answered with an error, or the command failed on the way: in words that say what to fix. */
     private LockBackendException failed(LockKey key, String operation, Throwable cause) {
         return new LockBackendException(key.name(), "Redis failed the " + operation + " of lock " + key.printableName()
-                + " (" + key.printableRedisKey() + "): " + RedisErrorReply.describe(cause, credentials), cause);
+                + " (" + key.printableStoreKey() + "): " + RedisErrorReply.describe(cause, credentials), cause);
     }
 
     /**

@@ -8,6 +8,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 
+import io.github.distlock.core.InspectableLockBackend.LockState;
 import io.github.distlock.core.LockBackend.LeaseRenewal;
 import io.github.distlock.core.LockKey;
 
@@ -53,6 +54,21 @@ final class LockScripts {
     /** Read-only: the lock's PTTL, wait-queue length and fencing counter, never its value (the Actuator). */
     static final LuaScript INSPECT = LuaScript.load("inspect.lua");
 
+    /** Redis's {@code PTTL} of a key that does not exist, and of one without an expiry. */
+    private static final long PTTL_NO_KEY = -2;
+    private static final long PTTL_NO_EXPIRY = -1;
+
+    /** The reply of {@link #INSPECT}, {@code {PTTL of the lock, queue length, fencing counter}}, as a lock's state. */
+    static LockState lockState(List<Object> reply) {
+        long pttl = (Long) reply.get(0);
+        long queueLength = (Long) reply.get(1);
+        long fence = (Long) reply.get(2);
+        if (pttl == PTTL_NO_KEY) {
+            return LockState.free(queueLength, fence);
+        }
+        return LockState.held(pttl == PTTL_NO_EXPIRY ? LockState.NO_EXPIRY : pttl, queueLength, fence);
+    }
+
     /**
      * The fencing counter outlives the lock so tokens keep increasing across acquisitions. Every
      * acquisition writes it with this expiry (or the lease, if longer), so it goes a day after the
@@ -68,7 +84,7 @@ final class LockScripts {
 
     /** The lock, its fencing counter, its wait queue and its waiters' entries: one Cluster slot. */
     static List<String> keys(LockKey key) {
-        String lock = key.redisKey();
+        String lock = key.storeKey();
         return List.of(lock, lock + RedisLockBackend.FENCE_SUFFIX, lock + RedisLockBackend.QUEUE_SUFFIX,
                 lock + RedisLockBackend.WAITING_SUFFIX);
     }
@@ -87,7 +103,7 @@ final class LockScripts {
     static List<List<Integer>> batches(List<LeaseRenewal> renewals, boolean cluster) {
         Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
         for (int i = 0; i < renewals.size(); i++) {
-            int slot = cluster ? ClusterSlotHashUtil.calculateSlot(renewals.get(i).key().redisKey()) : 0;
+            int slot = cluster ? ClusterSlotHashUtil.calculateSlot(renewals.get(i).key().storeKey()) : 0;
             bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(i);
         }
         List<List<Integer>> batches = new ArrayList<>();

@@ -18,7 +18,7 @@ import io.github.distlock.core.LockKey;
  * client following the plain {@code SET NX PX} pattern can share the lock.
  *
  * <pre>{@code
- * RedisKeyNaming.lockKey("lock:", "order:42").redisKey();   // "lock:{order:42}"
+ * RedisKeyNaming.lockKey("lock:", "order:42").storeKey();   // "lock:{order:42}"
  * }</pre>
  */
 public final class RedisKeyNaming {

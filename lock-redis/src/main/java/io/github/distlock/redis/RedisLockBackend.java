@@ -70,7 +70,7 @@ import io.lettuce.core.protocol.CommandType;
  * command instead cost half the throughput at 8 threads.
  */
 public final class RedisLockBackend
-        implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend, NonBlockingLockBackend, SmartLifecycle,
+        implements QueueingLockBackend, RaisableFencingLockBackend, InspectableLockBackend, NonBlockingLockBackend, SmartLifecycle,
         AutoCloseable {
 
     /** Suffix of the fencing counter's key. */
@@ -489,7 +489,7 @@ public final class RedisLockBackend
 
     /** The lock and, with {@code line}, its Redlock wake-up line on this node. */
     private static byte[][] redlockKeys(LockKey key, boolean line) {
-        String lock = key.redisKey();
+        String lock = key.storeKey();
         if (!line) {
             return new byte[][] { bytes(lock) };
         }
@@ -503,7 +503,7 @@ public final class RedisLockBackend
 
     /** {@code SET key value NX PX ttl GET}: takes the lock if free, and answers what it held before. */
     private static CommandArgs<byte[], byte[]> setNxGet(LockKey key, byte[] value, long ttlMillis) {
-        return new CommandArgs<>(ByteArrayCodec.INSTANCE).addKey(bytes(key.redisKey())).add(value).add(NX).add(PX)
+        return new CommandArgs<>(ByteArrayCodec.INSTANCE).addKey(bytes(key.storeKey())).add(value).add(NX).add(PX)
                 .add(ttlMillis).add(GET);
     }
 
@@ -536,7 +536,7 @@ public final class RedisLockBackend
 
     @Override
     public boolean raiseFencingCounter(LockKey key, String token, long fencingToken, long ttlMillis) {
-        String lock = key.redisKey();
+        String lock = key.storeKey();
         return connection.script(key, "fencing counter",
                 incarnation != null ? incarnation.scripts().raiseFence() : LockScripts.RAISE_FENCE,
                 () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE),
@@ -602,7 +602,7 @@ public final class RedisLockBackend
     @Override
     public LockState inspect(LockKey key) {
         List<Object> reply = script(key, "inspection", LockScripts.INSPECT, new byte[0][]).value();
-        return LockState.of((Long) reply.get(0), (Long) reply.get(1), (Long) reply.get(2));
+        return LockScripts.lockState(reply);
     }
 
     /**
@@ -617,7 +617,7 @@ public final class RedisLockBackend
 
     /** The lock, its fencing counter, its wait queue and its waiters' entries: one Cluster slot. */
     private static byte[][] keys(LockKey key) {
-        String lock = key.redisKey();
+        String lock = key.storeKey();
         return new byte[][] { bytes(lock), bytes(lock + FENCE_SUFFIX), bytes(lock + QUEUE_SUFFIX),
                 bytes(lock + WAITING_SUFFIX) };
     }
@@ -632,7 +632,7 @@ public final class RedisLockBackend
         byte[][] args = new byte[batch.size() * 2][];
         for (int i = 0; i < batch.size(); i++) {
             LeaseRenewal renewal = renewals.get(batch.get(i));
-            keys[i] = bytes(renewal.key().redisKey());
+            keys[i] = bytes(renewal.key().storeKey());
             args[2 * i] = bytes(renewal.token());
             args[2 * i + 1] = bytes(Long.toString(renewal.ttlMillis()));
         }

@@ -38,7 +38,7 @@ public final class ShardedReleaseChannels {
 
     /** The hash slot of a lock key, as Redis computes it. */
     public static int slotOf(LockKey key) {
-        return ClusterSlotHashUtil.calculateSlot(key.redisKey());
+        return ClusterSlotHashUtil.calculateSlot(key.storeKey());
     }
 
     /** The sharded release channel of the lock {@code key}: it hashes to the key's slot. */

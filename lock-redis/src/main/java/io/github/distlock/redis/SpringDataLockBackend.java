@@ -294,7 +294,7 @@ public final class SpringDataLockBackend
     private boolean confirm(LockKey key, String token, long ttlMillis) {
         long deadline = deadline() + replicaAcks.timeout().toNanos();
         long[] renewedAndAcks = call(key, "replica acknowledgement", deadline, null, () -> template.execute(
-                (RedisCallback<long[]>) connection -> renewAndWait(connection, List.of(key.redisKey()),
+                (RedisCallback<long[]>) connection -> renewAndWait(connection, List.of(key.storeKey()),
                         List.of(token, Long.toString(ttlMillis)))));
         if (renewedAndAcks[0] != 1L) {
             return false;
@@ -346,7 +346,7 @@ public final class SpringDataLockBackend
     @Override
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
         if (!setNxGetRefused) {
-            byte[] redisKey = bytes(key.redisKey());
+            byte[] redisKey = bytes(key.storeKey());
             byte[] value = bytes(token);
             try {
                 byte[] previous = call(key, "acquire", deadline(), token, () -> template.execute(
@@ -438,7 +438,7 @@ public final class SpringDataLockBackend
                     try {
                         if (!command.ended.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
                             throw new LockBackendException(key.name(), "The " + operation + " of lock "
-                                    + key.printableName() + " (" + key.printableRedisKey() + ") was not sent: an "
+                                    + key.printableName() + " (" + key.printableStoreKey() + ") was not sent: an "
                                     + "acquire of the same token that timed out is still under way on another "
                                     + "connection, must reach Redis first, and did not end within "
                                     + "distributed-lock.operation-timeout=" + operationTimeout
@@ -464,7 +464,7 @@ public final class SpringDataLockBackend
     @Override
     public LockState inspect(LockKey key) {
         List<Object> reply = script(key, "inspection", deadline(), null, INSPECT);
-        return LockState.of((Long) reply.get(0), (Long) reply.get(1), (Long) reply.get(2));
+        return LockScripts.lockState(reply);
     }
 
     /**
@@ -572,7 +572,7 @@ public final class SpringDataLockBackend
         List<List<Integer>> batches = LockScripts.batches(renewals, known.cluster());
         Map<String, List<Integer>> lanes = new LinkedHashMap<>();
         for (int b = 0; b < batches.size(); b++) {
-            String node = known.masterOf(renewals.get(batches.get(b).get(0)).key().redisKey());
+            String node = known.masterOf(renewals.get(batches.get(b).get(0)).key().storeKey());
             lanes.computeIfAbsent(node, n -> new ArrayList<>()).add(b);
         }
         int round = rounds.getAndIncrement() * 7919;
@@ -711,7 +711,7 @@ public final class SpringDataLockBackend
             List<String> callArgs = new ArrayList<>();
             for (int index : batches.get(b)) {
                 LeaseRenewal renewal = renewals.get(index);
-                callKeys.add(renewal.key().redisKey());
+                callKeys.add(renewal.key().storeKey());
                 callArgs.add(renewal.token());
                 callArgs.add(Long.toString(renewal.ttlMillis()));
             }
@@ -768,7 +768,7 @@ public final class SpringDataLockBackend
         Object[] args = new Object[batch.size() * 2];
         for (int i = 0; i < batch.size(); i++) {
             LeaseRenewal renewal = renewals.get(batch.get(i));
-            keys.add(renewal.key().redisKey());
+            keys.add(renewal.key().storeKey());
             args[2 * i] = renewal.token();
             args[2 * i + 1] = Long.toString(renewal.ttlMillis());
         }
@@ -1008,7 +1008,7 @@ public final class SpringDataLockBackend
                     // undoes it. Ended in this very moment: its outcome stands (next loop).
                     if (task.abandon()) {
                         throw new LockBackendException(key.name(), "Redis did not answer the " + operation
-                                + " of lock " + key.printableName() + " (" + key.printableRedisKey()
+                                + " of lock " + key.printableName() + " (" + key.printableStoreKey()
                                 + ") within distributed-lock.operation-timeout=" + operationTimeout
                                 + ". Is Redis reachable?", ex);
                     }
@@ -1016,7 +1016,7 @@ public final class SpringDataLockBackend
                 catch (ExecutionException ex) {
                     Throwable cause = ex.getCause();
                     throw new LockBackendException(key.name(), "Redis failed the " + operation + " of lock "
-                            + key.printableName() + " (" + key.printableRedisKey() + "): "
+                            + key.printableName() + " (" + key.printableStoreKey() + "): "
                             + RedisErrorReply.describe(cause, RedisErrorReply.SPRING_DATA_REDIS_CREDENTIALS), cause);
                 }
             }

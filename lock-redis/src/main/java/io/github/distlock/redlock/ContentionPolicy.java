@@ -99,7 +99,7 @@ final class ContentionPolicy {
 
     /** What this backend knows of contention for {@code key}, or {@code null} if it never found it taken. */
     Contention contended(LockKey key) {
-        return contention.get(key.redisKey());
+        return contention.get(key.storeKey());
     }
 
     /**
@@ -191,15 +191,15 @@ final class ContentionPolicy {
         if (contention.size() >= MAX_CONTENDED_KEYS) {
             contention.values().removeIf(entry -> found.takenAt - entry.takenAt >= CONTENDED_NANOS);
         }
-        contention.put(key.redisKey(), found);
+        contention.put(key.storeKey(), found);
     }
 
     /** The calling thread released {@code key}: if it is contended, this thread yields on its next attempt. */
     void released(LockKey key) {
-        Contention contended = contention.get(key.redisKey());
+        Contention contended = contention.get(key.storeKey());
         if (contended != null) {
             // See YIELD_NANOS.
-            contention.put(key.redisKey(), new Contention(contended.takenAt, contended.fullVoteAt, System.nanoTime(),
+            contention.put(key.storeKey(), new Contention(contended.takenAt, contended.fullVoteAt, System.nanoTime(),
                     Thread.currentThread()));
         }
     }

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.distlock.core.FencingLockBackend;
+import io.github.distlock.redis.RaisableFencingLockBackend;
 import io.github.distlock.core.InspectableLockBackend;
 import io.github.distlock.core.InspectableLockBackend.LockState;
 import io.github.distlock.core.InspectableLockBackend.Reachability;
@@ -86,7 +87,11 @@ final class FencingBackendRedlockNode implements RedlockNode {
 
     @Override
     public boolean raiseFencingCounter(LockKey key, String token, long fencingToken, long ttlMillis) {
-        return node.raiseFencingCounter(key, token, fencingToken, ttlMillis);
+        if (node instanceof RaisableFencingLockBackend raisable) {
+            return raisable.raiseFencingCounter(key, token, fencingToken, ttlMillis);
+        }
+        throw new UnsupportedOperationException(node.getClass().getName() + " cannot raise its fencing counter, so "
+                + "it cannot take part in a Redlock's fencing tokens: implement RaisableFencingLockBackend");
     }
 
     @Override

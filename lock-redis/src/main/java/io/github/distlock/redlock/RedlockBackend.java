@@ -506,7 +506,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                     : Vote.Absent.HELD_BACK.reason()));
             if (state.held()) {
                 // A key without expiry (a foreign client's) outlasts any lease.
-                pttls.add(state.pttlMillis() == -1 ? Long.MAX_VALUE : state.pttlMillis());
+                pttls.add(state.leaseLeftMillis() == LockState.NO_EXPIRY ? Long.MAX_VALUE : state.leaseLeftMillis());
             }
             counters.add(state.lastFencingToken());
             queued = Math.max(queued, state.queueLength());
@@ -514,9 +514,9 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         pttls.sort(Comparator.reverseOrder());
         counters.sort(Comparator.reverseOrder());
         boolean held = pttls.size() >= quorum;
-        long pttl = !held ? -2 : pttls.get(quorum - 1) == Long.MAX_VALUE ? -1 : pttls.get(quorum - 1);
+        long leaseLeft = !held ? 0 : pttls.get(quorum - 1) == Long.MAX_VALUE ? LockState.NO_EXPIRY : pttls.get(quorum - 1);
         long fence = counters.size() >= quorum ? counters.get(quorum - 1) : 0;
-        return new LockState(held, pttl, queued, fence, perNode);
+        return new LockState(held, leaseLeft, queued, fence, perNode);
     }
 
     /** Pings every node at once; a node whose votes are held back answers, but does not count. */

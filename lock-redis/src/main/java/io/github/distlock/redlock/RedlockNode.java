@@ -71,7 +71,7 @@ interface RedlockNode extends AutoCloseable {
     /** As {@link FencingLockBackend#issueFencingToken}: a token drawn on this node alone. */
     long drawFencingToken(LockKey key, String token, long ttlMillis);
 
-    /** As {@link FencingLockBackend#raiseFencingCounter}. */
+    /** As {@link io.github.distlock.redis.RaisableFencingLockBackend#raiseFencingCounter}. */
     boolean raiseFencingCounter(LockKey key, String token, long fencingToken, long ttlMillis);
 
     /** As {@link io.github.distlock.core.InspectableLockBackend#inspect}. */

@@ -254,7 +254,7 @@ public final class RedlockReleaseHints implements HandOverNotifications, AutoClo
      * node that sends it, so that it wakes once, made before it is known which nodes will.
      */
     String newHint(LockKey key) {
-        return Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE) + ':' + key.redisKey();
+        return Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE) + ':' + key.storeKey();
     }
 
     /**

@@ -37,7 +37,7 @@ class LockListenerTest {
             LockContext context = instance.events.contexts.get(0);
             assertThat(context.name()).isEqualTo("orders");
             assertThat(context.key()).isEqualTo("order:1");
-            assertThat(context.redisKey()).isEqualTo("lock:{order:1}");
+            assertThat(context.storeKey()).isEqualTo("lock:{order:1}");
             assertThat(context.handle()).isSameAs(handle);
             assertThat(context.acquiredAt()).isNotNull();
             assertThat(context.threadName()).isEqualTo(Thread.currentThread().getName());

@@ -76,7 +76,7 @@ final class ProxiedLockServices implements AutoCloseable {
 
     /** The Redis key of lock {@code name}. */
     static String redisKey(String name) {
-        return RedisKeyNaming.lockKey(PREFIX, name).redisKey();
+        return RedisKeyNaming.lockKey(PREFIX, name).storeKey();
     }
 
     /** The value of the lock key in Redis now (a holder's token), or null; read directly, not through the proxy. */

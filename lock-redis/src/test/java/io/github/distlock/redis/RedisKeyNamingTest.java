@@ -22,22 +22,22 @@ class RedisKeyNamingTest {
 
     @Test
     void aNameWithoutBracesIsStoredAsItIsInsideTheHashTag() {
-        assertThat(RedisKeyNaming.lockKey("lock:", "order:42").redisKey()).isEqualTo("lock:{order:42}");
-        assertThat(RedisKeyNaming.lockKey("lock:", "a%7Db").redisKey()).isEqualTo("lock:{a%7Db}");
-        assertThat(RedisKeyNaming.lockKey("lock:", "ключ").redisKey()).isEqualTo("lock:{ключ}");
+        assertThat(RedisKeyNaming.lockKey("lock:", "order:42").storeKey()).isEqualTo("lock:{order:42}");
+        assertThat(RedisKeyNaming.lockKey("lock:", "a%7Db").storeKey()).isEqualTo("lock:{a%7Db}");
+        assertThat(RedisKeyNaming.lockKey("lock:", "ключ").storeKey()).isEqualTo("lock:{ключ}");
     }
 
     @Test
     void aNameWithBracesIsPercentEncodedAndMarkedWithATrailingPercent() {
-        assertThat(RedisKeyNaming.lockKey("lock:", "a}b").redisKey()).isEqualTo("lock:{a%7Db}%");
-        assertThat(RedisKeyNaming.lockKey("lock:", "{}x}").redisKey()).isEqualTo("lock:{%7B%7Dx%7D}%");
-        assertThat(RedisKeyNaming.lockKey("lock:", "100%{x}").redisKey()).isEqualTo("lock:{100%25%7Bx%7D}%");
+        assertThat(RedisKeyNaming.lockKey("lock:", "a}b").storeKey()).isEqualTo("lock:{a%7Db}%");
+        assertThat(RedisKeyNaming.lockKey("lock:", "{}x}").storeKey()).isEqualTo("lock:{%7B%7Dx%7D}%");
+        assertThat(RedisKeyNaming.lockKey("lock:", "100%{x}").storeKey()).isEqualTo("lock:{100%25%7Bx%7D}%");
     }
 
     @Test
     void everyCompanionKeyOfEveryNameSharesTheLocksSlot() {
         for (String name : NAMES) {
-            String lock = RedisKeyNaming.lockKey("lock:", name).redisKey();
+            String lock = RedisKeyNaming.lockKey("lock:", name).storeKey();
             int slot = SlotHash.getSlot(lock);
             for (String suffix : List.of(":fence", ":queue", ":waiting")) {
                 assertThat(SlotHash.getSlot(lock + suffix)).as("%s%s", lock, suffix).isEqualTo(slot);
@@ -49,7 +49,7 @@ class RedisKeyNamingTest {
     void distinctNamesNeverShareAStoredKey() {
         Set<String> keys = new HashSet<>();
         for (String name : NAMES) {
-            assertThat(keys.add(RedisKeyNaming.lockKey("lock:", name).redisKey())).as(name).isTrue();
+            assertThat(keys.add(RedisKeyNaming.lockKey("lock:", name).storeKey())).as(name).isTrue();
         }
     }
 

@@ -38,7 +38,7 @@ class ShardedReleaseChannelsTest {
         for (String name : List.of("order:42", "a}b", "{}x}", "}", "{", "x{y}z", "ключ", "🔒", "")) {
             LockKey key = RedisKeyNaming.lockKey("lock:", name);
             assertThat(SlotHash.getSlot(channels.channelFor(key))).as(name)
-                    .isEqualTo(SlotHash.getSlot(key.redisKey()));
+                    .isEqualTo(SlotHash.getSlot(key.storeKey()));
         }
     }
 

@@ -199,23 +199,23 @@ class RedlockTransientMissTest {
         HeldAcquireAnswers lastNode = held.get(4);
         LockKey other = redlock.lockKey("order:other");
         LockKey key = redlock.lockKey("order:late-grant");
-        servers.get(0).command("SET", key.redisKey(), "other-owner", "PX", "60000");
-        servers.get(1).command("SET", key.redisKey(), "other-owner", "PX", "60000");
+        servers.get(0).command("SET", key.storeKey(), "other-owner", "PX", "60000");
+        servers.get(1).command("SET", key.storeKey(), "other-owner", "PX", "60000");
         long ttl = 60_000;
 
         // Another lock's acquire stays outstanding on node 4; nodes 0 to 3 grant that one.
         assertThat(redlock.tryAcquire(other, "other-token", ttl).acquired()).isTrue();
         // This attempt: two grants (nodes 2, 3), two "taken", and node 4, which set the key, answers too late.
         assertThat(redlock.tryAcquire(key, "late-token", ttl).acquired()).isFalse();
-        assertThat(servers.get(4).get(key.redisKey())).isEqualTo("late-token");
+        assertThat(servers.get(4).get(key.storeKey())).isEqualTo("late-token");
         // Its command ends by its timeout, while the other lock's is still outstanding there.
         lastNode.answer("late-token").completeExceptionally(new LockBackendException(key.name(), "no answer in time",
                 new TimeoutException()));
 
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(servers.get(4).get(key.redisKey()))
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(servers.get(4).get(key.storeKey()))
                 .as("the late grant on node 4").isNull());
-        assertThat(servers.get(2).get(key.redisKey())).isNull();
-        assertThat(servers.get(0).get(key.redisKey())).isEqualTo("other-owner");
+        assertThat(servers.get(2).get(key.storeKey())).isNull();
+        assertThat(servers.get(0).get(key.storeKey())).isEqualTo("other-owner");
         lastNode.answer("other-token").complete(FencingLockBackend.AcquireResult.acquired(0, ttl));
     }
 
@@ -233,21 +233,21 @@ class RedlockTransientMissTest {
                 token -> token.equals("other-token"));
         LockKey other = redlock.lockKey("order:other");
         LockKey key = redlock.lockKey("order:given-back");
-        servers.get(0).command("SET", key.redisKey(), "other-owner", "PX", "60000");
-        servers.get(1).command("SET", key.redisKey(), "other-owner", "PX", "60000");
+        servers.get(0).command("SET", key.storeKey(), "other-owner", "PX", "60000");
+        servers.get(1).command("SET", key.storeKey(), "other-owner", "PX", "60000");
         long ttl = 60_000;
         assertThat(redlock.tryAcquire(other, "other-token", ttl).acquired()).isTrue();
 
         // Two grants (nodes 2 and 4, in time), two "taken", node 3 late: given back after the node timeout.
         assertThat(redlock.tryAcquire(key, "failed-token", ttl).acquired()).isFalse();
 
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(servers.get(4).get(key.redisKey()))
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(servers.get(4).get(key.storeKey()))
                 .as("the grant on node 4").isNull());
-        assertThat(servers.get(2).get(key.redisKey())).isNull();
+        assertThat(servers.get(2).get(key.storeKey())).isNull();
         // Node 3's grant goes once its answer ends.
         held.get(3).answer("failed-token").completeExceptionally(new LockBackendException(key.name(),
                 "no answer in time", new TimeoutException()));
-        await().atMost(Duration.ofSeconds(10)).until(() -> servers.get(3).get(key.redisKey()) == null);
+        await().atMost(Duration.ofSeconds(10)).until(() -> servers.get(3).get(key.storeKey()) == null);
         held.get(3).answer("other-token").complete(FencingLockBackend.AcquireResult.acquired(0, ttl));
         held.get(4).answer("other-token").complete(FencingLockBackend.AcquireResult.acquired(0, ttl));
     }

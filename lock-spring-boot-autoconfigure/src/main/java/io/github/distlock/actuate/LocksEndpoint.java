@@ -73,7 +73,7 @@ public class LocksEndpoint {
         List<Holder> heldHere = holders(activeLocks.held(), name);
         List<Waiter> waitingHere = waiters(activeLocks.waiting(), name);
         if (!(backend instanceof InspectableLockBackend inspectable)) {
-            return new KeyState(name, lockKey.redisKey(), null, null, null, null, List.of(), heldHere, waitingHere,
+            return new KeyState(name, lockKey.storeKey(), null, null, null, null, List.of(), heldHere, waitingHere,
                     "The lock backend (" + backend.getClass().getName() + ") cannot be inspected: it does not "
                             + "implement InspectableLockBackend");
         }
@@ -82,17 +82,22 @@ public class LocksEndpoint {
             state = inspectable.inspect(lockKey);
         }
         catch (LockBackendException ex) {
-            return new KeyState(name, lockKey.redisKey(), null, null, null, null, List.of(), heldHere, waitingHere,
+            return new KeyState(name, lockKey.storeKey(), null, null, null, null, List.of(), heldHere, waitingHere,
                     ex.getMessage());
         }
         List<Node> nodes = new ArrayList<>();
         for (NodeLockState node : state.nodes()) {
             LockState of = node.state();
             nodes.add(of == null ? new Node(node.node(), null, null, null, null, node.error())
-                    : new Node(node.node(), of.held(), of.pttlMillis(), of.queueLength(), fence(of), node.error()));
+                    : new Node(node.node(), of.held(), pttl(of), of.queueLength(), fence(of), node.error()));
         }
-        return new KeyState(name, lockKey.redisKey(), state.held(), state.pttlMillis(), state.queueLength(),
+        return new KeyState(name, lockKey.storeKey(), state.held(), pttl(state), state.queueLength(),
                 fence(state), nodes, heldHere, waitingHere, null);
+    }
+
+    /** The lease left as the endpoint has always shown it, in the terms of Redis's PTTL: -2 for a free lock. */
+    private static long pttl(LockState state) {
+        return state.held() ? state.leaseLeftMillis() : -2;
     }
 
     private static Long fence(LockState state) {
@@ -108,7 +113,7 @@ public class LocksEndpoint {
             }
             Instant since = lock.acquiredAt();
             OptionalLong fence = lock.fencingToken();
-            holders.add(new Holder(lock.key(), lock.name(), lock.redisKey(), lock.threadName(), String.valueOf(since),
+            holders.add(new Holder(lock.key(), lock.name(), lock.storeKey(), lock.threadName(), String.valueOf(since),
                     since != null ? Math.max(0, now.toEpochMilli() - since.toEpochMilli()) : 0,
                     lock.leaseLeft().toMillis(), lock.ttl().toMillis(), lock.watchdog(), lock.renewals(),
                     fence.isPresent(), fence.isPresent() ? fence.getAsLong() : null, lock.waitTime().toMillis()));
@@ -124,7 +129,7 @@ public class LocksEndpoint {
                 continue;
             }
             long waitedMillis = lock.waitTime().toMillis();
-            waiters.add(new Waiter(lock.key(), lock.name(), lock.redisKey(), lock.threadName(),
+            waiters.add(new Waiter(lock.key(), lock.name(), lock.storeKey(), lock.threadName(),
                     now.minusMillis(waitedMillis).toString(), waitedMillis));
         }
         return waiters;

@@ -29,7 +29,7 @@ import io.github.distlock.redis.ReplicaAcks;
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(name = { "org.springframework.data.redis.connection.RedisConnectionFactory",
-        "io.lettuce.core.RedisClient", "io.github.distlock.redis.RedisLockBackend" })
+        "io.lettuce.core.RedisClient", LockServiceRequirement.REDIS_BACKEND })
 @ConditionalOnMissingBean(LockBackend.class)
 @Conditional(OnLockConnectionFactoryCondition.Lettuce.class)
 class LettuceLockBackendConfiguration {

@@ -25,6 +25,9 @@ import io.github.distlock.aop.LockedMethods;
  */
 class LockServiceRequirement implements SmartInitializingSingleton {
 
+    /** A class of lock-redis that the Redis backend configurations also require. */
+    static final String REDIS_BACKEND = "io.github.distlock.redis.LockScripts";
+
     private final ObjectProvider<LockService> lockService;
 
     private final ConfigurableListableBeanFactory beanFactory;
@@ -84,6 +87,12 @@ class LockServiceRequirement implements SmartInitializingSingleton {
                     + "(io.lettuce:lettuce-core), which is not on the classpath",
                     "Add io.lettuce:lettuce-core to the dependencies, or remove " + RedlockProperties.PREFIX
                             + ".nodes to lock on spring.data.redis.*.");
+        }
+        if (!ClassUtils.isPresent(REDIS_BACKEND, classLoader)) {
+            return new Explanation("the Redis backend (io.github.distlock:lock-redis) is not on the classpath, so "
+                    + "there is no store to lock in", "Depend on io.github.distlock:lock-spring-boot-starter, which "
+                            + "brings it with Spring Data Redis, or declare a LockBackend bean of your own (an "
+                            + "InMemoryLockBackend in tests).");
         }
         if (!ClassUtils.isPresent("org.springframework.data.redis.connection.RedisConnectionFactory", classLoader)) {
             return new Explanation("Spring Data Redis is not on the classpath, so there is no Redis to lock on",

@@ -29,7 +29,7 @@ import io.github.distlock.redlock.RedlockReleaseHints;
  * classpath; {@code spring.data.redis.*} is not used for locks then.
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnClass(name = { "io.lettuce.core.RedisClient", "io.github.distlock.redlock.RedlockBackend" })
+@ConditionalOnClass(name = { "io.lettuce.core.RedisClient", LockServiceRequirement.REDIS_BACKEND })
 @ConditionalOnMissingBean(LockBackend.class)
 @Conditional(RedlockBackendConfiguration.OnRedlockNodes.class)
 class RedlockBackendConfiguration {

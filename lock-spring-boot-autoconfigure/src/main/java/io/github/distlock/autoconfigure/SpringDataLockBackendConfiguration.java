@@ -25,7 +25,7 @@ import io.github.distlock.redis.SpringDataLockBackend;
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(name = { "org.springframework.data.redis.connection.RedisConnectionFactory",
-        "io.github.distlock.redis.SpringDataLockBackend" })
+        LockServiceRequirement.REDIS_BACKEND })
 @ConditionalOnMissingBean(LockBackend.class)
 @Conditional(OnLockConnectionFactoryCondition.class)
 class SpringDataLockBackendConfiguration {

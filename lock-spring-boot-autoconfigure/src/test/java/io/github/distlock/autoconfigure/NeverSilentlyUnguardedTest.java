@@ -222,6 +222,19 @@ class NeverSilentlyUnguardedTest {
     }
 
     @Test
+    void withoutTheRedisBackendModuleTheStartupFailsSayingSo() {
+        // Spring Data Redis is there (Boot's Redis auto-configuration runs), lock-redis is not.
+        new ApplicationContextRunner().withConfiguration(LOCKS)
+                .withClassLoader(new FilteredClassLoader("io.github.distlock.redis.", "io.github.distlock.redlock."))
+                .withBean(Sales.class, SalesService::new).run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).isInstanceOf(NoLockServiceException.class)
+                            .hasMessageContaining("io.github.distlock:lock-redis) is not on the classpath")
+                            .hasMessageContaining("lock-spring-boot-starter").hasMessageContaining("InMemoryLockBackend");
+                });
+    }
+
+    @Test
     void anExcludedLockAutoConfigurationFailsTheStartupWithBootsFailureReport(CapturedOutput output) {
         SpringApplication application = new SpringApplication(ExcludingApplication.class);
         application.setWebApplicationType(WebApplicationType.NONE);

@@ -121,7 +121,7 @@ class ClusterFailoverTest {
 
         @Override
         public boolean failsOver(String lockName) {
-            String redisKey = RedisKeyNaming.lockKey("lock:", lockName).redisKey();
+            String redisKey = RedisKeyNaming.lockKey("lock:", lockName).storeKey();
             RedisTestServer owner = cluster.nodeForSlot(SlotHash.getSlot(redisKey));
             return owner == failing || owner == replica;
         }

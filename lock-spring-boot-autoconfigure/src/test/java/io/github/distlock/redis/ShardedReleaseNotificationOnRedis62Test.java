@@ -87,7 +87,7 @@ class ShardedReleaseNotificationOnRedis62Test {
     void aReleaseHandsOverThroughTheGlobalChannel() throws Exception {
         await().atMost(Duration.ofSeconds(10)).until(() -> waiter.bean(ReleaseNotifications.class).mode() != null);
         String name = "old:1";
-        RedisTestServer owner = cluster.nodeForKey(RedisKeyNaming.lockKey(PREFIX, name).redisKey());
+        RedisTestServer owner = cluster.nodeForKey(RedisKeyNaming.lockKey(PREFIX, name).storeKey());
         cluster.nodes().forEach(RedisTestServer::resetStats);
         LockHandle held = holder.lockService().lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO)
                 .withFencingToken());
@@ -117,7 +117,7 @@ class ShardedReleaseNotificationOnRedis62Test {
                 ReplicaAcks.NONE);
         try {
             LockKey key = RedisKeyNaming.lockKey(PREFIX, "old:2");
-            RedisTestServer owner = cluster.nodeForKey(key.redisKey());
+            RedisTestServer owner = cluster.nodeForKey(key.storeKey());
             assertThat(backend.tryAcquire(key, "holder-token", TTL.toMillis(), 0, false, false).acquired()).isTrue();
             AcquireResult queued = backend.tryAcquire(key, "waiter-token", TTL.toMillis(), 10_000, false, false);
             assertThat(queued.acquired()).isFalse();
@@ -125,7 +125,7 @@ class ShardedReleaseNotificationOnRedis62Test {
 
             assertThat(backend.release(key, "holder-token")).isTrue();
 
-            assertThat(owner.get(key.redisKey())).as("handed over").isEqualTo("waiter-token");
+            assertThat(owner.get(key.storeKey())).as("handed over").isEqualTo("waiter-token");
             assertThat(owner.commandCalls("publish")).as("announced on the global channel").isEqualTo(1);
             assertThat(backend.release(key, "waiter-token")).isTrue();
         }

@@ -140,7 +140,7 @@ class ShardedReleaseNotificationTest {
         ShardedReleaseChannels channels = new ShardedReleaseChannels(PREFIX);
         for (String name : List.of("order:42", "a}b", "ключ", "handover:7")) {
             LockKey key = RedisKeyNaming.lockKey(PREFIX, name);
-            assertThat(cluster.slotOf(channels.channelFor(key))).as(name).isEqualTo(cluster.slotOf(key.redisKey()));
+            assertThat(cluster.slotOf(channels.channelFor(key))).as(name).isEqualTo(cluster.slotOf(key.storeKey()));
         }
     }
 
@@ -152,7 +152,7 @@ class ShardedReleaseNotificationTest {
     @Test
     void aScriptMaySpublishOnItsKeysSlotChannelButNotOnAnotherMastersSlot() {
         LockKey key = RedisKeyNaming.lockKey(PREFIX, "order:42");
-        RedisTestServer owner = cluster.nodeForKey(key.redisKey());
+        RedisTestServer owner = cluster.nodeForKey(key.storeKey());
         ShardedReleaseChannels channels = new ShardedReleaseChannels(PREFIX);
         int foreignSlot = 0;
         while (cluster.nodeForSlot(foreignSlot) == owner) {
@@ -160,9 +160,9 @@ class ShardedReleaseNotificationTest {
         }
         String script = "redis.call('SET', KEYS[1], 'x') return redis.call('SPUBLISH', ARGV[1], 'hello')";
 
-        assertThat(owner.command("EVAL", script, "1", key.redisKey(), channels.channelFor(key))).isEqualTo(0L);
+        assertThat(owner.command("EVAL", script, "1", key.storeKey(), channels.channelFor(key))).isEqualTo(0L);
         String foreign = channels.channelOf(foreignSlot);
-        assertThatThrownBy(() -> owner.command("EVAL", script, "1", key.redisKey(), foreign))
+        assertThatThrownBy(() -> owner.command("EVAL", script, "1", key.storeKey(), foreign))
                 .hasMessageContaining("non local key");
     }
 
@@ -170,7 +170,7 @@ class ShardedReleaseNotificationTest {
     void aReleaseWakesTheWaiterWithOneSpublishOnTheLocksMasterAndNothingElsewhere() throws Exception {
         String name = "order:42";
         LockKey key = RedisKeyNaming.lockKey(PREFIX, name);
-        RedisTestServer owner = cluster.nodeForKey(key.redisKey());
+        RedisTestServer owner = cluster.nodeForKey(key.storeKey());
         String channel = new ShardedReleaseChannels(PREFIX).channelFor(key);
         cluster.nodes().forEach(RedisTestServer::resetStats);
         LockHandle held = holder.lockService().lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO)
@@ -216,8 +216,8 @@ class ShardedReleaseNotificationTest {
     void waitsSubscribeOncePerSlotOnItsMasterOnly() {
         List<String> sameSlot = namesInOneSlot("same-slot:", 2);
         String otherSlot = "other-slot:1";
-        int slot = cluster.slotOf(RedisKeyNaming.lockKey(PREFIX, sameSlot.get(0)).redisKey());
-        assertThat(cluster.slotOf(RedisKeyNaming.lockKey(PREFIX, otherSlot).redisKey())).isNotEqualTo(slot);
+        int slot = cluster.slotOf(RedisKeyNaming.lockKey(PREFIX, sameSlot.get(0)).storeKey());
+        assertThat(cluster.slotOf(RedisKeyNaming.lockKey(PREFIX, otherSlot).storeKey())).isNotEqualTo(slot);
         RedisTestServer owner = cluster.nodeForSlot(slot);
         ReleaseNotifications notifications = waiter.bean(ReleaseNotifications.class);
         int slotsBefore = notifications.subscribedSlots();
@@ -246,7 +246,7 @@ class ShardedReleaseNotificationTest {
     void aWaiterWhoseSlotMigratesIsSubscribedOnTheNewMasterAndWokenThere() throws Exception {
         String name = "migrating:1";
         LockKey key = RedisKeyNaming.lockKey(PREFIX, name);
-        int slot = cluster.slotOf(key.redisKey());
+        int slot = cluster.slotOf(key.storeKey());
         RedisTestServer from = cluster.nodeForSlot(slot);
         RedisTestServer to = cluster.nodes().stream().filter(node -> node != from).findFirst().orElseThrow();
         String channel = new ShardedReleaseChannels(PREFIX).channelFor(key);
@@ -286,7 +286,7 @@ class ShardedReleaseNotificationTest {
                 + "(distributed-lock.cluster-notifications=global)");
         String name = "global:1";
         LockKey key = RedisKeyNaming.lockKey(PREFIX, name);
-        RedisTestServer owner = cluster.nodeForKey(key.redisKey());
+        RedisTestServer owner = cluster.nodeForKey(key.storeKey());
         cluster.nodes().forEach(RedisTestServer::resetStats);
         LockHandle held = globalHolder.lockService().lock(LockRequest.of(name).withTtl(TTL)
                 .withWaitTime(Duration.ZERO).withFencingToken());
@@ -318,7 +318,7 @@ class ShardedReleaseNotificationTest {
                 .isThrownBy(() -> jedis.bean(ReleaseNotifications.class));
         String name = "mixed:1";
         LockKey key = RedisKeyNaming.lockKey(PREFIX, name);
-        RedisTestServer owner = cluster.nodeForKey(key.redisKey());
+        RedisTestServer owner = cluster.nodeForKey(key.storeKey());
         cluster.nodes().forEach(RedisTestServer::resetStats);
         LockHandle held = jedis.lockService().lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO)
                 .withFencingToken());
@@ -363,7 +363,7 @@ class ShardedReleaseNotificationTest {
         for (int i = 0;; i++) {
             String name = stem + i;
             List<String> names = bySlot.computeIfAbsent(
-                    SlotHash.getSlot(RedisKeyNaming.lockKey(PREFIX, name).redisKey()),
+                    SlotHash.getSlot(RedisKeyNaming.lockKey(PREFIX, name).storeKey()),
                     s -> new ArrayList<>());
             names.add(name);
             if (names.size() == count) {

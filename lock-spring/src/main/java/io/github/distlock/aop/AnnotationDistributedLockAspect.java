@@ -7,6 +7,7 @@ import org.aspectj.lang.ProceedingJoinPoint;
 import org.aspectj.lang.annotation.Around;
 import org.aspectj.lang.annotation.Aspect;
 import org.aspectj.lang.reflect.MethodSignature;
+import org.jspecify.annotations.Nullable;
 
 import io.github.distlock.LockService;
 
@@ -60,7 +61,7 @@ public class AnnotationDistributedLockAspect extends DistributedLockAspectSuppor
      * @throws Throwable what the method threw, or why its lock could not be had
      */
     @Around("execution(@io.github.distlock.DistributedLock * *(..))")
-    public Object lock(ProceedingJoinPoint joinPoint) throws Throwable {
+    public @Nullable Object lock(ProceedingJoinPoint joinPoint) throws Throwable {
         Method method = ((MethodSignature) joinPoint.getSignature()).getMethod();
         // proceed() may be called again, later and on another thread: a Mono or Flux invokes the method on each
         // subscription, once its lock is held.

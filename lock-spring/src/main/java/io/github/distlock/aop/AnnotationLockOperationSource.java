@@ -12,6 +12,7 @@ import java.util.regex.Pattern;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
@@ -75,9 +76,9 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
 
     private final Map<Class<?>, Boolean> candidateClasses = new ConcurrentHashMap<>(256);
 
-    private ConfigurableBeanFactory beanFactory;
+    private @Nullable ConfigurableBeanFactory beanFactory;
 
-    private Environment environment;
+    private @Nullable Environment environment;
 
     /**
      * @param keyResolver parses and checks the key expressions
@@ -115,7 +116,7 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         this.defaultUnavailableAction = requireDecided("onUnavailable", onUnavailable);
     }
 
-    private static FailureAction requireDecided(String attribute, FailureAction action) {
+    private static FailureAction requireDecided(String attribute, @Nullable FailureAction action) {
         if (action == null || action == FailureAction.DEFAULT) {
             throw new IllegalArgumentException("The default " + attribute + " action must be THROW or SKIP, was "
                     + action + ": DEFAULT would leave the failure undecided.");
@@ -162,7 +163,7 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
      * @throws InvalidLockDefinitionException if the method's declaration is invalid
      */
     @Override
-    public LockOperation getLockOperation(Method method, Class<?> targetClass) {
+    public @Nullable LockOperation getLockOperation(Method method, @Nullable Class<?> targetClass) {
         if (method.getDeclaringClass() == Object.class) {
             return null;
         }
@@ -201,7 +202,7 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         return found;
     }
 
-    private LockOperation computeOperation(Method method, Class<?> targetClass) {
+    private @Nullable LockOperation computeOperation(Method method, @Nullable Class<?> targetClass) {
         // The implementation's method carries the parameter names and may override the annotation.
         Method specificMethod = AopUtils.getMostSpecificMethod(method, targetClass);
         DistributedLock annotation = AnnotatedElementUtils.findMergedAnnotation(specificMethod, DistributedLock.class);
@@ -261,7 +262,7 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     }
 
     /** The parsed {@code keys}, each checked like {@code key}; {@code null} when the annotation uses {@code key}. */
-    private LockKeyExpression[] parseKeys(Method method, Class<?> owner, DistributedLock annotation) {
+    private LockKeyExpression @Nullable [] parseKeys(Method method, Class<?> owner, DistributedLock annotation) {
         String[] sources = annotation.keys();
         if (sources.length == 0) {
             return null;
@@ -363,7 +364,7 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     }
 
     /** Empty means "the configured default", which {@code LockService} fills in when it sees {@code null}. */
-    private Duration parseDuration(Method method, Class<?> owner, String attribute, String value) {
+    private @Nullable Duration parseDuration(Method method, Class<?> owner, String attribute, String value) {
         if (value.isEmpty()) {
             return null;
         }
@@ -425,7 +426,7 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         return value.substring(0, end) + ":" + example + value.substring(end);
     }
 
-    private static String resolvedNote(String value, Duration parsed) {
+    private static String resolvedNote(String value, @Nullable Duration parsed) {
         return value.contains("${") ? "(resolved to " + LockDurations.describe(parsed) + ") " : "";
     }
 
@@ -466,7 +467,7 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
      * A locked method that no call can reach through the proxy: fails the startup, or only logs a WARN with
      * {@code distributed-lock.unguarded-methods=warn}.
      */
-    private void unguarded(Method method, Class<?> targetClass, String problem) {
+    private void unguarded(Method method, @Nullable Class<?> targetClass, String problem) {
         if (failOnUnguardedMethods) {
             throw new InvalidLockDefinitionException(method, targetClass, problem + " " + WARN_ONLY_HINT);
         }

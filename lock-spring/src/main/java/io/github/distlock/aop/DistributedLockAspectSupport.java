@@ -13,6 +13,7 @@ import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
@@ -67,8 +68,10 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
 
     private static final Log logger = LogFactory.getLog(DistributedLockAspectSupport.class);
 
-    private volatile LockOperationSource operationSource;
+    /** {@code null} until {@link #configure} and after {@link #unconfigure}: calls then fail. */
+    private volatile @Nullable LockOperationSource operationSource;
 
+    // Not @Nullable, though unset until configure: it sets these two before operationSource, which calls read first.
     private volatile LockKeyResolver keyResolver;
 
     private volatile Supplier<LockService> lockService;
@@ -86,7 +89,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
 
     private Duration defaultWaitTime = Duration.ofSeconds(3);
 
-    private volatile BeanFactory beanFactory;
+    private volatile @Nullable BeanFactory beanFactory;
 
     /**
      * @param operationSource finds the lock of each method
@@ -185,7 +188,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
      * Runs one call of a possibly locked method.
      *
      * @param invoker proceeds with the call (the next interceptor or the method itself)
-     * @param target the target object, not the proxy
+     * @param target the target object, not the proxy; {@code null} for a static method (AspectJ)
      * @param method the invoked method
      * @param args the call's arguments
      * @return what the method returned; a stage or publisher that the lock follows; or the failure strategy's value
@@ -193,7 +196,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
      *         or {@link LockTimeoutException}, {@link LockBackendException} or {@link IllegalArgumentException} (bad
      *         key) without the method having been invoked
      */
-    protected Object execute(Invoker invoker, Object target, Method method, Object[] args) throws Throwable {
+    protected @Nullable Object execute(Invoker invoker, @Nullable Object target, Method method, @Nullable Object[] args)
+            throws Throwable {
         LockOperationSource source = operationSource;
         if (source == null) {
             throw new IllegalStateException("The @DistributedLock support (" + getClass().getSimpleName() + ") was "
@@ -221,8 +225,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     }
 
     /** The common case, one key and a plain result, kept free of the bookkeeping the other cases need. */
-    private Object invokeHolding(Invoker invoker, LockOperation operation, Object[] args, Object target)
-            throws Throwable {
+    private @Nullable Object invokeHolding(Invoker invoker, LockOperation operation, @Nullable Object[] args,
+            @Nullable Object target) throws Throwable {
         String key = keyResolver.resolveKey(operation, args, target);
         HeldLocks held = HeldLocks.current();
         LockHold hold = held.find(key);
@@ -258,7 +262,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     }
 
     /** A nested call on a key this thread holds: runs within the outer hold, which the outer call releases. */
-    private static Object invokeJoined(Invoker invoker, LockHold hold, boolean interrupt) throws Throwable {
+    private static @Nullable Object invokeJoined(Invoker invoker, LockHold hold, boolean interrupt) throws Throwable {
         if (!interrupt) {
             return invoker.invoke();
         }
@@ -278,7 +282,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     }
 
     /** The acquiring call is done: releases unless a joined asynchronous call still needs the lock. */
-    private LockLostException letGo(LockOperation operation, LockHold hold) {
+    private @Nullable LockLostException letGo(LockOperation operation, LockHold hold) {
         ReleaseOutcome outcome = letGo(operation, hold, true);
         return (outcome == ReleaseOutcome.KEPT ? null
                 : leaseLost(operation, hold.key(), "'" + hold.key() + "'", hold.handle(), outcome));
@@ -289,8 +293,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
      * call, invokes, and lets go: at once for a plain result, a {@code null} stage or a thrown exception; when the
      * stage completes if {@code untilComplete} and a stage came back.
      */
-    private Object invokeInFrame(Invoker invoker, LockOperation operation, Object[] args, Object target,
-            boolean untilComplete) throws Throwable {
+    private @Nullable Object invokeInFrame(Invoker invoker, LockOperation operation, @Nullable Object[] args,
+            @Nullable Object target, boolean untilComplete) throws Throwable {
         LockFrame frame;
         try {
             frame = enter(operation, args, target, untilComplete);
@@ -330,7 +334,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
      *        be retained until then
      * @throws LockUnavailableException naming the key that could not be had; nothing new is held then
      */
-    LockFrame enter(LockOperation operation, Object[] args, Object target, boolean outlivesCall) {
+    LockFrame enter(LockOperation operation, @Nullable Object[] args, @Nullable Object target, boolean outlivesCall) {
         String[] keys = resolveKeys(operation, args, target);
         HeldLocks held = HeldLocks.current();
         LockHold[] holds = new LockHold[keys.length];
@@ -387,7 +391,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
      * The keys of one call: evaluated, then sorted and de-duplicated, so that calls locking the same keys in any
      * argument order take them in one global order and cannot deadlock.
      */
-    private String[] resolveKeys(LockOperation operation, Object[] args, Object target) {
+    private String[] resolveKeys(LockOperation operation, @Nullable Object[] args, @Nullable Object target) {
         if (!operation.hasMultipleKeys()) {
             return new String[] { keyResolver.resolveKey(operation, args, target) };
         }
@@ -408,7 +412,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
      *
      * @return the lost lease to report, or {@code null}
      */
-    LockLostException exit(LockFrame frame) {
+    @Nullable LockLostException exit(LockFrame frame) {
         if (!frame.end()) {
             return null;
         }
@@ -497,7 +501,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         }
     }
 
-    private LockLostException leaseLost(LockOperation operation, String key, String keys, LockHandle handle,
+    private @Nullable LockLostException leaseLost(LockOperation operation, String key, String keys, LockHandle handle,
             ReleaseOutcome outcome) {
         if (!throwOnLeaseLost) {
             // A lease the watchdog found lost was already logged and published as a LockLostEvent.
@@ -520,8 +524,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     }
 
     /** The failure strategy's value for a plain or stage result, checked against the return type. */
-    private Object lockUnavailable(LockOperation operation, Object[] args, String key, LockAcquisitionException cause)
-            throws Throwable {
+    private @Nullable Object lockUnavailable(LockOperation operation, @Nullable Object[] args, String key,
+            LockAcquisitionException cause) throws Throwable {
         Object value = fallback(operation, args, key, cause);
         Class<?> returnType = operation.getMethod().getReturnType();
         if (operation.getFailureHandler() != null && returnType != void.class
@@ -538,8 +542,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
      * What a call whose lock cannot be had returns instead: the failure handler's value, the empty value
      * ({@code SKIP}), or the acquisition failure itself thrown ({@code THROW}).
      */
-    Object fallback(LockOperation operation, Object[] args, String key, LockAcquisitionException cause)
-            throws Throwable {
+    @Nullable Object fallback(LockOperation operation, @Nullable Object[] args, String key,
+            LockAcquisitionException cause) throws Throwable {
         return failureStrategy(operation).onUnavailable(args, key, cause);
     }
 
@@ -551,7 +555,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     }
 
     /** Attaches a lost lease to the exception that ends the call anyway, unless it is that very exception. */
-    static void suppress(Throwable failure, LockLostException lost) {
+    static void suppress(Throwable failure, @Nullable LockLostException lost) {
         if (lost != null && failure != lost) {
             failure.addSuppressed(lost);
         }
@@ -567,7 +571,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
          * @return the method's result
          * @throws Throwable what the method threw
          */
-        Object invoke() throws Throwable;
+        @Nullable Object invoke() throws Throwable;
 
         /**
          * An invoker that may be invoked later, and more than once: a {@code Mono} or {@code Flux} method is

@@ -4,6 +4,7 @@ import java.util.function.Supplier;
 
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.ProxyMethodInvocation;
 
 import io.github.distlock.LockService;
@@ -26,7 +27,7 @@ public class DistributedLockInterceptor extends DistributedLockAspectSupport imp
 
     /** Locks around the invocation if its method is locked, otherwise just proceeds. */
     @Override
-    public Object invoke(MethodInvocation invocation) throws Throwable {
+    public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
         Invoker invoker = (invocation instanceof ProxyMethodInvocation proxyInvocation
                 ? new ProceedingInvoker(proxyInvocation) : invocation::proceed);
         return execute(invoker, invocation.getThis(), invocation.getMethod(), invocation.getArguments());
@@ -42,7 +43,7 @@ public class DistributedLockInterceptor extends DistributedLockAspectSupport imp
         }
 
         @Override
-        public Object invoke() throws Throwable {
+        public @Nullable Object invoke() throws Throwable {
             return invocation.proceed();
         }
 

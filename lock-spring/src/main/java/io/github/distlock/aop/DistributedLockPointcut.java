@@ -2,6 +2,7 @@ package io.github.distlock.aop;
 
 import java.lang.reflect.Method;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.ClassFilter;
 import org.springframework.aop.support.StaticMethodMatcherPointcut;
 
@@ -24,7 +25,7 @@ final class DistributedLockPointcut extends StaticMethodMatcherPointcut {
     }
 
     @Override
-    public boolean equals(Object other) {
+    public boolean equals(@Nullable Object other) {
         return (this == other || (other instanceof DistributedLockPointcut that
                 && operationSource.equals(that.operationSource)));
     }

@@ -23,6 +23,7 @@ import java.util.stream.IntStream;
 import java.util.stream.LongStream;
 import java.util.stream.Stream;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.CollectionFactory;
 
 /**
@@ -40,7 +41,7 @@ final class EmptyReturnValues {
      * A supplier of the empty value for {@code type}. Immutable values are shared; streams and futures are made
      * per call, because a stream can be consumed only once and a future can be completed by its receiver.
      */
-    static Supplier<Object> of(Class<?> type) {
+    static Supplier<@Nullable Object> of(Class<?> type) {
         if (type.isPrimitive()) {
             Object zero = zeroOf(type);
             return () -> zero;
@@ -73,7 +74,7 @@ final class EmptyReturnValues {
         return () -> null;
     }
 
-    private static Object zeroOf(Class<?> primitive) {
+    private static @Nullable Object zeroOf(Class<?> primitive) {
         if (primitive == boolean.class) {
             return Boolean.FALSE;
         }
@@ -101,7 +102,7 @@ final class EmptyReturnValues {
         return null; // void
     }
 
-    private static Object constantOf(Class<?> type) {
+    private static @Nullable Object constantOf(Class<?> type) {
         if (type == Optional.class) {
             return Optional.empty();
         }

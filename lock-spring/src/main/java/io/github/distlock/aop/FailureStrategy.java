@@ -4,6 +4,7 @@ import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.util.function.SingletonSupplier;
 
@@ -28,7 +29,8 @@ interface FailureStrategy {
      * @return the value the call returns
      * @throws Throwable to make the call fail
      */
-    Object onUnavailable(Object[] args, String key, LockAcquisitionException cause) throws Throwable;
+    @Nullable Object onUnavailable(@Nullable Object[] args, String key, LockAcquisitionException cause)
+            throws Throwable;
 
     /**
      * The strategy of one method, from its annotation.
@@ -37,7 +39,8 @@ interface FailureStrategy {
      * @param beanFactory where a named handler is looked up, on the first failed call only
      * @param skipWarnings where a skip because the store was unavailable is reported
      */
-    static FailureStrategy of(LockOperation operation, Supplier<BeanFactory> beanFactory, SkipWarnings skipWarnings) {
+    static FailureStrategy of(LockOperation operation, Supplier<@Nullable BeanFactory> beanFactory,
+            SkipWarnings skipWarnings) {
         String handlerName = operation.getFailureHandler();
         if (handlerName != null) {
             // Looked up on first use, then kept: the handler bean may not exist yet while proxies are created.
@@ -74,7 +77,7 @@ interface FailureStrategy {
         };
     }
 
-    private static LockFailureHandler handler(LockOperation operation, String name, BeanFactory factory) {
+    private static LockFailureHandler handler(LockOperation operation, String name, @Nullable BeanFactory factory) {
         if (factory == null) {
             throw new IllegalStateException("Cannot look up the failure handler '" + name + "' of "
                     + operation.describeMethod() + ": the interceptor has no bean factory. Declare it as a bean.");

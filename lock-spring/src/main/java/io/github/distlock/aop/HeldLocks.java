@@ -2,6 +2,8 @@ package io.github.distlock.aop;
 
 import java.util.Arrays;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The locks the current thread holds through the annotation, so that a nested call on a key it already holds joins
  * the hold instead of waiting for itself.
@@ -15,7 +17,7 @@ final class HeldLocks {
 
     private static final ThreadLocal<HeldLocks> CURRENT = ThreadLocal.withInitial(HeldLocks::new);
 
-    private LockHold[] holds = new LockHold[4];
+    private @Nullable LockHold[] holds = new LockHold[4];
 
     private int size;
 
@@ -36,7 +38,7 @@ final class HeldLocks {
      * The hold this thread may join for {@code key}: the innermost one for that key, if its lease is still held. A
      * lost or expired hold is not joined, so the nested call acquires the lock afresh instead of running unguarded.
      */
-    LockHold find(String key) {
+    @Nullable LockHold find(String key) {
         for (int i = size - 1; i >= 0; i--) {
             LockHold hold = holds[i];
             if (hold.key().equals(key)) {

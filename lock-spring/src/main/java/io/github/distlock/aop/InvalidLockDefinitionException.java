@@ -2,6 +2,8 @@ package io.github.distlock.aop;
 
 import java.lang.reflect.Method;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A {@link io.github.distlock.DistributedLock @DistributedLock} declaration is invalid: its key expression does not
  * parse or refers to something that does not exist, a duration does not parse, has no unit or is out of range,
@@ -16,9 +18,9 @@ public class InvalidLockDefinitionException extends IllegalStateException {
 
     private final transient Method method;
 
-    private final String attribute;
+    private final @Nullable String attribute;
 
-    private final String value;
+    private final @Nullable String value;
 
     private final String problem;
 
@@ -31,7 +33,7 @@ public class InvalidLockDefinitionException extends IllegalStateException {
      * @param cause the underlying parse or resolution failure, if any
      */
     public InvalidLockDefinitionException(Method method, Class<?> targetClass, String attribute, String value,
-            String problem, Throwable cause) {
+            String problem, @Nullable Throwable cause) {
         super("Invalid @DistributedLock on " + describe(method, targetClass) + ": " + attribute + " = \""
                 + value + "\" " + problem, cause);
         this.method = method;
@@ -45,10 +47,11 @@ public class InvalidLockDefinitionException extends IllegalStateException {
      * class-based proxy: no attribute is at fault.
      *
      * @param method the annotated method
-     * @param targetClass the class whose bean declares it
+     * @param targetClass the class whose bean declares it, or {@code null} if there is none (a static method woven
+     *        by AspectJ): then the method's declaring class is named
      * @param problem why the declaration cannot work and how to fix it
      */
-    public InvalidLockDefinitionException(Method method, Class<?> targetClass, String problem) {
+    public InvalidLockDefinitionException(Method method, @Nullable Class<?> targetClass, String problem) {
         super("Invalid @DistributedLock on " + describe(method, targetClass) + ": " + problem);
         this.method = method;
         this.attribute = null;
@@ -65,12 +68,12 @@ public class InvalidLockDefinitionException extends IllegalStateException {
      * The annotation attribute at fault, such as {@code key}, {@code keys}, {@code ttl} or {@code failureHandler};
      * {@code null} when the declaration as a whole cannot take effect (an unguarded method).
      */
-    public String getAttribute() {
+    public @Nullable String getAttribute() {
         return attribute;
     }
 
     /** The attribute's value as written in the annotation; {@code null} when no attribute is at fault. */
-    public String getValue() {
+    public @Nullable String getValue() {
         return value;
     }
 
@@ -86,7 +89,7 @@ public class InvalidLockDefinitionException extends IllegalStateException {
      * @param targetClass the class it is called on, or {@code null} for its declaring class
      * @return the name used in messages
      */
-    static String describe(Method method, Class<?> targetClass) {
+    static String describe(Method method, @Nullable Class<?> targetClass) {
         Class<?> owner = (targetClass != null ? targetClass : method.getDeclaringClass());
         StringBuilder text = new StringBuilder(owner.getName()).append('.').append(method.getName()).append('(');
         java.lang.reflect.Parameter[] parameters = method.getParameters();

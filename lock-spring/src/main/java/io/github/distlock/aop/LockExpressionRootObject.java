@@ -2,6 +2,8 @@ package io.github.distlock.aop;
 
 import java.lang.reflect.Method;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The root object of a {@code @DistributedLock} key expression. Besides the method's arguments (as {@code #name},
  * {@code #p0} or {@code #a0}), an expression can read these properties, either bare ({@code methodName}) or as
@@ -19,9 +21,9 @@ public final class LockExpressionRootObject {
 
     private final Method method;
 
-    private final Object[] args;
+    private final @Nullable Object[] args;
 
-    private final Object target;
+    private final @Nullable Object target;
 
     private final Class<?> targetClass;
 
@@ -31,7 +33,8 @@ public final class LockExpressionRootObject {
      * @param target the target object, or {@code null} when there is none
      * @param targetClass the target's class
      */
-    public LockExpressionRootObject(Method method, Object[] args, Object target, Class<?> targetClass) {
+    public LockExpressionRootObject(Method method, @Nullable Object[] args, @Nullable Object target,
+            Class<?> targetClass) {
         this.method = method;
         this.args = args;
         this.target = target;
@@ -48,13 +51,13 @@ public final class LockExpressionRootObject {
         return method.getName();
     }
 
-    /** The arguments of this call. */
-    public Object[] getArgs() {
+    /** The arguments of this call; an argument may be {@code null}. */
+    public @Nullable Object[] getArgs() {
         return args;
     }
 
-    /** The target object, not the proxy. */
-    public Object getTarget() {
+    /** The target object, not the proxy; {@code null} when there is none. */
+    public @Nullable Object getTarget() {
         return target;
     }
 

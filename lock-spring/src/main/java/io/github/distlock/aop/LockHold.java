@@ -2,6 +2,8 @@ package io.github.distlock.aop;
 
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
+import org.jspecify.annotations.Nullable;
+
 import io.github.distlock.LockHandle;
 
 /**
@@ -24,7 +26,7 @@ final class LockHold {
     private volatile int users = 1;
 
     /** Created on the first call that asks to be interrupted; only touched by the thread the hold is registered on. */
-    private InterruptOnLoss interrupt;
+    private @Nullable InterruptOnLoss interrupt;
 
     LockHold(String key, LockHandle handle) {
         this.key = key;

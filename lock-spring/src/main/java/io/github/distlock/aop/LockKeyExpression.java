@@ -3,6 +3,7 @@ package io.github.distlock.aop;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.Expression;
 
@@ -16,16 +17,16 @@ public final class LockKeyExpression {
 
     private final String source;
 
-    private final String constantKey;
+    private final @Nullable String constantKey;
 
     private final int argumentIndex;
 
-    private final Expression expression;
+    private final @Nullable Expression expression;
 
     private final ParameterNameDiscoverer parameterNames;
 
-    private LockKeyExpression(String source, String constantKey, int argumentIndex, Expression expression,
-            String[] parameterNames) {
+    private LockKeyExpression(String source, @Nullable String constantKey, int argumentIndex,
+            @Nullable Expression expression, @Nullable String @Nullable [] parameterNames) {
         this.source = source;
         this.constantKey = constantKey;
         this.argumentIndex = argumentIndex;
@@ -41,7 +42,8 @@ public final class LockKeyExpression {
         return new LockKeyExpression(source, null, index, null, null);
     }
 
-    static LockKeyExpression evaluated(String source, Expression expression, String[] parameterNames) {
+    static LockKeyExpression evaluated(String source, Expression expression,
+            @Nullable String @Nullable [] parameterNames) {
         return new LockKeyExpression(source, null, -1, expression, parameterNames);
     }
 
@@ -51,7 +53,7 @@ public final class LockKeyExpression {
     }
 
     /** The key when it does not depend on the call (empty key, quoted literal), otherwise {@code null}. */
-    public String getConstantKey() {
+    public @Nullable String getConstantKey() {
         return constantKey;
     }
 
@@ -61,7 +63,7 @@ public final class LockKeyExpression {
     }
 
     /** The parsed expression when the key must be evaluated per call, otherwise {@code null}. */
-    public Expression getExpression() {
+    public @Nullable Expression getExpression() {
         return expression;
     }
 
@@ -81,19 +83,19 @@ public final class LockKeyExpression {
     /** Answers with the names found at startup, for the one method this key belongs to. */
     private static final class FixedParameterNames implements ParameterNameDiscoverer {
 
-        private final String[] names;
+        private final @Nullable String @Nullable [] names;
 
-        FixedParameterNames(String[] names) {
+        FixedParameterNames(@Nullable String @Nullable [] names) {
             this.names = names;
         }
 
         @Override
-        public String[] getParameterNames(Method method) {
+        public @Nullable String @Nullable [] getParameterNames(Method method) {
             return names;
         }
 
         @Override
-        public String[] getParameterNames(Constructor<?> ctor) {
+        public @Nullable String @Nullable [] getParameterNames(Constructor<?> ctor) {
             return null;
         }
     }

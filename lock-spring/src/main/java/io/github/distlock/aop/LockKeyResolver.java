@@ -8,6 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.context.expression.AnnotatedElementKey;
@@ -59,9 +60,9 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
 
     private final Map<ExpressionKey, Expression> expressionCache = new ConcurrentHashMap<>(64);
 
-    private BeanFactory beanFactory;
+    private @Nullable BeanFactory beanFactory;
 
-    private BeanFactoryResolver beanResolver;
+    private @Nullable BeanFactoryResolver beanResolver;
 
     private int maxKeyLength = LockKeys.DEFAULT_MAX_LENGTH;
 
@@ -100,13 +101,14 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
      * Parses and checks a key expression for one method.
      *
      * @param method the method the key is declared on (its parameters are the expression's variables)
-     * @param targetClass the bean class the method is called on; names the method lock when the key is empty
+     * @param targetClass the bean class the method is called on; names the method lock when the key is empty;
+     *        {@code null} for the method's declaring class
      * @param source the key attribute as written; empty means the method lock {@code SimpleClassName.method}
      * @return the key in its cheapest evaluable form
      * @throws InvalidLockDefinitionException if the expression does not parse, names something that does not
      *         exist, or is a literal longer than the maximum key length
      */
-    public LockKeyExpression parse(Method method, Class<?> targetClass, String source) {
+    public LockKeyExpression parse(Method method, @Nullable Class<?> targetClass, String source) {
         Class<?> owner = (targetClass != null ? targetClass : method.getDeclaringClass());
         if (source.isEmpty()) {
             // The user class: the bean may be a CGLIB subclass, whose generated name must not leak into the key.
@@ -124,7 +126,8 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
             throw new InvalidLockDefinitionException(method, owner, "key", source, "is not a valid SpEL expression ("
                     + ex.getMessage() + "). " + parseFix(source), ex);
         }
-        String[] parameterNames = getParameterNameDiscoverer().getParameterNames(method);
+        // Spring 7 declares the names themselves nullable too; the checks below treat a null name as no match.
+        @Nullable String[] parameterNames = getParameterNameDiscoverer().getParameterNames(method);
         if (!(expression instanceof SpelExpression spel)) {
             // A custom parser: nothing to check or shortcut.
             return LockKeyExpression.evaluated(source, expression, parameterNames);
@@ -167,7 +170,7 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
      * @throws IllegalArgumentException if the expression cannot be evaluated (for example a property of a
      *         {@code null} argument)
      */
-    public String resolveKey(LockOperation operation, Object[] args, Object target) {
+    public String resolveKey(LockOperation operation, @Nullable Object[] args, @Nullable Object target) {
         return resolveKey(operation, operation.getKey(), args, target);
     }
 
@@ -184,7 +187,7 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
      *         than {@link #getMaxKeyLength()}
      * @throws IllegalArgumentException if an expression cannot be evaluated
      */
-    public String[] resolveKeys(LockOperation operation, Object[] args, Object target) {
+    public String[] resolveKeys(LockOperation operation, @Nullable Object[] args, @Nullable Object target) {
         LockKeyExpression[] expressions = operation.multipleKeys();
         if (expressions == null) {
             return new String[] { resolveKey(operation, args, target) };
@@ -209,7 +212,8 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
      * @throws IllegalArgumentException if the expression cannot be evaluated (for example a property of a
      *         {@code null} argument)
      */
-    public String resolveKey(LockOperation operation, LockKeyExpression key, Object[] args, Object target) {
+    public String resolveKey(LockOperation operation, LockKeyExpression key, @Nullable Object[] args,
+            @Nullable Object target) {
         String constant = key.getConstantKey();
         if (constant != null) {
             return constant;
@@ -240,7 +244,8 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
         return resolved;
     }
 
-    private Object evaluate(LockOperation operation, LockKeyExpression key, Object[] args, Object target) {
+    private @Nullable Object evaluate(LockOperation operation, LockKeyExpression key, @Nullable Object[] args,
+            @Nullable Object target) {
         Method method = operation.getMethod();
         LockExpressionRootObject root = new LockExpressionRootObject(method, args, target,
                 operation.getTargetClass());
@@ -274,7 +279,7 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
      * {@code toString()}; {@code null} stays {@code null}. The argument shortcut and full evaluation share it, so
      * both give the same key for the same argument.
      */
-    private static String toKey(Object value) {
+    private static @Nullable String toKey(@Nullable Object value) {
         if (value == null || value instanceof String) {
             return (String) value;
         }
@@ -290,7 +295,7 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
      * its variables ({@code a<i>}, {@code p<i>}, then the parameter name, for each i in turn, later ones
      * winning), or -1 if it is not an argument.
      */
-    private static int argumentIndex(String name, String[] parameterNames, int parameterCount) {
+    private static int argumentIndex(String name, @Nullable String @Nullable [] parameterNames, int parameterCount) {
         int index = -1;
         for (int i = 0; i < parameterCount; i++) {
             if (name.equals("a" + i) || name.equals("p" + i)
@@ -319,9 +324,9 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
 
         private final String source;
 
-        private final String[] parameterNames;
+        private final @Nullable String @Nullable [] parameterNames;
 
-        ExpressionCheck(Method method, Class<?> owner, String source, String[] parameterNames) {
+        ExpressionCheck(Method method, Class<?> owner, String source, @Nullable String @Nullable [] parameterNames) {
             this.method = method;
             this.owner = owner;
             this.source = source;
@@ -334,7 +339,7 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
          * @param inRootScope whether method and indexer arguments below are evaluated against the root object (not
          *        inside a selection or projection, which evaluate against each element)
          */
-        void check(SpelNode node, SpelNode parent, boolean onRoot, boolean inRootScope) {
+        void check(SpelNode node, @Nullable SpelNode parent, boolean onRoot, boolean inRootScope) {
             if (node instanceof PropertyOrFieldReference property && onRoot
                     && !ROOT_PROPERTIES.contains(property.getName())) {
                 throw bareWord(property, parent);
@@ -414,7 +419,7 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
             return text.append(". Use one of them, for example key = \"#").append(example).append("\".").toString();
         }
 
-        private InvalidLockDefinitionException bareWord(PropertyOrFieldReference property, SpelNode parent) {
+        private InvalidLockDefinitionException bareWord(PropertyOrFieldReference property, @Nullable SpelNode parent) {
             String word = property.getName();
             // A dotted run of bare words (order.id) is quoted as a whole: 'order.id'.
             SpelNode quoted = property;

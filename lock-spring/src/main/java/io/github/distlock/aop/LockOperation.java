@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.util.ClassUtils;
@@ -38,13 +39,13 @@ public final class LockOperation {
 
     private final LockKeyExpression key;
 
-    private final LockKeyExpression[] keys;
+    private final LockKeyExpression @Nullable [] keys;
 
-    private final Duration ttl;
+    private final @Nullable Duration ttl;
 
-    private final Duration waitTime;
+    private final @Nullable Duration waitTime;
 
-    private final Boolean watchdog;
+    private final @Nullable Boolean watchdog;
 
     private final LeaseLostAction leaseLostAction;
 
@@ -56,15 +57,15 @@ public final class LockOperation {
 
     private final LockRequest.SkipOn skipOn;
 
-    private final String failureHandler;
+    private final @Nullable String failureHandler;
 
     private final ResultKind resultKind;
 
-    private final ReactiveAdapter reactiveAdapter;
+    private final @Nullable ReactiveAdapter reactiveAdapter;
 
     private final boolean resultReplaceable;
 
-    private final Supplier<Object> emptyResult;
+    private final Supplier<@Nullable Object> emptyResult;
 
     private final String description;
 
@@ -87,9 +88,10 @@ public final class LockOperation {
      * @param name what metrics and traces call this lock ({@link io.github.distlock.DistributedLock#name()}), or
      *        {@code null} for {@code SimpleClassName.method}
      */
-    public LockOperation(Method method, Class<?> targetClass, LockKeyExpression key, LockKeyExpression[] keys,
-            Duration ttl, Duration waitTime, Boolean watchdog, LeaseLostAction leaseLostAction,
-            FailureAction failureAction, String failureHandler, String name) {
+    public LockOperation(Method method, Class<?> targetClass, LockKeyExpression key,
+            LockKeyExpression @Nullable [] keys, @Nullable Duration ttl, @Nullable Duration waitTime,
+            @Nullable Boolean watchdog, LeaseLostAction leaseLostAction, FailureAction failureAction,
+            @Nullable String failureHandler, @Nullable String name) {
         this(method, targetClass, key, keys, ttl, waitTime, watchdog, leaseLostAction, failureAction, failureAction,
                 failureAction, failureHandler, name);
     }
@@ -113,10 +115,11 @@ public final class LockOperation {
      * @param name what metrics and traces call this lock ({@link io.github.distlock.DistributedLock#name()}), or
      *        {@code null} for {@code SimpleClassName.method}
      */
-    public LockOperation(Method method, Class<?> targetClass, LockKeyExpression key, LockKeyExpression[] keys,
-            Duration ttl, Duration waitTime, Boolean watchdog, LeaseLostAction leaseLostAction,
-            FailureAction failureAction, FailureAction busyAction, FailureAction unavailableAction,
-            String failureHandler, String name) {
+    public LockOperation(Method method, Class<?> targetClass, LockKeyExpression key,
+            LockKeyExpression @Nullable [] keys, @Nullable Duration ttl, @Nullable Duration waitTime,
+            @Nullable Boolean watchdog, LeaseLostAction leaseLostAction, FailureAction failureAction,
+            FailureAction busyAction, FailureAction unavailableAction, @Nullable String failureHandler,
+            @Nullable String name) {
         this.method = method;
         this.targetClass = targetClass;
         this.key = key;
@@ -178,22 +181,22 @@ public final class LockOperation {
     }
 
     /** The parsed keys without a copy, for the per-call path; {@code null} for a single key. */
-    LockKeyExpression[] multipleKeys() {
+    LockKeyExpression @Nullable [] multipleKeys() {
         return keys;
     }
 
     /** The lease length, or {@code null} for the configured default. */
-    public Duration getTtl() {
+    public @Nullable Duration getTtl() {
         return ttl;
     }
 
     /** The wait time, or {@code null} for the configured default. */
-    public Duration getWaitTime() {
+    public @Nullable Duration getWaitTime() {
         return waitTime;
     }
 
     /** The watchdog override, or {@code null} to follow the configuration. */
-    public Boolean getWatchdog() {
+    public @Nullable Boolean getWatchdog() {
         return watchdog;
     }
 
@@ -224,7 +227,7 @@ public final class LockOperation {
     }
 
     /** The name of the {@link io.github.distlock.LockFailureHandler} bean, or {@code null}. */
-    public String getFailureHandler() {
+    public @Nullable String getFailureHandler() {
         return failureHandler;
     }
 
@@ -242,7 +245,7 @@ public final class LockOperation {
     }
 
     /** The value a skipped call returns: empty, zero or {@code null}, fitting the declared return type. */
-    Object emptyResult() {
+    @Nullable Object emptyResult() {
         return emptyResult.get();
     }
 
@@ -274,7 +277,7 @@ public final class LockOperation {
      * For a {@link ResultKind#PUBLISHER} result: how it converts to and from a Reactive Streams {@code Publisher};
      * {@code null} otherwise.
      */
-    ReactiveAdapter getReactiveAdapter() {
+    @Nullable ReactiveAdapter getReactiveAdapter() {
         return reactiveAdapter;
     }
 
@@ -298,7 +301,7 @@ public final class LockOperation {
     /** Touches Reactor types through the registry; loaded only when Reactor is present. */
     private static final class ReactiveTypes {
 
-        static ReactiveAdapter adapterFor(Class<?> returnType) {
+        static @Nullable ReactiveAdapter adapterFor(Class<?> returnType) {
             ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance().getAdapter(returnType);
             // Exact types only: the lock returns the adapter's type, which would not fit a declared subclass. And
             // deferred ones only: a type whose work starts without a subscriber cannot be locked on subscription.
@@ -309,7 +312,7 @@ public final class LockOperation {
         }
 
         /** The empty value of a skipped call: the adapter's type made from an empty publisher, per call. */
-        static Supplier<Object> emptyOf(ReactiveAdapter adapter) {
+        static Supplier<@Nullable Object> emptyOf(ReactiveAdapter adapter) {
             return () -> adapter.fromPublisher(reactor.core.publisher.Mono.empty());
         }
     }

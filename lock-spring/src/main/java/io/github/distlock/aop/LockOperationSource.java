@@ -2,6 +2,8 @@ package io.github.distlock.aop;
 
 import java.lang.reflect.Method;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Finds the {@link LockOperation} of a method, the way Spring's {@code CacheOperationSource} finds cache
  * operations. Implementations parse and validate each method once and cache the result, since they are asked on
@@ -28,5 +30,5 @@ public interface LockOperationSource {
      * @return the operation, or {@code null} if the method is not locked
      * @throws InvalidLockDefinitionException if the method's declaration is invalid
      */
-    LockOperation getLockOperation(Method method, Class<?> targetClass);
+    @Nullable LockOperation getLockOperation(Method method, @Nullable Class<?> targetClass);
 }

@@ -3,6 +3,7 @@ package io.github.distlock.aop;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.springframework.core.ReactiveAdapter;
 
@@ -35,12 +36,12 @@ final class ReactiveLocks {
      * @return the method's declared reactive type, made by its adapter from the locked publisher
      */
     static Object lockOnSubscribe(DistributedLockAspectSupport support, Invoker invoker, LockOperation operation,
-            Object[] args, Object target) {
+            @Nullable Object[] args, @Nullable Object target) {
         ReactiveAdapter adapter = operation.getReactiveAdapter();
         Flux<Object> locked = Flux.defer(() -> {
             // Per subscription. Reactor wraps an error raised by the completion cleanup, so a lease lost by then is
             // kept here and signalled after the cleanup instead.
-            AtomicReference<LockLostException> lostAtCompletion = new AtomicReference<>();
+            AtomicReference<@Nullable LockLostException> lostAtCompletion = new AtomicReference<>();
             return Flux.usingWhen(acquisition(support, operation, args, target),
                     frame -> body(support, invoker, frame, adapter),
                     frame -> completed(support, frame, lostAtCompletion),
@@ -68,10 +69,10 @@ final class ReactiveLocks {
      * taken, while it is delivered, or after.
      */
     private static Mono<LockFrame> acquisition(DistributedLockAspectSupport support, LockOperation operation,
-            Object[] args, Object target) {
+            @Nullable Object[] args, @Nullable Object target) {
         return Mono.<LockFrame>create(sink -> {
             AtomicBoolean cancelled = new AtomicBoolean();
-            AtomicReference<LockFrame> acquired = new AtomicReference<>();
+            AtomicReference<@Nullable LockFrame> acquired = new AtomicReference<>();
             sink.onCancel(() -> {
                 cancelled.set(true);
                 LockFrame frame = acquired.get();
@@ -119,7 +120,7 @@ final class ReactiveLocks {
         }
         // No thread to interrupt: the work is cancelled instead, and the publisher ends with the loss. The trigger
         // emits a value because takeUntilOther cancels the source only on a value, not on an error.
-        AtomicReference<LockLostException> loss = new AtomicReference<>();
+        AtomicReference<@Nullable LockLostException> loss = new AtomicReference<>();
         Sinks.One<Boolean> lost = Sinks.one();
         frame.onLost(handle -> {
             loss.compareAndSet(null, support.cancelledByLoss(frame, handle));
@@ -134,7 +135,7 @@ final class ReactiveLocks {
 
     /** Releases; a lease lost meanwhile is kept, to end the publisher with a {@link LockLostException}. */
     private static Mono<Void> completed(DistributedLockAspectSupport support, LockFrame frame,
-            AtomicReference<LockLostException> lostAtCompletion) {
+            AtomicReference<@Nullable LockLostException> lostAtCompletion) {
         return Mono.<Void>fromRunnable(() -> lostAtCompletion.set(support.exit(frame)))
                 .subscribeOn(Schedulers.boundedElastic());
     }
@@ -153,7 +154,7 @@ final class ReactiveLocks {
      * value to emit.
      */
     private static Publisher<Object> fallback(DistributedLockAspectSupport support, LockOperation operation,
-            Object[] args, LockUnavailableException unavailable, ReactiveAdapter adapter) {
+            @Nullable Object[] args, LockUnavailableException unavailable, ReactiveAdapter adapter) {
         Object value;
         try {
             value = support.fallback(operation, args, unavailable.getKey(), unavailable.getCause());

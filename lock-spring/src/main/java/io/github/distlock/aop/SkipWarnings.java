@@ -7,6 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
 import org.apache.commons.logging.Log;
+import org.jspecify.annotations.Nullable;
 
 import io.github.distlock.LockAcquisitionException;
 import io.github.distlock.LockDurations;
@@ -68,7 +69,7 @@ final class SkipWarnings {
     }
 
     private static String message(LockOperation operation, String key, LockAcquisitionException cause,
-            Instant previous, long unwarned, Instant now) {
+            @Nullable Instant previous, long unwarned, Instant now) {
         StringBuilder text = new StringBuilder("Skipped ").append(operation.describeMethod())
                 .append(" without running it: the lock store could not be reached or failed, so lock '")
                 .append(operation.getName()).append("' (key ").append(LockKeys.printable(key))
@@ -90,7 +91,7 @@ final class SkipWarnings {
     /** One lock name's warning state; guarded by itself. */
     private static final class PerLock {
 
-        Instant lastWarning;
+        @Nullable Instant lastWarning;
 
         long unwarned;
     }

@@ -12,5 +12,10 @@
  * be had goes to the method's failure strategy (resolved once), and for a {@code CompletionStage} or a reactive
  * result (through Spring's {@code ReactiveAdapterRegistry}) the lock follows the result rather than the method. How a
  * method's result is followed is decided once, in its {@link io.github.distlock.aop.LockOperation}.
+ *
+ * <p>Non-null unless marked {@code @Nullable}.
  */
+@NullMarked
 package io.github.distlock.aop;
+
+import org.jspecify.annotations.NullMarked;

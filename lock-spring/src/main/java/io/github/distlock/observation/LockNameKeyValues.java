@@ -4,6 +4,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.function.Function;
 
+import org.jspecify.annotations.Nullable;
+
 import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
 
@@ -16,7 +18,7 @@ final class LockNameKeyValues {
     private final KeyValues nameOnly;
     private final String contextualName;
     /** Indexed by outcome ordinal, then by waited (0/1) where it applies; filled lazily, races are harmless. */
-    private final KeyValues[] ended;
+    private final @Nullable KeyValues[] ended;
 
     private LockNameKeyValues(String lockName, String phase, int endings) {
         this.nameOnly = KeyValues.of(LockObservationDocumentation.LowCardinalityKeyNames.LOCK_NAME.withValue(

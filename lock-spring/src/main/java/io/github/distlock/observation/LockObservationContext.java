@@ -1,5 +1,7 @@
 package io.github.distlock.observation;
 
+import org.jspecify.annotations.Nullable;
+
 import io.github.distlock.core.LockContext;
 import io.github.distlock.core.LockListener.AcquireOutcome;
 import io.github.distlock.core.LockListener.ReleaseOutcome;
@@ -26,14 +28,14 @@ public abstract sealed class LockObservationContext extends Observation.Context
     /** The acquisition of a lock. */
     public static final class Acquire extends LockObservationContext {
 
-        private volatile AcquireOutcome outcome;
+        private volatile @Nullable AcquireOutcome outcome;
 
         Acquire(LockContext lock) {
             super(lock);
         }
 
         /** How the acquisition ended, or {@code null} while it runs. */
-        public AcquireOutcome outcome() {
+        public @Nullable AcquireOutcome outcome() {
             return outcome;
         }
 
@@ -45,14 +47,14 @@ public abstract sealed class LockObservationContext extends Observation.Context
     /** The hold of a lock, from acquisition to release or loss. */
     public static final class Hold extends LockObservationContext {
 
-        private volatile HoldOutcome outcome;
+        private volatile @Nullable HoldOutcome outcome;
 
         Hold(LockContext lock) {
             super(lock);
         }
 
         /** How the hold ended, or {@code null} while the lock is held. */
-        public HoldOutcome outcome() {
+        public @Nullable HoldOutcome outcome() {
             return outcome;
         }
 

@@ -6,6 +6,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Function;
 
+import org.jspecify.annotations.Nullable;
+
 import io.github.distlock.core.LockContext;
 import io.github.distlock.core.LockListener;
 import io.github.distlock.observation.LockObservationContext.HoldOutcome;
@@ -79,7 +81,7 @@ public class MeterTimingLockListener implements LockListener {
      *        {@code DefaultMeterObservationHandler} keeps them unless told to ignore them (Spring Boot's
      *        {@code management.observations.long-task-timer.enabled})
      */
-    public MeterTimingLockListener(MeterRegistry registry, ObservationRegistry observationRegistry,
+    public MeterTimingLockListener(MeterRegistry registry, @Nullable ObservationRegistry observationRegistry,
             boolean longTaskTimers) {
         this.registry = registry;
         this.clock = registry.config().clock();
@@ -90,7 +92,7 @@ public class MeterTimingLockListener implements LockListener {
     }
 
     /** Whether the registry would create a real observation of that name: its predicates see only the name here. */
-    private static boolean enabled(ObservationRegistry observationRegistry, String name) {
+    private static boolean enabled(@Nullable ObservationRegistry observationRegistry, String name) {
         return observationRegistry == null
                 || !Observation.createNotStarted(name, Observation.Context::new, observationRegistry).isNoop();
     }
@@ -130,7 +132,7 @@ public class MeterTimingLockListener implements LockListener {
     }
 
     @Override
-    public void notAcquired(LockContext lock, AcquireOutcome outcome, Throwable cause) {
+    public void notAcquired(LockContext lock, AcquireOutcome outcome, @Nullable Throwable cause) {
         State state = state(lock);
         if (state == null || !timeAcquisitions) {
             return;
@@ -164,13 +166,13 @@ public class MeterTimingLockListener implements LockListener {
         meters(lock).held(outcome).record(elapsed, TimeUnit.NANOSECONDS);
     }
 
-    private static void stop(LongTaskTimer.Sample sample) {
+    private static void stop(LongTaskTimer.@Nullable Sample sample) {
         if (sample != null) {
             sample.stop();
         }
     }
 
-    private State state(LockContext lock) {
+    private @Nullable State state(LockContext lock) {
         return (State) lock.get(stateKey);
     }
 
@@ -203,12 +205,12 @@ public class MeterTimingLockListener implements LockListener {
         /** Written and read on the acquiring thread only. */
         long acquireStart;
 
-        LongTaskTimer.Sample acquireActive;
+        LongTaskTimer.@Nullable Sample acquireActive;
 
         /** Written before {@link #hold} is set to {@link #HELD}, read after it was. */
         long holdStart;
 
-        LongTaskTimer.Sample holdActive;
+        LongTaskTimer.@Nullable Sample holdActive;
 
         /** {@link #NOT_HELD}, then {@link #HELD} when the hold is timed, then {@link #ENDED} by whoever ended it. */
         volatile int hold = NOT_HELD;
@@ -229,14 +231,14 @@ public class MeterTimingLockListener implements LockListener {
 
         private final String name;
 
-        private LongTaskTimer acquireActive;
+        private @Nullable LongTaskTimer acquireActive;
 
-        private LongTaskTimer holdActive;
+        private @Nullable LongTaskTimer holdActive;
 
         /** By outcome ordinal times two, plus one if the caller waited. */
-        private final Timer[] acquireEnded = new Timer[ACQUIRE_OUTCOMES.length * 2];
+        private final @Nullable Timer[] acquireEnded = new Timer[ACQUIRE_OUTCOMES.length * 2];
 
-        private final Timer[] holdEnded = new Timer[HOLD_OUTCOMES.length];
+        private final @Nullable Timer[] holdEnded = new Timer[HOLD_OUTCOMES.length];
 
         NameMeters(MeterRegistry registry, String name) {
             this.registry = registry;

@@ -2,6 +2,8 @@ package io.github.distlock.observation;
 
 import java.util.concurrent.atomic.AtomicReference;
 
+import org.jspecify.annotations.Nullable;
+
 import io.github.distlock.core.LockContext;
 import io.github.distlock.core.LockListener;
 import io.github.distlock.observation.LockObservationContext.HoldOutcome;
@@ -32,9 +34,9 @@ public class ObservationLockListener implements LockListener {
 
     private final ObservationRegistry registry;
 
-    private final LockAcquireObservationConvention customAcquireConvention;
+    private final @Nullable LockAcquireObservationConvention customAcquireConvention;
 
-    private final LockHoldObservationConvention customHoldConvention;
+    private final @Nullable LockHoldObservationConvention customHoldConvention;
 
     private final DefaultLockAcquireObservationConvention defaultAcquireConvention = new DefaultLockAcquireObservationConvention();
 
@@ -45,8 +47,9 @@ public class ObservationLockListener implements LockListener {
      * @param acquireConvention replaces {@link DefaultLockAcquireObservationConvention}, or {@code null}
      * @param holdConvention replaces {@link DefaultLockHoldObservationConvention}, or {@code null}
      */
-    public ObservationLockListener(ObservationRegistry registry, LockAcquireObservationConvention acquireConvention,
-            LockHoldObservationConvention holdConvention) {
+    public ObservationLockListener(ObservationRegistry registry,
+            @Nullable LockAcquireObservationConvention acquireConvention,
+            @Nullable LockHoldObservationConvention holdConvention) {
         this.registry = registry;
         this.customAcquireConvention = acquireConvention;
         this.customHoldConvention = holdConvention;
@@ -81,7 +84,7 @@ public class ObservationLockListener implements LockListener {
     }
 
     @Override
-    public void notAcquired(LockContext lock, AcquireOutcome outcome, Throwable cause) {
+    public void notAcquired(LockContext lock, AcquireOutcome outcome, @Nullable Throwable cause) {
         State state = state(lock);
         if (state == null) {
             return;
@@ -117,7 +120,7 @@ public class ObservationLockListener implements LockListener {
         hold.stop();
     }
 
-    private State state(LockContext lock) {
+    private @Nullable State state(LockContext lock) {
         return (State) lock.get(stateKey);
     }
 
@@ -129,9 +132,9 @@ public class ObservationLockListener implements LockListener {
         final Observation acquire;
 
         /** Written before {@link #hold} is set; read only by whoever takes the hold back out of it. */
-        volatile LockObservationContext.Hold holdContext;
+        volatile LockObservationContext.@Nullable Hold holdContext;
 
-        final AtomicReference<Observation> hold = new AtomicReference<>();
+        final AtomicReference<@Nullable Observation> hold = new AtomicReference<>();
 
         State(LockObservationContext.Acquire acquireContext, Observation acquire) {
             this.acquireContext = acquireContext;

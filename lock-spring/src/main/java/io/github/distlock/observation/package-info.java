@@ -8,5 +8,10 @@
  * observations could only become those timers (no tracer, only Micrometer's default meter handler),
  * {@link MeterTimingLockListener} records the same timers directly instead, at a fraction of the cost. Metric
  * tags are low-cardinality only: the lock's name, never its per-call key, which goes to traces alone.
+ *
+ * <p>Non-null unless marked {@code @Nullable}.
  */
+@NullMarked
 package io.github.distlock.observation;
+
+import org.jspecify.annotations.NullMarked;

@@ -47,6 +47,12 @@ public class ReplicaAcknowledgementException extends LockBackendException {
         this.timeout = timeout;
     }
 
+    /** Redis answered: the lock was written on the master and is released at once. */
+    @Override
+    public boolean isOutcomeKnown() {
+        return true;
+    }
+
     /** The number of replicas that had to confirm the lock ({@code distributed-lock.replica-acks}). */
     public int getRequestedAcks() {
         return requestedAcks;
