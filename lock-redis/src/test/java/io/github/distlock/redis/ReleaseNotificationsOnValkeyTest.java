@@ -135,7 +135,7 @@ class ReleaseNotificationsOnValkeyTest {
                     instance.notifications, ReplicaAcks.NONE);
             try {
                 LockKey key = RedisKeyNaming.lockKey(PREFIX, "valkey:1");
-                RedisTestServer owner = cluster.nodeForKey(key.redisKey());
+                RedisTestServer owner = cluster.nodeForKey(key.storeKey());
                 assertThat(backend.tryAcquire(key, "holder-token", 30_000, 0, false, false).acquired()).isTrue();
                 assertThat(backend.tryAcquire(key, "waiter-token", 30_000, 10_000, false, false).acquired())
                         .isFalse();
@@ -143,7 +143,7 @@ class ReleaseNotificationsOnValkeyTest {
 
                 assertThat(backend.release(key, "holder-token")).isTrue();
 
-                assertThat(owner.get(key.redisKey())).as("handed over").isEqualTo("waiter-token");
+                assertThat(owner.get(key.storeKey())).as("handed over").isEqualTo("waiter-token");
                 assertThat(owner.commandCalls("spublish")).as("announced on the shard").isEqualTo(1);
                 assertThat(owner.commandCalls("publish")).as("not on the global channel").isZero();
                 assertThat(backend.release(key, "waiter-token")).isTrue();
