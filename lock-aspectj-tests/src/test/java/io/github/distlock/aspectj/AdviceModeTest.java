@@ -15,9 +15,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.util.ClassUtils;
 
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
@@ -53,7 +53,7 @@ class AdviceModeTest {
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class, DistributedLockAutoConfiguration.class,
+        .withConfiguration(AutoConfigurations.of(bootRedisAutoConfiguration(), DistributedLockAutoConfiguration.class,
                 DistributedLockAnnotationAutoConfiguration.class))
         .withPropertyValues("spring.data.redis.host=" + redis.server().host(),
                 "spring.data.redis.port=" + redis.server().port(),
@@ -68,6 +68,21 @@ class AdviceModeTest {
     // A final locked method fails a proxy-mode startup unless told to only warn.
     private final ApplicationContextRunner proxy = runner.withPropertyValues("distributed-lock.unguarded-methods=warn")
         .withBean(ProxiedOrderService.class);
+
+    /**
+     * Boot's Redis auto-configuration: Boot 4's in the default build, Boot 3's in the
+     * boot3 profile.
+     */
+    private static Class<?> bootRedisAutoConfiguration() {
+        for (String name : new String[] {
+                "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+                "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration" }) {
+            if (ClassUtils.isPresent(name, AdviceModeTest.class.getClassLoader())) {
+                return ClassUtils.resolveClassName(name, AdviceModeTest.class.getClassLoader());
+            }
+        }
+        throw new IllegalStateException("No Spring Boot Redis auto-configuration on the class path");
+    }
 
     @BeforeEach
     void newGates() {

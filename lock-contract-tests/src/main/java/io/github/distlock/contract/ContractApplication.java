@@ -7,7 +7,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.springframework.boot.Banner;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -81,11 +80,13 @@ public final class ContractApplication implements AutoCloseable {
 
     /**
      * The application: the auto-configurations an application using the starter gets, and
-     * its beans.
+     * its beans. Boot's Redis auto-configuration, of Boot 4 or Boot 3, comes from
+     * {@link ImportBootRedisAutoConfiguration}.
      */
     @Configuration(proxyBeanMethods = false)
-    @ImportAutoConfiguration({ SslAutoConfiguration.class, RedisAutoConfiguration.class,
-            DistributedLockAutoConfiguration.class, DistributedLockAnnotationAutoConfiguration.class })
+    @ImportBootRedisAutoConfiguration
+    @ImportAutoConfiguration({ SslAutoConfiguration.class, DistributedLockAutoConfiguration.class,
+            DistributedLockAnnotationAutoConfiguration.class })
     public static class Application {
 
         @Bean

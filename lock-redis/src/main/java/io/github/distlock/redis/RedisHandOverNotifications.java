@@ -2,6 +2,7 @@ package io.github.distlock.redis;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -21,6 +22,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import io.github.distlock.core.HandOverNotifications;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.core.LockWaiters;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
@@ -31,17 +34,21 @@ import io.lettuce.core.codec.StringCodec;
  * How releases publish hand-overs and how waiters of this JVM hear them, decided once per
  * JVM:
  * <ul>
- * <li><b>Sharded pub/sub</b> in a Redis Cluster whose nodes all run Redis 7 or later:
- * release.lua {@code SPUBLISH}es on the lock's slot channel
+ * <li><b>Sharded pub/sub</b> in a Redis Cluster whose nodes all have it (Redis 7.0 and
+ * later, every Valkey): release.lua {@code SPUBLISH}es on the lock's slot channel
  * ({@link ShardedHandOverChannels}), which only the shard owning the lock forwards, and
  * this JVM {@code SSUBSCRIBE}s to the channel of each slot it waits on
  * ({@link ShardedHandOverSubscriber}).</li>
  * <li><b>The global channel</b> ({@code <prefix>released}, {@link HandOverSubscriber})
- * everywhere else: standalone, Sentinel, a Cluster with a node older than 7, or when
- * {@code distributed-lock.cluster-notifications=global}. In a Cluster every node forwards
- * every {@code PUBLISH} to every other node.</li>
+ * everywhere else: standalone, Sentinel, a Cluster with a node older than Redis 7.0, or
+ * when {@code distributed-lock.cluster-notifications=global}. In a Cluster every node
+ * forwards every {@code PUBLISH} to every other node.</li>
  * </ul>
- * The choice is logged once at INFO. Until a Cluster's versions are known (a few
+ * Each node is asked whether it knows {@code SPUBLISH} ({@code COMMAND INFO}), not what
+ * version it claims: Valkey reports {@code redis_version:7.2.4} for compatibility and its
+ * own version in {@code valkey_version}. Only where an ACL refuses {@code COMMAND INFO}
+ * does the version decide, read from the right field. The choice is logged once at INFO,
+ * naming each server as it is ("Valkey 9.1.2"). Until the nodes are known (a few
  * milliseconds after startup; retried while Redis does not answer), releases publish on
  * the global channel and waiters poll.
  *
@@ -67,10 +74,7 @@ public sealed class RedisHandOverNotifications implements Function<LockKey, Hand
      */
     private static final Log logger = LogFactory.getLog("io.github.distlock.redis.ReleaseNotifications");
 
-    /** The first Redis version with sharded pub/sub. */
-    private static final int SHARDED_SINCE_MAJOR = 7;
-
-    /** How long a failed look at the Cluster's versions is not retried. */
+    /** How long a failed look at the Cluster's nodes is not retried. */
     private static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /** How releases publish and waiters listen. */
@@ -118,7 +122,7 @@ public sealed class RedisHandOverNotifications implements Function<LockKey, Hand
      * @param global the global channel's subscriber
      * @param waiters the local waiters; from now on they ask this object whether
      * hand-overs arrive
-     * @param timeout bound of each command of the version check
+     * @param timeout bound of each command that asks the nodes what they support
      */
     public RedisHandOverNotifications(RedisConnectionFactory connectionFactory, String keyPrefix,
             boolean shardedAllowed, HandOverSubscriber global, LockWaiters waiters, Duration timeout) {
@@ -148,7 +152,7 @@ public sealed class RedisHandOverNotifications implements Function<LockKey, Hand
     }
 
     /**
-     * How notifications travel, or {@code null} while a Cluster's versions are not known
+     * How notifications travel, or {@code null} while a Cluster's nodes are not known
      * yet.
      */
     public Mode mode() {
@@ -219,8 +223,8 @@ public sealed class RedisHandOverNotifications implements Function<LockKey, Hand
     }
 
     /**
-     * Looks up every node's version on a thread of its own, unless one looks or looked
-     * within a second.
+     * Asks every node what it is and has on a thread of its own, unless one looks or
+     * looked within a second.
      */
     private void detectInBackground() {
         if (mode != null || !running || System.nanoTime() - failedAt < RETRY_NANOS
@@ -235,9 +239,9 @@ public sealed class RedisHandOverNotifications implements Function<LockKey, Hand
                 failedAt = System.nanoTime();
                 if (!warned) {
                     warned = true;
-                    logger.warn("Could not read the Redis Cluster's versions to choose how lock releases are "
-                            + "announced (" + ex.getMessage() + "). Until it answers, releases publish on channel '"
-                            + globalChannel + "' and waiters poll.");
+                    logger.warn("Could not ask the Redis Cluster's nodes whether they have sharded pub/sub, to "
+                            + "choose how lock releases are announced (" + ex.getMessage() + "). Until it answers, "
+                            + "releases publish on channel '" + globalChannel + "' and waiters poll.");
                 }
             }
             finally {
@@ -249,16 +253,23 @@ public sealed class RedisHandOverNotifications implements Function<LockKey, Hand
     }
 
     private void detect() {
-        Map<String, String> versions = new TreeMap<>();
+        Map<String, ServerVersion> versions = new TreeMap<>();
+        Map<String, ServerVersion> without = new TreeMap<>();
+        long millis = timeout.toMillis();
         try (StatefulRedisClusterConnection<String, String> connection = clusterClient().connect(StringCodec.UTF8)) {
             for (RedisClusterNode node : connection.getPartitions()) {
                 if (node.is(NodeFlag.FAIL) || node.is(NodeFlag.NOADDR) || node.is(NodeFlag.HANDSHAKE)) {
                     continue;
                 }
-                String info = connection.getConnectionAsync(node.getNodeId())
-                    .thenCompose(nodeConnection -> nodeConnection.async().info("server"))
-                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-                versions.put(node.getUri().getHost() + ":" + node.getUri().getPort(), versionIn(info));
+                RedisAsyncCommands<String, String> commands = connection.getConnectionAsync(node.getNodeId())
+                    .get(millis, TimeUnit.MILLISECONDS)
+                    .async();
+                ServerVersion version = ServerVersion.of(commands.info("server").get(millis, TimeUnit.MILLISECONDS));
+                String address = node.getUri().getHost() + ":" + node.getUri().getPort();
+                versions.put(address, version);
+                if (!hasShardedPubSub(commands, version)) {
+                    without.put(address, version);
+                }
             }
         }
         catch (InterruptedException ex) {
@@ -271,38 +282,49 @@ public sealed class RedisHandOverNotifications implements Function<LockKey, Hand
         if (versions.isEmpty()) {
             throw new IllegalStateException("no node answered");
         }
-        List<String> older = new ArrayList<>();
-        versions.forEach((node, version) -> {
-            if (major(version) < SHARDED_SINCE_MAJOR) {
-                older.add(node + " runs " + version);
-            }
-        });
-        if (older.isEmpty()) {
-            decide(Mode.SHARDED, "Redis Cluster " + String.join(", ", versions.values().stream().distinct().toList()));
+        if (without.isEmpty()) {
+            decide(Mode.SHARDED, describe(versions.values()));
         }
         else {
+            List<String> nodes = new ArrayList<>();
+            without.forEach((address, version) -> nodes.add(address + " runs " + version));
             decide(Mode.GLOBAL, "Redis Cluster with nodes older than 7.0, which have no sharded pub/sub: "
-                    + String.join(", ", older));
+                    + String.join(", ", nodes));
         }
     }
 
-    private static String versionIn(String info) {
-        for (String line : info.split("\r?\n")) {
-            if (line.startsWith("redis_version:")) {
-                return line.substring("redis_version:".length()).trim();
-            }
-        }
-        return "unknown";
-    }
-
-    private static int major(String version) {
-        int dot = version.indexOf('.');
+    /**
+     * Asks the node whether it has {@code SPUBLISH}, rather than trusting a version
+     * number: Valkey reports {@code redis_version:7.2.4} whatever its own version. Where
+     * an ACL refuses {@code COMMAND INFO}, the version decides, read from the field the
+     * server really keeps.
+     */
+    private boolean hasShardedPubSub(RedisAsyncCommands<String, String> node, ServerVersion version)
+            throws InterruptedException, ExecutionException, TimeoutException {
         try {
-            return Integer.parseInt(dot < 0 ? version : version.substring(0, dot));
+            List<Object> reply = node.commandInfo("SPUBLISH").get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            // One entry per command asked about: its description, or nil for a command
+            // the server does not know.
+            return !reply.isEmpty() && reply.get(0) != null;
         }
-        catch (NumberFormatException ex) {
-            return 0;
+        catch (ExecutionException ex) {
+            if (ex.getCause() instanceof RedisCommandExecutionException) {
+                return version.hasShardedPubSub();
+            }
+            throw ex;
         }
+    }
+
+    /**
+     * {@code Redis Cluster 7.0.15} as before Valkey was known, else e.g.
+     * {@code Cluster of Valkey 9.1.2}.
+     */
+    private static String describe(Collection<ServerVersion> versions) {
+        List<ServerVersion> distinct = versions.stream().distinct().toList();
+        if (distinct.stream().allMatch(ServerVersion::isRedis)) {
+            return "Redis Cluster " + String.join(", ", distinct.stream().map(ServerVersion::version).toList());
+        }
+        return "Cluster of " + String.join(", ", distinct.stream().map(ServerVersion::toString).toList());
     }
 
     private void decide(Mode chosen, String why) {

@@ -1,15 +1,21 @@
 package io.github.distlock.autoconfigure;
 
+import java.util.Locale;
+import java.util.Set;
+
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
 
 import io.github.distlock.LockService;
 import io.github.distlock.core.LockListener;
@@ -71,10 +77,23 @@ import io.micrometer.observation.ObservationRegistry;
 public class DistributedLockObservationAutoConfiguration {
 
     /**
-     * Boot's switch of {@code DefaultMeterObservationHandler}'s long-task timers,
-     * honoured by the direct path too.
+     * Boot 3's switch of the meter handler's long-task timers, honoured by the direct
+     * path too.
      */
     static final String LONG_TASK_TIMERS = "management.observations.long-task-timer.enabled";
+
+    /**
+     * Boot 4's: the meters its {@code DefaultMeterObservationHandler} leaves out
+     * ({@code long-task-timer}).
+     */
+    static final String IGNORED_METERS = "management.metrics.observations.ignored-meters";
+
+    /**
+     * A class that only Boot 4 has, next to the handler that reads
+     * {@link #IGNORED_METERS}.
+     */
+    private static final String BOOT4_METRICS_PROPERTIES = "org.springframework.boot.micrometer.metrics.autoconfigure."
+            + "MetricsProperties";
 
     /**
      * Observations on the application's {@link ObservationRegistry}, unless they could
@@ -129,9 +148,26 @@ public class DistributedLockObservationAutoConfiguration {
         MeterTimingLockListener meterTimingLockListener(MeterRegistry meterRegistry,
                 ObjectProvider<ObservationRegistry> observationRegistry, Environment environment) {
             ObservationRegistry registry = observationRegistry.getIfUnique();
-            boolean longTaskTimers = registry == null
-                    || environment.getProperty(LONG_TASK_TIMERS, Boolean.class, Boolean.TRUE);
+            boolean longTaskTimers = registry == null || bootsHandlerRecordsLongTaskTimers(environment);
             return new MeterTimingLockListener(meterRegistry, registry, longTaskTimers);
+        }
+
+        /**
+         * Whether Boot's meter handler would record long-task timers: each Boot line has
+         * its own property.
+         */
+        private static boolean bootsHandlerRecordsLongTaskTimers(Environment environment) {
+            if (!ClassUtils.isPresent(BOOT4_METRICS_PROPERTIES, MeterConfiguration.class.getClassLoader())) {
+                return environment.getProperty(LONG_TASK_TIMERS, Boolean.class, Boolean.TRUE);
+            }
+            // Bound as Boot binds the enum: long-task-timer, LONG_TASK_TIMER and
+            // longTaskTimer are the same value.
+            return Binder.get(environment)
+                .bind(IGNORED_METERS, Bindable.setOf(String.class))
+                .orElse(Set.of())
+                .stream()
+                .map(name -> name.replace("-", "").replace("_", "").toUpperCase(Locale.ROOT))
+                .noneMatch("LONGTASKTIMER"::equals);
         }
 
         /**

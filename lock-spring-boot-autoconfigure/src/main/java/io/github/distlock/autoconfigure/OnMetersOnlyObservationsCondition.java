@@ -54,10 +54,22 @@ class OnMetersOnlyObservationsCondition extends SpringBootCondition {
     private static final String DEFAULT_METER_HANDLER = "io.micrometer.core.instrument.observation."
             + "DefaultMeterObservationHandler";
 
-    /** Boot 3's and Boot 4's packages. */
+    /**
+     * Where Boot declares its {@code ObservationRegistry}: Boot 3's and Boot 4's
+     * packages.
+     */
     private static final Set<String> BOOT_OBSERVATION_AUTO_CONFIGURATIONS = Set.of(
             "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration",
             "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration");
+
+    /**
+     * Where Boot declares its {@code DefaultMeterObservationHandler}: on Boot 3 a nested
+     * class of its observation auto-configuration, on Boot 4 its metrics
+     * auto-configuration.
+     */
+    private static final Set<String> BOOT_METER_HANDLER_AUTO_CONFIGURATIONS = Set.of(
+            "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration");
 
     private static final Set<String> BOOT_PROPERTIES_FILTERS = Set.of(
             "org.springframework.boot.actuate.autoconfigure.observation.PropertiesObservationFilterPredicate",
@@ -82,7 +94,7 @@ class OnMetersOnlyObservationsCondition extends SpringBootCondition {
             return ConditionOutcome.match(message.because("there is no ObservationRegistry: the starter's own would "
                     + "hold only the default meter handler"));
         }
-        if (registries.length > 1 || !declaredByBoot(beans, registries[0])) {
+        if (registries.length > 1 || !declaredBy(beans, registries[0], BOOT_OBSERVATION_AUTO_CONFIGURATIONS)) {
             return ConditionOutcome.noMatch(message
                 .because("the ObservationRegistry is not Spring Boot's own, so " + "its handlers are not known"));
         }
@@ -95,7 +107,8 @@ class OnMetersOnlyObservationsCondition extends SpringBootCondition {
             // Boot's own bean, not merely its type: an application's
             // DefaultMeterObservationHandler (or subclass)
             // may feed another registry or tag differently.
-            if (type == null || !type.getName().equals(DEFAULT_METER_HANDLER) || !declaredByBoot(beans, handler)) {
+            if (type == null || !type.getName().equals(DEFAULT_METER_HANDLER)
+                    || !declaredBy(beans, handler, BOOT_METER_HANDLER_AUTO_CONFIGURATIONS)) {
                 return ConditionOutcome.noMatch(message.because("the observation handler '" + handler + "' ("
                         + (type != null ? type.getName() : "unknown type") + ") is not the default meter handler"));
             }
@@ -133,10 +146,10 @@ class OnMetersOnlyObservationsCondition extends SpringBootCondition {
     }
 
     /**
-     * Whether the bean comes from a {@code @Bean} method of Boot's observation
-     * auto-configuration or its nested classes.
+     * Whether the bean comes from a {@code @Bean} method of one of {@code configurations}
+     * or their nested classes.
      */
-    private static boolean declaredByBoot(ConfigurableListableBeanFactory beans, String name) {
+    private static boolean declaredBy(ConfigurableListableBeanFactory beans, String name, Set<String> configurations) {
         if (!beans.containsBeanDefinition(name)) {
             // A singleton registered by hand: built by the application.
             return false;
@@ -150,9 +163,10 @@ class OnMetersOnlyObservationsCondition extends SpringBootCondition {
         if (declaringClass == null) {
             return false;
         }
-        for (String boot : BOOT_OBSERVATION_AUTO_CONFIGURATIONS) {
-            // The registry is declared by the class itself, the meter handler by one of
-            // its nested classes.
+        for (String boot : configurations) {
+            // Declared by the class itself (Boot 3's registry, Boot 4's) or by one of its
+            // nested classes (Boot 3's
+            // meter handler).
             if (declaringClass.equals(boot) || declaringClass.startsWith(boot + "$")) {
                 return true;
             }

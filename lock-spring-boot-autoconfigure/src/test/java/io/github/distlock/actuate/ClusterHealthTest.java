@@ -6,18 +6,16 @@ import static org.awaitility.Awaitility.await;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
-import org.springframework.boot.actuate.autoconfigure.health.HealthContributorAutoConfiguration;
-import org.springframework.boot.actuate.health.Health;
-import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.autoconfigure.actuate.DistributedLockActuatorAutoConfiguration;
 import io.github.distlock.testsupport.RedisClusterExtension;
@@ -34,8 +32,8 @@ class ClusterHealthTest {
     static final RedisClusterExtension clusterExtension = new RedisClusterExtension();
 
     @SuppressWarnings("unchecked")
-    private static Map<String, Map<String, Object>> nodes(Health health) {
-        return (Map<String, Map<String, Object>>) health.getDetails().get("nodes");
+    private static Map<String, Map<String, Object>> nodes(HealthReading health) {
+        return (Map<String, Map<String, Object>>) health.details().get("nodes");
     }
 
     private static String address(RedisTestServer node) {
@@ -49,29 +47,28 @@ class ClusterHealthTest {
         String seeds = String.join(",", clusterExtension.cluster().hostAndPorts());
         String[] addresses = masters.stream().map(ClusterHealthTest::address).toArray(String[]::new);
         new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
+            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
                     DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
-                    HealthContributorAutoConfiguration.class, DistributedLockActuatorAutoConfiguration.class))
+                    BootAutoConfigurations.HEALTH_CONTRIBUTOR, DistributedLockActuatorAutoConfiguration.class))
             .withPropertyValues("spring.data.redis.cluster.nodes=" + seeds, "spring.data.redis.client-type=" + driver,
                     "spring.data.redis.timeout=5s", "distributed-lock.operation-timeout=1s")
             .run(context -> {
-                DistributedLockHealthIndicator indicator = context.getBean(DistributedLockHealthIndicator.class);
-                Health up = await().atMost(Duration.ofSeconds(20))
-                    .until(indicator::health, health -> health.getStatus().equals(Status.UP));
+                Supplier<HealthReading> indicator = HealthReading.of(context);
+                HealthReading up = await().atMost(Duration.ofSeconds(20)).until(indicator::get, HealthReading::isUp);
                 assertThat(nodes(up)).containsOnlyKeys(addresses)
                     .allSatisfy((address, node) -> assertThat(node).containsEntry("reachable", true)
                         .containsKey("latencyMillis")
                         .doesNotContainKey("error"));
-                assertThat(up.getDetails()).containsEntry("reachableNodes", 3).containsEntry("quorum", 3);
+                assertThat(up.details()).containsEntry("reachableNodes", 3).containsEntry("quorum", 3);
 
                 RedisTestServer paused = masters.get(1);
                 paused.pause();
                 try {
                     // Awaited: on a loaded machine a healthy master may miss one
                     // operation timeout too.
-                    Health down = await().atMost(Duration.ofSeconds(20))
-                        .until(indicator::health, health -> health.getDetails().get("reachableNodes").equals(2));
-                    assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+                    HealthReading down = await().atMost(Duration.ofSeconds(20))
+                        .until(indicator::get, health -> health.details().get("reachableNodes").equals(2));
+                    assertThat(down.status()).isEqualTo("DOWN");
                     assertThat(nodes(down).get(address(paused))).containsEntry("reachable", false)
                         .containsEntry("error", "no answer within distributed-lock.operation-timeout=PT1S");
                     assertThat(nodes(down).get(addresses[0])).containsEntry("reachable", true);
@@ -80,7 +77,7 @@ class ClusterHealthTest {
                 finally {
                     paused.resume();
                 }
-                await().atMost(Duration.ofSeconds(20)).until(() -> indicator.health().getStatus().equals(Status.UP));
+                await().atMost(Duration.ofSeconds(20)).until(() -> indicator.get().isUp());
             });
     }
 

@@ -6,20 +6,19 @@ import static org.awaitility.Awaitility.await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
-import org.springframework.boot.actuate.autoconfigure.health.HealthContributorAutoConfiguration;
-import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.autoconfigure.actuate.DistributedLockActuatorAutoConfiguration;
 import io.github.distlock.testsupport.RedisClusterExtension;
@@ -38,9 +37,9 @@ class ClusterInspectionTest {
     @ValueSource(strings = { "lettuce", "jedis" })
     void keysOnEveryMasterAreInspectedAndTheClusterIsHealthy(String driver) {
         new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
+            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
                     DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
-                    HealthContributorAutoConfiguration.class, DistributedLockActuatorAutoConfiguration.class))
+                    BootAutoConfigurations.HEALTH_CONTRIBUTOR, DistributedLockActuatorAutoConfiguration.class))
             .withPropertyValues(
                     "spring.data.redis.cluster.nodes=" + String.join(",", clusterExtension.cluster().hostAndPorts()),
                     "spring.data.redis.client-type=" + driver, "spring.data.redis.timeout=10s",
@@ -48,8 +47,8 @@ class ClusterInspectionTest {
             .run(context -> {
                 LockService locks = context.getBean(LockService.class);
                 LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
-                DistributedLockHealthIndicator health = context.getBean(DistributedLockHealthIndicator.class);
-                await().atMost(Duration.ofSeconds(20)).until(() -> health.health().getStatus().equals(Status.UP));
+                Supplier<HealthReading> health = HealthReading.of(context);
+                await().atMost(Duration.ofSeconds(20)).until(() -> health.get().isUp());
 
                 // Twelve names spread over the slots, so over all three masters.
                 List<LockHandle> held = new ArrayList<>();

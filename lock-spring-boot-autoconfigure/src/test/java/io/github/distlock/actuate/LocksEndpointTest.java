@@ -13,7 +13,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.ContextConsumer;
@@ -23,6 +22,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.autoconfigure.actuate.DistributedLockActuatorAutoConfiguration;
 import io.github.distlock.testsupport.RedisServerExtension;
@@ -45,7 +45,7 @@ class LocksEndpointTest {
         RedisTestServer redis = redisExtension.server();
         new ApplicationContextRunner()
             .withConfiguration(
-                    AutoConfigurations.of(RedisAutoConfiguration.class, DistributedLockAutoConfiguration.class,
+                    AutoConfigurations.of(BootAutoConfigurations.REDIS, DistributedLockAutoConfiguration.class,
                             EndpointAutoConfiguration.class, DistributedLockActuatorAutoConfiguration.class))
             .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
                     "spring.data.redis.client-type=" + driver, "management.endpoints.web.exposure.include=locks",

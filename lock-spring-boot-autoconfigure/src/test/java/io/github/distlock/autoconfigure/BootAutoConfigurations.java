@@ -3,10 +3,10 @@ package io.github.distlock.autoconfigure;
 import org.springframework.util.ClassUtils;
 
 /**
- * Spring Boot's own auto-configurations (and one context type) that the tests start,
+ * Spring Boot's own auto-configurations (and a few other types) that the tests start,
  * found by name because Spring Boot 4 moved them into per-technology modules and
- * packages: the same test sources then compile and run against Boot 3.5 (the default
- * build) and Boot 4.1 ({@code -Pboot4}). Each constant is the class of whichever
+ * packages: the same test sources then compile and run against Boot 4.1 (the default
+ * build) and Boot 3.5 ({@code -Pboot3}). Each constant is the class of whichever
  * generation is on the test class path; a name missing from both fails the test class's
  * initialisation, naming both.
  *
@@ -54,12 +54,65 @@ public final class BootAutoConfigurations {
             "org.springframework.boot.autoconfigure.jackson.JacksonAutoConfiguration",
             "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration");
 
+    public static final Class<?> HEALTH_CONTRIBUTOR = either(
+            "org.springframework.boot.actuate.autoconfigure.health.HealthContributorAutoConfiguration",
+            "org.springframework.boot.health.autoconfigure.contributor.HealthContributorAutoConfiguration");
+
+    public static final Class<?> METRICS = either(
+            "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration");
+
+    public static final Class<?> COMPOSITE_METER_REGISTRY = either(
+            "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration");
+
+    public static final Class<?> SIMPLE_METRICS_EXPORT = either(
+            "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple."
+                    + "SimpleMetricsExportAutoConfiguration");
+
+    public static final Class<?> OBSERVATION = either(
+            "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration",
+            "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration");
+
+    /**
+     * Not an auto-configuration: the callback interface that customizes Boot's
+     * {@code ObservationRegistry}.
+     */
+    public static final Class<?> OBSERVATION_REGISTRY_CUSTOMIZER = either(
+            "org.springframework.boot.actuate.autoconfigure.observation.ObservationRegistryCustomizer",
+            "org.springframework.boot.micrometer.observation.autoconfigure.ObservationRegistryCustomizer");
+
+    /**
+     * Not an auto-configuration: a health contributor that reports a status, the type of
+     * ours.
+     */
+    public static final Class<?> HEALTH_INDICATOR = either("org.springframework.boot.actuate.health.HealthIndicator",
+            "org.springframework.boot.health.contributor.HealthIndicator");
+
     /** Not an auto-configuration: the type of a reactive web application's context. */
     public static final Class<?> REACTIVE_WEB_APPLICATION_CONTEXT = either(
             "org.springframework.boot.web.reactive.context.ReactiveWebApplicationContext",
             "org.springframework.boot.web.context.reactive.ReactiveWebApplicationContext");
 
     private BootAutoConfigurations() {
+    }
+
+    /**
+     * The property that turns off the long-task timers of Boot's meter observation
+     * handler: Boot 4 lists the meters to leave out, Boot 3 had a switch.
+     */
+    public static String longTaskTimersOff() {
+        return isBoot4() ? "management.metrics.observations.ignored-meters=long-task-timer"
+                : "management.observations.long-task-timer.enabled=false";
+    }
+
+    /**
+     * Whether the test class path has Spring Boot 4 (its Redis auto-configuration is in
+     * Boot 4's package).
+     */
+    public static boolean isBoot4() {
+        return REDIS.getName().startsWith("org.springframework.boot.data.redis.");
     }
 
     private static Class<?> either(String boot3Name, String boot4Name) {

@@ -2,14 +2,10 @@ package io.github.distlock.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.reflect.Proxy;
+
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration;
-import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
-import org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration;
-import org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration;
-import org.springframework.boot.actuate.autoconfigure.observation.ObservationRegistryCustomizer;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -43,7 +39,7 @@ import io.micrometer.observation.tck.TestObservationRegistry;
 class DistributedLockObservationAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class, DistributedLockAutoConfiguration.class,
+        .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS, DistributedLockAutoConfiguration.class,
                 DistributedLockObservationAutoConfiguration.class));
 
     @Test
@@ -131,9 +127,9 @@ class DistributedLockObservationAutoConfigurationTest {
         // configurations declare.
         new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(DistributedLockObservationAutoConfiguration.class,
-                    DistributedLockAutoConfiguration.class, RedisAutoConfiguration.class,
-                    ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
-                    CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class))
+                    DistributedLockAutoConfiguration.class, BootAutoConfigurations.REDIS,
+                    BootAutoConfigurations.OBSERVATION, BootAutoConfigurations.METRICS,
+                    BootAutoConfigurations.COMPOSITE_METER_REGISTRY, BootAutoConfigurations.SIMPLE_METRICS_EXPORT))
             .run(context -> assertThat(context).hasNotFailed()
                 .hasSingleBean(MeterTimingLockListener.class)
                 .hasSingleBean(MeterLockListener.class)
@@ -157,7 +153,7 @@ class DistributedLockObservationAutoConfigurationTest {
     @Test
     void bootsLongTaskTimerSwitchAndObservationSwitchApplyToTheDirectTimers() {
         actuator()
-            .withPropertyValues("management.observations.long-task-timer.enabled=false",
+            .withPropertyValues(BootAutoConfigurations.longTaskTimersOff(),
                     "management.observations.enable.distributed.lock.hold=false")
             .run(context -> {
                 MeterTimingLockListener timers = context.getBean(MeterTimingLockListener.class);
@@ -194,8 +190,11 @@ class DistributedLockObservationAutoConfigurationTest {
 
     @Test
     void aMeterHandlerOfTheApplicationsOwnKeepsTheObservations() {
-        // It replaces Boot's and may record other meters than the direct path would.
-        actuator().withBean(DefaultMeterObservationHandler.class, OwnMeterHandler::new)
+        // It may record other meters than the direct path would. Named apart from Boot's
+        // handler bean: Boot 3 backs
+        // off for it, Boot 4 keeps both, and a bean of the same name would be an illegal
+        // override on Boot 4.
+        actuator().withBean("ownMeterHandler", DefaultMeterObservationHandler.class, OwnMeterHandler::new)
             .run(context -> assertObservationsOnTheApplicationsRegistry(context));
     }
 
@@ -223,8 +222,8 @@ class DistributedLockObservationAutoConfigurationTest {
 
     @Test
     void anObservationRegistryCustomizerBeanKeepsTheObservations() {
-        actuator().withBean(ObservationRegistryCustomizer.class, () -> registry -> {
-        }).run(context -> assertObservationsOnTheApplicationsRegistry(context));
+        actuator().withBean(customizerType(), DistributedLockObservationAutoConfigurationTest::doNothingCustomizer)
+            .run(context -> assertObservationsOnTheApplicationsRegistry(context));
     }
 
     @Test
@@ -261,8 +260,8 @@ class DistributedLockObservationAutoConfigurationTest {
 
     private ApplicationContextRunner actuator() {
         return runner
-            .withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
-                    CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.OBSERVATION, BootAutoConfigurations.METRICS,
+                    BootAutoConfigurations.COMPOSITE_METER_REGISTRY, BootAutoConfigurations.SIMPLE_METRICS_EXPORT));
     }
 
     private static void assertObservationsOnTheApplicationsRegistry(AssertableApplicationContext context) {
@@ -335,6 +334,31 @@ class DistributedLockObservationAutoConfigurationTest {
 
     private static ObservationRegistry registryOf(ObservationLockListener listener) {
         return (ObservationRegistry) ReflectionTestUtils.getField(listener, "registry");
+    }
+
+    /**
+     * Boot's {@code ObservationRegistryCustomizer}, whose package differs between Boot 3
+     * and Boot 4.
+     */
+    @SuppressWarnings("unchecked")
+    private static Class<Object> customizerType() {
+        return (Class<Object>) BootAutoConfigurations.OBSERVATION_REGISTRY_CUSTOMIZER;
+    }
+
+    /**
+     * A customizer that changes nothing, as {@code registry -> { }} would be with the
+     * type at hand.
+     */
+    private static Object doNothingCustomizer() {
+        Class<?> type = BootAutoConfigurations.OBSERVATION_REGISTRY_CUSTOMIZER;
+        return Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] { type }, (proxy, method, args) -> {
+            return switch (method.getName()) {
+                case "equals" -> proxy == args[0];
+                case "hashCode" -> System.identityHashCode(proxy);
+                case "toString" -> "doNothingCustomizer";
+                default -> null;
+            };
+        });
     }
 
 }

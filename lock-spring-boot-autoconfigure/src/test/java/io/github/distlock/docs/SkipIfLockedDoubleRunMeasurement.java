@@ -16,7 +16,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.scheduling.annotation.EnableScheduling;
@@ -24,6 +23,7 @@ import org.springframework.scheduling.annotation.Scheduled;
 
 import io.github.distlock.DistributedLock;
 import io.github.distlock.DistributedLock.FailureAction;
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAnnotationAutoConfiguration;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.testsupport.RedisServerExtension;
@@ -62,7 +62,7 @@ class SkipIfLockedDoubleRunMeasurement {
         RUNS.clear();
         jobMicros = micros;
         ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
+            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
                     DistributedLockAutoConfiguration.class, DistributedLockAnnotationAutoConfiguration.class))
             .withPropertyValues("spring.data.redis.host=" + redis.server().host(),
                     "spring.data.redis.port=" + redis.server().port(), "distributed-lock.operation-timeout=10s")

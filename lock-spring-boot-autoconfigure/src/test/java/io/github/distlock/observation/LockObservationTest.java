@@ -16,12 +16,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration;
-import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
-import org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration;
-import org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -33,6 +28,7 @@ import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockRequest.SkipOn;
 import io.github.distlock.LockService;
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.autoconfigure.DistributedLockObservationAutoConfiguration;
 import io.github.distlock.testsupport.RedisServerExtension;
@@ -83,7 +79,7 @@ class LockObservationTest {
     private ApplicationContextRunner runner() {
         RedisTestServer redis = redisExtension.server();
         return new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
+            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
                     DistributedLockAutoConfiguration.class, DistributedLockObservationAutoConfiguration.class))
             .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port());
     }
@@ -506,7 +502,7 @@ class LockObservationTest {
 
     @Test
     void bootsLongTaskTimerSwitchDropsTheActiveMetersOfTheDirectPath() {
-        actuator().withPropertyValues("management.observations.long-task-timer.enabled=false").run(context -> {
+        actuator().withPropertyValues(BootAutoConfigurations.longTaskTimersOff()).run(context -> {
             assertThat(context).hasSingleBean(MeterTimingLockListener.class);
             MeterRegistry meters = context.getBean(MeterRegistry.class);
             context.getBean(LockService.class).lock(LockRequest.of("order:9").withName("orders")).release();
@@ -581,8 +577,8 @@ class LockObservationTest {
      */
     private ApplicationContextRunner actuator() {
         return runner()
-            .withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
-                    CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.OBSERVATION, BootAutoConfigurations.METRICS,
+                    BootAutoConfigurations.COMPOSITE_METER_REGISTRY, BootAutoConfigurations.SIMPLE_METRICS_EXPORT));
     }
 
     private static Timer timer(MeterRegistry meters, String name, String lockName, String outcome, String waited) {

@@ -60,6 +60,12 @@ class ClusterReplicaAcknowledgementTest {
         replica.command("CLUSTER", "REPLICATE", masterId);
         await().atMost(Duration.ofSeconds(20))
             .until(() -> replicated.info("replication").contains("port=" + replica.port() + ",state=online"));
+        // The replica answers reads (readFromReplica) only once gossip has told it of
+        // every master: until then it
+        // replies CLUSTERDOWN, which a loaded machine showed can outlast the replication
+        // hand-shake.
+        await().atMost(Duration.ofSeconds(20))
+            .until(() -> ((String) replica.command("CLUSTER", "INFO")).contains("cluster_state:ok"));
         app = LockApplication.start(clusterNodes(cluster.hostAndPorts()), "distributed-lock.replica-acks=1",
                 "distributed-lock.replica-ack-timeout=1s");
         // A cold Cluster connection (topology discovery included) can take longer than

@@ -16,7 +16,6 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -24,6 +23,7 @@ import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.testsupport.RedisServerExtension;
 
@@ -39,7 +39,7 @@ class SegmentedLockTest {
     private ApplicationContextRunner runner() {
         return new ApplicationContextRunner()
             .withConfiguration(
-                    AutoConfigurations.of(RedisAutoConfiguration.class, DistributedLockAutoConfiguration.class))
+                    AutoConfigurations.of(BootAutoConfigurations.REDIS, DistributedLockAutoConfiguration.class))
             .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
                     // Roomy: on a loaded machine the first connection of a fresh context
                     // can take seconds.

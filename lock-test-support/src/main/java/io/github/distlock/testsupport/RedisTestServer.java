@@ -19,8 +19,10 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.logging.Logger;
 
 import javax.net.ssl.SSLSocketFactory;
 
@@ -42,9 +44,11 @@ import javax.net.ssl.SSLSocketFactory;
  * <p>
  * It never uses port 6379, because a shared Redis may run there, and it binds
  * {@code 127.0.0.1} only. Every process is tracked, and a JVM shutdown hook kills
- * whatever a test forgot to close. The executable is chosen by {@link RedisServerBinary}.
- * Lifecycle methods are synchronized, so a test may, say, kill the server from another
- * thread while the code under test is busy with it.
+ * whatever a test forgot to close. The executable is chosen by {@link RedisServerBinary}:
+ * {@code redis-server}, or {@code valkey-server} in a run with
+ * {@code -Ddistlock.test.server=valkey}; the first start of each executable logs what it
+ * runs ("Valkey 9.1.2"). Lifecycle methods are synchronized, so a test may, say, kill the
+ * server from another thread while the code under test is busy with it.
  */
 public final class RedisTestServer implements AutoCloseable {
 
@@ -62,6 +66,11 @@ public final class RedisTestServer implements AutoCloseable {
     static final int CLUSTER_BUS_PORT_OFFSET = 10_000;
 
     private static final int PORT_ATTEMPTS = 5;
+
+    private static final Logger LOG = Logger.getLogger(RedisTestServer.class.getName());
+
+    /** The executables whose product and version were logged. */
+    private static final Set<Path> ANNOUNCED = ConcurrentHashMap.newKeySet();
 
     private static final Set<String> FIXTURE_OWNED_OPTIONS = Set.of("--port", "--bind", "--dir", "--logfile",
             "--daemonize", "--cluster-config-file", "--tls-port", "--tls-cert-file", "--tls-key-file",
@@ -844,8 +853,37 @@ public final class RedisTestServer implements AutoCloseable {
         return "RedisTestServer[" + HOST + ":" + port() + ", pid " + pid() + "]";
     }
 
+    /**
+     * The product and its own version, as the running server reports them: Valkey's from
+     * {@code valkey_version}, not the {@code redis_version} it claims for compatibility.
+     * @return e.g. {@code Valkey 9.1.2} or {@code Redis 7.0.15}
+     */
+    public String serverName() {
+        return ServerKind.describe(info("server"));
+    }
+
+    /**
+     * Which server this is, as it reports itself ({@code INFO server}).
+     * @return {@link ServerKind#VALKEY} or {@link ServerKind#REDIS}
+     */
+    public ServerKind serverKind() {
+        return ServerKind.of(info("server"));
+    }
+
     // ------------------------------------------------------------------------------------------------
     // internals
+
+    /**
+     * Logs once per executable and JVM which server and version it is, so a run's log
+     * says what it tested.
+     */
+    private void announce(String infoServer) {
+        if (ANNOUNCED.add(binary.toAbsolutePath())) {
+            String compatibility = ServerKind.of(infoServer) == ServerKind.VALKEY
+                    ? " (redis_version " + parseInfoField(infoServer, "redis_version") + " for compatibility)" : "";
+            LOG.info(() -> "RedisTestServer runs " + ServerKind.describe(infoServer) + compatibility + ": " + binary);
+        }
+    }
 
     /** The fixture's own connections: over TLS to a TLS server, trusting only its CA. */
     private RespConnection connect(int targetPort, Duration timeout) throws IOException {
@@ -973,6 +1011,7 @@ public final class RedisTestServer implements AutoCloseable {
                             "port " + port + " is served by pid " + processId + ", not by our redis-server pid " + pid);
                 }
                 else {
+                    announce(info);
                     return;
                 }
             }

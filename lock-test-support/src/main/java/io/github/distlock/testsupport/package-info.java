@@ -12,6 +12,25 @@
  * tests; other modules depend on this one in {@code test} scope only.
  *
  * <p>
+ * <b>Redis or Valkey.</b> The fixtures run {@code redis-server} by default. The system
+ * property {@code distlock.test.server=valkey} (or the environment variable
+ * {@code DISTLOCK_TEST_SERVER=valkey}) makes every fixture that is not handed a binary
+ * run {@code valkey-server} instead, for a whole test run; Maven's surefire passes
+ * {@code -D} properties on to the test JVMs: <pre>{@code
+ * ./mvnw -B -pl lock-contract-tests -am verify -Ddistlock.test.server=valkey \
+ *     -Dtest=StandaloneLettuceLockContractTest,ClusterLettuceLockContractTest -Dsurefire.failIfNoSpecifiedTests=false
+ * }</pre> The executable comes from {@code valkey.server.bin} /
+ * {@code VALKEY_SERVER_BIN}, else {@code valkey-server} on the {@code PATH} (for Redis:
+ * {@code redis.server.bin} / {@code REDIS_SERVER_BIN}, the {@code PATH}, then the binary
+ * bundled in embedded-redis); nothing falls back from Valkey to Redis. The log says which
+ * binary was chosen and, once per binary, what it runs, by its own version
+ * ("RedisTestServer runs Valkey 9.1.2 (redis_version 7.2.4 for compatibility)"). See
+ * {@link io.github.distlock.testsupport.RedisServerBinary} and
+ * {@link io.github.distlock.testsupport.ServerKind}; a test that needs Valkey whatever
+ * the run's choice calls
+ * {@link io.github.distlock.testsupport.RedisServerBinary#requireValkey()}.
+ *
+ * <p>
  * Entry points: {@link io.github.distlock.testsupport.RedisTestServer},
  * {@link io.github.distlock.testsupport.RedisServerExtension},
  * {@link io.github.distlock.testsupport.RedisTestCluster},

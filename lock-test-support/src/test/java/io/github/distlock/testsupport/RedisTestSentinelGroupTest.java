@@ -35,7 +35,9 @@ class RedisTestSentinelGroupTest {
         for (RedisTestServer node : group.sentinels()) {
             assertThat(node.command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"))
                 .isEqualTo(List.of("127.0.0.1", Integer.toString(master.port())));
-            assertThat(node.infoValue("server", "redis_mode")).isEqualTo("sentinel");
+            // Valkey 9 renamed the field.
+            String modeField = node.serverKind() == ServerKind.VALKEY ? "server_mode" : "redis_mode";
+            assertThat(node.infoValue("server", modeField)).isEqualTo("sentinel");
             assertThat((List<?>) node.command("SENTINEL", "SENTINELS", "mymaster")).hasSize(2);
         }
         assertThat(master.infoValue("replication", "role")).isEqualTo("master");

@@ -5,7 +5,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
-import org.springframework.boot.autoconfigure.data.redis.RedisProperties.ClientType;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties.ClientType;
 import org.springframework.integration.redis.util.RedisLockRegistry.RedisLockType;
 
 /**

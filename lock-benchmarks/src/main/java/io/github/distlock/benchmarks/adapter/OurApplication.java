@@ -10,9 +10,9 @@ import java.util.Set;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurationImportSelector;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
-import org.springframework.boot.autoconfigure.data.redis.RedisProperties.ClientType;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties.ClientType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
@@ -82,10 +82,11 @@ public final class OurApplication implements AutoCloseable {
      * application.
      */
     static final List<String> BOOT_MICROMETER = List.of(
-            "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
-            "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
-            "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
-            "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration");
+            "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple."
+                    + "SimpleMetricsExportAutoConfiguration",
+            "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration");
 
     /**
      * Set by {@link #start} when Micrometer is wanted: {@link OurAutoConfigurationOnly}
@@ -310,7 +311,7 @@ public final class OurApplication implements AutoCloseable {
         @Override
         protected List<String> getCandidateConfigurations(AnnotationMetadata metadata,
                 AnnotationAttributes attributes) {
-            Set<String> wanted = new HashSet<>(Set.of(RedisAutoConfiguration.class.getName()));
+            Set<String> wanted = new HashSet<>(Set.of(DataRedisAutoConfiguration.class.getName()));
             if (getEnvironment().getProperty(MICROMETER_PROPERTY, Boolean.class, false)) {
                 wanted.addAll(BOOT_MICROMETER);
             }

@@ -2,7 +2,7 @@ package io.github.distlock.benchmarks.adapter;
 
 import java.time.Duration;
 
-import org.springframework.boot.autoconfigure.data.redis.RedisProperties.ClientType;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties.ClientType;
 
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;

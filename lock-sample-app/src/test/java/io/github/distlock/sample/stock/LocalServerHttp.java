@@ -9,8 +9,8 @@ import org.springframework.web.util.DefaultUriBuilderFactory;
  * A client of the test's own server that returns 4xx and 5xx answers instead of throwing
  * them, so a test can assert on a 409 or a 503 as on a 200. Spring Framework's
  * {@link RestTemplate} rather than Spring Boot's {@code TestRestTemplate}, because Boot 4
- * moved that one to another module and package: these tests run unchanged on Boot 3.5 and
- * on Boot 4.1 ({@code -Pboot4}).
+ * moved that one to another module and package: these tests do not depend on which Boot
+ * line's test support is there.
  *
  * <pre>{@code
  * &#64;LocalServerPort

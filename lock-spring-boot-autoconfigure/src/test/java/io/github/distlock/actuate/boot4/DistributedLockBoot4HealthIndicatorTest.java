@@ -18,6 +18,7 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.health.registry.HealthContributorRegistry;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.util.ClassUtils;
 
 import io.github.distlock.actuate.DistributedLockBoot4HealthIndicator;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
@@ -29,8 +30,9 @@ import io.github.distlock.testsupport.RedisTestServer;
  * The {@code distributedLock} health contributor on Spring Boot 4's health API, against a
  * real redis-server: registered under that name, up while Redis answers, down once it is
  * stopped and up again after it restarts, off by its switch, and replaced by the
- * application's own bean. Compiled and run by the boot4 profile only (a {@code boot4}
- * package).
+ * application's own bean; Boot 3's contributor, in the same jar, is left out. Compiled
+ * and run by the default (Boot 4.1) build only: a {@code boot4} package, which the boot3
+ * profile leaves out, as it names Boot 4's health types.
  */
 class DistributedLockBoot4HealthIndicatorTest {
 
@@ -81,6 +83,26 @@ class DistributedLockBoot4HealthIndicatorTest {
 
             redis.restart();
             await().atMost(Duration.ofSeconds(30)).until(() -> indicator.health().getStatus().equals(Status.UP));
+        });
+    }
+
+    @Test
+    void onBoot4OnlyBoot4sHealthContributorIsRegisteredThoughBoot3sConfigurationIsInTheJar() {
+        // The jar holds both generations' configurations; Boot 3's is imported by name
+        // too and must be left out
+        // here without ever being read, as it names types that only Boot 3 has.
+        String boot3Configuration = "io.github.distlock.autoconfigure.actuate.Boot3HealthConfiguration";
+        assertThat(ClassUtils.isPresent(boot3Configuration, null)).isTrue();
+        assertThat(ClassUtils.isPresent("org.springframework.boot.actuate.health.HealthIndicator", null))
+            .as("Boot 3's health API is not on a Boot 4 class path")
+            .isFalse();
+        runner().run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBeanDefinitionNames())
+                .contains("io.github.distlock.autoconfigure.actuate.Boot4HealthConfiguration")
+                .doesNotContain(boot3Configuration);
+            assertThat(context).getBean("distributedLockHealthIndicator")
+                .isExactlyInstanceOf(DistributedLockBoot4HealthIndicator.class);
         });
     }
 

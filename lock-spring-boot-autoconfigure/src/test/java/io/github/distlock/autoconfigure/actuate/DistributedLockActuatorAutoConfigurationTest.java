@@ -4,33 +4,34 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
-import org.springframework.boot.actuate.autoconfigure.health.HealthContributorAutoConfiguration;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
-import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.util.ClassUtils;
 
 import io.github.distlock.LockService;
-import io.github.distlock.actuate.DistributedLockHealthIndicator;
 import io.github.distlock.actuate.LocksEndpoint;
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.core.ActiveLocks;
 import io.github.distlock.core.LockBackend;
 
 /**
- * Each condition of {@link DistributedLockActuatorAutoConfiguration}. No Redis is needed:
- * the connection factory connects lazily and nothing here takes a lock.
+ * Each condition of {@link DistributedLockActuatorAutoConfiguration}, on either Boot
+ * line. No Redis is needed: the connection factory connects lazily and nothing here takes
+ * a lock. Which class the health contributor is on each line, and that the other line's
+ * configuration is left out, is tested per line ({@code boot3} and {@code boot4}
+ * packages).
  */
 class DistributedLockActuatorAutoConfigurationTest {
 
+    private static final String HEALTH_INDICATOR = "distributedLockHealthIndicator";
+
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class, DistributedLockAutoConfiguration.class,
-                EndpointAutoConfiguration.class, HealthContributorAutoConfiguration.class,
+        .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS, DistributedLockAutoConfiguration.class,
+                EndpointAutoConfiguration.class, BootAutoConfigurations.HEALTH_CONTRIBUTOR,
                 DistributedLockActuatorAutoConfiguration.class))
         // Nothing here connects; port 1 makes sure the background connect never reaches a
         // real Redis.
@@ -60,15 +61,15 @@ class DistributedLockActuatorAutoConfigurationTest {
     @Test
     void theHealthIndicatorIsOnByDefaultAsDistributedLock() {
         runner.run(context -> {
-            assertThat(context).hasNotFailed().hasSingleBean(DistributedLockHealthIndicator.class);
-            assertThat(context.getBeansOfType(HealthIndicator.class)).containsKey("distributedLockHealthIndicator");
+            assertThat(context).hasNotFailed().hasBean(HEALTH_INDICATOR);
+            assertThat(context.getBeansOfType(BootAutoConfigurations.HEALTH_INDICATOR)).containsKey(HEALTH_INDICATOR);
         });
     }
 
     @Test
     void theHealthIndicatorCanBeTurnedOff() {
         runner.withPropertyValues("management.health.distributed-lock.enabled=false")
-            .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(DistributedLockHealthIndicator.class));
+            .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(HEALTH_INDICATOR));
     }
 
     @Test
@@ -86,13 +87,13 @@ class DistributedLockActuatorAutoConfigurationTest {
                 .doesNotHaveBean(LockService.class)
                 .doesNotHaveBean(LocksEndpoint.class)
                 .doesNotHaveBean(ActiveLocks.class)
-                .doesNotHaveBean(DistributedLockHealthIndicator.class));
+                .doesNotHaveBean(HEALTH_INDICATOR));
     }
 
     @Test
     void nothingIsRegisteredWithoutTheActuator() {
         new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
+            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
                     DistributedLockAutoConfiguration.class, DistributedLockActuatorAutoConfiguration.class))
             .withClassLoader(new FilteredClassLoader(Endpoint.class))
             .withPropertyValues("spring.data.redis.port=1", "management.endpoints.web.exposure.include=locks")
@@ -100,37 +101,7 @@ class DistributedLockActuatorAutoConfigurationTest {
                 .hasSingleBean(LockService.class)
                 .doesNotHaveBean(LocksEndpoint.class)
                 .doesNotHaveBean(ActiveLocks.class)
-                .doesNotHaveBean(DistributedLockHealthIndicator.class));
-    }
-
-    @Test
-    void theHealthIndicatorIsLeftOutWhereBoot3sHealthApiIsMissingAsOnBoot4() {
-        runner.withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate.health."))
-            .withPropertyValues("management.endpoints.web.exposure.include=locks")
-            .run(context -> assertThat(context).hasNotFailed()
-                .hasSingleBean(LocksEndpoint.class)
-                .doesNotHaveBean(DistributedLockHealthIndicator.class));
-    }
-
-    @Test
-    void onBoot3OnlyBoot3sHealthContributorIsRegisteredThoughBoot4sConfigurationIsInTheJar() {
-        // The jar holds both generations' configurations; Boot 4's is imported by name
-        // too and must be left out
-        // here without ever being loaded, as it names types that only Boot 4 has.
-        String boot4Configuration = "io.github.distlock.autoconfigure.actuate.Boot4HealthConfiguration";
-        assertThat(ClassUtils.isPresent(boot4Configuration, null)).isTrue();
-        assertThat(ClassUtils.isPresent("org.springframework.boot.health.contributor.HealthIndicator", null))
-            .as("Boot 4's health API is kept off the Boot 3 tests' class path, as in a Boot 3 application")
-            .isFalse();
-        runner.run(context -> {
-            assertThat(context).hasNotFailed();
-            assertThat(context.getBeanDefinitionNames())
-                .contains("io.github.distlock.autoconfigure.actuate.Boot3HealthConfiguration")
-                .doesNotContain(boot4Configuration);
-            assertThat(context.getBeansOfType(HealthIndicator.class)).containsKey("distributedLockHealthIndicator");
-            assertThat(context).getBean("distributedLockHealthIndicator")
-                .isExactlyInstanceOf(DistributedLockHealthIndicator.class);
-        });
+                .doesNotHaveBean(HEALTH_INDICATOR));
     }
 
     @Test
@@ -141,8 +112,6 @@ class DistributedLockActuatorAutoConfigurationTest {
                 assertThat(context).hasNotFailed();
                 assertThat(context.getBean(LocksEndpoint.class)).isSameAs(context.getBean(OwnBeans.class).endpoint);
                 assertThat(context.getBean(ActiveLocks.class)).isSameAs(context.getBean(OwnBeans.class).active);
-                assertThat(context).getBean("distributedLockHealthIndicator")
-                    .isNotInstanceOf(DistributedLockHealthIndicator.class);
             });
     }
 
@@ -162,11 +131,6 @@ class DistributedLockActuatorAutoConfigurationTest {
         LocksEndpoint myLocksEndpoint(LockBackend backend) {
             endpoint = new LocksEndpoint(active, backend);
             return endpoint;
-        }
-
-        @Bean
-        HealthIndicator distributedLockHealthIndicator() {
-            return () -> org.springframework.boot.actuate.health.Health.up().build();
         }
 
     }

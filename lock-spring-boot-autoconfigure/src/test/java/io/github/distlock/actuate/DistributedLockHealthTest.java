@@ -8,20 +8,18 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
-import org.springframework.boot.actuate.autoconfigure.health.HealthContributorAutoConfiguration;
-import org.springframework.boot.actuate.health.Health;
-import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
+import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.autoconfigure.actuate.DistributedLockActuatorAutoConfiguration;
 import io.github.distlock.core.LockContext;
@@ -33,9 +31,10 @@ import io.github.distlock.testsupport.RedisTestServer;
  * The {@code distributedLock} health contributor against real Redis servers: down while
  * the store does not answer (a paused {@code redis-server}) and up again after, down
  * while the watchdog is kept from renewing, and for Redlock up with a minority of nodes
- * down and down without a majority.
+ * down and down without a majority. Read through {@link HealthReading}, so the same
+ * checks run on Boot 4.1's contributor and, in the boot3 leg, on Boot 3.5's.
  */
-class DistributedLockHealthIndicatorTest {
+class DistributedLockHealthTest {
 
     @RegisterExtension
     static final RedisServerExtension redisExtension = RedisServerExtension.masters(3).resetBeforeEach();
@@ -43,22 +42,12 @@ class DistributedLockHealthIndicatorTest {
     private ApplicationContextRunner runner(String... properties) {
         RedisTestServer redis = redisExtension.server(0);
         return new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class,
+            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
                     DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
-                    HealthContributorAutoConfiguration.class, DistributedLockActuatorAutoConfiguration.class))
+                    BootAutoConfigurations.HEALTH_CONTRIBUTOR, DistributedLockActuatorAutoConfiguration.class))
             .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
                     "distributed-lock.operation-timeout=1s")
             .withPropertyValues(properties);
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> detail(Health health, String name) {
-        return (Map<String, Object>) health.getDetails().get(name);
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> node(Health health, String name) {
-        return (Map<String, Object>) detail(health, "nodes").get(name);
     }
 
     /**
@@ -73,30 +62,30 @@ class DistributedLockHealthIndicatorTest {
     void isDownWhileRedisDoesNotAnswerWithinTheOperationTimeoutAndUpAgainAfter() {
         String address = address(redisExtension.server(0));
         runner().run(context -> {
-            DistributedLockHealthIndicator indicator = context.getBean(DistributedLockHealthIndicator.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> indicator.health().getStatus().equals(Status.UP));
-            Health up = indicator.health();
-            assertThat(up.getDetails()).containsEntry("backend", "LettuceLockBackend")
+            Supplier<HealthReading> indicator = HealthReading.of(context);
+            await().atMost(Duration.ofSeconds(10)).until(() -> indicator.get().isUp());
+            HealthReading up = indicator.get();
+            assertThat(up.details()).containsEntry("backend", "LettuceLockBackend")
                 .containsEntry("quorum", 1)
                 .containsEntry("reachableNodes", 1);
-            assertThat(node(up, address)).containsEntry("reachable", true).containsKey("latencyMillis");
-            assertThat(detail(up, "watchdog")).containsEntry("lagging", false).containsEntry("lagLimitMillis", 1000L);
+            assertThat(up.node(address)).containsEntry("reachable", true).containsKey("latencyMillis");
+            assertThat(up.detail("watchdog")).containsEntry("lagging", false).containsEntry("lagLimitMillis", 1000L);
 
             RedisTestServer redis = redisExtension.server(0);
             redis.pause();
             try {
-                Health down = indicator.health();
-                assertThat(down.getStatus()).isEqualTo(Status.DOWN);
-                assertThat(node(down, address)).containsEntry("reachable", false);
+                HealthReading down = indicator.get();
+                assertThat(down.status()).isEqualTo("DOWN");
+                assertThat(down.node(address)).containsEntry("reachable", false);
                 // Plain words: no lock was involved, so no lock name and no command.
-                assertThat((String) node(down, address).get("error"))
+                assertThat((String) down.node(address).get("error"))
                     .isEqualTo("no answer within distributed-lock.operation-timeout=PT1S");
-                assertThat((Double) node(down, address).get("latencyMillis")).isGreaterThanOrEqualTo(1000.0);
+                assertThat((Double) down.node(address).get("latencyMillis")).isGreaterThanOrEqualTo(1000.0);
             }
             finally {
                 redis.resume();
             }
-            await().atMost(Duration.ofSeconds(10)).until(() -> indicator.health().getStatus().equals(Status.UP));
+            await().atMost(Duration.ofSeconds(10)).until(() -> indicator.get().isUp());
         });
     }
 
@@ -121,19 +110,19 @@ class DistributedLockHealthIndicatorTest {
             }
         };
         runner().withBean(LockListener.class, () -> blocking).run(context -> {
-            DistributedLockHealthIndicator indicator = context.getBean(DistributedLockHealthIndicator.class);
+            Supplier<HealthReading> indicator = HealthReading.of(context);
             LockService locks = context.getBean(LockService.class);
             try (LockHandle handle = locks.lock(LockRequest.of("watched").withTtl(Duration.ofSeconds(3)))) {
                 await().atMost(Duration.ofSeconds(10)).until(blocked::get);
-                await().atMost(Duration.ofSeconds(10)).until(() -> indicator.health().getStatus().equals(Status.DOWN));
-                Health down = indicator.health();
-                assertThat(node(down, address(redisExtension.server(0)))).containsEntry("reachable", true);
-                assertThat(detail(down, "watchdog")).containsEntry("lagging", true).containsEntry("leases", 1);
-                assertThat((Double) detail(down, "watchdog").get("lagMillis")).isGreaterThan(1000.0);
+                await().atMost(Duration.ofSeconds(10)).until(() -> indicator.get().isDown());
+                HealthReading down = indicator.get();
+                assertThat(down.node(address(redisExtension.server(0)))).containsEntry("reachable", true);
+                assertThat(down.detail("watchdog")).containsEntry("lagging", true).containsEntry("leases", 1);
+                assertThat((Double) down.detail("watchdog").get("lagMillis")).isGreaterThan(1000.0);
 
                 unblock.countDown();
-                await().atMost(Duration.ofSeconds(10)).until(() -> indicator.health().getStatus().equals(Status.UP));
-                assertThat(detail(indicator.health(), "watchdog")).containsEntry("lagging", false);
+                await().atMost(Duration.ofSeconds(10)).until(() -> indicator.get().isUp());
+                assertThat(indicator.get().detail("watchdog")).containsEntry("lagging", false);
             }
             finally {
                 unblock.countDown();
@@ -149,13 +138,13 @@ class DistributedLockHealthIndicatorTest {
                 // vote yet.
                 "distributed-lock.redlock.restart-protection=false")
             .run(context -> {
-                DistributedLockHealthIndicator indicator = context.getBean(DistributedLockHealthIndicator.class);
+                Supplier<HealthReading> indicator = HealthReading.of(context);
                 await().atMost(Duration.ofSeconds(10))
-                    .until(() -> indicator.health().getDetails().get("reachableNodes").equals(3));
-                Health all = indicator.health();
-                assertThat(all.getStatus()).isEqualTo(Status.UP);
-                assertThat(all.getDetails()).containsEntry("backend", "RedlockBackend").containsEntry("quorum", 2);
-                assertThat(detail(all, "nodes")).hasSize(3);
+                    .until(() -> indicator.get().details().get("reachableNodes").equals(3));
+                HealthReading all = indicator.get();
+                assertThat(all.status()).isEqualTo("UP");
+                assertThat(all.details()).containsEntry("backend", "RedlockBackend").containsEntry("quorum", 2);
+                assertThat(all.detail("nodes")).hasSize(3);
 
                 RedisTestServer first = redisExtension.server(0);
                 RedisTestServer second = redisExtension.server(1);
@@ -163,18 +152,18 @@ class DistributedLockHealthIndicatorTest {
                 try {
                     // Awaited: on a loaded machine a healthy node may miss one node
                     // timeout too.
-                    Health minorityDown = await().atMost(Duration.ofSeconds(10))
-                        .until(indicator::health, health -> health.getDetails().get("reachableNodes").equals(2));
-                    assertThat(minorityDown.getStatus()).isEqualTo(Status.UP);
-                    assertThat(detail(minorityDown, "nodes").values())
+                    HealthReading minorityDown = await().atMost(Duration.ofSeconds(10))
+                        .until(indicator::get, health -> health.details().get("reachableNodes").equals(2));
+                    assertThat(minorityDown.status()).isEqualTo("UP");
+                    assertThat(minorityDown.detail("nodes").values())
                         .filteredOn(node -> Boolean.FALSE.equals(((Map<?, ?>) node).get("reachable")))
                         .hasSize(1);
 
                     second.pause();
                     try {
-                        Health majorityDown = indicator.health();
-                        assertThat(majorityDown.getStatus()).isEqualTo(Status.DOWN);
-                        assertThat(majorityDown.getDetails()).containsEntry("reachableNodes", 1);
+                        HealthReading majorityDown = indicator.get();
+                        assertThat(majorityDown.status()).isEqualTo("DOWN");
+                        assertThat(majorityDown.details()).containsEntry("reachableNodes", 1);
                     }
                     finally {
                         second.resume();
@@ -184,7 +173,7 @@ class DistributedLockHealthIndicatorTest {
                     first.resume();
                 }
                 await().atMost(Duration.ofSeconds(10))
-                    .until(() -> indicator.health().getDetails().get("reachableNodes").equals(3));
+                    .until(() -> indicator.get().details().get("reachableNodes").equals(3));
             });
     }
 
