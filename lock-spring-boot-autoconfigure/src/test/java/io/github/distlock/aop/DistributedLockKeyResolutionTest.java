@@ -17,7 +17,7 @@ import io.github.distlock.testsupport.RedisServerExtension;
  * Every supported form of the {@code key} expression ends up as the expected Redis key
  * while the method runs, and the key is gone once it returns.
  */
-class DistributedLockKeyResolutionTests {
+class DistributedLockKeyResolutionTest {
 
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();

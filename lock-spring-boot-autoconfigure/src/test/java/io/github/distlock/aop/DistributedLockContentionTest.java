@@ -27,7 +27,7 @@ import io.github.distlock.testsupport.RedisServerExtension;
  * {@code @DistributedLock} no increment is lost; the unguarded twin loses some, which
  * shows the test would notice a lock that does not exclude.
  */
-class DistributedLockContentionTests {
+class DistributedLockContentionTest {
 
     private static final int THREADS_PER_INSTANCE = 8;
 

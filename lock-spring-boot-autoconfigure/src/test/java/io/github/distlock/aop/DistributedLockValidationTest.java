@@ -20,7 +20,7 @@ import io.github.distlock.testsupport.RedisServerExtension;
  * the method, the attribute, the bad value and the fix, even on methods that are never
  * called. Valid durations and placeholders reach the lease.
  */
-class DistributedLockValidationTests {
+class DistributedLockValidationTest {
 
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension();

@@ -44,7 +44,7 @@ import reactor.core.publisher.Sinks;
  * cancelled. Leases that must outlive their ttl use 500 ms with the watchdog on: short,
  * yet with room for a busy machine to renew in time.
  */
-class DistributedLockReactiveTests {
+class DistributedLockReactiveTest {
 
     /**
      * Three leases of 500 ms: held that long only if the watchdog renews for the pending

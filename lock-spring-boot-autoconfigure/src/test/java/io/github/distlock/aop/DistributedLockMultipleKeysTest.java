@@ -32,7 +32,7 @@ import io.github.distlock.testsupport.RedisServerExtension;
  * transfers cannot deadlock; releasing what it took when one key cannot be had; locking a
  * repeated key once.
  */
-class DistributedLockMultipleKeysTests {
+class DistributedLockMultipleKeysTest {
 
     private static final int TRANSFERS_PER_DIRECTION = 500;
 

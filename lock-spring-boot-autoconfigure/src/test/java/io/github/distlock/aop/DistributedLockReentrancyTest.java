@@ -29,7 +29,7 @@ import io.github.distlock.testsupport.RedisServerExtension;
  * call releases. Other keys nest as separate locks, and other threads are other owners.
  * Every method here waits {@code 0s}, so a self-deadlock would fail at once.
  */
-class DistributedLockReentrancyTests {
+class DistributedLockReentrancyTest {
 
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();

@@ -38,7 +38,7 @@ import io.github.distlock.testsupport.RedisServerExtension;
  * lock, its outcome passes through unchanged, and the lock is released whatever happens,
  * with warnings where the release cannot do its job.
  */
-class DistributedLockInvocationTests {
+class DistributedLockInvocationTest {
 
     /**
      * Restarts a server a test stopped, so each test starts against a running, empty

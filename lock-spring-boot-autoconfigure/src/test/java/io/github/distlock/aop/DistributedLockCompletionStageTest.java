@@ -35,7 +35,7 @@ import io.github.distlock.testsupport.RedisServerExtension;
  * renew in time), so a lock still present after three of them is being renewed for the
  * pending stage.
  */
-class DistributedLockCompletionStageTests {
+class DistributedLockCompletionStageTest {
 
     /**
      * Three leases of 500 ms: held that long only if the watchdog renews for the pending

@@ -36,7 +36,7 @@ import io.github.distlock.testsupport.RedisServerExtension;
  * the return type; a {@code failureHandler} bean decides. In no case is the method
  * invoked.
  */
-class DistributedLockFailureStrategyTests {
+class DistributedLockFailureStrategyTest {
 
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();

@@ -38,7 +38,7 @@ import io.github.distlock.testsupport.RedisServerExtension;
  * When {@link DistributedLockAnnotationAutoConfiguration} applies, what it registers, and
  * how users replace it.
  */
-class DistributedLockAnnotationAutoConfigurationTests {
+class DistributedLockAnnotationAutoConfigurationTest {
 
     /**
      * Only the test that calls a method connects; the others merely need a valid address.

@@ -31,7 +31,7 @@ import io.github.distlock.testsupport.RedisServerExtension;
  * bypasses the proxy, and a call through a lazily injected reference to the bean does
  * not.
  */
-class DistributedLockUnguardedMethodTests {
+class DistributedLockUnguardedMethodTest {
 
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
@@ -69,7 +69,7 @@ class DistributedLockUnguardedMethodTests {
         runner().withBean(FinalMethodService.class).run(context -> {
             assertThat(context).hasFailed();
             assertUnguarded(context.getStartupFailure(), "FinalMethodService.place(String orderId)",
-                    "the method is final", "bean 'distributedLockUnguardedMethodTests.FinalMethodService'",
+                    "the method is final", "bean 'distributedLockUnguardedMethodTest.FinalMethodService'",
                     "class-based (CGLIB) proxy", "without the lock", "Remove final",
                     "spring.aop.proxy-target-class=false", "LockService", "distributed-lock.unguarded-methods=warn");
         });

@@ -48,7 +48,7 @@ import reactor.core.publisher.Mono;
  * their reason.
  */
 @ExtendWith(OutputCaptureExtension.class)
-class DistributedLockSkipTests {
+class DistributedLockSkipTest {
 
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();

@@ -30,7 +30,7 @@ import io.github.distlock.testsupport.RedisServerExtension;
  * after the method returned (unless switched off), and {@code INTERRUPT} interrupts the
  * method, but only while it runs.
  */
-class DistributedLockLeaseLostTests {
+class DistributedLockLeaseLostTest {
 
     private static final Duration LOSS_NOTICED = Duration.ofSeconds(5);
 

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
  * The one set of rules for a ttl and a wait time, as a {@link LockService} call applies
  * them: the same rules the annotation and the properties are checked with at startup.
  */
-class LockDurationsTests {
+class LockDurationsTest {
 
     @Test
     void ttlFromOneMillisecondTo36500DaysIsValidAndIsPassedOnInWholeMilliseconds() {

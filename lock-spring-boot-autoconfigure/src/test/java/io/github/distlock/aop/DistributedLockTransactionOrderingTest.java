@@ -40,7 +40,7 @@ import io.github.distlock.testsupport.RedisServerExtension;
  * {@code distributed-lock.aspect-order}) lets the next holder read before the previous
  * commit, which loses updates: the order is what makes the difference.
  */
-class DistributedLockTransactionOrderingTests {
+class DistributedLockTransactionOrderingTest {
 
     private static final int THREADS_PER_INSTANCE = 4;
 
