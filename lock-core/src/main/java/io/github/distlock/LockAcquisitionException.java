@@ -3,7 +3,8 @@ package io.github.distlock;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The lock could not be acquired, so the guarded work did not run. See the subclasses for why.
+ * The lock could not be acquired, so the guarded work did not run. See the subclasses for
+ * why.
  */
 public class LockAcquisitionException extends RuntimeException {
 
@@ -23,4 +24,5 @@ public class LockAcquisitionException extends RuntimeException {
     public String getKey() {
         return key;
     }
+
 }

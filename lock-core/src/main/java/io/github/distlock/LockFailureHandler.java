@@ -5,16 +5,18 @@ import java.lang.reflect.Method;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Decides what a {@link DistributedLock} call returns when its lock cannot be had. Declare it as a
- * bean and name it in {@link DistributedLock#failureHandler()}.
+ * Decides what a {@link DistributedLock} call returns when its lock cannot be had.
+ * Declare it as a bean and name it in {@link DistributedLock#failureHandler()}.
  *
  * <pre>{@code
- * @Bean
+ * &#64;Bean
  * LockFailureHandler cachedQuote(QuoteCache cache) {
  *     return failure -> cache.lastQuote((String) failure.arguments()[0]);   // or: throw failure.cause();
  * }
  *
- * @DistributedLock(key = "#symbol", failureHandler = "cachedQuote")
+ *
+
+&#64;DistributedLock(key = "#symbol", failureHandler = "cachedQuote")
  * public Quote refresh(String symbol) { ... }
  * }</pre>
  */
@@ -33,9 +35,11 @@ public interface LockFailureHandler {
      *
      * @param method the annotated method
      * @param arguments the call's arguments
-     * @param key the lock key that could not be had (for several keys, the first one that failed)
+     * @param key the lock key that could not be had (for several keys, the first one that
+     * failed)
      * @param cause {@link LockTimeoutException} or {@link LockBackendException}
      */
     record LockFailure(Method method, @Nullable Object[] arguments, String key, LockAcquisitionException cause) {
     }
+
 }

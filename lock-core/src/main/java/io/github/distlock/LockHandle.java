@@ -4,9 +4,9 @@ import java.util.OptionalLong;
 import java.util.function.Consumer;
 
 /**
- * One acquisition of a distributed lock. The handle owns the lock, not the thread that took it:
- * any thread may release it, so it works with executors, {@code CompletableFuture} chains and
- * virtual threads.
+ * One acquisition of a distributed lock. The handle owns the lock, not the thread that
+ * took it: any thread may release it, so it works with executors,
+ * {@code CompletableFuture} chains and virtual threads.
  *
  * <pre>{@code
  * try (LockHandle lock = lockService.lock("account:" + id, null, null)) {
@@ -20,19 +20,21 @@ public interface LockHandle extends AutoCloseable {
     String key();
 
     /**
-     * A number greater than zero that strictly increases for this key across successive holders,
-     * including after the previous holder's lease expired. Pass it to the protected resource and
-     * let it reject writes that carry an older token: that is what keeps a holder that was paused
-     * longer than its TTL from doing damage.
+     * A number greater than zero that strictly increases for this key across successive
+     * holders, including after the previous holder's lease expired. Pass it to the
+     * protected resource and let it reject writes that carry an older token: that is what
+     * keeps a holder that was paused longer than its TTL from doing damage.
      *
-     * <p><b>The first call may write to the store.</b> A token is issued once per acquisition and then
-     * returned as is. A lock that was free when asked for gets its token on this method's first call: a
-     * write to the store (one round trip to Redis, which draws the token only if the lock still holds
-     * this handle's token), so that first call can block for up to the operation timeout and can fail.
-     * To have no write here, ask for the token with the lock, in the same round trip, through
-     * {@link LockRequest#withFencingToken()}; a lock that was handed over after a wait already has one.
-     * Either way the token orders this holder after every earlier holder of the key and before every
-     * later one. {@link #issuedFencingToken()} never writes.
+     * <p>
+     * <b>The first call may write to the store.</b> A token is issued once per
+     * acquisition and then returned as is. A lock that was free when asked for gets its
+     * token on this method's first call: a write to the store (one round trip to Redis,
+     * which draws the token only if the lock still holds this handle's token), so that
+     * first call can block for up to the operation timeout and can fail. To have no write
+     * here, ask for the token with the lock, in the same round trip, through
+     * {@link LockRequest#withFencingToken()}; a lock that was handed over after a wait
+     * already has one. Either way the token orders this holder after every earlier holder
+     * of the key and before every later one. {@link #issuedFencingToken()} never writes.
      *
      * <pre>{@code
      * try (LockHandle lock = lockService.lock("account:" + id, null, null)) {
@@ -40,66 +42,72 @@ public interface LockHandle extends AutoCloseable {
      *     accounts.update(id, balance, fence); // ... WHERE id = ? AND fence < ?
      * }
      * }</pre>
-     *
-     * @throws LockLostException if the token was not issued yet and the lock no longer holds this
-     *         handle's token (its lease ran out, or another owner took it): no token can be drawn
-     *         for it, and another owner may be running the guarded work
-     * @throws IllegalStateException if the token was not issued yet and the handle was released
-     * @throws LockBackendException if the token was not issued yet and the store could not be reached
-     * @throws UnsupportedOperationException if the lock's backend issues no fencing tokens (a custom
-     *         backend that does not implement {@code FencingLockBackend}; the Redis backends do)
+     * @throws LockLostException if the token was not issued yet and the lock no longer
+     * holds this handle's token (its lease ran out, or another owner took it): no token
+     * can be drawn for it, and another owner may be running the guarded work
+     * @throws IllegalStateException if the token was not issued yet and the handle was
+     * released
+     * @throws LockBackendException if the token was not issued yet and the store could
+     * not be reached
+     * @throws UnsupportedOperationException if the lock's backend issues no fencing
+     * tokens (a custom backend that does not implement {@code FencingLockBackend}; the
+     * Redis backends do)
      */
     long fencingToken();
 
     /**
-     * The fencing token if this acquisition has one already, without asking Redis: for logs and
-     * reports about a lock that may be gone. Empty while no token has been issued; see
-     * {@link #fencingToken()}.
+     * The fencing token if this acquisition has one already, without asking Redis: for
+     * logs and reports about a lock that may be gone. Empty while no token has been
+     * issued; see {@link #fencingToken()}.
      */
     OptionalLong issuedFencingToken();
 
     /**
-     * Whether this handle still holds the lock as far as this JVM knows: false once it was
-     * released, once its lease ran out, or once the watchdog found it lost (key deleted, taken
-     * over, or Redis unreachable until the lease ran out). Costs no Redis round trip.
+     * Whether this handle still holds the lock as far as this JVM knows: false once it
+     * was released, once its lease ran out, or once the watchdog found it lost (key
+     * deleted, taken over, or Redis unreachable until the lease ran out). Costs no Redis
+     * round trip.
      */
     boolean isHeld();
 
     /**
-     * Whether the watchdog found this lease lost while it was held: the key was deleted or taken
-     * over, or Redis stayed unreachable until the lease ran out. A fixed lease (watchdog off) that
-     * simply ran out is not reported here; {@link #isHeld()} and {@link #release()} tell that.
+     * Whether the watchdog found this lease lost while it was held: the key was deleted
+     * or taken over, or Redis stayed unreachable until the lease ran out. A fixed lease
+     * (watchdog off) that simply ran out is not reported here; {@link #isHeld()} and
+     * {@link #release()} tell that.
      */
     boolean isLost();
 
     /**
-     * Registers a callback for when the watchdog finds this lease lost, so the work it guards can
-     * stop instead of carrying on unprotected. It runs at most once, on the watchdog's thread, and
-     * must return quickly (flag, interrupt, cancel). Registered after the loss, it runs at once on
-     * the calling thread.
+     * Registers a callback for when the watchdog finds this lease lost, so the work it
+     * guards can stop instead of carrying on unprotected. It runs at most once, on the
+     * watchdog's thread, and must return quickly (flag, interrupt, cancel). Registered
+     * after the loss, it runs at once on the calling thread.
      *
      * <pre>{@code
      * LockHandle lock = lockService.lock("import", null, null);
      * Thread worker = Thread.currentThread();
      * lock.onLost(lost -> worker.interrupt());
      * }</pre>
-     *
      * @return this handle
      */
     LockHandle onLost(Consumer<? super LockHandle> listener);
 
     /**
-     * Releases the lock with a compare-and-delete: the key is deleted only if it still holds this
-     * acquisition's token, so another owner's lock is never removed. Renewal stops first.
-     * Idempotent: only the first call can return {@code true}.
-     *
-     * @return {@code true} if this call removed our own lock; {@code false} if it had already been
-     *         released, or had expired (and perhaps been taken by someone else)
-     * @throws LockBackendException if Redis could not be reached; the lease then expires on its own
+     * Releases the lock with a compare-and-delete: the key is deleted only if it still
+     * holds this acquisition's token, so another owner's lock is never removed. Renewal
+     * stops first. Idempotent: only the first call can return {@code true}.
+     * @return {@code true} if this call removed our own lock; {@code false} if it had
+     * already been released, or had expired (and perhaps been taken by someone else)
+     * @throws LockBackendException if Redis could not be reached; the lease then expires
+     * on its own
      */
     boolean release();
 
-    /** Same as {@link #release()}, for try-with-resources; throws no checked exception. */
+    /**
+     * Same as {@link #release()}, for try-with-resources; throws no checked exception.
+     */
     @Override
     void close();
+
 }

@@ -1,10 +1,11 @@
 package io.github.distlock;
 
 /**
- * A lock this instance believed it held was lost: for part of the time another instance may have
- * run the same work. Thrown after a guarded method whose lease was lost, so the caller can check or
- * compensate (for example with the fencing token), and by {@link LockHandle#fencingToken()} when no
- * token can be drawn because the lock is no longer ours.
+ * A lock this instance believed it held was lost: for part of the time another instance
+ * may have run the same work. Thrown after a guarded method whose lease was lost, so the
+ * caller can check or compensate (for example with the fencing token), and by
+ * {@link LockHandle#fencingToken()} when no token can be drawn because the lock is no
+ * longer ours.
  */
 public class LockLostException extends RuntimeException {
 
@@ -23,4 +24,5 @@ public class LockLostException extends RuntimeException {
     public String getKey() {
         return key;
     }
+
 }

@@ -5,8 +5,8 @@ import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What to lock and for how long. Immutable; {@code null} fields fall back to the configured
- * defaults.
+ * What to lock and for how long. Immutable; {@code null} fields fall back to the
+ * configured defaults.
  *
  * <pre>{@code
  * LockRequest request = LockRequest.of("invoice:" + id)
@@ -15,22 +15,25 @@ import org.jspecify.annotations.Nullable;
  *         .withWatchdog(false);   // fixed lease: expires after 10 s even if still working
  * }</pre>
  *
- * @param key the lock name, for example {@code "order:42"}; stored as {@code <key-prefix>{key}}; not blank, and
- *        at most {@code distributed-lock.max-key-length} characters ({@link LockKeys})
+ * @param key the lock name, for example {@code "order:42"}; stored as
+ * {@code <key-prefix>{key}}; not blank, and at most
+ * {@code distributed-lock.max-key-length} characters ({@link LockKeys})
  * @param ttl the lease length, or {@code null} for {@code distributed-lock.default-ttl}
  * @param waitTime how long to wait for the current holder, or {@code null} for
- *        {@code distributed-lock.default-wait-time}
+ * {@code distributed-lock.default-wait-time}
  * @param watchdog whether to renew the lease until release, or {@code null} for
- *        {@code distributed-lock.watchdog.enabled}
- * @param fencingToken whether to issue the fencing token together with the lock; otherwise it is
- *        issued on the first {@link LockHandle#fencingToken()} call
+ * {@code distributed-lock.watchdog.enabled}
+ * @param fencingToken whether to issue the fencing token together with the lock;
+ * otherwise it is issued on the first {@link LockHandle#fencingToken()} call
  * @param name what metrics, traces and the Actuator call this kind of lock, for example
- *        {@code "invoice-export"}; {@code null} for {@value #UNNAMED}. Unlike the key it must not
- *        vary per call: it becomes a metric tag, and a tag per order id would make a time series
- *        per order. {@code @DistributedLock} sets its {@code name}, or {@code Class.method}.
- * @param skipOn when the caller skips its work rather than fail if it does not get the lock; changes nothing about
- *        the acquisition, only how it is counted: such a failed acquisition ends with the {@code skipped} outcome in
- *        metrics instead of {@code timeout} or {@code backend-error}. {@code null} means {@link SkipOn#NEVER}.
+ * {@code "invoice-export"}; {@code null} for {@value #UNNAMED}. Unlike the key it must
+ * not vary per call: it becomes a metric tag, and a tag per order id would make a time
+ * series per order. {@code @DistributedLock} sets its {@code name}, or
+ * {@code Class.method}.
+ * @param skipOn when the caller skips its work rather than fail if it does not get the
+ * lock; changes nothing about the acquisition, only how it is counted: such a failed
+ * acquisition ends with the {@code skipped} outcome in metrics instead of {@code timeout}
+ * or {@code backend-error}. {@code null} means {@link SkipOn#NEVER}.
  */
 public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration waitTime, @Nullable Boolean watchdog,
         boolean fencingToken, @Nullable String name, SkipOn skipOn) {
@@ -40,15 +43,15 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
 
     /**
      * The canonical constructor, which every other one calls.
-     *
      * @param key the lock name
      * @param ttl the lease length, or {@code null} for the default
      * @param waitTime the wait, or {@code null} for the default
      * @param watchdog whether to renew the lease, or {@code null} for the default
      * @param fencingToken whether to issue the fencing token together with the lock
-     * @param name the name for metrics, traces and the Actuator, or {@code null} for {@value #UNNAMED}
-     * @param skipOn when the caller skips rather than fails; {@code null} means {@link SkipOn#NEVER}, so
-     *        {@link #skipOn()} is never {@code null}
+     * @param name the name for metrics, traces and the Actuator, or {@code null} for
+     * {@value #UNNAMED}
+     * @param skipOn when the caller skips rather than fails; {@code null} means
+     * {@link SkipOn#NEVER}, so {@link #skipOn()} is never {@code null}
      */
     public LockRequest(String key, @Nullable Duration ttl, @Nullable Duration waitTime, @Nullable Boolean watchdog,
             boolean fencingToken, @Nullable String name, @Nullable SkipOn skipOn) {
@@ -63,13 +66,13 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
 
     /**
      * A request whose caller fails (rather than skips) when it does not get the lock.
-     *
      * @param key the lock name
      * @param ttl the lease length, or {@code null} for the default
      * @param waitTime the wait, or {@code null} for the default
      * @param watchdog whether to renew the lease, or {@code null} for the default
      * @param fencingToken whether to issue the fencing token together with the lock
-     * @param name the name for metrics, traces and the Actuator, or {@code null} for {@value #UNNAMED}
+     * @param name the name for metrics, traces and the Actuator, or {@code null} for
+     * {@value #UNNAMED}
      */
     public LockRequest(String key, @Nullable Duration ttl, @Nullable Duration waitTime, @Nullable Boolean watchdog,
             boolean fencingToken, @Nullable String name) {
@@ -78,7 +81,6 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
 
     /**
      * A request without a name.
-     *
      * @param key the lock name
      * @param ttl the lease length, or {@code null} for the default
      * @param waitTime the wait, or {@code null} for the default
@@ -92,7 +94,6 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
 
     /**
      * A request without the fencing token up front, the usual case.
-     *
      * @param key the lock name
      * @param ttl the lease length, or {@code null} for the default
      * @param waitTime the wait, or {@code null} for the default
@@ -118,18 +119,19 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
     }
 
     /**
-     * A copy that renews the lease until release ({@code true}), keeps it fixed ({@code false}), or follows
-     * {@code distributed-lock.watchdog.enabled} ({@code null}).
+     * A copy that renews the lease until release ({@code true}), keeps it fixed
+     * ({@code false}), or follows {@code distributed-lock.watchdog.enabled}
+     * ({@code null}).
      */
     public LockRequest withWatchdog(@Nullable Boolean watchdog) {
         return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn);
     }
 
     /**
-     * A copy whose acquisition also issues the fencing token, in the same round trip, for callers
-     * that always pass it on. Without it the token is issued on the first
-     * {@link LockHandle#fencingToken()} call, one round trip more, which callers that never read
-     * it never pay.
+     * A copy whose acquisition also issues the fencing token, in the same round trip, for
+     * callers that always pass it on. Without it the token is issued on the first
+     * {@link LockHandle#fencingToken()} call, one round trip more, which callers that
+     * never read it never pay.
      *
      * <pre>{@code
      * try (LockHandle lock = lockService.lock(LockRequest.of("ledger:" + id).withFencingToken())) {
@@ -142,13 +144,13 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
     }
 
     /**
-     * A copy with the given name for metrics, traces and the Actuator ({@code null}: {@value #UNNAMED}).
+     * A copy with the given name for metrics, traces and the Actuator ({@code null}:
+     * {@value #UNNAMED}).
      *
      * <pre>{@code
      * lockService.lock(LockRequest.of("invoice:" + id).withName("invoice-export"));
      * // acquisitions are counted under lock.name=invoice-export, never under each invoice's key
      * }</pre>
-     *
      * @throws IllegalArgumentException if {@code name} is blank
      */
     public LockRequest withName(@Nullable String name) {
@@ -161,37 +163,47 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
     }
 
     /**
-     * A copy that tells metrics the caller skips its work, rather than fail, when it does not get the lock for the
-     * given reasons; {@code @DistributedLock} sets it from {@code onBusy} / {@code onUnavailable}. A caller of
-     * {@code tryLock} that skips its work when the lock is taken says so the same way:
+     * A copy that tells metrics the caller skips its work, rather than fail, when it does
+     * not get the lock for the given reasons; {@code @DistributedLock} sets it from
+     * {@code onBusy} / {@code onUnavailable}. A caller of {@code tryLock} that skips its
+     * work when the lock is taken says so the same way:
      *
      * <pre>{@code
      * lockService.tryLock(LockRequest.of("nightly-report").withWaitTime(Duration.ZERO).withSkipOn(SkipOn.BUSY))
      *         .ifPresent(lock -> ...);   // a busy lock counts as outcome=skipped, reason=busy, not as a timeout
      * }</pre>
-     *
      * @param skipOn when the caller skips ({@code null}: {@link SkipOn#NEVER})
      */
     public LockRequest withSkipOn(@Nullable SkipOn skipOn) {
         return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn);
     }
 
-    /** The name for metrics, traces and the Actuator: {@link #name()}, or {@value #UNNAMED} if none was given. */
+    /**
+     * The name for metrics, traces and the Actuator: {@link #name()}, or
+     * {@value #UNNAMED} if none was given.
+     */
     public String nameOrDefault() {
         return name != null ? name : UNNAMED;
     }
 
     /**
-     * When a caller that does not get its lock skips its work instead of failing: only how metrics count the
-     * failed acquisition depends on it ({@code outcome=skipped} with {@code reason=busy} or {@code unavailable}).
+     * When a caller that does not get its lock skips its work instead of failing: only
+     * how metrics count the failed acquisition depends on it ({@code outcome=skipped}
+     * with {@code reason=busy} or {@code unavailable}).
      */
     public enum SkipOn {
 
-        /** The caller fails (or handles the failure itself): a timeout counts as {@code timeout}. */
+        /**
+         * The caller fails (or handles the failure itself): a timeout counts as
+         * {@code timeout}.
+         */
         NEVER(false, false),
         /** The caller skips when another owner held the lock for the whole wait time. */
         BUSY(true, false),
-        /** The caller skips when the lock store could not be reached or answered with an error. */
+        /**
+         * The caller skips when the lock store could not be reached or answered with an
+         * error.
+         */
         UNAVAILABLE(false, true),
         /** The caller skips in both cases. */
         BUSY_OR_UNAVAILABLE(true, true);
@@ -210,14 +222,20 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
             return busy ? (unavailable ? BUSY_OR_UNAVAILABLE : BUSY) : (unavailable ? UNAVAILABLE : NEVER);
         }
 
-        /** Whether the caller skips when another owner held the lock for the whole wait time. */
+        /**
+         * Whether the caller skips when another owner held the lock for the whole wait
+         * time.
+         */
         public boolean whenBusy() {
             return busy;
         }
 
-        /** Whether the caller skips when the lock store could not be reached or failed. */
+        /**
+         * Whether the caller skips when the lock store could not be reached or failed.
+         */
         public boolean whenUnavailable() {
             return unavailable;
         }
+
     }
 }

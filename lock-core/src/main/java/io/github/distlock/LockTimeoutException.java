@@ -14,16 +14,16 @@ public class LockTimeoutException extends LockAcquisitionException {
      * @param waitTime how long the caller waited
      */
     public LockTimeoutException(String key, Duration waitTime) {
-        super(key, "Lock " + LockKeys.printable(key) + " is held by another owner; not acquired within wait time " + waitTime
-                + ". Retry later, or raise the wait time (waitTime / distributed-lock.default-wait-time).", null);
+        super(key, "Lock " + LockKeys.printable(key) + " is held by another owner; not acquired within wait time "
+                + waitTime + ". Retry later, or raise the wait time (waitTime / distributed-lock.default-wait-time).",
+                null);
         this.waitTime = waitTime;
     }
 
     /**
-     * For a lock that Redis granted but whose lease had already run out when the reply could be
-     * used (this JVM or Redis stalled for longer than the ttl): nobody else held it, the ttl was too
-     * short for the stall. The acquisition was undone.
-     *
+     * For a lock that Redis granted but whose lease had already run out when the reply
+     * could be used (this JVM or Redis stalled for longer than the ttl): nobody else held
+     * it, the ttl was too short for the stall. The acquisition was undone.
      * @param key the lock key
      * @param waitTime the wait time the caller gave
      * @param ttl the lease asked for
@@ -41,4 +41,5 @@ public class LockTimeoutException extends LockAcquisitionException {
     public Duration getWaitTime() {
         return waitTime;
     }
+
 }

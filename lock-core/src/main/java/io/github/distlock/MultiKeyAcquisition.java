@@ -10,11 +10,14 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Acquires several locks for {@link LockService#lockAll(List)}: all or none, in sorted key order, within one wait.
- * Built only on {@link LockService#tryLock(LockRequest)}, so every implementation gets it.
+ * Acquires several locks for {@link LockService#lockAll(List)}: all or none, in sorted
+ * key order, within one wait. Built only on {@link LockService#tryLock(LockRequest)}, so
+ * every implementation gets it.
  *
- * <p>Sorted order is what keeps two callers that lock the same keys from deadlocking: whoever lists them as
- * {@code (b, a)} still takes {@code a} first, so neither can hold one key while waiting for the other's.
+ * <p>
+ * Sorted order is what keeps two callers that lock the same keys from deadlocking:
+ * whoever lists them as {@code (b, a)} still takes {@code a} first, so neither can hold
+ * one key while waiting for the other's.
  */
 final class MultiKeyAcquisition {
 
@@ -22,9 +25,10 @@ final class MultiKeyAcquisition {
     }
 
     /**
-     * @param throwOnTimeout whether a lock still held by another owner at the deadline throws
-     *        {@link LockTimeoutException} naming it, or returns {@code null}
-     * @return every lock, or {@code null} on timeout when not throwing; nothing is left held then
+     * @param throwOnTimeout whether a lock still held by another owner at the deadline
+     * throws {@link LockTimeoutException} naming it, or returns {@code null}
+     * @return every lock, or {@code null} on timeout when not throwing; nothing is left
+     * held then
      */
     static @Nullable MultiLockHandle acquire(LockService service, Collection<LockRequest> requests,
             boolean throwOnTimeout) {
@@ -36,7 +40,8 @@ final class MultiKeyAcquisition {
         LockRequest missed = null;
         try {
             for (LockRequest request : sorted) {
-                // Later keys get what is left of the wait, so several keys together wait no longer than one would.
+                // Later keys get what is left of the wait, so several keys together wait
+                // no longer than one would.
                 Duration left = (taken.isEmpty() ? wait : Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
                 LockHandle handle = service.tryLock(request.withWaitTime(left)).orElse(null);
                 if (handle == null) {
@@ -45,8 +50,10 @@ final class MultiKeyAcquisition {
                 }
                 taken.add(handle);
             }
-        } catch (RuntimeException | Error ex) {
-            // A failed key, an interrupt or a bad request: what was taken so far must not stay behind.
+        }
+        catch (RuntimeException | Error ex) {
+            // A failed key, an interrupt or a bad request: what was taken so far must not
+            // stay behind.
             releaseTaken(taken, ex);
             throw ex;
         }
@@ -57,7 +64,8 @@ final class MultiKeyAcquisition {
                 throw timeout;
             }
             if (timeout.getSuppressed().length > 0 && timeout.getSuppressed()[0] instanceof RuntimeException failed) {
-                // Redis failed the undo: say so, as tryLock would, rather than report a plain "held elsewhere".
+                // Redis failed the undo: say so, as tryLock would, rather than report a
+                // plain "held elsewhere".
                 throw failed;
             }
             return null;
@@ -65,18 +73,22 @@ final class MultiKeyAcquisition {
         return new MultiLockHandle(taken);
     }
 
-    /** Releases in reverse order; a release failure rides along on the exception that ends the acquisition. */
+    /**
+     * Releases in reverse order; a release failure rides along on the exception that ends
+     * the acquisition.
+     */
     private static void releaseTaken(List<LockHandle> taken, Throwable failure) {
         try {
             MultiLockHandle.releaseAll(taken, taken.size());
-        } catch (RuntimeException ex) {
+        }
+        catch (RuntimeException ex) {
             failure.addSuppressed(ex);
         }
     }
 
     /**
-     * The requests by key, each key once. The same key asked twice with different options (ttl, watchdog, ...)
-     * is a contradiction and fails before anything is taken.
+     * The requests by key, each key once. The same key asked twice with different options
+     * (ttl, watchdog, ...) is a contradiction and fails before anything is taken.
      */
     static List<LockRequest> distinctSorted(Collection<LockRequest> requests, int maxKeyLength) {
         Objects.requireNonNull(requests, "requests");
@@ -86,9 +98,10 @@ final class MultiKeyAcquisition {
         List<LockRequest> sorted = new ArrayList<>(requests.size());
         for (LockRequest request : requests) {
             Objects.requireNonNull(request, "request");
-            // Every key is checked before the first is taken: a bad one must not cost the others a round trip.
-            LockKeys.requireValid(request.key(), maxKeyLength, "The lock key of one of " + requests.size()
-                    + " requests");
+            // Every key is checked before the first is taken: a bad one must not cost the
+            // others a round trip.
+            LockKeys.requireValid(request.key(), maxKeyLength,
+                    "The lock key of one of " + requests.size() + " requests");
             sorted.add(request);
         }
         sorted.sort(Comparator.comparing(LockRequest::key));
@@ -113,7 +126,10 @@ final class MultiKeyAcquisition {
         return one.withWaitTime(null).equals(other.withWaitTime(null));
     }
 
-    /** The longest wait any request asks for; a request without one asks for the service's default. */
+    /**
+     * The longest wait any request asks for; a request without one asks for the service's
+     * default.
+     */
     private static Duration sharedWait(LockService service, List<LockRequest> requests) {
         Duration longest = null;
         for (LockRequest request : requests) {
@@ -124,4 +140,5 @@ final class MultiKeyAcquisition {
         }
         return (longest != null ? longest : Duration.ZERO);
     }
+
 }

@@ -5,9 +5,9 @@ import java.util.Collections;
 import java.util.List;
 
 /**
- * Several locks taken together by {@link LockService#lockAll(List)}: one {@link LockHandle} per distinct key, in
- * the sorted order they were acquired in. Like a single handle it owns its locks, not a thread, and releases them
- * all at once.
+ * Several locks taken together by {@link LockService#lockAll(List)}: one
+ * {@link LockHandle} per distinct key, in the sorted order they were acquired in. Like a
+ * single handle it owns its locks, not a thread, and releases them all at once.
  *
  * <pre>{@code
  * try (MultiLockHandle locks = lockService.lockAll(List.of("account:" + from, "account:" + to), null, null)) {
@@ -35,7 +35,6 @@ public final class MultiLockHandle implements AutoCloseable {
 
     /**
      * The handle of one of the keys, for example to draw its fencing token.
-     *
      * @throws IllegalArgumentException if {@code key} is not one of {@link #keys()}
      */
     public LockHandle handle(String key) {
@@ -44,22 +43,25 @@ public final class MultiLockHandle implements AutoCloseable {
                 return handle;
             }
         }
-        throw new IllegalArgumentException("No lock " + LockKeys.printable(key) + " among " + keys()
-                + "; pass one of those keys.");
+        throw new IllegalArgumentException(
+                "No lock " + LockKeys.printable(key) + " among " + keys() + "; pass one of those keys.");
     }
 
-    /** Whether every one of the locks is still held as far as this JVM knows; see {@link LockHandle#isHeld()}. */
+    /**
+     * Whether every one of the locks is still held as far as this JVM knows; see
+     * {@link LockHandle#isHeld()}.
+     */
     public boolean isHeld() {
         return handles.stream().allMatch(LockHandle::isHeld);
     }
 
     /**
-     * Releases every lock, in reverse acquisition order, each with its own compare-and-delete. A release that fails
-     * does not stop the others; its exception is thrown after they ran (further failures suppressed), and its lease
-     * expires on its own.
-     *
-     * @return {@code true} if every lock was still ours when released; {@code false} if any had already been
-     *         released or had expired
+     * Releases every lock, in reverse acquisition order, each with its own
+     * compare-and-delete. A release that fails does not stop the others; its exception is
+     * thrown after they ran (further failures suppressed), and its lease expires on its
+     * own.
+     * @return {@code true} if every lock was still ours when released; {@code false} if
+     * any had already been released or had expired
      * @throws LockBackendException if Redis could not be reached for at least one of them
      */
     public boolean release() {
@@ -77,17 +79,22 @@ public final class MultiLockHandle implements AutoCloseable {
         return "MultiLockHandle" + keys();
     }
 
-    /** Releases the first {@code count} handles, last first; every one is tried whatever the others do. */
+    /**
+     * Releases the first {@code count} handles, last first; every one is tried whatever
+     * the others do.
+     */
     static boolean releaseAll(List<LockHandle> handles, int count) {
         boolean allOurs = true;
         RuntimeException failure = null;
         for (int i = count - 1; i >= 0; i--) {
             try {
                 allOurs &= handles.get(i).release();
-            } catch (RuntimeException ex) {
+            }
+            catch (RuntimeException ex) {
                 if (failure == null) {
                     failure = ex;
-                } else {
+                }
+                else {
                     failure.addSuppressed(ex);
                 }
             }
@@ -97,4 +104,5 @@ public final class MultiLockHandle implements AutoCloseable {
         }
         return allOurs;
     }
+
 }

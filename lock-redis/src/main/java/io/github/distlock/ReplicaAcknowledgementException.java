@@ -4,13 +4,16 @@ import java.time.Duration;
 
 /**
  * The lock was written on the Redis master, but fewer replicas than
- * {@code distributed-lock.replica-acks} confirmed it within {@code distributed-lock.replica-ack-timeout}.
- * A failover to a replica that does not have the lock would let a second client take it, so the
- * acquisition was undone (the lock released on the master) and the guarded work did not run.
+ * {@code distributed-lock.replica-acks} confirmed it within
+ * {@code distributed-lock.replica-ack-timeout}. A failover to a replica that does not
+ * have the lock would let a second client take it, so the acquisition was undone (the
+ * lock released on the master) and the guarded work did not run.
  *
- * <p>A {@link LockBackendException}: the lock store cannot give a lock that survives a failover right now,
- * so the annotation's failure strategy ({@code onUnavailable} / {@code onFailure}, a failure handler) and the web
- * problem details (503) treat it like an unreachable Redis. Unlike there, the outcome is known: the lock is not held.
+ * <p>
+ * A {@link LockBackendException}: the lock store cannot give a lock that survives a
+ * failover right now, so the annotation's failure strategy ({@code onUnavailable} /
+ * {@code onFailure}, a failure handler) and the web problem details (503) treat it like
+ * an unreachable Redis. Unlike there, the outcome is known: the lock is not held.
  *
  * <pre>{@code
  * try {
@@ -26,14 +29,18 @@ import java.time.Duration;
 public class ReplicaAcknowledgementException extends LockBackendException {
 
     private final int requestedAcks;
+
     private final long receivedAcks;
+
     private final Duration timeout;
 
     /**
      * @param key the lock key as the caller gave it
-     * @param requestedAcks the replicas that had to confirm ({@code distributed-lock.replica-acks})
+     * @param requestedAcks the replicas that had to confirm
+     * ({@code distributed-lock.replica-acks})
      * @param receivedAcks the replicas that did
-     * @param timeout how long Redis waited for them ({@code distributed-lock.replica-ack-timeout})
+     * @param timeout how long Redis waited for them
+     * ({@code distributed-lock.replica-ack-timeout})
      */
     public ReplicaAcknowledgementException(String key, int requestedAcks, long receivedAcks, Duration timeout) {
         super(key, "Lock " + LockKeys.printable(key) + " was written on the Redis master, but only " + receivedAcks
@@ -53,7 +60,10 @@ public class ReplicaAcknowledgementException extends LockBackendException {
         return true;
     }
 
-    /** The number of replicas that had to confirm the lock ({@code distributed-lock.replica-acks}). */
+    /**
+     * The number of replicas that had to confirm the lock
+     * ({@code distributed-lock.replica-acks}).
+     */
     public int getRequestedAcks() {
         return requestedAcks;
     }
@@ -63,8 +73,12 @@ public class ReplicaAcknowledgementException extends LockBackendException {
         return receivedAcks;
     }
 
-    /** How long Redis waited for the confirmations ({@code distributed-lock.replica-ack-timeout}). */
+    /**
+     * How long Redis waited for the confirmations
+     * ({@code distributed-lock.replica-ack-timeout}).
+     */
     public Duration getTimeout() {
         return timeout;
     }
+
 }

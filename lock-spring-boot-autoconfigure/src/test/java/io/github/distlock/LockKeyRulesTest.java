@@ -24,9 +24,11 @@ import io.github.distlock.segment.SegmentedLock;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * The key rule of every {@link LockService} call made directly: a {@code null}, blank or too long key fails with
- * {@link InvalidLockKeyException}, still an {@link IllegalArgumentException}, before anything reaches Redis. Through
- * the auto-configured service, so {@code distributed-lock.max-key-length} is what sets the limit.
+ * The key rule of every {@link LockService} call made directly: a {@code null}, blank or
+ * too long key fails with {@link InvalidLockKeyException}, still an
+ * {@link IllegalArgumentException}, before anything reaches Redis. Through the
+ * auto-configured service, so {@code distributed-lock.max-key-length} is what sets the
+ * limit.
  */
 class LockKeyRulesTest {
 
@@ -35,11 +37,12 @@ class LockKeyRulesTest {
 
     private ApplicationContextRunner runner() {
         return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
-                        DistributedLockAutoConfiguration.class))
-                .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
-                        // Nothing here is about timeouts: roomy for a loaded machine's first connection.
-                        "distributed-lock.operation-timeout=15s");
+            .withConfiguration(
+                    AutoConfigurations.of(BootAutoConfigurations.REDIS, DistributedLockAutoConfiguration.class))
+            .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
+                    // Nothing here is about timeouts: roomy for a loaded machine's first
+                    // connection.
+                    "distributed-lock.operation-timeout=15s");
     }
 
     @Test
@@ -83,7 +86,8 @@ class LockKeyRulesTest {
                 assertThat(refused.getMessage()).contains("17 characters long",
                         "longer than distributed-lock.max-key-length (16)", "'" + tooLong + "'");
             }
-            // lockAll checks every key first: the valid "a" was not taken and released either.
+            // lockAll checks every key first: the valid "a" was not taken and released
+            // either.
             assertThat(redis.server().commandCalls("set") + redis.server().scriptCalls()).isZero();
             assertThat(ran).isFalse();
             try (LockHandle longest = locks.lock("order:" + "1".repeat(10), null, Duration.ZERO)) {
@@ -106,8 +110,8 @@ class LockKeyRulesTest {
                             () -> call.accept(blank));
                     assertThat(refused).as("call %d with %s", calls.indexOf(call), blank).isNotNull();
                     assertThat(refused.getReason()).isEqualTo(Reason.BLANK);
-                    assertThat(refused.getMessage()).contains("must not be null or blank, was "
-                            + LockKeys.printable(blank));
+                    assertThat(refused.getMessage())
+                        .contains("must not be null or blank, was " + LockKeys.printable(blank));
                 }
             }
             assertThat(redis.server().commandCalls("set") + redis.server().scriptCalls()).isZero();
@@ -141,11 +145,14 @@ class LockKeyRulesTest {
                 () -> LockKeys.requireValid(key, 1024));
 
         assertThat(refused.getMessage()).contains("'line\\nbreak" + "z".repeat(40) + "'... (its first 50 characters)")
-                .doesNotContain("\n").doesNotContain("z".repeat(41));
+            .doesNotContain("\n")
+            .doesNotContain("z".repeat(41));
         assertThat(refused.getKeyStart()).isEqualTo(key.substring(0, 50));
     }
 
-    /** Each way a key enters a LockService; {@code ran} is set if any guarded action runs. */
+    /**
+     * Each way a key enters a LockService; {@code ran} is set if any guarded action runs.
+     */
     private static List<Consumer<String>> everyCall(LockService locks, AtomicBoolean ran) {
         List<Consumer<String>> calls = new ArrayList<>();
         calls.add(key -> locks.lock(key, null, Duration.ZERO));
@@ -163,7 +170,8 @@ class LockKeyRulesTest {
                 throw new AssertionError(ex);
             }
         });
-        // Sorted, "a" comes first: a check per key as it is taken would take "a" before refusing the other.
+        // Sorted, "a" comes first: a check per key as it is taken would take "a" before
+        // refusing the other.
         calls.add(key -> locks.lockAll(listOf("a", key), null, Duration.ZERO));
         calls.add(key -> locks.tryLockAll(listOf("a", key), null, Duration.ZERO));
         calls.add(key -> locks.lockAll(List.of(LockRequest.of("a"), LockRequest.of(key))));
@@ -175,4 +183,5 @@ class LockKeyRulesTest {
     private static List<String> listOf(String... keys) {
         return Arrays.asList(keys);
     }
+
 }

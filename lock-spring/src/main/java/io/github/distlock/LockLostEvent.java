@@ -6,20 +6,21 @@ import org.jspecify.annotations.NullMarked;
 import org.springframework.context.ApplicationEvent;
 
 /**
- * Published when the lease watchdog finds a held lock lost: its key was deleted or taken over, or
- * Redis stayed unreachable until the lease ran out. From then on another instance may run the
- * guarded work at the same time.
+ * Published when the lease watchdog finds a held lock lost: its key was deleted or taken
+ * over, or Redis stayed unreachable until the lease ran out. From then on another
+ * instance may run the guarded work at the same time.
  *
  * <pre>{@code
- * @EventListener
+ * &#64;EventListener
  * void onLockLost(LockLostEvent event) {
  *     alerts.raise("lost lock " + event.getKey() + ": " + event.getReason());
  * }
  * }</pre>
  *
- * <p>Non-null throughout. Marked on the class rather than in a {@code package-info}: this package's
- * {@code package-info} belongs to {@code lock-core}, and a second one here would be a duplicate class on the
- * classpath.
+ * <p>
+ * Non-null throughout. Marked on the class rather than in a {@code package-info}: this
+ * package's {@code package-info} belongs to {@code lock-core}, and a second one here
+ * would be a duplicate class on the classpath.
  */
 @NullMarked
 public class LockLostEvent extends ApplicationEvent {
@@ -46,8 +47,9 @@ public class LockLostEvent extends ApplicationEvent {
     }
 
     /**
-     * The fencing token of the lost acquisition, if one was issued before the loss; a newer holder
-     * has a larger one. Empty if the holder never asked for one: then it wrote nothing fenced.
+     * The fencing token of the lost acquisition, if one was issued before the loss; a
+     * newer holder has a larger one. Empty if the holder never asked for one: then it
+     * wrote nothing fenced.
      */
     public OptionalLong getFencingToken() {
         return getHandle().issuedFencingToken();
@@ -57,4 +59,5 @@ public class LockLostEvent extends ApplicationEvent {
     public String getReason() {
         return reason;
     }
+
 }

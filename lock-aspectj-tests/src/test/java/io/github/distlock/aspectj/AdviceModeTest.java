@@ -35,14 +35,17 @@ import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * {@code distributed-lock.advice-mode=aspectj} with the aspect really woven (the aspectjweaver agent, see the pom
- * and {@code META-INF/aop.xml}) against a real redis-server: a {@code this.}-call and a final method are locked,
- * across threads, with the lock key in Redis while the method runs. The same two calls in proxy mode run unguarded,
- * which shows the tests would notice an aspect that does nothing.
+ * {@code distributed-lock.advice-mode=aspectj} with the aspect really woven (the
+ * aspectjweaver agent, see the pom and {@code META-INF/aop.xml}) against a real
+ * redis-server: a {@code this.}-call and a final method are locked, across threads, with
+ * the lock key in Redis while the method runs. The same two calls in proxy mode run
+ * unguarded, which shows the tests would notice an aspect that does nothing.
  *
- * <p>Each scenario: a first caller enters the method and stays inside; while it is there, the test looks for the
- * key in Redis and makes a second call from another thread. Locked, the second call cannot have the lock
- * ({@code waitTime = "0s"}) and fails with {@link LockTimeoutException} without entering.
+ * <p>
+ * Each scenario: a first caller enters the method and stays inside; while it is there,
+ * the test looks for the key in Redis and makes a second call from another thread.
+ * Locked, the second call cannot have the lock ({@code waitTime = "0s"}) and fails with
+ * {@link LockTimeoutException} without entering.
  */
 class AdviceModeTest {
 
@@ -50,22 +53,26 @@ class AdviceModeTest {
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(bootRedisAutoConfiguration(),
-                    DistributedLockAutoConfiguration.class, DistributedLockAnnotationAutoConfiguration.class))
-            .withPropertyValues("spring.data.redis.host=" + redis.server().host(),
-                    "spring.data.redis.port=" + redis.server().port(),
-                    // The weaving agent slows the first calls down; a loaded machine must not turn that into a
-                    // backend failure.
-                    "distributed-lock.operation-timeout=15s");
+        .withConfiguration(AutoConfigurations.of(bootRedisAutoConfiguration(), DistributedLockAutoConfiguration.class,
+                DistributedLockAnnotationAutoConfiguration.class))
+        .withPropertyValues("spring.data.redis.host=" + redis.server().host(),
+                "spring.data.redis.port=" + redis.server().port(),
+                // The weaving agent slows the first calls down; a loaded machine must not
+                // turn that into a
+                // backend failure.
+                "distributed-lock.operation-timeout=15s");
 
     private final ApplicationContextRunner aspectj = runner.withPropertyValues("distributed-lock.advice-mode=aspectj")
-            .withBean(WovenOrderService.class);
+        .withBean(WovenOrderService.class);
 
     // A final locked method fails a proxy-mode startup unless told to only warn.
     private final ApplicationContextRunner proxy = runner.withPropertyValues("distributed-lock.unguarded-methods=warn")
-            .withBean(ProxiedOrderService.class);
+        .withBean(ProxiedOrderService.class);
 
-    /** Boot's Redis auto-configuration: Boot 4's in the default build, Boot 3's in the boot3 profile. */
+    /**
+     * Boot's Redis auto-configuration: Boot 4's in the default build, Boot 3's in the
+     * boot3 profile.
+     */
     private static Class<?> bootRedisAutoConfiguration() {
         for (String name : new String[] {
                 "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
@@ -145,9 +152,9 @@ class AdviceModeTest {
             assertThat(context).hasNotFailed();
             assertThat(AopUtils.isAopProxy(context.getBean(WovenOrderService.class))).isFalse();
             assertThat(context).doesNotHaveBean(DistributedLockAdvisor.class)
-                    .doesNotHaveBean(FinalMethodDetector.class);
+                .doesNotHaveBean(FinalMethodDetector.class);
             assertThat(context.getBean(AnnotationDistributedLockAspect.class))
-                    .isSameAs(Aspects.aspectOf(AnnotationDistributedLockAspect.class));
+                .isSameAs(Aspects.aspectOf(AnnotationDistributedLockAspect.class));
         });
     }
 
@@ -156,10 +163,9 @@ class AdviceModeTest {
         aspectj.run(context -> {
             WovenOrderService service = context.getBean(WovenOrderService.class);
 
-            assertThatThrownBy(() -> service.audit("8"))
-                    .isInstanceOf(InvalidLockDefinitionException.class)
-                    .hasMessageContaining("hidden(String id)")
-                    .hasMessageContaining("private");
+            assertThatThrownBy(() -> service.audit("8")).isInstanceOf(InvalidLockDefinitionException.class)
+                .hasMessageContaining("hidden(String id)")
+                .hasMessageContaining("private");
             assertThat(WovenOrderService.gate.entries()).isZero();
         });
     }
@@ -172,9 +178,8 @@ class AdviceModeTest {
         assertThat(closed[0].isActive()).isFalse();
 
         // Not a bean at all: AspectJ guards any instance of a woven class.
-        assertThatThrownBy(() -> service.place("6"))
-                .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("before it was configured");
+        assertThatThrownBy(() -> service.place("6")).isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("before it was configured");
         assertThat(WovenOrderService.gate.entries()).isZero();
     }
 
@@ -209,17 +214,19 @@ class AdviceModeTest {
         aspectj.withPropertyValues("distributed-lock.operation-timeout=3s").run(context -> {
             WovenOrderService service = context.getBean(WovenOrderService.class);
             LockHandle other = context.getBean(LockService.class)
-                    .lock(LockRequest.of("report").withWaitTime(Duration.ZERO));
+                .lock(LockRequest.of("report").withWaitTime(Duration.ZERO));
             try {
                 assertThat(service.report()).as("onBusy = SKIP").isNull();
-            } finally {
+            }
+            finally {
                 other.release();
             }
             redis.server().stop();
             try {
                 assertThatThrownBy(service::report).as("onUnavailable follows distributed-lock.on-unavailable")
-                        .isInstanceOf(LockBackendException.class);
-            } finally {
+                    .isInstanceOf(LockBackendException.class);
+            }
+            finally {
                 redis.server().restart();
             }
             assertThat(WovenOrderService.gate.entries()).as("the method never ran").isZero();
@@ -227,8 +234,8 @@ class AdviceModeTest {
     }
 
     /**
-     * Lets a first call enter and stay inside the method; meanwhile looks for its key in Redis and makes a second
-     * call; then lets the first one finish.
+     * Lets a first call enter and stay inside the method; meanwhile looks for its key in
+     * Redis and makes a second call; then lets the first one finish.
      */
     private static Race race(Gate gate, Supplier<Boolean> call, String redisKey) throws Exception {
         CompletableFuture<Boolean> first = CompletableFuture.supplyAsync(call);
@@ -238,7 +245,8 @@ class AdviceModeTest {
         Object second;
         try {
             second = CompletableFuture.supplyAsync(call).get(30, TimeUnit.SECONDS);
-        } catch (ExecutionException ex) {
+        }
+        catch (ExecutionException ex) {
             second = ex.getCause();
         }
         gate.open();
@@ -257,8 +265,9 @@ class AdviceModeTest {
 
         void assertExcluded() {
             assertThat(keyWhileInside).as("the lock key is in Redis while the first call runs").isTrue();
-            assertThat(second).as("the second call could not have the lock").isInstanceOfSatisfying(
-                    LockTimeoutException.class, timeout -> assertThat(timeout.getKey()).isEqualTo(key));
+            assertThat(second).as("the second call could not have the lock")
+                .isInstanceOfSatisfying(LockTimeoutException.class,
+                        timeout -> assertThat(timeout.getKey()).isEqualTo(key));
             assertThat(entries).as("only the first call ran the method").isOne();
             assertThat(mostInside).isOne();
             assertThat(first).isTrue();
@@ -272,4 +281,5 @@ class AdviceModeTest {
             assertThat(first).isTrue();
         }
     }
+
 }

@@ -7,9 +7,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The body of a guarded method in these tests: the first caller to pass stays inside until the test opens the gate,
- * later callers pass straight through. It counts how many callers were ever inside at once, which is what a lock
- * must keep at one.
+ * The body of a guarded method in these tests: the first caller to pass stays inside
+ * until the test opens the gate, later callers pass straight through. It counts how many
+ * callers were ever inside at once, which is what a lock must keep at one.
  */
 public final class Gate {
 
@@ -36,15 +36,20 @@ public final class Gate {
                     throw new IllegalStateException("The test never opened the gate");
                 }
             }
-        } catch (InterruptedException ex) {
+        }
+        catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(ex);
-        } finally {
+        }
+        finally {
             inside.decrementAndGet();
         }
     }
 
-    /** Completes once the first caller is inside the body, holding whatever lock guards it. */
+    /**
+     * Completes once the first caller is inside the body, holding whatever lock guards
+     * it.
+     */
     public CompletableFuture<Void> firstInside() {
         return firstInside;
     }
@@ -62,4 +67,5 @@ public final class Gate {
     public int entries() {
         return entries.get();
     }
+
 }

@@ -1,9 +1,10 @@
 package io.github.distlock.core;
 
 /**
- * Lock contexts for {@code ListenerCostBenchmark}, which drives the listener seam without Redis. In the
- * starter's package because {@link LockContext}'s constructor is package-private: only the lock service makes
- * them, and this benchmark must not need a public constructor that applications could misuse.
+ * Lock contexts for {@code ListenerCostBenchmark}, which drives the listener seam without
+ * Redis. In the starter's package because {@link LockContext}'s constructor is
+ * package-private: only the lock service makes them, and this benchmark must not need a
+ * public constructor that applications could misuse.
  */
 public final class BenchLockContexts {
 
@@ -16,7 +17,6 @@ public final class BenchLockContexts {
      * <pre>{@code
      * LockContext lock = BenchLockContexts.newContext("orders", "order:1");
      * }</pre>
-     *
      * @param name the lock name (the {@code lock.name} tag)
      * @param key the per-call key
      * @return a context that has not been acquired yet
@@ -24,4 +24,5 @@ public final class BenchLockContexts {
     public static LockContext newContext(String name, String key) {
         return new LockContext(new LockKey(key, "lock:{" + key + "}"), name, 30_000, true, System.nanoTime());
     }
+
 }

@@ -21,7 +21,6 @@ import io.github.distlock.benchmarks.adapter.LockAdapter;
 import io.github.distlock.benchmarks.adapter.RedisNodes;
 import io.github.distlock.benchmarks.adapter.RedisTarget;
 import io.github.distlock.benchmarks.harness.Arguments;
-import io.github.distlock.benchmarks.harness.ContendedResult;
 import io.github.distlock.benchmarks.harness.HarnessMain;
 import io.github.distlock.benchmarks.harness.HarnessResults;
 import io.github.distlock.benchmarks.harness.HarnessSettings;
@@ -32,20 +31,26 @@ import io.github.distlock.benchmarks.report.ReportMain;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * The Redlock part of the suite, briefly, against real redis-servers: both Redlock adapters really lock
- * over five independent servers, every Redlock scenario runs without a violation or a failed cycle, and
- * a Redlock-only report replaces the Redlock part of an existing page and nothing else. Like the main
- * smoke, it proves that things run, not how fast; it writes under {@code target/} only. Ours runs with a
- * node timeout of {@value #NODE_TIMEOUT} instead of 50 ms: a build machine busy with other work cannot
- * promise 5 answers within 50 ms to eight cold JVMs, and a vote that times out is a failed cycle here.
+ * The Redlock part of the suite, briefly, against real redis-servers: both Redlock
+ * adapters really lock over five independent servers, every Redlock scenario runs without
+ * a violation or a failed cycle, and a Redlock-only report replaces the Redlock part of
+ * an existing page and nothing else. Like the main smoke, it proves that things run, not
+ * how fast; it writes under {@code target/} only. Ours runs with a node timeout of
+ * {@value #NODE_TIMEOUT} instead of 50 ms: a build machine busy with other work cannot
+ * promise 5 answers within 50 ms to eight cold JVMs, and a vote that times out is a
+ * failed cycle here.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RedlockSmokeTest {
 
     private static final Path OUTPUT = Path.of("target", "bench-smoke-redlock");
+
     private static final Path JMH_JSON = OUTPUT.resolve("redlock-jmh.json");
+
     private static final Path HARNESS_JSON = OUTPUT.resolve("redlock-harness.json");
+
     private static final String NODE_TIMEOUT = "1s";
+
     private static final List<Implementation> REDLOCKS = List.of(Implementation.OURS_REDLOCK,
             Implementation.REDISSON_REDLOCK);
 
@@ -56,17 +61,19 @@ class RedlockSmokeTest {
             try (RedisNodes nodes = RedisNodes.start(Implementation.REDLOCK_NODES);
                     LockAdapter adapter = implementation.open(nodes.target(RedisTarget.DEFAULT_WAIT))) {
                 String key = "smoke:" + implementation.name();
-                // Ours trusts a node once it has checked it, which happens just after connecting.
+                // Ours trusts a node once it has checked it, which happens just after
+                // connecting.
                 FirstUse.cycle(adapter, "smoke:prime");
                 AtomicReference<List<Long>> whileHeld = new AtomicReference<>();
 
                 adapter.runLocked(key, () -> whileHeld.set(lockKeysPerNode(nodes)));
 
                 assertThat(whileHeld.get()).as(implementation + ": lock keys per node while held")
-                        .hasSize(Implementation.REDLOCK_NODES)
-                        .filteredOn(count -> count == 1).hasSizeGreaterThanOrEqualTo(3);
+                    .hasSize(Implementation.REDLOCK_NODES)
+                    .filteredOn(count -> count == 1)
+                    .hasSizeGreaterThanOrEqualTo(3);
                 assertThat(lockKeysPerNode(nodes)).as(implementation + ": lock keys per node after release")
-                        .containsOnly(0L);
+                    .containsOnly(0L);
             }
         }
     }
@@ -77,27 +84,26 @@ class RedlockSmokeTest {
         Collection<RunResult> results = JmhMain.run(Arguments.parse("--forks=0", "--warmup-iterations=0",
                 "--iterations=1", "--iteration-time=200ms", "--methods=throughput1|throughput8|latency1",
                 "--implementations=OURS_SERVICE,OURS_REDLOCK,REDISSON_REDLOCK,REDLOCK_FLOOR",
-                "--redlock-node-timeout=" + NODE_TIMEOUT,
-                "--output=" + JMH_JSON));
+                "--redlock-node-timeout=" + NODE_TIMEOUT, "--output=" + JMH_JSON));
 
         assertThat(results).hasSize(4 * 3);
-        assertThat(results).allSatisfy(result ->
-                assertThat(result.getPrimaryResult().getSampleCount()).as(result.getParams().getBenchmark() + " "
-                        + result.getParams().getParam("implementation")).isPositive());
+        assertThat(results).allSatisfy(result -> assertThat(result.getPrimaryResult().getSampleCount())
+            .as(result.getParams().getBenchmark() + " " + result.getParams().getParam("implementation"))
+            .isPositive());
     }
 
     @Test
     @Order(3)
     void contendedAndPausedNodeScenariosRunWithoutViolationsOrFailedCycles() throws Exception {
-        HarnessResults results = HarnessMain.run(HarnessSettings.from(Arguments.parse("--profile=smoke",
-                "--implementations=OURS_REDLOCK,REDISSON_REDLOCK", "--scenarios=contended,pause",
-                "--redlock-node-timeout=" + NODE_TIMEOUT)));
+        HarnessResults results = HarnessMain.run(HarnessSettings
+            .from(Arguments.parse("--profile=smoke", "--implementations=OURS_REDLOCK,REDISSON_REDLOCK",
+                    "--scenarios=contended,pause", "--redlock-node-timeout=" + NODE_TIMEOUT)));
         Json.write(HARNESS_JSON, results);
 
         assertThat(results.problems()).as("violations, failed cycles, adapter errors and failures").isEmpty();
         assertThat(results.contended()).extracting(r -> r.implementation() + "/" + r.mode())
-                .containsExactlyInAnyOrder("OURS_REDLOCK/isolated", "OURS_REDLOCK/shared",
-                        "REDISSON_REDLOCK/isolated", "REDISSON_REDLOCK/shared");
+            .containsExactlyInAnyOrder("OURS_REDLOCK/isolated", "OURS_REDLOCK/shared", "REDISSON_REDLOCK/isolated",
+                    "REDISSON_REDLOCK/shared");
         assertThat(results.contended()).allSatisfy(result -> {
             assertThat(result.acquisitions()).as(result.implementation() + " " + result.mode()).isPositive();
             assertThat(result.violations()).as(result.implementation() + " " + result.mode()).isZero();
@@ -115,7 +121,8 @@ class RedlockSmokeTest {
     @Test
     @Order(4)
     void aRedlockOnlyReportReplacesTheRedlockPartOfAPageAndKeepsEveryOtherLine() throws Exception {
-        // The published page as the full suite last wrote it, copied so that docs/ is never touched.
+        // The published page as the full suite last wrote it, copied so that docs/ is
+        // never touched.
         Path page = OUTPUT.resolve("benchmarks.md");
         Path published = Path.of("..", "docs", "benchmarks.md");
         Files.copy(published, page, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
@@ -130,16 +137,20 @@ class RedlockSmokeTest {
         assertThat(once).contains("## 6. Redlock over 5 nodes", "| Redlock, 5 nodes: uncontended 1-thread p50",
                 "| Redlock, 5 nodes: one node of 5 paused", "Short settings", "(smoke test)");
         assertThat(OUTPUT.resolve("benchmarks-redlock.png")).isNotEmptyFile();
-        // The published page may already have a Redlock part (the full suite writes one): compare
+        // The published page may already have a Redlock part (the full suite writes one):
+        // compare
         // both pages without it.
         assertThat(withoutRedlockPart(once.lines().toList())).as("every line but the Redlock part")
-                .isEqualTo(withoutRedlockPart(before));
+            .isEqualTo(withoutRedlockPart(before));
         assertThat(twice.replaceAll("Regenerated on its own at [^,]+,", ""))
-                .as("a second run replaces the part instead of adding another")
-                .isEqualTo(once.replaceAll("Regenerated on its own at [^,]+,", ""));
+            .as("a second run replaces the part instead of adding another")
+            .isEqualTo(once.replaceAll("Regenerated on its own at [^,]+,", ""));
     }
 
-    /** {@code page} without its Redlock section (and the blank line after it) and Redlock target rows. */
+    /**
+     * {@code page} without its Redlock section (and the blank line after it) and Redlock
+     * target rows.
+     */
     private static List<String> withoutRedlockPart(List<String> page) {
         List<String> kept = new ArrayList<>(page);
         int begin = -1;
@@ -155,7 +166,10 @@ class RedlockSmokeTest {
         return kept;
     }
 
-    /** On each node, whether a key of a Redlock implementation exists (ours: lock:..., Redisson: redisson:...). */
+    /**
+     * On each node, whether a key of a Redlock implementation exists (ours: lock:...,
+     * Redisson: redisson:...).
+     */
     private static List<Long> lockKeysPerNode(RedisNodes nodes) {
         List<Long> counts = new ArrayList<>();
         for (RedisTestServer server : nodes.servers()) {
@@ -164,4 +178,5 @@ class RedlockSmokeTest {
         }
         return counts;
     }
+
 }

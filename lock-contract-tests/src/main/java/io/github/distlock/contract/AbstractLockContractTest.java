@@ -25,7 +25,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
-import java.util.stream.Collectors;
 
 import org.junit.jupiter.api.AfterAll;
 import org.slf4j.LoggerFactory;
@@ -55,10 +54,12 @@ import io.github.distlock.testsupport.RedisCommandMatcher;
 import io.github.distlock.testsupport.RedisFaultProxy;
 
 /**
- * What {@link LockService}, {@link LockHandle} and {@link DistributedLock} promise, for every lock backend: the
- * contract, after ShedLock's {@code AbstractLockProviderIntegrationTest}. A concrete subclass supplies only the setup:
- * the Redis to start ({@link #startRedis()}), its {@link Capability capabilities}, and optionally how an application
- * connects to it ({@link #applicationProperties()}, {@link #applicationSources()}: another connection factory, say).
+ * What {@link LockService}, {@link LockHandle} and {@link DistributedLock} promise, for
+ * every lock backend: the contract, after ShedLock's
+ * {@code AbstractLockProviderIntegrationTest}. A concrete subclass supplies only the
+ * setup: the Redis to start ({@link #startRedis()}), its {@link Capability capabilities},
+ * and optionally how an application connects to it ({@link #applicationProperties()},
+ * {@link #applicationSources()}: another connection factory, say).
  *
  * <pre>{@code
  * class StandaloneLettuceLockContractTest extends AbstractLockContractTest {
@@ -67,41 +68,59 @@ import io.github.distlock.testsupport.RedisFaultProxy;
  * }
  * }</pre>
  *
- * <p>Each class starts its Redis and two application instances ({@link ContractApplication}) once; every test uses
- * lock names of its own, and Redis is emptied before each. Tests go through the public API only and read Redis
- * through a side door ({@link ContractRedis}, {@link LockKeyspace}) to check what is left behind. A test of a
- * capability the backend does not declare is skipped. "Eventually" is Awaitility with a generous bound
+ * <p>
+ * Each class starts its Redis and two application instances ({@link ContractApplication})
+ * once; every test uses lock names of its own, and Redis is emptied before each. Tests go
+ * through the public API only and read Redis through a side door ({@link ContractRedis},
+ * {@link LockKeyspace}) to check what is left behind. A test of a capability the backend
+ * does not declare is skipped. "Eventually" is Awaitility with a generous bound
  * ({@link #PATIENCE}); nothing asserts an upper bound on time.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 public abstract class AbstractLockContractTest {
 
-    /** The most any "eventually" may take before a test fails: a hang guard on a busy machine, not a timing claim. */
+    /**
+     * The most any "eventually" may take before a test fails: a hang guard on a busy
+     * machine, not a timing claim.
+     */
     protected static final Duration PATIENCE = Duration.ofSeconds(20);
 
     private static final Duration TTL = Duration.ofSeconds(30);
+
     private static final Duration LONG_WAIT = Duration.ofSeconds(30);
 
     private ContractStore store;
+
     private ContractApplication first;
+
     private ContractApplication second;
+
     private ContractApplication proxied;
+
     private RedisFaultProxy proxy;
+
     private ExecutorService threads;
+
     private final AtomicInteger names = new AtomicInteger();
+
     private String testName;
 
     /**
-     * Starts the store the backend keeps its locks in; called once per class, closed after its last test. By default
-     * the Redis of {@link #startRedis()}, with the layout of {@link #keyspace()}.
+     * Starts the store the backend keeps its locks in; called once per class, closed
+     * after its last test. By default the Redis of {@link #startRedis()}, with the layout
+     * of {@link #keyspace()}.
      */
     protected ContractStore startStore() {
         return new RedisContractStore(startRedis(), keyspace());
     }
 
-    /** Starts the Redis the backend runs on, for a Redis backend; called by {@link #startStore()}. */
+    /**
+     * Starts the Redis the backend runs on, for a Redis backend; called by
+     * {@link #startStore()}.
+     */
     protected ContractRedis startRedis() {
-        throw new UnsupportedOperationException(getClass().getSimpleName() + " overrides neither startStore nor startRedis");
+        throw new UnsupportedOperationException(
+                getClass().getSimpleName() + " overrides neither startStore nor startRedis");
     }
 
     /** The optional abilities this backend has; tests of the others are skipped. */
@@ -120,12 +139,16 @@ public abstract class AbstractLockContractTest {
         return List.of();
     }
 
-    /** Configuration classes every application instance gets, e.g. one declaring another connection factory. */
+    /**
+     * Configuration classes every application instance gets, e.g. one declaring another
+     * connection factory.
+     */
     protected Class<?>[] applicationSources() {
         return new Class<?>[0];
     }
 
-    // ------------------------------------------------------------------------------------------ lifecycle
+    // ------------------------------------------------------------------------------------------
+    // lifecycle
 
     @BeforeAll
     void startRedisAndTwoInstances() {
@@ -142,16 +165,19 @@ public abstract class AbstractLockContractTest {
     }
 
     /**
-     * Connects {@code instance}, caches every lock script in Redis and starts its release subscription, so that a
-     * test's first short lease is not spent on a cold start (a lease over before the call returns is given back).
+     * Connects {@code instance}, caches every lock script in Redis and starts its release
+     * subscription, so that a test's first short lease is not spent on a cold start (a
+     * lease over before the call returns is given back).
      */
     private static void warmUp(ContractApplication instance, ContractApplication other, boolean fencing) {
         String name = "warm-up";
         LockRequest request = LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO);
-        // The first call opens the connection, which on a loaded machine took longer than the operation timeout.
+        // The first call opens the connection, which on a loaded machine took longer than
+        // the operation timeout.
         for (ContractApplication connecting : List.of(instance, other)) {
-            await().atMost(PATIENCE).ignoreExceptions().until(() -> connecting.lockService().tryLock(request)
-                    .map(LockHandle::release).orElse(false));
+            await().atMost(PATIENCE)
+                .ignoreExceptions()
+                .until(() -> connecting.lockService().tryLock(request).map(LockHandle::release).orElse(false));
         }
         LockHandle held = instance.lockService().lock(fencing ? request.withFencingToken() : request);
         other.lockService().tryLock(name, TTL, Duration.ofMillis(100)).ifPresent(LockHandle::release);
@@ -191,7 +217,8 @@ public abstract class AbstractLockContractTest {
         }
     }
 
-    // ------------------------------------------------------------------------------------------ exclusion
+    // ------------------------------------------------------------------------------------------
+    // exclusion
 
     @Test
     void twoInstancesContendingFromManyThreadsNeverOverlapAndEveryCallCompletes() throws Exception {
@@ -253,8 +280,8 @@ public abstract class AbstractLockContractTest {
         assertThat(timeout).isInstanceOf(LockTimeoutException.class);
         assertThat(((LockTimeoutException) timeout).getKey()).isEqualTo(name);
         AtomicBoolean ran = new AtomicBoolean();
-        Throwable notRun = catchThrowable(() -> second.lockService().callLocked(name, TTL, Duration.ZERO,
-                () -> ran.getAndSet(true)));
+        Throwable notRun = catchThrowable(
+                () -> second.lockService().callLocked(name, TTL, Duration.ZERO, () -> ran.getAndSet(true)));
         assertThat(notRun).isInstanceOf(LockTimeoutException.class);
         assertThat(ran).as("callLocked ran the action without the lock").isFalse();
         assertThat(held.key()).isEqualTo(name);
@@ -296,13 +323,14 @@ public abstract class AbstractLockContractTest {
         assertThat(leftovers(name)).isEmpty();
     }
 
-    // ------------------------------------------------------------------------------------------ release and expiry
+    // ------------------------------------------------------------------------------------------
+    // release and expiry
 
     @Test
     void aReleaseAfterTheLeaseRanOutNeverDeletesTheNextOwnersLock() {
         String name = name();
-        LockHandle ours = first.lockService().lock(LockRequest.of(name).withTtl(Duration.ofMillis(500))
-                .withWaitTime(Duration.ZERO).withWatchdog(false));
+        LockHandle ours = first.lockService()
+            .lock(LockRequest.of(name).withTtl(Duration.ofMillis(500)).withWaitTime(Duration.ZERO).withWatchdog(false));
 
         LockHandle theirs = await().atMost(PATIENCE).until(() -> tryNow(second, name).orElse(null), Objects::nonNull);
 
@@ -329,14 +357,15 @@ public abstract class AbstractLockContractTest {
         assertThat(leftovers(name)).isEmpty();
     }
 
-    // ------------------------------------------------------------------------------------------ watchdog
+    // ------------------------------------------------------------------------------------------
+    // watchdog
 
     @Test
     void theWatchdogKeepsALeaseAlivePastSeveralTtls() {
         String name = name();
         Duration ttl = Duration.ofMillis(600);
-        LockHandle held = first.lockService().lock(LockRequest.of(name).withTtl(ttl).withWaitTime(Duration.ZERO)
-                .withWatchdog(true));
+        LockHandle held = first.lockService()
+            .lock(LockRequest.of(name).withTtl(ttl).withWaitTime(Duration.ZERO).withWatchdog(true));
 
         await().during(ttl.multipliedBy(4)).atMost(PATIENCE).until(() -> held.isHeld() && lockKeyExists(name));
 
@@ -350,21 +379,22 @@ public abstract class AbstractLockContractTest {
     void theWatchdogNeverRecreatesAReleasedLock() {
         String name = name();
         Duration ttl = Duration.ofMillis(500);
-        LockHandle held = first.lockService().lock(LockRequest.of(name).withTtl(ttl).withWaitTime(Duration.ZERO)
-                .withWatchdog(true));
+        LockHandle held = first.lockService()
+            .lock(LockRequest.of(name).withTtl(ttl).withWaitTime(Duration.ZERO).withWatchdog(true));
         assertThat(held.release()).isTrue();
 
         await().during(ttl.multipliedBy(3)).atMost(PATIENCE).until(() -> leftovers(name).isEmpty());
         assertThat(held.isLost()).as("a released lease is not lost").isFalse();
     }
 
-    // ------------------------------------------------------------------------------------------ lost leases
+    // ------------------------------------------------------------------------------------------
+    // lost leases
 
     @Test
     void aLeaseDeletedBehindItsHoldersBackIsReportedToTheHandleItsListenersAndTheApplication() {
         String name = name();
-        LockHandle held = first.lockService().lock(LockRequest.of(name).withTtl(Duration.ofMillis(900))
-                .withWaitTime(Duration.ZERO).withWatchdog(true));
+        LockHandle held = first.lockService()
+            .lock(LockRequest.of(name).withTtl(Duration.ofMillis(900)).withWaitTime(Duration.ZERO).withWatchdog(true));
         long token = has(Capability.FENCING) ? held.fencingToken() : 0;
         List<LockHandle> told = new CopyOnWriteArrayList<>();
         held.onLost(told::add);
@@ -380,7 +410,7 @@ public abstract class AbstractLockContractTest {
         assertThat(event.getReason()).isNotBlank();
         if (has(Capability.FENCING)) {
             assertThat(event.getFencingToken()).as("the lost holder's token, for the resource to fence off")
-                    .hasValue(token);
+                .hasValue(token);
         }
         assertThat(lostIn(second, name)).as("only the holder's application hears of it").isEmpty();
         List<LockHandle> late = new ArrayList<>();
@@ -440,12 +470,14 @@ public abstract class AbstractLockContractTest {
         assertThat(interrupted).as("the method's blocking call was interrupted").isTrue();
         assertThat(thrown).isInstanceOf(LockLostException.class);
         assertThat(Thread.currentThread().isInterrupted()).as("no interrupt left for the caller's thread").isFalse();
-        // The event is published after the interrupt, on the watchdog's listener thread: it may come a moment after
+        // The event is published after the interrupt, on the watchdog's listener thread:
+        // it may come a moment after
         // the method returned.
         await().atMost(PATIENCE).until(() -> lostIn(first, name).isPresent());
     }
 
-    // ------------------------------------------------------------------------------------------ fencing
+    // ------------------------------------------------------------------------------------------
+    // fencing
 
     @Test
     void fencingTokensStrictlyIncreaseAcrossHoldersAndInstances() {
@@ -455,7 +487,8 @@ public abstract class AbstractLockContractTest {
         for (int i = 0; i < 6; i++) {
             ContractApplication instance = i % 2 == 0 ? first : second;
             LockRequest request = LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO);
-            // Drawn with the lock, or on the first fencingToken() call: the order is the same.
+            // Drawn with the lock, or on the first fencingToken() call: the order is the
+            // same.
             request = i % 3 == 0 ? request.withFencingToken() : request;
             try (LockHandle held = instance.lockService().lock(request)) {
                 long token = held.fencingToken();
@@ -473,7 +506,8 @@ public abstract class AbstractLockContractTest {
         assumeFalse(has(Capability.FENCING), () -> getClass().getSimpleName() + " issues fencing tokens");
         String name = name();
         assertThatThrownBy(() -> first.lockService().tryLock(LockRequest.of(name).withTtl(TTL).withFencingToken()))
-                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("FencingLockBackend");
+            .isInstanceOf(UnsupportedOperationException.class)
+            .hasMessageContaining("FencingLockBackend");
         assertThat(lockKeyExists(name)).as("nothing was sent").isFalse();
         try (LockHandle held = first.lockService().lock(name, TTL, Duration.ZERO)) {
             assertThatThrownBy(held::fencingToken).isInstanceOf(UnsupportedOperationException.class);
@@ -487,8 +521,8 @@ public abstract class AbstractLockContractTest {
         requires(Capability.FENCING);
         String name = name();
         long before;
-        try (LockHandle held = first.lockService().lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO)
-                .withFencingToken())) {
+        try (LockHandle held = first.lockService()
+            .lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO).withFencingToken())) {
             before = held.fencingToken();
         }
         store.evictFencingCounter(name);
@@ -503,16 +537,16 @@ public abstract class AbstractLockContractTest {
         requires(Capability.FENCING);
         String name = name();
         long previous;
-        try (LockHandle earlier = second.lockService().lock(LockRequest.of(name).withTtl(TTL)
-                .withWaitTime(Duration.ZERO).withFencingToken())) {
+        try (LockHandle earlier = second.lockService()
+            .lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO).withFencingToken())) {
             previous = earlier.fencingToken();
         }
-        LockHandle expired = first.lockService().lock(LockRequest.of(name).withTtl(Duration.ofMillis(500))
-                .withWaitTime(Duration.ZERO).withWatchdog(false));
+        LockHandle expired = first.lockService()
+            .lock(LockRequest.of(name).withTtl(Duration.ofMillis(500)).withWaitTime(Duration.ZERO).withWatchdog(false));
         LockHandle next = await().atMost(PATIENCE).until(() -> tryNow(second, name).orElse(null), Objects::nonNull);
 
         assertThat(catchThrowable(expired::fencingToken)).as("no token for a lock that is no longer ours")
-                .isInstanceOf(LockLostException.class);
+            .isInstanceOf(LockLostException.class);
         assertThat(expired.issuedFencingToken()).isEmpty();
         assertThat(next.fencingToken()).as("the next holder's token").isGreaterThan(previous);
         assertThat(next.release()).isTrue();
@@ -520,10 +554,11 @@ public abstract class AbstractLockContractTest {
         LockHandle released = first.lockService().lock(name, TTL, Duration.ZERO);
         assertThat(released.release()).isTrue();
         assertThat(catchThrowable(released::fencingToken)).as("no token after release")
-                .isInstanceOf(IllegalStateException.class);
+            .isInstanceOf(IllegalStateException.class);
     }
 
-    // ------------------------------------------------------------------------------------------ waiting and hand-over
+    // ------------------------------------------------------------------------------------------
+    // waiting and hand-over
 
     @Test
     void aWaiterGetsTheLockOnceTheHolderReleasesIt() {
@@ -538,7 +573,8 @@ public abstract class AbstractLockContractTest {
         LockHandle handedOver = get(waiter);
         assertThat(handedOver.isHeld()).isTrue();
         if (has(Capability.FENCING) && has(Capability.WAIT_QUEUE)) {
-            // A hand-over draws the token with it; a backend that polls draws it on demand.
+            // A hand-over draws the token with it; a backend that polls draws it on
+            // demand.
             assertThat(handedOver.issuedFencingToken()).as("a lock handed over comes with its token").isPresent();
         }
         assertThat(tryNow(first, name)).as("the waiter holds it now").isEmpty();
@@ -603,8 +639,8 @@ public abstract class AbstractLockContractTest {
     @Test
     void aWaiterGetsALockWhoseKeyWasDeletedWithoutARelease() {
         String name = name();
-        LockHandle holder = first.lockService().lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO)
-                .withWatchdog(false));
+        LockHandle holder = first.lockService()
+            .lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO).withWatchdog(false));
         Future<LockHandle> waiter = threads.submit(() -> second.lockService().lock(name, TTL, LONG_WAIT));
         awaitWaiting(name, 1, waiter);
 
@@ -621,8 +657,11 @@ public abstract class AbstractLockContractTest {
     @Test
     void aWaiterGetsALockWhoseHoldersLeaseRanOut() {
         String name = name();
-        LockHandle holder = first.lockService().lock(LockRequest.of(name).withTtl(Duration.ofMillis(1500))
-                .withWaitTime(Duration.ZERO).withWatchdog(false));
+        LockHandle holder = first.lockService()
+            .lock(LockRequest.of(name)
+                .withTtl(Duration.ofMillis(1500))
+                .withWaitTime(Duration.ZERO)
+                .withWatchdog(false));
         Future<LockHandle> waiter = threads.submit(() -> second.lockService().lock(name, TTL, LONG_WAIT));
         awaitWaiting(name, 1, waiter);
 
@@ -640,8 +679,8 @@ public abstract class AbstractLockContractTest {
         String name = name();
         Duration waiterTtl = Duration.ofSeconds(3);
         LockHandle holder = first.lockService().lock(name, Duration.ofMinutes(10), Duration.ZERO);
-        Future<LockHandle> waiter = threads.submit(() -> second.lockService().lock(LockRequest.of(name)
-                .withTtl(waiterTtl).withWaitTime(LONG_WAIT).withWatchdog(false)));
+        Future<LockHandle> waiter = threads.submit(() -> second.lockService()
+            .lock(LockRequest.of(name).withTtl(waiterTtl).withWaitTime(LONG_WAIT).withWatchdog(false)));
         awaitWaiting(name, 1, waiter);
 
         assertThat(holder.release()).isTrue();
@@ -665,16 +704,17 @@ public abstract class AbstractLockContractTest {
     }
 
     /**
-     * A release and the waiter's deadline race: whatever wins, the waiter either holds the lock (a hand-over in the
-     * last moment counts) or it is free again, never left with a token that nobody owns until its lease runs out.
+     * A release and the waiter's deadline race: whatever wins, the waiter either holds
+     * the lock (a hand-over in the last moment counts) or it is free again, never left
+     * with a token that nobody owns until its lease runs out.
      */
     @Test
     void aWaiterWhoseWaitRunsOutAsTheLockIsHandedToItEitherHoldsItOrLeavesItFree() {
         String name = name();
         for (int round = 0; round < 12; round++) {
             LockHandle holder = first.lockService().lock(name, TTL, Duration.ZERO);
-            Future<Optional<LockHandle>> waiter = threads.submit(() -> second.lockService().tryLock(name, TTL,
-                    Duration.ofMillis(200)));
+            Future<Optional<LockHandle>> waiter = threads
+                .submit(() -> second.lockService().tryLock(name, TTL, Duration.ofMillis(200)));
             // Release around the waiter's deadline: a little before, at or after it.
             parkMillis(150 + 10 * round);
             holder.release();
@@ -685,7 +725,10 @@ public abstract class AbstractLockContractTest {
         }
     }
 
-    /** The same race with an interrupt instead of a deadline: an interrupted waiter passes a hand-over on. */
+    /**
+     * The same race with an interrupt instead of a deadline: an interrupted waiter passes
+     * a hand-over on.
+     */
     @Test
     void aWaiterInterruptedAsTheLockIsHandedToItEitherHoldsItOrLeavesItFree() {
         String name = name();
@@ -721,7 +764,8 @@ public abstract class AbstractLockContractTest {
             assertThat(outcome.get().isHeld()).as(round).isTrue();
             assertThat(outcome.get().release()).as(round).isTrue();
         }
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(leftovers(name))
+        await().atMost(PATIENCE)
+            .untilAsserted(() -> assertThat(leftovers(name))
                 .as("%s: %s, and afterwards nothing may stay held", round, outcome.isPresent() ? "held" : "not held")
                 .isEmpty());
     }
@@ -730,7 +774,8 @@ public abstract class AbstractLockContractTest {
         java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(millis));
     }
 
-    // ------------------------------------------------------------------------------------------ reentrancy
+    // ------------------------------------------------------------------------------------------
+    // reentrancy
 
     @Test
     void nestedAnnotatedCallsOnTheSameKeyJoinTheOuterLockAndOnlyTheOutermostReleases() {
@@ -738,7 +783,8 @@ public abstract class AbstractLockContractTest {
         GuardedWork work = first.guardedWork();
 
         String result = work.run(name, () -> {
-            // waitTime 0s: were the inner call not joining, it would time out on its own outer lock.
+            // waitTime 0s: were the inner call not joining, it would time out on its own
+            // outer lock.
             String inner = work.tryRun(name, () -> {
                 assertThat(tryNow(second, name)).isEmpty();
                 return "inner";
@@ -792,7 +838,7 @@ public abstract class AbstractLockContractTest {
         Throwable thrown = catchThrowable(() -> first.guardedWork().tryRun(name, () -> invoked.getAndSet(true)));
 
         assertThat(thrown).as("a handle belongs to whoever holds it, not to the thread")
-                .isInstanceOf(LockTimeoutException.class);
+            .isInstanceOf(LockTimeoutException.class);
         assertThat(invoked).isFalse();
         assertThat(held.isHeld()).isTrue();
         assertThat(held.release()).isTrue();
@@ -816,14 +862,15 @@ public abstract class AbstractLockContractTest {
         caller.get().interrupt();
 
         assertThat(get(call)).isInstanceOf(LockAcquisitionException.class)
-                .hasCauseInstanceOf(InterruptedException.class);
+            .hasCauseInstanceOf(InterruptedException.class);
         assertThat(flagKept).isTrue();
         assertThat(invoked).isFalse();
         assertThat(holder.release()).isTrue();
         assertThat(leftovers(name)).isEmpty();
     }
 
-    // ------------------------------------------------------------------------------------------ returning later
+    // ------------------------------------------------------------------------------------------
+    // returning later
 
     @Test
     void anAnnotatedMethodReturningAFutureHoldsTheLockUntilTheFutureCompletes() {
@@ -853,7 +900,8 @@ public abstract class AbstractLockContractTest {
         assertThat(thrown).isInstanceOf(AssertionError.class).hasCauseInstanceOf(LockLostException.class);
     }
 
-    // ------------------------------------------------------------------------------------------ several keys
+    // ------------------------------------------------------------------------------------------
+    // several keys
 
     @Test
     void severalKeysAreAllHeldWhileTheMethodRunsAndAllReleasedAfter() {
@@ -944,7 +992,8 @@ public abstract class AbstractLockContractTest {
         assertThat(leftovers(b)).isEmpty();
     }
 
-    // ------------------------------------------------------------------------------------------ interrupts
+    // ------------------------------------------------------------------------------------------
+    // interrupts
 
     @Test
     void anInterruptBeforeTheCallFailsTheAcquisitionKeepsTheFlagAndLeavesNothingInRedis() {
@@ -959,10 +1008,10 @@ public abstract class AbstractLockContractTest {
         boolean annotationKeptTheFlag = Thread.interrupted();
 
         assertThat(viaService).isInstanceOf(LockAcquisitionException.class)
-                .hasCauseInstanceOf(InterruptedException.class);
+            .hasCauseInstanceOf(InterruptedException.class);
         assertThat(serviceKeptTheFlag).isTrue();
         assertThat(viaAnnotation).isInstanceOf(LockAcquisitionException.class)
-                .hasCauseInstanceOf(InterruptedException.class);
+            .hasCauseInstanceOf(InterruptedException.class);
         assertThat(annotationKeptTheFlag).isTrue();
         assertThat(invoked).as("the method ran").isFalse();
         assertThat(leftovers(name)).isEmpty();
@@ -985,7 +1034,7 @@ public abstract class AbstractLockContractTest {
         waiterThread.get().interrupt();
 
         assertThat(get(waiter)).isInstanceOf(LockAcquisitionException.class)
-                .hasCauseInstanceOf(InterruptedException.class);
+            .hasCauseInstanceOf(InterruptedException.class);
         assertThat(flagKept).isTrue();
         assertThat(holder.isHeld()).isTrue();
         assertThat(holder.release()).isTrue();
@@ -1008,7 +1057,8 @@ public abstract class AbstractLockContractTest {
         assertThat(leftovers(name)).isEmpty();
     }
 
-    // ------------------------------------------------------------------------------------------ faults
+    // ------------------------------------------------------------------------------------------
+    // faults
 
     @Test
     void anAcquireWhoseReplyWasLostEndsHeldOrLeavesNothingBehind() {
@@ -1016,16 +1066,17 @@ public abstract class AbstractLockContractTest {
         String name = name();
         LockService service = proxiedInstance().lockService();
         FaultRule lostReply = proxy.onNext(RedisCommandMatcher.named("SET").withArgument(1, keyspace().lockKey(name)))
-                .dropReplyAndClose();
+            .dropReplyAndClose();
 
         Optional<LockHandle> acquired;
         try {
             acquired = service.tryLock(name, TTL, Duration.ZERO);
         }
         catch (LockBackendException ex) {
-            assertThat(capabilities()).as("a client that re-sends the SET acquires").doesNotContain(
-                    Capability.CLIENT_RESENDS);
-            // The SET ran, but this client did not re-send it: the call failed, and its undo frees the key.
+            assertThat(capabilities()).as("a client that re-sends the SET acquires")
+                .doesNotContain(Capability.CLIENT_RESENDS);
+            // The SET ran, but this client did not re-send it: the call failed, and its
+            // undo frees the key.
             await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(leftovers(name)).isEmpty());
             tryNow(second, name).orElseThrow().release();
             return;
@@ -1065,8 +1116,10 @@ public abstract class AbstractLockContractTest {
         Throwable thrown = catchThrowable(() -> service.tryLock(name, TTL, Duration.ZERO));
 
         assertThat(thrown).isInstanceOf(LockBackendException.class);
-        // Counted by Redis rather than seen in the key: the undo starts at once in the background, and
-        // on a pooled driver (Jedis) it goes out on a healthy connection and may already have run.
+        // Counted by Redis rather than seen in the key: the undo starts at once in the
+        // background, and
+        // on a pooled driver (Jedis) it goes out on a healthy connection and may already
+        // have run.
         assertThat(redisStore().setCalls(name)).as("Redis ran the SET").isGreaterThan(setsBefore);
         proxy.heal();
         await().atMost(PATIENCE).until(() -> leftovers(name).isEmpty());
@@ -1078,8 +1131,8 @@ public abstract class AbstractLockContractTest {
         requires(Capability.FAULT_PROXY);
         String name = name();
         ContractApplication instance = proxiedInstance();
-        LockHandle held = instance.lockService().lock(LockRequest.of(name).withTtl(Duration.ofMillis(1500))
-                .withWaitTime(Duration.ZERO).withWatchdog(true));
+        LockHandle held = instance.lockService()
+            .lock(LockRequest.of(name).withTtl(Duration.ofMillis(1500)).withWaitTime(Duration.ZERO).withWatchdog(true));
         proxy.blackhole();
 
         LockHandle next = await().atMost(PATIENCE).until(() -> tryNow(second, name).orElse(null), Objects::nonNull);
@@ -1101,8 +1154,8 @@ public abstract class AbstractLockContractTest {
         proxy.blackhole();
 
         Throwable viaService = catchThrowable(() -> instance.lockService().tryLock(name, TTL, Duration.ZERO));
-        Throwable viaAnnotation = catchThrowable(() -> instance.guardedWork().tryRun(name,
-                () -> invoked.getAndSet(true)));
+        Throwable viaAnnotation = catchThrowable(
+                () -> instance.guardedWork().tryRun(name, () -> invoked.getAndSet(true)));
 
         assertThat(viaService).isInstanceOf(LockBackendException.class);
         assertThat(viaAnnotation).isInstanceOf(LockBackendException.class);
@@ -1111,9 +1164,13 @@ public abstract class AbstractLockContractTest {
         await().atMost(PATIENCE).until(() -> leftovers(name).isEmpty());
     }
 
-    // ------------------------------------------------------------------------------------------ shutdown
+    // ------------------------------------------------------------------------------------------
+    // shutdown
 
-    /** "Print nothing noisy": a WARN at shutdown is one an operator learns to ignore, with the real ones. */
+    /**
+     * "Print nothing noisy": a WARN at shutdown is one an operator learns to ignore, with
+     * the real ones.
+     */
     @Test
     protected void anApplicationThatUsedLocksShutsDownWithoutWarnings() {
         List<String> warnings = warningsWhile(() -> {
@@ -1125,7 +1182,10 @@ public abstract class AbstractLockContractTest {
         assertThat(warnings).isEmpty();
     }
 
-    /** A deployment that is rolled back at once, or a test's context: closed while the lock still connects. */
+    /**
+     * A deployment that is rolled back at once, or a test's context: closed while the
+     * lock still connects.
+     */
     @Test
     protected void anApplicationClosedRightAfterItStartedShutsDownWithoutWarnings() {
         List<String> warnings = warningsWhile(() -> {
@@ -1137,7 +1197,10 @@ public abstract class AbstractLockContractTest {
         assertThat(warnings).isEmpty();
     }
 
-    /** The WARN and ERROR lines any logger writes while {@code action} runs, as "logger: message". */
+    /**
+     * The WARN and ERROR lines any logger writes while {@code action} runs, as "logger:
+     * message".
+     */
     private static List<String> warningsWhile(Runnable action) {
         ListAppender<ILoggingEvent> events = new ListAppender<>();
         events.start();
@@ -1149,11 +1212,14 @@ public abstract class AbstractLockContractTest {
         finally {
             root.detachAppender(events);
         }
-        return events.list.stream().filter(event -> event.getLevel().isGreaterOrEqual(Level.WARN))
-                .map(event -> event.getLoggerName() + ": " + event.getFormattedMessage()).toList();
+        return events.list.stream()
+            .filter(event -> event.getLevel().isGreaterOrEqual(Level.WARN))
+            .map(event -> event.getLoggerName() + ": " + event.getFormattedMessage())
+            .toList();
     }
 
-    // ------------------------------------------------------------------------------------------ helpers
+    // ------------------------------------------------------------------------------------------
+    // helpers
 
     /** The first application instance, for a subclass's own tests of its topology. */
     protected final ContractApplication firstInstance() {
@@ -1170,7 +1236,10 @@ public abstract class AbstractLockContractTest {
         assumeTrue(has(capability), () -> getClass().getSimpleName() + " does not declare " + capability);
     }
 
-    /** Whether the backend declares {@code capability}, for a test that checks more where it can. */
+    /**
+     * Whether the backend declares {@code capability}, for a test that checks more where
+     * it can.
+     */
     protected final boolean has(Capability capability) {
         return capabilities().contains(capability);
     }
@@ -1185,7 +1254,10 @@ public abstract class AbstractLockContractTest {
         return redisStore().redis();
     }
 
-    /** The store as Redis, for the tests that need Redis itself: each requires {@link Capability#FAULT_PROXY}. */
+    /**
+     * The store as Redis, for the tests that need Redis itself: each requires
+     * {@link Capability#FAULT_PROXY}.
+     */
     private RedisContractStore redisStore() {
         if (store instanceof RedisContractStore redisStore) {
             return redisStore;
@@ -1202,19 +1274,23 @@ public abstract class AbstractLockContractTest {
         return ContractApplication.start(properties, sources.toArray(Class<?>[]::new));
     }
 
-    /** A third instance that reaches Redis through a fault proxy, started on first use, connected and warmed up. */
+    /**
+     * A third instance that reaches Redis through a fault proxy, started on first use,
+     * connected and warmed up.
+     */
     private ContractApplication proxiedInstance() {
         if (proxied == null) {
             proxy = redisStore().redis().startFaultProxy();
             proxied = startApplication(redisStore().redis().springPropertiesThrough(proxy),
                     "distributed-lock.operation-timeout=500ms");
         }
-        // Connected, and every script the faults could hit cached, so a fault hits the command it names.
+        // Connected, and every script the faults could hit cached, so a fault hits the
+        // command it names.
         String warmUp = name();
         await().atMost(PATIENCE).ignoreExceptions().until(() -> {
             LockRequest request = LockRequest.of(warmUp).withTtl(TTL).withWaitTime(Duration.ZERO);
-            try (LockHandle held = proxied.lockService().lock(has(Capability.FENCING) ? request.withFencingToken()
-                    : request)) {
+            try (LockHandle held = proxied.lockService()
+                .lock(has(Capability.FENCING) ? request.withFencingToken() : request)) {
                 return held.isHeld();
             }
         });
@@ -1229,7 +1305,10 @@ public abstract class AbstractLockContractTest {
         return instance.lostLeases().stream().filter(event -> event.getKey().equals(name)).findFirst();
     }
 
-    /** Returns once {@code waiter} is waiting: queued in Redis, or with no queue, still waiting a while later. */
+    /**
+     * Returns once {@code waiter} is waiting: queued in Redis, or with no queue, still
+     * waiting a while later.
+     */
     private void awaitWaiting(String name, int queued, Future<?> waiter) {
         if (has(Capability.WAIT_QUEUE)) {
             await().atMost(PATIENCE).until(() -> waiter.isDone() || queueLength(name) >= queued);
@@ -1256,7 +1335,10 @@ public abstract class AbstractLockContractTest {
         return store.queueLength(name);
     }
 
-    /** What lock {@code name} left in the store other than counters meant to outlive it: a lock, a queue entry. */
+    /**
+     * What lock {@code name} left in the store other than counters meant to outlive it: a
+     * lock, a queue entry.
+     */
     private Set<String> leftovers(String name) {
         return store.leftovers(name);
     }
@@ -1280,4 +1362,5 @@ public abstract class AbstractLockContractTest {
             throw new AssertionError("the call did not complete", ex);
         }
     }
+
 }

@@ -58,4 +58,5 @@ public final class ClusterRedis implements ContractRedis {
     public String toString() {
         return "cluster " + cluster;
     }
+
 }

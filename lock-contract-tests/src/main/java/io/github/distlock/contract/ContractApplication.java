@@ -20,9 +20,11 @@ import io.github.distlock.autoconfigure.DistributedLockAnnotationAutoConfigurati
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 
 /**
- * One instance of an application that uses the starter, started the way Spring Boot starts one: two of them are two
- * service instances with their own connections, subscriptions and watchdogs. The contract uses only what an
- * application sees: {@link LockService}, {@code @DistributedLock} ({@link GuardedWork}) and {@link LockLostEvent}s.
+ * One instance of an application that uses the starter, started the way Spring Boot
+ * starts one: two of them are two service instances with their own connections,
+ * subscriptions and watchdogs. The contract uses only what an application sees:
+ * {@link LockService}, {@code @DistributedLock} ({@link GuardedWork}) and
+ * {@link LockLostEvent}s.
  */
 public final class ContractApplication implements AutoCloseable {
 
@@ -34,24 +36,26 @@ public final class ContractApplication implements AutoCloseable {
 
     /**
      * Starts an instance.
-     *
-     * @param properties {@code name=value} pairs: the {@code spring.data.redis.*} of the backend and anything else
-     * @param sources more configuration classes, e.g. one that declares another {@code RedisConnectionFactory}
+     * @param properties {@code name=value} pairs: the {@code spring.data.redis.*} of the
+     * backend and anything else
+     * @param sources more configuration classes, e.g. one that declares another
+     * {@code RedisConnectionFactory}
      */
     public static ContractApplication start(List<String> properties, Class<?>... sources) {
         List<String> all = new ArrayList<>();
-        // Lock commands are bounded by distributed-lock.operation-timeout; the client's own timeout only keeps a
+        // Lock commands are bounded by distributed-lock.operation-timeout; the client's
+        // own timeout only keeps a
         // broken test from hanging for Lettuce's default minute.
         all.add("spring.data.redis.timeout=10s");
         all.addAll(properties);
         List<Class<?>> allSources = new ArrayList<>(List.of(Application.class));
         allSources.addAll(List.of(sources));
-        return new ContractApplication(new SpringApplicationBuilder(allSources.toArray(Class<?>[]::new))
-                .web(WebApplicationType.NONE)
-                .bannerMode(Banner.Mode.OFF)
-                .logStartupInfo(false)
-                .properties(all.toArray(String[]::new))
-                .run());
+        return new ContractApplication(
+                new SpringApplicationBuilder(allSources.toArray(Class<?>[]::new)).web(WebApplicationType.NONE)
+                    .bannerMode(Banner.Mode.OFF)
+                    .logStartupInfo(false)
+                    .properties(all.toArray(String[]::new))
+                    .run());
     }
 
     /** The lock service, as an application injects it. */
@@ -75,8 +79,9 @@ public final class ContractApplication implements AutoCloseable {
     }
 
     /**
-     * The application: the auto-configurations an application using the starter gets, and its beans. Boot's Redis
-     * auto-configuration, of Boot 4 or Boot 3, comes from {@link ImportBootRedisAutoConfiguration}.
+     * The application: the auto-configurations an application using the starter gets, and
+     * its beans. Boot's Redis auto-configuration, of Boot 4 or Boot 3, comes from
+     * {@link ImportBootRedisAutoConfiguration}.
      */
     @Configuration(proxyBeanMethods = false)
     @ImportBootRedisAutoConfiguration
@@ -93,9 +98,13 @@ public final class ContractApplication implements AutoCloseable {
         GuardedWork guardedWork() {
             return new GuardedWork();
         }
+
     }
 
-    /** Collects {@link LockLostEvent}s as an application does, with {@code @EventListener}. */
+    /**
+     * Collects {@link LockLostEvent}s as an application does, with
+     * {@code @EventListener}.
+     */
     public static class LostLeases {
 
         final List<LockLostEvent> events = new CopyOnWriteArrayList<>();
@@ -104,5 +113,7 @@ public final class ContractApplication implements AutoCloseable {
         public void onLockLost(LockLostEvent event) {
             events.add(event);
         }
+
     }
+
 }

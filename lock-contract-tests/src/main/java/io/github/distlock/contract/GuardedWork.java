@@ -6,9 +6,10 @@ import java.util.function.Supplier;
 import io.github.distlock.DistributedLock;
 
 /**
- * Service methods guarded by {@code @DistributedLock}, the way applications use the starter. Each runs the work it
- * is given, so a test decides what happens under the lock; a call from that work to another method of this bean goes
- * through the proxy, as a call from another bean would.
+ * Service methods guarded by {@code @DistributedLock}, the way applications use the
+ * starter. Each runs the work it is given, so a test decides what happens under the lock;
+ * a call from that work to another method of this bean goes through the proxy, as a call
+ * from another bean would.
  */
 public class GuardedWork {
 
@@ -24,7 +25,10 @@ public class GuardedWork {
         return work.get();
     }
 
-    /** A short lease that the watchdog renews, so that a loss is noticed within a fraction of a second. */
+    /**
+     * A short lease that the watchdog renews, so that a loss is noticed within a fraction
+     * of a second.
+     */
     @DistributedLock(key = "#key", ttl = "900ms", waitTime = "0s", watchdog = DistributedLock.Watchdog.ENABLED)
     public <T> T runWithShortLease(String key, Supplier<T> work) {
         return work.get();
@@ -36,14 +40,20 @@ public class GuardedWork {
         return work.get();
     }
 
-    /** Like {@link #runWithShortLease}, but a lost lease interrupts the thread running the method. */
+    /**
+     * Like {@link #runWithShortLease}, but a lost lease interrupts the thread running the
+     * method.
+     */
     @DistributedLock(key = "#key", ttl = "900ms", waitTime = "0s", watchdog = DistributedLock.Watchdog.ENABLED,
             onLeaseLost = DistributedLock.LeaseLostAction.INTERRUPT)
     public <T> T runInterruptedOnLoss(String key, Supplier<T> work) {
         return work.get();
     }
 
-    /** Holds the lock on {@code key} until the returned stage completes, not only until the method returns. */
+    /**
+     * Holds the lock on {@code key} until the returned stage completes, not only until
+     * the method returns.
+     */
     @DistributedLock(key = "#key", waitTime = "0s")
     public <T> CompletableFuture<T> runUntilDone(String key, Supplier<CompletableFuture<T>> work) {
         return work.get();
@@ -66,4 +76,5 @@ public class GuardedWork {
     public <T> T runOnBothPatiently(String first, String second, Supplier<T> work) {
         return work.get();
     }
+
 }

@@ -9,16 +9,19 @@ import java.lang.annotation.Target;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 
 /**
- * Imports Spring Boot's Redis auto-configuration of Boot 4 or Boot 3, whichever the class path has: the contract runs
- * on Boot 4.1 in the default build and on Boot 3.5 in the boot3 profile, and an annotation cannot name a class that
- * one of them lacks. The names are in
- * {@code META-INF/spring/io.github.distlock.contract.ImportBootRedisAutoConfiguration.imports}, each
- * {@code optional:}, so the missing one is skipped:
+ * Imports Spring Boot's Redis auto-configuration of Boot 4 or Boot 3, whichever the class
+ * path has: the contract runs on Boot 4.1 in the default build and on Boot 3.5 in the
+ * boot3 profile, and an annotation cannot name a class that one of them lacks. The names
+ * are in
+ * {@code META-INF/spring/io.github.distlock.contract.ImportBootRedisAutoConfiguration.imports},
+ * each {@code optional:}, so the missing one is skipped:
  *
  * <pre>{@code
- * @Configuration(proxyBeanMethods = false)
- * @ImportBootRedisAutoConfiguration
- * @ImportAutoConfiguration(DistributedLockAutoConfiguration.class)
+ * &#64;Configuration(proxyBeanMethods = false)
+
+ * &#64;ImportBootRedisAutoConfiguration
+ *
+&#64;ImportAutoConfiguration(DistributedLockAutoConfiguration.class)
  * static class Application { }
  * }</pre>
  */
@@ -27,4 +30,5 @@ import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 @Documented
 @ImportAutoConfiguration
 public @interface ImportBootRedisAutoConfiguration {
+
 }

@@ -15,14 +15,14 @@ import io.github.distlock.memory.InMemoryLockBackend;
 
 /**
  * The in-memory backend as a store: every application instance of the class gets the same
- * {@link InMemoryLockBackend} bean, as instances of an application share one Redis, and the side door is the
- * backend's own inspection.
+ * {@link InMemoryLockBackend} bean, as instances of an application share one Redis, and
+ * the side door is the backend's own inspection.
  */
 public final class InMemoryContractStore implements ContractStore {
 
     /**
-     * The store of the running contract class. Static, because the application instances are built from
-     * configuration classes; a test JVM runs one contract class at a time.
+     * The store of the running contract class. Static, because the application instances
+     * are built from configuration classes; a test JVM runs one contract class at a time.
      */
     private static volatile InMemoryLockBackend current;
 
@@ -81,7 +81,10 @@ public final class InMemoryContractStore implements ContractStore {
         return left;
     }
 
-    /** The backend keeps no counter for a free lock (its tokens follow one counter for all locks): nothing to drop. */
+    /**
+     * The backend keeps no counter for a free lock (its tokens follow one counter for all
+     * locks): nothing to drop.
+     */
     @Override
     public void evictFencingCounter(String name) {
         assertThat(isHeld(name)).as("%s is free", name).isFalse();
@@ -118,5 +121,7 @@ public final class InMemoryContractStore implements ContractStore {
             }
             return backend;
         }
+
     }
+
 }

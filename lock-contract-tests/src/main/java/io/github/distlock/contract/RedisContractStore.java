@@ -7,12 +7,14 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * A Redis topology ({@link ContractRedis}) with the layout of the backend's keys ({@link LockKeyspace}): the side
- * door is plain Redis commands on the node that owns each key.
+ * A Redis topology ({@link ContractRedis}) with the layout of the backend's keys
+ * ({@link LockKeyspace}): the side door is plain Redis commands on the node that owns
+ * each key.
  */
 public final class RedisContractStore implements ContractStore {
 
     private final ContractRedis redis;
+
     private final LockKeyspace keyspace;
 
     public RedisContractStore(ContractRedis redis, LockKeyspace keyspace) {
@@ -20,7 +22,10 @@ public final class RedisContractStore implements ContractStore {
         this.keyspace = keyspace;
     }
 
-    /** The Redis itself, for what only Redis has: a fault proxy, command statistics, a topology's own tests. */
+    /**
+     * The Redis itself, for what only Redis has: a fault proxy, command statistics, a
+     * topology's own tests.
+     */
     public ContractRedis redis() {
         return redis;
     }
@@ -61,19 +66,26 @@ public final class RedisContractStore implements ContractStore {
 
     @Override
     public Set<String> leftovers(String name) {
-        return redis.keys(keyspace.statePattern(name)).stream().filter(key -> !keyspace.isCounter(key))
-                .collect(Collectors.toSet());
+        return redis.keys(keyspace.statePattern(name))
+            .stream()
+            .filter(key -> !keyspace.isCounter(key))
+            .collect(Collectors.toSet());
     }
 
     @Override
     public void evictFencingCounter(String name) {
-        Set<String> counters = redis.keys(keyspace.statePattern(name)).stream().filter(keyspace::isCounter)
-                .collect(Collectors.toSet());
+        Set<String> counters = redis.keys(keyspace.statePattern(name))
+            .stream()
+            .filter(keyspace::isCounter)
+            .collect(Collectors.toSet());
         assertThat(counters).as("the fencing counter").isNotEmpty();
         counters.forEach(counter -> redis.command(counter, "DEL", counter));
     }
 
-    /** How many SET commands the Redis that holds lock {@code name} has run ({@code INFO commandstats}). */
+    /**
+     * How many SET commands the Redis that holds lock {@code name} has run
+     * ({@code INFO commandstats}).
+     */
     long setCalls(String name) {
         String stats = String.valueOf(redis.command(keyspace.lockKey(name), "INFO", "commandstats"));
         for (String line : stats.split("\r?\n")) {
@@ -99,4 +111,5 @@ public final class RedisContractStore implements ContractStore {
     public String toString() {
         return redis.toString();
     }
+
 }

@@ -12,10 +12,10 @@ import java.util.stream.Collectors;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * N independent {@code redis-server} masters for a Redlock backend. The side door sees the lock as
- * the majority does: a command runs on every node, and the answer is the one most nodes gave (the
- * median, for numbers: a {@code PTTL} differs by a millisecond from node to node). Deleting a key
- * deletes it everywhere.
+ * N independent {@code redis-server} masters for a Redlock backend. The side door sees
+ * the lock as the majority does: a command runs on every node, and the answer is the one
+ * most nodes gave (the median, for numbers: a {@code PTTL} differs by a millisecond from
+ * node to node). Deleting a key deletes it everywhere.
  */
 public final class RedlockRedis implements ContractRedis {
 
@@ -36,18 +36,20 @@ public final class RedlockRedis implements ContractRedis {
     }
 
     /**
-     * The nodes as {@code distributed-lock.redlock.nodes}, with a node timeout generous enough for a busy build
-     * machine; {@code spring.data.redis.*} points at the first node only so that Boot's own (unused) connection
-     * factory never reaches for a Redis on the default port. Restart protection is off: these servers started
-     * moments ago, and with it every node would rightly withhold its vote until it had been up for the longest
-     * lease (30 s by default). The protection has tests of its own ({@code RedlockBackendTest}).
+     * The nodes as {@code distributed-lock.redlock.nodes}, with a node timeout generous
+     * enough for a busy build machine; {@code spring.data.redis.*} points at the first
+     * node only so that Boot's own (unused) connection factory never reaches for a Redis
+     * on the default port. Restart protection is off: these servers started moments ago,
+     * and with it every node would rightly withhold its vote until it had been up for the
+     * longest lease (30 s by default). The protection has tests of its own
+     * ({@code RedlockBackendTest}).
      */
     @Override
     public List<String> springProperties() {
         String uris = nodes.stream().map(RedisTestServer::redisUri).collect(Collectors.joining(","));
         return List.of("distributed-lock.redlock.nodes=" + uris, "distributed-lock.redlock.node-timeout=500ms",
-                "distributed-lock.redlock.restart-protection=false",
-                "spring.data.redis.host=" + nodes.get(0).host(), "spring.data.redis.port=" + nodes.get(0).port());
+                "distributed-lock.redlock.restart-protection=false", "spring.data.redis.host=" + nodes.get(0).host(),
+                "spring.data.redis.port=" + nodes.get(0).port());
     }
 
     @Override
@@ -73,8 +75,11 @@ public final class RedlockRedis implements ContractRedis {
         for (RedisTestServer node : nodes) {
             node.scan(pattern).forEach(key -> counts.merge(key, 1, Integer::sum));
         }
-        return counts.entrySet().stream().filter(entry -> entry.getValue() > nodes.size() / 2).map(Map.Entry::getKey)
-                .collect(Collectors.toCollection(TreeSet::new));
+        return counts.entrySet()
+            .stream()
+            .filter(entry -> entry.getValue() > nodes.size() / 2)
+            .map(Map.Entry::getKey)
+            .collect(Collectors.toCollection(TreeSet::new));
     }
 
     @Override
@@ -94,4 +99,5 @@ public final class RedlockRedis implements ContractRedis {
     public String toString() {
         return "Redlock over " + nodes;
     }
+
 }

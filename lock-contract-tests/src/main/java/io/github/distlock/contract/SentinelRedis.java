@@ -7,8 +7,9 @@ import java.util.TreeSet;
 import io.github.distlock.testsupport.RedisTestSentinelGroup;
 
 /**
- * A Sentinel-managed master (a master, a replica and three Sentinels), as {@code spring.data.redis.sentinel.*}
- * configures it. Keys are read and deleted on whichever node the Sentinels name as the master.
+ * A Sentinel-managed master (a master, a replica and three Sentinels), as
+ * {@code spring.data.redis.sentinel.*} configures it. Keys are read and deleted on
+ * whichever node the Sentinels name as the master.
  */
 public final class SentinelRedis implements ContractRedis {
 
@@ -60,4 +61,5 @@ public final class SentinelRedis implements ContractRedis {
     public String toString() {
         return "sentinel " + group;
     }
+
 }

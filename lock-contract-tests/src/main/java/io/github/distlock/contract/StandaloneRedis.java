@@ -70,4 +70,5 @@ public final class StandaloneRedis implements ContractRedis {
     public String toString() {
         return "standalone " + server;
     }
+
 }

@@ -5,8 +5,8 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The contract on a 3-master Redis Cluster through Jedis, so through the Spring Data backend
- * ({@code SpringDataLockBackend}); the locks of one test spread over the masters.
+ * The contract on a 3-master Redis Cluster through Jedis, so through the Spring Data
+ * backend ({@code SpringDataLockBackend}); the locks of one test spread over the masters.
  */
 class ClusterJedisLockContractTest extends AbstractLockContractTest {
 
@@ -24,4 +24,5 @@ class ClusterJedisLockContractTest extends AbstractLockContractTest {
     protected List<String> applicationProperties() {
         return List.of("spring.data.redis.client-type=jedis");
     }
+
 }

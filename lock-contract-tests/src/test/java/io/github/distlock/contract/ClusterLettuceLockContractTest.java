@@ -3,7 +3,10 @@ package io.github.distlock.contract;
 import java.util.EnumSet;
 import java.util.Set;
 
-/** The contract on a 3-master Redis Cluster through Lettuce; the locks of one test spread over the masters. */
+/**
+ * The contract on a 3-master Redis Cluster through Lettuce; the locks of one test spread
+ * over the masters.
+ */
 class ClusterLettuceLockContractTest extends AbstractLockContractTest {
 
     @Override
@@ -15,4 +18,5 @@ class ClusterLettuceLockContractTest extends AbstractLockContractTest {
     protected Set<Capability> capabilities() {
         return EnumSet.of(Capability.FENCING, Capability.WAIT_QUEUE, Capability.CLIENT_RESENDS);
     }
+
 }

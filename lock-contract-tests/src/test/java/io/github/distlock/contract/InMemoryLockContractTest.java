@@ -4,9 +4,10 @@ import java.util.EnumSet;
 import java.util.Set;
 
 /**
- * The contract on the in-memory backend, declared as an application's {@code LockBackend} bean: two application
- * instances share one store, as two instances share one Redis. It has the wait queue and fencing tokens; the fault
- * tests need a Redis between the instance and its store and are skipped.
+ * The contract on the in-memory backend, declared as an application's {@code LockBackend}
+ * bean: two application instances share one store, as two instances share one Redis. It
+ * has the wait queue and fencing tokens; the fault tests need a Redis between the
+ * instance and its store and are skipped.
  */
 class InMemoryLockContractTest extends AbstractLockContractTest {
 
@@ -19,4 +20,5 @@ class InMemoryLockContractTest extends AbstractLockContractTest {
     protected Set<Capability> capabilities() {
         return EnumSet.of(Capability.FENCING, Capability.WAIT_QUEUE);
     }
+
 }

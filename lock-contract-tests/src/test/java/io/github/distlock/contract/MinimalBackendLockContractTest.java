@@ -15,11 +15,12 @@ import io.github.distlock.redis.LettuceLockBackend;
 import io.github.distlock.redis.HandOverSubscriber;
 
 /**
- * The contract on a backend that has none of the optional capabilities: only {@link LockBackend}'s
- * four operations, as a custom backend declared by an application would. The lock service must
- * then wait by polling and refuse fencing tokens, and everything else the contract promises must
- * hold all the same. It runs on the Lettuce backend with its wait queue and fencing tokens hidden,
- * so the locks are real Redis locks.
+ * The contract on a backend that has none of the optional capabilities: only
+ * {@link LockBackend}'s four operations, as a custom backend declared by an application
+ * would. The lock service must then wait by polling and refuse fencing tokens, and
+ * everything else the contract promises must hold all the same. It runs on the Lettuce
+ * backend with its wait queue and fencing tokens hidden, so the locks are real Redis
+ * locks.
  */
 class MinimalBackendLockContractTest extends AbstractLockContractTest {
 
@@ -43,7 +44,10 @@ class MinimalBackendLockContractTest extends AbstractLockContractTest {
         return List.of();
     }
 
-    /** Declares the application's own backend, so the auto-configuration wires no Redis backend. */
+    /**
+     * Declares the application's own backend, so the auto-configuration wires no Redis
+     * backend.
+     */
     @Configuration(proxyBeanMethods = false)
     static class MinimalBackendConfiguration {
 
@@ -52,11 +56,13 @@ class MinimalBackendLockContractTest extends AbstractLockContractTest {
             return new MinimalBackend(new LettuceLockBackend(connectionFactory, java.time.Duration.ofSeconds(2),
                     "lock:", HandOverSubscriber.handOverChannel("lock:")));
         }
+
     }
 
     /**
-     * Only the base interface of a real backend: an {@code instanceof} check for a capability fails.
-     * Closes the real backend before the connection factory stops, as the real one does.
+     * Only the base interface of a real backend: an {@code instanceof} check for a
+     * capability fails. Closes the real backend before the connection factory stops, as
+     * the real one does.
      */
     static final class MinimalBackend implements LockBackend, SmartLifecycle {
 
@@ -105,5 +111,7 @@ class MinimalBackendLockContractTest extends AbstractLockContractTest {
         public int getPhase() {
             return delegate.getPhase();
         }
+
     }
+
 }

@@ -4,8 +4,9 @@ import java.util.EnumSet;
 import java.util.Set;
 
 /**
- * The contract on a Redlock over 5 independent masters ({@code distributed-lock.redlock.nodes}): fencing tokens
- * over the quorum, no wait queue (waiters poll), and no single fault proxy can front 5 servers.
+ * The contract on a Redlock over 5 independent masters
+ * ({@code distributed-lock.redlock.nodes}): fencing tokens over the quorum, no wait queue
+ * (waiters poll), and no single fault proxy can front 5 servers.
  */
 class Redlock5NodesLockContractTest extends AbstractLockContractTest {
 
@@ -18,4 +19,5 @@ class Redlock5NodesLockContractTest extends AbstractLockContractTest {
     protected Set<Capability> capabilities() {
         return EnumSet.of(Capability.FENCING);
     }
+
 }

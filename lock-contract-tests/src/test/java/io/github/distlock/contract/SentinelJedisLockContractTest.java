@@ -5,8 +5,9 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The contract on a Sentinel-managed master (a master, a replica and three Sentinels) through Jedis, so through the
- * Spring Data backend ({@code SpringDataLockBackend}), with a failover ({@link AbstractSentinelLockContractTest}).
+ * The contract on a Sentinel-managed master (a master, a replica and three Sentinels)
+ * through Jedis, so through the Spring Data backend ({@code SpringDataLockBackend}), with
+ * a failover ({@link AbstractSentinelLockContractTest}).
  */
 class SentinelJedisLockContractTest extends AbstractSentinelLockContractTest {
 
@@ -19,4 +20,5 @@ class SentinelJedisLockContractTest extends AbstractSentinelLockContractTest {
     protected List<String> applicationProperties() {
         return List.of("spring.data.redis.client-type=jedis");
     }
+
 }

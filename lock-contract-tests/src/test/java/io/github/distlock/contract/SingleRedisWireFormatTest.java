@@ -19,17 +19,23 @@ import io.github.distlock.LockService;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * The single-Redis backend's wire format, which the guide documents as stable and interoperable: kept apart from
- * the contract, which another backend (Redlock) satisfies with another layout.
+ * The single-Redis backend's wire format, which the guide documents as stable and
+ * interoperable: kept apart from the contract, which another backend (Redlock) satisfies
+ * with another layout.
  */
 class SingleRedisWireFormatTest {
 
     private static final Duration TTL = Duration.ofSeconds(30);
-    /** The compare-and-delete of the single-instance pattern on redis.io, as a foreign client runs it. */
+
+    /**
+     * The compare-and-delete of the single-instance pattern on redis.io, as a foreign
+     * client runs it.
+     */
     private static final String FOREIGN_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then "
             + "return redis.call('del', KEYS[1]) else return 0 end";
 
     private static StandaloneRedis redis;
+
     private static ContractApplication application;
 
     @BeforeAll
@@ -64,7 +70,8 @@ class SingleRedisWireFormatTest {
         }
         try (LockHandle again = locks().lock("order:42", TTL, Duration.ZERO)) {
             assertThat(server().get("lock:{order:42}")).as("a fresh token for every acquisition")
-                    .matches("[0-9a-f]{32}").isNotEqualTo(token);
+                .matches("[0-9a-f]{32}")
+                .isNotEqualTo(token);
         }
         assertThat(server().scan("lock:*")).as("released: no key left").isEmpty();
     }
@@ -78,9 +85,11 @@ class SingleRedisWireFormatTest {
         assertThat(server().command("EVAL", FOREIGN_RELEASE, "1", "lock:{report}", "foreign-token")).isEqualTo(1L);
         try (LockHandle held = locks().lock("report", TTL, Duration.ZERO)) {
             assertThat(server().command("SET", "lock:{report}", "foreign-token", "NX", "PX", "30000"))
-                    .as("the foreign client is excluded by us").isNull();
+                .as("the foreign client is excluded by us")
+                .isNull();
             assertThat(server().command("EVAL", FOREIGN_RELEASE, "1", "lock:{report}", "foreign-token"))
-                    .as("and cannot release our lock").isEqualTo(0L);
+                .as("and cannot release our lock")
+                .isEqualTo(0L);
             assertThat(held.isHeld()).isTrue();
         }
     }
@@ -106,11 +115,11 @@ class SingleRedisWireFormatTest {
     @Test
     void aWaiterIsQueuedInASortedSetAndAHashNextToTheLock() {
         LockHandle holder = locks().lock("queued", TTL, Duration.ZERO);
-        CompletableFuture<Optional<LockHandle>> waiter = CompletableFuture.supplyAsync(
-                () -> locks().tryLock("queued", TTL, Duration.ofSeconds(30)));
+        CompletableFuture<Optional<LockHandle>> waiter = CompletableFuture
+            .supplyAsync(() -> locks().tryLock("queued", TTL, Duration.ofSeconds(30)));
 
-        await().atMost(Duration.ofSeconds(20)).until(() -> Long.valueOf(1).equals(server().command("ZCARD",
-                "lock:{queued}:queue")));
+        await().atMost(Duration.ofSeconds(20))
+            .until(() -> Long.valueOf(1).equals(server().command("ZCARD", "lock:{queued}:queue")));
         assertThat(server().command("HLEN", "lock:{queued}:waiting")).isEqualTo(1L);
         @SuppressWarnings("unchecked")
         List<String> queued = (List<String>) server().command("ZRANGE", "lock:{queued}:queue", "0", "-1");
@@ -121,7 +130,7 @@ class SingleRedisWireFormatTest {
         assertThat(server().get("lock:{queued}")).as("the hand-over wrote the waiter's token").isEqualTo(waiterToken);
         assertThat(handedOver.release()).isTrue();
         assertThat(server().scan("lock:{queued}*")).as("queue and waiter entry gone")
-                .containsOnly("lock:{queued}:fence");
+            .containsOnly("lock:{queued}:fence");
     }
 
     private static LockService locks() {
@@ -131,4 +140,5 @@ class SingleRedisWireFormatTest {
     private static RedisTestServer server() {
         return redis.server();
     }
+
 }

@@ -24,4 +24,5 @@ class StandaloneJedisLockContractTest extends AbstractLockContractTest {
     protected List<String> applicationProperties() {
         return List.of("spring.data.redis.client-type=jedis");
     }
+
 }

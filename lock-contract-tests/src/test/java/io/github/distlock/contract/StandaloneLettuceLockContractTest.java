@@ -3,7 +3,10 @@ package io.github.distlock.contract;
 import java.util.EnumSet;
 import java.util.Set;
 
-/** The contract on a single Redis server through Lettuce, with faults from a proxy in front of it. */
+/**
+ * The contract on a single Redis server through Lettuce, with faults from a proxy in
+ * front of it.
+ */
 class StandaloneLettuceLockContractTest extends AbstractLockContractTest {
 
     @Override
@@ -15,4 +18,5 @@ class StandaloneLettuceLockContractTest extends AbstractLockContractTest {
     protected Set<Capability> capabilities() {
         return EnumSet.of(Capability.FENCING, Capability.WAIT_QUEUE, Capability.FAULT_PROXY, Capability.CLIENT_RESENDS);
     }
+
 }

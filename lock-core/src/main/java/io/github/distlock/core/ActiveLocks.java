@@ -9,17 +9,19 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The locks this JVM holds and the callers of this JVM waiting for one, as a {@link LockListener}
- * sees them: what the Actuator's {@code locks} endpoint lists. Registered only when that endpoint
- * is, so an application without it pays nothing.
+ * The locks this JVM holds and the callers of this JVM waiting for one, as a
+ * {@link LockListener} sees them: what the Actuator's {@code locks} endpoint lists.
+ * Registered only when that endpoint is, so an application without it pays nothing.
  *
- * <p>A lock is listed from {@link #acquired} until {@link #released} or {@link #leaseLost}; a
- * caller waits from {@link #waiting} until it acquires or gives up. A handle that is never
- * released and has no watchdog leaves the list once its lease has run out.
+ * <p>
+ * A lock is listed from {@link #acquired} until {@link #released} or {@link #leaseLost};
+ * a caller waits from {@link #waiting} until it acquires or gives up. A handle that is
+ * never released and has no watchdog leaves the list once its lease has run out.
  *
  * <pre>{@code
  * ActiveLocks active = new ActiveLocks();
- * LockService service = new DefaultLockService(backend, watchdog, defaults, waiters, LockListeners.of(List.of(active)));
+ * LockService service = new DefaultLockService(backend, watchdog, defaults, waiters,
+ *         LockListeners.of(List.of(active)));
  * active.held().forEach(lock -> System.out.println(lock.key() + " held by " + lock.threadName()));
  * }</pre>
  */
@@ -27,10 +29,16 @@ public final class ActiveLocks implements LockListener {
 
     private static final int MIN_PRUNE_SIZE = 256;
 
-    // Keyed by identity: a LockContext is one call's lock, from acquiring to release or loss.
+    // Keyed by identity: a LockContext is one call's lock, from acquiring to release or
+    // loss.
     private final Set<LockContext> held = ConcurrentHashMap.newKeySet();
+
     private final Set<LockContext> waiting = ConcurrentHashMap.newKeySet();
-    /** Size of {@code held} above which an acquisition first drops leases that ran out unreleased. */
+
+    /**
+     * Size of {@code held} above which an acquisition first drops leases that ran out
+     * unreleased.
+     */
     private volatile int pruneAt = MIN_PRUNE_SIZE;
 
     @Override
@@ -81,10 +89,10 @@ public final class ActiveLocks implements LockListener {
     }
 
     /**
-     * Drops locks that can never be held again: released or lost without this listener being told
-     * (it was added late), or leases without a watchdog that ran out unreleased. A watched lease
-     * past its local deadline stays: a renewal in flight may still extend it, and the watchdog
-     * reports it lost otherwise.
+     * Drops locks that can never be held again: released or lost without this listener
+     * being told (it was added late), or leases without a watchdog that ran out
+     * unreleased. A watched lease past its local deadline stays: a renewal in flight may
+     * still extend it, and the watchdog reports it lost otherwise.
      */
     private void pruneExpired() {
         held.removeIf(lock -> {
@@ -92,4 +100,5 @@ public final class ActiveLocks implements LockListener {
             return handle == null || handle.isReleased() || handle.isLost() || (!lock.watchdog() && !handle.isHeld());
         });
     }
+
 }

@@ -21,43 +21,61 @@ import io.github.distlock.LockLostException;
 /**
  * A held lock. State lives here, not in a thread-local, so any thread may release it.
  *
- * <p>The local lease deadline is counted from the moment the acquire (or renew) command was
- * <em>sent</em>, with the lease Redis reported, so this JVM never believes it holds the lock longer
- * than Redis does.
+ * <p>
+ * The local lease deadline is counted from the moment the acquire (or renew) command was
+ * <em>sent</em>, with the lease Redis reported, so this JVM never believes it holds the
+ * lock longer than Redis does.
  *
- * <p>A lock taken by a bare {@code SET NX PX} has no fencing token until {@link #fencingToken()}
- * is first called, which draws one from Redis if the lock is still ours.
+ * <p>
+ * A lock taken by a bare {@code SET NX PX} has no fencing token until
+ * {@link #fencingToken()} is first called, which draws one from Redis if the lock is
+ * still ours.
  */
 final class DefaultLockHandle implements LockHandle {
 
     private static final Logger logger = LoggerFactory.getLogger(DefaultLockHandle.class);
 
-    private static final AtomicLongFieldUpdater<DefaultLockHandle> FENCING_TOKEN =
-            AtomicLongFieldUpdater.newUpdater(DefaultLockHandle.class, "fencingToken");
+    private static final AtomicLongFieldUpdater<DefaultLockHandle> FENCING_TOKEN = AtomicLongFieldUpdater
+        .newUpdater(DefaultLockHandle.class, "fencingToken");
 
     private final LockKey key;
+
     private final String token;
+
     /** 0 until issued; set once. */
     private volatile long fencingToken;
+
     private final long ttlMillis;
+
     private final LockBackend backend;
+
     /** {@code null} for a fixed lease, which nothing renews. */
     private final @Nullable LeaseWatchdog watchdog;
+
     private final PendingReleases pendingReleases;
+
     private final AtomicBoolean released = new AtomicBoolean();
+
     private volatile boolean lost;
+
     /** Guarded by itself; emptied once the listeners have run. */
     private final List<Consumer<? super LockHandle>> lostListeners = new ArrayList<>(0);
+
     private volatile long leaseDeadlineNanos;
+
     private final LockContext context;
+
     private final LockListener listener;
 
-    /** Written by the watchdog (and by {@code watch} on the acquiring thread); read by {@link LeaseWatchdog#lag()} too. */
+    /**
+     * Written by the watchdog (and by {@code watch} on the acquiring thread); read by
+     * {@link LeaseWatchdog#lag()} too.
+     */
     private volatile long nextRenewalNanos;
 
     DefaultLockHandle(LockKey key, String token, long fencingToken, long ttlMillis, long leaseDeadlineNanos,
-            LockBackend backend, @Nullable LeaseWatchdog watchdog, PendingReleases pendingReleases,
-            LockContext context, LockListener listener) {
+            LockBackend backend, @Nullable LeaseWatchdog watchdog, PendingReleases pendingReleases, LockContext context,
+            LockListener listener) {
         this.key = key;
         this.token = token;
         this.fencingToken = fencingToken;
@@ -100,8 +118,10 @@ final class DefaultLockHandle implements LockHandle {
                     + "issued for it. Another owner may be running the guarded work; do not write to the protected "
                     + "resource. Ask for the token early in the work, or with LockRequest.withFencingToken().");
         }
-        // Threads asking at the same time may each draw a token; every one of them was drawn while
-        // the lock was ours, so the first one stored serves them all and the others go unused.
+        // Threads asking at the same time may each draw a token; every one of them was
+        // drawn while
+        // the lock was ours, so the first one stored serves them all and the others go
+        // unused.
         FENCING_TOKEN.compareAndSet(this, 0, drawn);
         return fencingToken;
     }
@@ -113,8 +133,9 @@ final class DefaultLockHandle implements LockHandle {
     }
 
     private IllegalStateException releasedBeforeFencing() {
-        return new IllegalStateException("Lock " + key.printableName() + " was released before its fencing token was asked "
-                + "for; a token is issued only while the lock is held. Ask for it before release().");
+        return new IllegalStateException(
+                "Lock " + key.printableName() + " was released before its fencing token was asked "
+                        + "for; a token is issued only while the lock is held. Ask for it before release().");
     }
 
     @Override
@@ -144,7 +165,8 @@ final class DefaultLockHandle implements LockHandle {
         if (!released.compareAndSet(false, true)) {
             return false;
         }
-        // Stop renewing before deleting. A renewal already in flight cannot resurrect the key
+        // Stop renewing before deleting. A renewal already in flight cannot resurrect the
+        // key
         // either: it only extends a key that still holds our token.
         if (watchdog != null) {
             watchdog.unwatch(this);
@@ -154,14 +176,15 @@ final class DefaultLockHandle implements LockHandle {
             wasOurs = backend.release(key, token);
         }
         catch (LockBackendException ex) {
-            // The release may not have run: retry it in the background, so the key does not block
+            // The release may not have run: retry it in the background, so the key does
+            // not block
             // the others for the rest of its lease.
             pendingReleases.releaseLater(key, token, ttlMillis, leaseDeadlineNanos);
             listener.released(context, LockListener.ReleaseOutcome.FAILED);
             throw ex;
         }
-        listener.released(context, wasOurs ? LockListener.ReleaseOutcome.RELEASED
-                : LockListener.ReleaseOutcome.ALREADY_GONE);
+        listener.released(context,
+                wasOurs ? LockListener.ReleaseOutcome.RELEASED : LockListener.ReleaseOutcome.ALREADY_GONE);
         return wasOurs;
     }
 
@@ -202,10 +225,10 @@ final class DefaultLockHandle implements LockHandle {
     }
 
     /**
-     * Marks the lease lost at once ({@link #isHeld()} turns false), and tells, once, this handle's
-     * {@code onLost} listeners and then the {@link LockListener}s (the WARN, the event, metrics),
-     * on {@code listenerExecutor}: a slow listener must not hold up whoever found the loss.
-     *
+     * Marks the lease lost at once ({@link #isHeld()} turns false), and tells, once, this
+     * handle's {@code onLost} listeners and then the {@link LockListener}s (the WARN, the
+     * event, metrics), on {@code listenerExecutor}: a slow listener must not hold up
+     * whoever found the loss.
      * @return whether this call marked it (false if it was lost already)
      */
     boolean markLost(Executor listenerExecutor, LockListener.LeaseLossReason reason, String description) {
@@ -250,7 +273,8 @@ final class DefaultLockHandle implements LockHandle {
     @Override
     public String toString() {
         long issued = fencingToken;
-        return "LockHandle[key=" + key.printableName() + ", fencingToken=" + (issued > 0 ? issued : "not issued") + ", held="
-                + isHeld() + "]";
+        return "LockHandle[key=" + key.printableName() + ", fencingToken=" + (issued > 0 ? issued : "not issued")
+                + ", held=" + isHeld() + "]";
     }
+
 }

@@ -25,50 +25,61 @@ import io.github.distlock.LockTimeoutException;
 import io.github.distlock.core.LockBackend.AcquireResult;
 
 /**
- * The one implementation of acquire, wait and release behind {@link LockService}, the annotation
- * and every backend. It uses what the backend can do: with a {@link QueueingLockBackend} a waiter
- * queues and is handed the lock; with any other it polls. With a {@link FencingLockBackend} it
- * issues fencing tokens; with any other, asking for one fails before anything is sent.
+ * The one implementation of acquire, wait and release behind {@link LockService}, the
+ * annotation and every backend. It uses what the backend can do: with a
+ * {@link QueueingLockBackend} a waiter queues and is handed the lock; with any other it
+ * polls. With a {@link FencingLockBackend} it issues fencing tokens; with any other,
+ * asking for one fails before anything is sent.
  */
 public class DefaultLockService implements LockService, AutoCloseable {
 
     private static final Logger logger = LoggerFactory.getLogger(DefaultLockService.class);
 
     /**
-     * Pauses between attempts while release messages are not being delivered (subscription down):
-     * a short exponential backoff.
+     * Pauses between attempts while release messages are not being delivered
+     * (subscription down): a short exponential backoff.
      */
     private static final long MIN_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+
     private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     /**
-     * With wake-ups on, a waiter still re-checks at the holder's lease end and at least this often:
-     * a foreign client's DEL, an expiry or a lost message publishes nothing.
+     * With wake-ups on, a waiter still re-checks at the holder's lease end and at least
+     * this often: a foreign client's DEL, an expiry or a lost message publishes nothing.
      */
     private static final long FALLBACK_POLL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /**
-     * How long a waiter's place in the Redis queue lasts without a refresh. Each re-check (at least
-     * every {@link #FALLBACK_POLL_NANOS}) refreshes it, so a live waiter keeps its place, and a
-     * release skips the entry of a waiter that died within this long.
+     * How long a waiter's place in the Redis queue lasts without a refresh. Each re-check
+     * (at least every {@link #FALLBACK_POLL_NANOS}) refreshes it, so a live waiter keeps
+     * its place, and a release skips the entry of a waiter that died within this long.
      */
     private static final long QUEUE_ENTRY_MILLIS = 3_000;
 
     private final LockBackend backend;
+
     /** The backend's wait queue, or {@code null} if it has none: waiters poll then. */
     private final @Nullable QueueingLockBackend queueing;
+
     /** The backend's fencing tokens, or {@code null} if it issues none. */
     private final @Nullable FencingLockBackend fencing;
+
     private final LeaseWatchdog watchdog;
+
     private final LockDefaults defaults;
+
     private final LockWaiters waiters;
+
     private final PendingReleases pendingReleases;
+
     /** Told of every acquisition, wait, renewal, loss and release. */
     private final LockListener listener;
+
     /**
-     * Token sources, picked by thread id. One shared SecureRandom (NativePRNG on Linux) serialises
-     * every acquisition on a global lock; a few independent generators don't, and unlike a
-     * ThreadLocal they don't seed a new generator for every short-lived virtual thread.
+     * Token sources, picked by thread id. One shared SecureRandom (NativePRNG on Linux)
+     * serialises every acquisition on a global lock; a few independent generators don't,
+     * and unlike a ThreadLocal they don't seed a new generator for every short-lived
+     * virtual thread.
      */
     private final SecureRandom[] randoms = newRandoms();
 
@@ -78,8 +89,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
      * @param defaults what a request that leaves a field {@code null} gets
      * @param waiters where waiting threads park until a release message wakes them
      */
-    public DefaultLockService(LockBackend backend, LeaseWatchdog watchdog, LockDefaults defaults,
-            LockWaiters waiters) {
+    public DefaultLockService(LockBackend backend, LeaseWatchdog watchdog, LockDefaults defaults, LockWaiters waiters) {
         this(backend, watchdog, defaults, waiters, LockListeners.none());
     }
 
@@ -88,10 +98,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
      * @param watchdog renews leases of locks that ask for it
      * @param defaults what a request that leaves a field {@code null} gets
      * @param waiters where waiting threads park until a release message wakes them
-     * @param listener told of everything that happens to a lock; {@link LockListeners#of} combines several
+     * @param listener told of everything that happens to a lock; {@link LockListeners#of}
+     * combines several
      */
-    public DefaultLockService(LockBackend backend, LeaseWatchdog watchdog, LockDefaults defaults,
-            LockWaiters waiters, LockListener listener) {
+    public DefaultLockService(LockBackend backend, LeaseWatchdog watchdog, LockDefaults defaults, LockWaiters waiters,
+            LockListener listener) {
         this.backend = Objects.requireNonNull(backend, "backend");
         this.queueing = backend instanceof QueueingLockBackend queue ? queue : null;
         this.fencing = backend instanceof FencingLockBackend fenced ? fenced : null;
@@ -114,8 +125,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
     }
 
     /**
-     * What one call got: the handle, or none; and if none because the lease had run out before the
-     * reply could be used, how long the call had taken by then ({@code -1} otherwise).
+     * What one call got: the handle, or none; and if none because the lease had run out
+     * before the reply could be used, how long the call had taken by then ({@code -1}
+     * otherwise).
      */
     private record Outcome(Optional<LockHandle> handle, Duration ttl, Duration waitTime, long lapsedAfterMillis) {
     }
@@ -138,23 +150,27 @@ public class DefaultLockService implements LockService, AutoCloseable {
         LockContext context = new LockContext(key, request.nameOrDefault(), ttlMillis, renew, startedNanos);
         listener.acquiring(context);
         if (Thread.currentThread().isInterrupted()) {
-            // Like Lock.lockInterruptibly: an interrupted caller does not start; nothing was sent.
+            // Like Lock.lockInterruptibly: an interrupted caller does not start; nothing
+            // was sent.
             LockAcquisitionException ex = interrupted(key, "before acquiring");
             listener.notAcquired(context, LockListener.AcquireOutcome.INTERRUPTED, ex);
             throw ex;
         }
-        Acquisition acquisition = new Acquisition(key, newToken(), ttlMillis, renew,
-                startedNanos + waitTime.toNanos(), context);
+        Acquisition acquisition = new Acquisition(key, newToken(), ttlMillis, renew, startedNanos + waitTime.toNanos(),
+                context);
         Optional<LockHandle> result;
         try {
             result = acquisition.run(request.fencingToken(), waitTime.isZero());
         }
         catch (RuntimeException | Error ex) {
-            // The outcome is unknown (the backend failed) or unwanted (interrupted): nothing of ours
-            // may stay in Redis. After a backend failure, undo in the background rather than
+            // The outcome is unknown (the backend failed) or unwanted (interrupted):
+            // nothing of ours
+            // may stay in Redis. After a backend failure, undo in the background rather
+            // than
             // holding the caller up for a Redis that just failed it.
             if (acquisition.sent) {
-                // A store that answered (too few replica acks, say) holds our write: release it now.
+                // A store that answered (too few replica acks, say) holds our write:
+                // release it now.
                 boolean backendFailed = ex instanceof LockBackendException failure && !failure.isOutcomeKnown();
                 pendingReleases.undo(key, acquisition.token, acquisition.queued, ttlMillis, !backendFailed);
             }
@@ -172,8 +188,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
     }
 
     /**
-     * How an acquisition that threw ended. Only a store failure can be a skip: the annotation skips over a
-     * {@link LockBackendException}, and lets anything else (an interrupt, a bug) propagate.
+     * How an acquisition that threw ended. Only a store failure can be a skip: the
+     * annotation skips over a {@link LockBackendException}, and lets anything else (an
+     * interrupt, a bug) propagate.
      */
     private static LockListener.AcquireOutcome failedOutcome(Throwable ex, LockRequest.SkipOn skipOn) {
         if (ex instanceof LockAcquisitionException && ex.getCause() instanceof InterruptedException) {
@@ -183,24 +200,40 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 ? LockListener.AcquireOutcome.SKIPPED_UNAVAILABLE : LockListener.AcquireOutcome.BACKEND_ERROR);
     }
 
-    /** One call of {@link #tryLock}: its attempts, its place in the queue and its wait. */
+    /**
+     * One call of {@link #tryLock}: its attempts, its place in the queue and its wait.
+     */
     private final class Acquisition {
 
         private final LockKey key;
+
         /**
-         * The token of the latest attempt. Waiting on a backend without a wait queue draws a new one for
-         * every attempt (see {@link #pollAttempts}); the handle gets the token of the attempt that won.
+         * The token of the latest attempt. Waiting on a backend without a wait queue
+         * draws a new one for every attempt (see {@link #pollAttempts}); the handle gets
+         * the token of the attempt that won.
          */
         private String token;
+
         private final long ttlMillis;
+
         private final boolean renew;
+
         private final long deadline;
+
         private final LockContext context;
-        /** Whether any command went out: from then on a failure leaves something to undo. */
+
+        /**
+         * Whether any command went out: from then on a failure leaves something to undo.
+         */
         boolean sent;
+
         /** Whether an attempt may have queued us. */
         boolean queued;
-        /** How long the call had taken when a granted lease was found run out; -1 if none was. */
+
+        /**
+         * How long the call had taken when a granted lease was found run out; -1 if none
+         * was.
+         */
         long lapsedAfterMillis = -1;
 
         Acquisition(LockKey key, String token, long ttlMillis, boolean renew, long deadline, LockContext context) {
@@ -212,7 +245,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
             this.context = context;
         }
 
-        /** The first attempt found the lock held and the caller goes on waiting: tell the listeners, once. */
+        /**
+         * The first attempt found the lock held and the caller goes on waiting: tell the
+         * listeners, once.
+         */
         private void waitingStarted() {
             if (!context.waited()) {
                 context.markWaiting();
@@ -225,9 +261,12 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 return poll(fencingToken);
             }
             if (!fencingToken) {
-                // Most locks are free when asked for, and most holders never read the fencing
-                // token: try the bare SET NX PX first, the cheapest acquisition there is, and issue
-                // the token on demand. Only a caller that finds the lock taken goes on to queue.
+                // Most locks are free when asked for, and most holders never read the
+                // fencing
+                // token: try the bare SET NX PX first, the cheapest acquisition there is,
+                // and issue
+                // the token on demand. Only a caller that finds the lock taken goes on to
+                // queue.
                 long sentAt = System.nanoTime();
                 sent = true;
                 AcquireResult attempt = backend.tryAcquire(key, token, ttlMillis);
@@ -239,7 +278,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 }
                 waitingStarted();
             }
-            // Registered before the next attempt: that attempt queues us in Redis, and a release
+            // Registered before the next attempt: that attempt queues us in Redis, and a
+            // release
             // may hand the lock over before it even returns.
             LockWaiters.Waiter waiter = once ? null : waiters.enter(token);
             try {
@@ -252,15 +292,19 @@ public class DefaultLockService implements LockService, AutoCloseable {
             }
         }
 
-        /** This call's place among the threads of this JVM polling for the key, once it waits. */
+        /**
+         * This call's place among the threads of this JVM polling for the key, once it
+         * waits.
+         */
         private LockWaiters.@Nullable Poller poller;
 
         /**
-         * Waiting on a backend without a wait queue: attempts with a randomized pause, never
-         * sleeping past the holder's lease. Where the backend announces releases (Redlock's release
-         * hints, delivered to {@link LockWaiters}), the longest waiter of this JVM is woken and tries
-         * again at once; the pause stays as the fallback for a lost announcement or a release that
-         * nobody announced (an expiry, another client's DEL).
+         * Waiting on a backend without a wait queue: attempts with a randomized pause,
+         * never sleeping past the holder's lease. Where the backend announces releases
+         * (Redlock's release hints, delivered to {@link LockWaiters}), the longest waiter
+         * of this JVM is woken and tries again at once; the pause stays as the fallback
+         * for a lost announcement or a release that nobody announced (an expiry, another
+         * client's DEL).
          */
         private Optional<LockHandle> poll(boolean fencingToken) {
             try {
@@ -275,8 +319,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
         private Optional<LockHandle> pollAttempts(boolean fencingToken) {
             long backoff = MIN_BACKOFF_NANOS;
-            // A waiter of this JVM was woken for a release and has not tried yet: queue behind it
-            // rather than try first, or a releaser that locks again at once would win every time.
+            // A waiter of this JVM was woken for a release and has not tried yet: queue
+            // behind it
+            // rather than try first, or a releaser that locks again at once would win
+            // every time.
             if (deadline - System.nanoTime() > 0 && waiters.wakePending(key)) {
                 poller = waiters.enterPolling(key);
                 long delay = defaults.retryDelay() != null ? defaults.retryDelay().toNanos() : MAX_BACKOFF_NANOS;
@@ -289,9 +335,12 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     poller.attempting();
                 }
                 if (!first) {
-                    // A token per attempt: a grant an earlier attempt left behind (its answer came too late
-                    // to count, its give-back never arrived) then reads as taken, never as a fresh vote of
-                    // this one (Redlock), and that attempt's give-back cannot delete what this one counts.
+                    // A token per attempt: a grant an earlier attempt left behind (its
+                    // answer came too late
+                    // to count, its give-back never arrived) then reads as taken, never
+                    // as a fresh vote of
+                    // this one (Redlock), and that attempt's give-back cannot delete what
+                    // this one counts.
                     token = newToken();
                 }
                 first = false;
@@ -303,8 +352,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     attempt = backend.tryAcquire(key, token, ttlMillis);
                 }
                 catch (LockBackendException ex) {
-                    // A round that decided nothing only because answers came too late (Redlock on a loaded
-                    // machine) does not end a wait: the next round, on a token of its own, may well pass.
+                    // A round that decided nothing only because answers came too late
+                    // (Redlock on a loaded
+                    // machine) does not end a wait: the next round, on a token of its
+                    // own, may well pass.
                     if (!backend.isTransient(ex)) {
                         throw ex;
                     }
@@ -319,8 +370,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     if (fencingToken && fence == 0) {
                         fence = fencing.issueFencingToken(key, token, ttlMillis);
                         if (fence == 0) {
-                            // Lost between the two calls (its lease ran out, or most of a quorum's
-                            // did): no lock, no token, and whatever of it is left is given back.
+                            // Lost between the two calls (its lease ran out, or most of a
+                            // quorum's
+                            // did): no lock, no token, and whatever of it is left is
+                            // given back.
                             pendingReleases.undo(key, token, false, ttlMillis, true);
                             return Optional.empty();
                         }
@@ -330,23 +383,27 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0) {
                     if (missed != null) {
-                        throw missed; // undecided, not taken: the caller's undo takes this token back
+                        throw missed; // undecided, not taken: the caller's undo takes
+                                      // this token back
                     }
                     return Optional.empty();
                 }
                 if (missed != null) {
-                    // Its outcome is unknown: nothing of it may stay, whatever is still on its way.
+                    // Its outcome is unknown: nothing of it may stay, whatever is still
+                    // on its way.
                     pendingReleases.undo(key, token, false, ttlMillis, false);
                 }
                 waitingStarted();
                 if (poller == null) {
                     poller = waiters.enterPolling(key);
                 }
-                // Starts the release announcements on the first wait; they are only ever a shortcut.
+                // Starts the release announcements on the first wait; they are only ever
+                // a shortcut.
                 waiters.startNotifications(key);
                 long pause;
                 if (defaults.retryDelay() != null) {
-                    // Random, so that callers that split a vote (Redlock) do not collide again.
+                    // Random, so that callers that split a vote (Redlock) do not collide
+                    // again.
                     long delay = defaults.retryDelay().toNanos();
                     pause = Math.min(remaining, ThreadLocalRandom.current().nextLong(delay / 2, delay + 1));
                 }
@@ -367,9 +424,12 @@ public class DefaultLockService implements LockService, AutoCloseable {
         private Optional<LockHandle> attemptAndWait(LockWaiters.@Nullable Waiter waiter) {
             long backoff = MIN_BACKOFF_NANOS;
             while (true) {
-                // Wake-ups can be trusted only if the subscription was up before this attempt: a
-                // hand-over published before it started is lost and must be found by polling.
-                // (Asked without starting it: only a failed attempt starts the subscription.)
+                // Wake-ups can be trusted only if the subscription was up before this
+                // attempt: a
+                // hand-over published before it started is lost and must be found by
+                // polling.
+                // (Asked without starting it: only a failed attempt starts the
+                // subscription.)
                 boolean notifiedBefore = waiter != null && waiters.notificationsDelivered(key);
                 long sentAt = System.nanoTime();
                 long waitLeft = deadline - sentAt;
@@ -381,7 +441,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 AcquireResult attempt = queueing.tryAcquire(key, token, ttlMillis, queueMillis, queuedBefore,
                         fencing != null);
                 if (attempt.acquired()) {
-                    // Already queued: the previous holder's release gave it to us, the queue's head.
+                    // Already queued: the previous holder's release gave it to us, the
+                    // queue's head.
                     return held(attempt.fencingToken(), attempt.validityMillis(), sentAt, queuedBefore);
                 }
                 if (waiter != null) {
@@ -392,8 +453,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     return stopWaiting();
                 }
                 waitingStarted();
-                // Asked after every failed attempt, as this is what starts the subscription on the
-                // first wait; it must not sit behind notifiedBefore, which is false until then.
+                // Asked after every failed attempt, as this is what starts the
+                // subscription on the
+                // first wait; it must not sit behind notifiedBefore, which is false until
+                // then.
                 boolean notifying = waiters.startNotifications(key);
                 long pause;
                 if (notifiedBefore && notifying) {
@@ -403,17 +466,23 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     pause = Math.min(remaining, ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1));
                     backoff = Math.min(MAX_BACKOFF_NANOS, backoff * 2);
                 }
-                // Never sleep past the holder's lease: it may expire without anyone handing over.
+                // Never sleep past the holder's lease: it may expire without anyone
+                // handing over.
                 if (attempt.holderTtlMillis() > 0) {
                     pause = Math.min(pause, TimeUnit.MILLISECONDS.toNanos(attempt.holderTtlMillis()));
                 }
-                // A handed-over lease is counted from this attempt (the hand-over came later), so
-                // re-check often enough that the count errs by at most a quarter of the lease.
+                // A handed-over lease is counted from this attempt (the hand-over came
+                // later), so
+                // re-check often enough that the count errs by at most a quarter of the
+                // lease.
                 pause = Math.min(pause, TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 4);
                 long handedOver = waiter.await(pause);
-                // Proven, and drawn after this attempt ran (LockWaiters): the lease started after
-                // sentAt, so counting from sentAt never outlasts Redis's count. Confirmed first (replica
-                // acks): the hand-over was written on the releaser's connection, not ours.
+                // Proven, and drawn after this attempt ran (LockWaiters): the lease
+                // started after
+                // sentAt, so counting from sentAt never outlasts Redis's count. Confirmed
+                // first (replica
+                // acks): the hand-over was written on the releaser's connection, not
+                // ours.
                 if (handedOver > 0 && queueing.confirmHandOver(key, token, ttlMillis, handedOver).acquired()) {
                     return held(handedOver, ttlMillis, sentAt, true);
                 }
@@ -424,8 +493,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
         }
 
         /**
-         * The wait is over: leaves the queue. A release may have handed us the lock in the last
-         * moment, in which case we own it and return it, as if that last attempt had succeeded.
+         * The wait is over: leaves the queue. A release may have handed us the lock in
+         * the last moment, in which case we own it and return it, as if that last attempt
+         * had succeeded.
          */
         private Optional<LockHandle> stopWaiting() {
             if (!queued) {
@@ -434,19 +504,21 @@ public class DefaultLockService implements LockService, AutoCloseable {
             long sentAt = System.nanoTime();
             AcquireResult last = queueing.stopWaiting(key, token, ttlMillis);
             queued = false;
-            // A hand-over, like one announced by message: confirmed before it counts (replica acks).
+            // A hand-over, like one announced by message: confirmed before it counts
+            // (replica acks).
             return last.acquired() && queueing.confirmHandOver(key, token, ttlMillis, last.fencingToken()).acquired()
                     ? held(last.fencingToken(), last.validityMillis(), sentAt, true) : Optional.empty();
         }
 
         /**
          * The lock holds our token, surely ours for {@code validityMillis} counted from
-         * {@code sentAt}. Returns the handle, unless the caller was interrupted meanwhile (then
-         * this throws, and the caller undoes the acquisition) or the lease has already run out
-         * (a stall between the reply and now): a handle must never report a lock that Redis may
-         * already have given to someone else. Then the acquisition is undone and this call ends
-         * without the lock, even with wait time left: the undo may still be retrying in the
-         * background, and would release whatever a further attempt with the same token took.
+         * {@code sentAt}. Returns the handle, unless the caller was interrupted meanwhile
+         * (then this throws, and the caller undoes the acquisition) or the lease has
+         * already run out (a stall between the reply and now): a handle must never report
+         * a lock that Redis may already have given to someone else. Then the acquisition
+         * is undone and this call ends without the lock, even with wait time left: the
+         * undo may still be retrying in the background, and would release whatever a
+         * further attempt with the same token took.
          */
         private Optional<LockHandle> held(long fencingToken, long validityMillis, long sentAt, boolean handedOver) {
             if (Thread.currentThread().isInterrupted()) {
@@ -467,32 +539,43 @@ public class DefaultLockService implements LockService, AutoCloseable {
             }
             return Optional.of(handle);
         }
+
     }
 
     /**
-     * The interrupt flag stays set: the caller's code decides what the interrupt means, and the
-     * undo does not need it cleared (backend calls ignore it).
+     * The interrupt flag stays set: the caller's code decides what the interrupt means,
+     * and the undo does not need it cleared (backend calls ignore it).
      */
     private static LockAcquisitionException interrupted(LockKey key, String when) {
-        return new LockAcquisitionException(key.name(), "Interrupted " + when + " lock " + key.printableName()
-                + "; it is not held, and nothing of this attempt is left in Redis.", new InterruptedException());
+        return new LockAcquisitionException(key.name(),
+                "Interrupted " + when + " lock " + key.printableName()
+                        + "; it is not held, and nothing of this attempt is left in Redis.",
+                new InterruptedException());
     }
 
     @Override
     public LockHandle lock(LockRequest request) {
         Outcome outcome = acquire(request);
-        return outcome.handle().orElseThrow(() -> outcome.lapsedAfterMillis() >= 0
-                ? new LockTimeoutException(request.key(), outcome.waitTime(), outcome.ttl(), outcome.lapsedAfterMillis())
-                : new LockTimeoutException(request.key(), outcome.waitTime()));
+        return outcome.handle()
+            .orElseThrow(
+                    () -> outcome.lapsedAfterMillis() >= 0
+                            ? new LockTimeoutException(request.key(), outcome.waitTime(), outcome.ttl(),
+                                    outcome.lapsedAfterMillis())
+                            : new LockTimeoutException(request.key(), outcome.waitTime()));
     }
 
-    /** {@code distributed-lock.max-key-length}: every method here refuses a longer key. */
+    /**
+     * {@code distributed-lock.max-key-length}: every method here refuses a longer key.
+     */
     @Override
     public int maxKeyLength() {
         return defaults.maxKeyLength();
     }
 
-    /** {@code distributed-lock.default-wait-time}, which {@link #lockAll(java.util.List)} shares among its keys. */
+    /**
+     * {@code distributed-lock.default-wait-time}, which {@link #lockAll(java.util.List)}
+     * shares among its keys.
+     */
     @Override
     public Duration defaultWaitTime() {
         return defaults.waitTime();
@@ -511,8 +594,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
     }
 
     /**
-     * Releases after guarded work has finished. A failed release must not turn finished work into
-     * an error: the work ran under the lock, and the lease expires on its own.
+     * Releases after guarded work has finished. A failed release must not turn finished
+     * work into an error: the work ran under the lock, and the lease expires on its own.
      */
     private static void releaseQuietly(LockHandle handle) {
         try {
@@ -557,9 +640,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
      * @param ttl the default lease
      * @param waitTime the default wait
      * @param watchdog whether leases are renewed by default
-     * @param retryDelay on a backend without a wait queue, the longest pause between a waiter's
-     *        attempts, each pause random between half of it and all of it; {@code null} for a short
-     *        exponential backoff (2 ms doubling to 100 ms)
+     * @param retryDelay on a backend without a wait queue, the longest pause between a
+     * waiter's attempts, each pause random between half of it and all of it; {@code null}
+     * for a short exponential backoff (2 ms doubling to 100 ms)
      * @param maxKeyLength the longest key accepted, in characters, at least 1
      */
     public record LockDefaults(Duration ttl, Duration waitTime, boolean watchdog, @Nullable Duration retryDelay,
@@ -575,7 +658,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
             }
         }
 
-        /** Defaults with keys of up to {@value LockKeys#DEFAULT_MAX_LENGTH} characters. */
+        /**
+         * Defaults with keys of up to {@value LockKeys#DEFAULT_MAX_LENGTH} characters.
+         */
         public LockDefaults(Duration ttl, Duration waitTime, boolean watchdog, @Nullable Duration retryDelay) {
             this(ttl, waitTime, watchdog, retryDelay, LockKeys.DEFAULT_MAX_LENGTH);
         }
@@ -585,4 +670,5 @@ public class DefaultLockService implements LockService, AutoCloseable {
             this(ttl, waitTime, watchdog, null);
         }
     }
+
 }

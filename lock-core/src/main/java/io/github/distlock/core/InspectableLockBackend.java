@@ -7,12 +7,14 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A {@link LockBackend} that can say, read-only, what the store holds for a lock and whether the
- * store answers at all: what the Actuator's {@code locks} endpoint and health contributor show.
+ * A {@link LockBackend} that can say, read-only, what the store holds for a lock and
+ * whether the store answers at all: what the Actuator's {@code locks} endpoint and health
+ * contributor show.
  *
- * <p>Neither operation reads or returns the holder's token. That token is a capability (whoever
- * knows it can release the lock), so a view of the store tells whether the lock is held and for how
- * long, never by which token.
+ * <p>
+ * Neither operation reads or returns the holder's token. That token is a capability
+ * (whoever knows it can release the lock), so a view of the store tells whether the lock
+ * is held and for how long, never by which token.
  *
  * <pre>{@code
  * if (backend instanceof InspectableLockBackend inspectable) {
@@ -25,9 +27,8 @@ import org.jspecify.annotations.Nullable;
 public interface InspectableLockBackend extends LockBackend {
 
     /**
-     * Reads the state of one lock: held or free, its remaining lease, its wait queue and its
-     * fencing counter. Bounded like every call, by the backend's operation timeout.
-     *
+     * Reads the state of one lock: held or free, its remaining lease, its wait queue and
+     * its fencing counter. Bounded like every call, by the backend's operation timeout.
      * @param key the lock
      * @return what the store holds for it now
      * @throws io.github.distlock.LockBackendException if the store cannot be asked
@@ -35,9 +36,9 @@ public interface InspectableLockBackend extends LockBackend {
     LockState inspect(LockKey key);
 
     /**
-     * Asks each store whether it answers, within the backend's operation (or node) timeout, and
-     * how long it took. Never throws for an unreachable store: that is the answer.
-     *
+     * Asks each store whether it answers, within the backend's operation (or node)
+     * timeout, and how long it took. Never throws for an unreachable store: that is the
+     * answer.
      * @return one entry per store, and how many must answer for locks to work
      */
     Reachability ping();
@@ -52,15 +53,17 @@ public interface InspectableLockBackend extends LockBackend {
      * }
      * }</pre>
      *
-     * @param held whether the lock is held (for a backend over several stores: on a majority)
-     * @param leaseLeftMillis if held, the milliseconds left on its lease, or {@link #NO_EXPIRY} for a lock that
-     *        never expires (a key a foreign client set without one); 0 if free. Over several stores: the lease that
-     *        a majority still has.
-     * @param queueLength entries in the lock's wait queue; a waiter that vanished may count until its entry
-     *        expires (within seconds)
-     * @param lastFencingToken the last fencing token issued for the lock, or 0 if none is known (a store may forget
-     *        it while the lock is free: the Redis counter lives a day)
-     * @param nodes for a backend over several stores, each store's own state; otherwise empty
+     * @param held whether the lock is held (for a backend over several stores: on a
+     * majority)
+     * @param leaseLeftMillis if held, the milliseconds left on its lease, or
+     * {@link #NO_EXPIRY} for a lock that never expires (a key a foreign client set
+     * without one); 0 if free. Over several stores: the lease that a majority still has.
+     * @param queueLength entries in the lock's wait queue; a waiter that vanished may
+     * count until its entry expires (within seconds)
+     * @param lastFencingToken the last fencing token issued for the lock, or 0 if none is
+     * known (a store may forget it while the lock is free: the Redis counter lives a day)
+     * @param nodes for a backend over several stores, each store's own state; otherwise
+     * empty
      */
     record LockState(boolean held, long leaseLeftMillis, long queueLength, long lastFencingToken,
             List<NodeLockState> nodes) {
@@ -77,7 +80,10 @@ public interface InspectableLockBackend extends LockBackend {
             return new LockState(false, 0, queueLength, lastFencingToken, List.of());
         }
 
-        /** A lock held in a single store, with {@code leaseLeftMillis} left or {@link #NO_EXPIRY}. */
+        /**
+         * A lock held in a single store, with {@code leaseLeftMillis} left or
+         * {@link #NO_EXPIRY}.
+         */
         public static LockState held(long leaseLeftMillis, long queueLength, long lastFencingToken) {
             return new LockState(true, leaseLeftMillis, queueLength, lastFencingToken, List.of());
         }
@@ -97,8 +103,9 @@ public interface InspectableLockBackend extends LockBackend {
      * Whether the stores answer.
      *
      * @param nodes each store's answer
-     * @param quorum how many stores must answer for locks to work: 1 for a single store, every
-     *        master of a Redis Cluster (each holds a share of the locks), a majority for Redlock
+     * @param quorum how many stores must answer for locks to work: 1 for a single store,
+     * every master of a Redis Cluster (each holds a share of the locks), a majority for
+     * Redlock
      */
     record Reachability(List<NodeReachability> nodes, int quorum) {
 
@@ -131,12 +138,14 @@ public interface InspectableLockBackend extends LockBackend {
     /**
      * One store's answer to a ping.
      *
-     * @param node the store's name, without credentials: its {@code host:port} for a Redis node or
-     *        Cluster master
-     * @param reachable whether it answered in time (and, over several stores, its answers count)
-     * @param latency how long the ping took; for an unreachable store, how long it was waited for
-     * @param error why it is not reachable, in plain words (with the server's own reply, such as
-     *        {@code WRONGPASS ...}, and the setting to check), or {@code null}
+     * @param node the store's name, without credentials: its {@code host:port} for a
+     * Redis node or Cluster master
+     * @param reachable whether it answered in time (and, over several stores, its answers
+     * count)
+     * @param latency how long the ping took; for an unreachable store, how long it was
+     * waited for
+     * @param error why it is not reachable, in plain words (with the server's own reply,
+     * such as {@code WRONGPASS ...}, and the setting to check), or {@code null}
      */
     record NodeReachability(String node, boolean reachable, Duration latency, @Nullable String error) {
 
@@ -145,4 +154,5 @@ public interface InspectableLockBackend extends LockBackend {
             Objects.requireNonNull(latency, "latency");
         }
     }
+
 }

@@ -19,40 +19,58 @@ import io.github.distlock.core.LockBackend.LeaseRenewal;
 import io.github.distlock.core.LockBackend.RenewalOutcome;
 
 /**
- * Keeps held leases alive: one scheduler thread for every lock in the JVM, renewing each lease
- * after {@code ttl × renewalRatio} (a third by default) until it is released.
+ * Keeps held leases alive: one scheduler thread for every lock in the JVM, renewing each
+ * lease after {@code ttl × renewalRatio} (a third by default) until it is released.
  *
- * <p>Leases that fall due close together are renewed in one batch, so the backend can extend
- * many of them in one round trip. A renewal that finds the key gone or owned by someone else, or
- * that keeps failing until the lease would have run out, marks the handle lost and logs a WARN.
- * The backend bounds one renewal call, however many leases and Cluster nodes it spans, by one
- * operation timeout, so a hung node cannot starve the leases of healthy ones.
+ * <p>
+ * Leases that fall due close together are renewed in one batch, so the backend can extend
+ * many of them in one round trip. A renewal that finds the key gone or owned by someone
+ * else, or that keeps failing until the lease would have run out, marks the handle lost
+ * and logs a WARN. The backend bounds one renewal call, however many leases and Cluster
+ * nodes it spans, by one operation timeout, so a hung node cannot starve the leases of
+ * healthy ones.
  *
- * <p>Lost-lease listeners (the handle's {@code onLost} listeners, then the {@link LockListener}s:
- * the WARN, the application event, metrics) run on a thread of their own, in the order the losses
- * were found: a slow {@code @EventListener} must not delay the renewal of every other lease.
+ * <p>
+ * Lost-lease listeners (the handle's {@code onLost} listeners, then the
+ * {@link LockListener}s: the WARN, the application event, metrics) run on a thread of
+ * their own, in the order the losses were found: a slow {@code @EventListener} must not
+ * delay the renewal of every other lease.
  */
 public final class LeaseWatchdog implements AutoCloseable {
 
     private static final Logger logger = LoggerFactory.getLogger(LeaseWatchdog.class);
 
-    /** Retry a failed renewal after this share of the renewal period, so several tries fit in a lease. */
+    /**
+     * Retry a failed renewal after this share of the renewal period, so several tries fit
+     * in a lease.
+     */
     private static final int RETRIES_PER_PERIOD = 4;
 
     private final LockBackend backend;
+
     private final double renewalRatio;
+
     private final ScheduledThreadPoolExecutor scheduler;
+
     /** Runs the lost-lease listeners; its one thread exists only while there is work. */
     private final ThreadPoolExecutor listenerExecutor;
+
     private final Set<DefaultLockHandle> leases = ConcurrentHashMap.newKeySet();
+
     private final Object scheduleMonitor = new Object();
-    /** Written under {@code scheduleMonitor}; volatile for the lock-free fast path of {@code watch}. */
+
+    /**
+     * Written under {@code scheduleMonitor}; volatile for the lock-free fast path of
+     * {@code watch}.
+     */
     private volatile @Nullable ScheduledFuture<?> nextTick;
+
     private volatile long nextTickNanos;
 
     /**
      * @param backend the store that renews the leases
-     * @param renewalRatio the share of the ttl after which a lease is renewed, between 0 and 1
+     * @param renewalRatio the share of the ttl after which a lease is renewed, between 0
+     * and 1
      */
     public LeaseWatchdog(LockBackend backend, double renewalRatio) {
         if (!(renewalRatio > 0 && renewalRatio < 1)) {
@@ -80,11 +98,11 @@ public final class LeaseWatchdog implements AutoCloseable {
     }
 
     /**
-     * How far the most overdue renewal is behind its schedule now, or zero if none is overdue. A
-     * healthy watchdog is never behind by much more than one renewal round, which the backend
-     * bounds by its operation timeout; more means its thread is kept from running (a blocking
-     * {@link LockListener#renewed} listener, CPU starvation, a long GC pause), and leases may run
-     * out unrenewed.
+     * How far the most overdue renewal is behind its schedule now, or zero if none is
+     * overdue. A healthy watchdog is never behind by much more than one renewal round,
+     * which the backend bounds by its operation timeout; more means its thread is kept
+     * from running (a blocking {@link LockListener#renewed} listener, CPU starvation, a
+     * long GC pause), and leases may run out unrenewed.
      *
      * <pre>{@code
      * boolean lagging = watchdog.lag().compareTo(Duration.ofSeconds(2)) > 0;
@@ -115,9 +133,12 @@ public final class LeaseWatchdog implements AutoCloseable {
     }
 
     private void tickNoLaterThan(long dueNanos) {
-        // Fast path, taken by nearly every new lease (each falls due after those before it): a
-        // tick is already scheduled in time. Without it, every acquisition of every thread would
-        // queue on the monitor. It is safe against a tick that starts right now: that tick clears
+        // Fast path, taken by nearly every new lease (each falls due after those before
+        // it): a
+        // tick is already scheduled in time. Without it, every acquisition of every
+        // thread would
+        // queue on the monitor. It is safe against a tick that starts right now: that
+        // tick clears
         // nextTick only after this lease was added to the set its final scan reads.
         if (nextTick != null && dueNanos - nextTickNanos >= 0) {
             return;
@@ -164,7 +185,8 @@ public final class LeaseWatchdog implements AutoCloseable {
         long now = System.nanoTime();
         List<DefaultLockHandle> due = new ArrayList<>();
         for (DefaultLockHandle handle : leases) {
-            // Take leases that fall due within half a period too: one batch instead of many ticks.
+            // Take leases that fall due within half a period too: one batch instead of
+            // many ticks.
             if (handle.nextRenewalNanos() - renewalPeriodNanos(handle) / 2 - now <= 0) {
                 due.add(handle);
             }
@@ -179,7 +201,8 @@ public final class LeaseWatchdog implements AutoCloseable {
         long sentAt = System.nanoTime();
         boolean[] reported = new boolean[due.size()];
         try {
-            // Outcomes are applied as each node answers: a hung node must not keep the leases on
+            // Outcomes are applied as each node answers: a hung node must not keep the
+            // leases on
             // healthy ones from being counted as renewed until its own timeout.
             backend.renew(renewals, (index, outcome) -> {
                 if (!reported[index]) {
@@ -199,9 +222,10 @@ public final class LeaseWatchdog implements AutoCloseable {
     }
 
     /**
-     * Applies one lease's outcome whatever happens to another's: a listener that throws an {@link Error} (the
-     * listener seam only shields against exceptions) must not leave the rest of the batch unapplied, their leases
-     * running out in this JVM while Redis renewed them.
+     * Applies one lease's outcome whatever happens to another's: a listener that throws
+     * an {@link Error} (the listener seam only shields against exceptions) must not leave
+     * the rest of the batch unapplied, their leases running out in this JVM while Redis
+     * renewed them.
      */
     private void applyAlone(DefaultLockHandle handle, RenewalOutcome outcome, long sentAt) {
         try {
@@ -219,7 +243,8 @@ public final class LeaseWatchdog implements AutoCloseable {
         }
         switch (outcome) {
             case RENEWED -> {
-                // The schedule first: the listeners the extension calls must not be able to keep it unchanged.
+                // The schedule first: the listeners the extension calls must not be able
+                // to keep it unchanged.
                 handle.nextRenewalNanos(sentAt + renewalPeriodNanos(handle));
                 handle.leaseExtended(sentAt, backend.renewedValidityMillis(handle.ttlMillis()));
             }
@@ -229,7 +254,8 @@ public final class LeaseWatchdog implements AutoCloseable {
                 handle.renewalFailed();
                 long now = System.nanoTime();
                 if (now - handle.leaseDeadlineNanos() >= 0) {
-                    // Also where renewals ran but too few replicas confirmed them (replica acks).
+                    // Also where renewals ran but too few replicas confirmed them
+                    // (replica acks).
                     lose(handle, LockListener.LeaseLossReason.RENEWAL_FAILED, "Redis could not be reached (or too few "
                             + "replicas confirmed the renewal) until the lease ran out");
                 }
@@ -255,4 +281,5 @@ public final class LeaseWatchdog implements AutoCloseable {
         listenerExecutor.shutdown();
         leases.clear();
     }
+
 }

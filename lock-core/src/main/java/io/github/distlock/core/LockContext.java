@@ -12,11 +12,13 @@ import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 
 /**
- * One call's lock, as {@link LockListener}s see it: from the start of the acquisition to its
- * release or loss. Read-only for listeners, except for the attributes they keep on it.
+ * One call's lock, as {@link LockListener}s see it: from the start of the acquisition to
+ * its release or loss. Read-only for listeners, except for the attributes they keep on
+ * it.
  *
- * <p>It never exposes the holder's random token: that token is a capability (whoever knows it
- * can release the lock), so nothing built on this seam can leak it.
+ * <p>
+ * It never exposes the holder's random token: that token is a capability (whoever knows
+ * it can release the lock), so nothing built on this seam can leak it.
  *
  * <pre>{@code
  * public void acquiring(LockContext lock) {
@@ -31,19 +33,31 @@ import io.github.distlock.LockRequest;
 public final class LockContext {
 
     private final LockKey key;
+
     private final String name;
+
     private final long ttlMillis;
+
     private final boolean watchdog;
+
     private final String threadName;
+
     private final long startedNanos;
+
     private volatile @Nullable Map<Object, Object> attributes;
 
-    // Written by the acquiring thread before acquired() is dispatched; read by others after it.
+    // Written by the acquiring thread before acquired() is dispatched; read by others
+    // after it.
     private volatile boolean waited;
+
     private volatile boolean handedOver;
+
     private volatile long acquiredNanos;
+
     private volatile @Nullable Instant acquiredAt;
+
     private volatile @Nullable DefaultLockHandle handle;
+
     /** Written only by the watchdog's thread. */
     private volatile int renewals;
 
@@ -57,14 +71,18 @@ public final class LockContext {
     }
 
     /**
-     * What metrics and traces call this kind of lock: the request's name, the annotation's name or
-     * {@code Class.method}, or {@value LockRequest#UNNAMED}. Low cardinality: fit for a metric tag.
+     * What metrics and traces call this kind of lock: the request's name, the
+     * annotation's name or {@code Class.method}, or {@value LockRequest#UNNAMED}. Low
+     * cardinality: fit for a metric tag.
      */
     public String name() {
         return name;
     }
 
-    /** The key this call locks, for example {@code order:42}. High cardinality: traces only, never a metric tag. */
+    /**
+     * The key this call locks, for example {@code order:42}. High cardinality: traces
+     * only, never a metric tag.
+     */
     public String key() {
         return key.name();
     }
@@ -76,8 +94,8 @@ public final class LockContext {
 
     /**
      * The store's key for it.
-     *
-     * @deprecated since the store-neutral SPI, the key is not always a Redis key: use {@link #storeKey()}
+     * @deprecated since the store-neutral SPI, the key is not always a Redis key: use
+     * {@link #storeKey()}
      */
     @Deprecated(since = "0.1.0")
     public String redisKey() {
@@ -94,7 +112,10 @@ public final class LockContext {
         return watchdog;
     }
 
-    /** The name of the thread that asked for the lock (and, unless it handed the handle on, holds it). */
+    /**
+     * The name of the thread that asked for the lock (and, unless it handed the handle
+     * on, holds it).
+     */
     public String threadName() {
         return threadName;
     }
@@ -110,16 +131,16 @@ public final class LockContext {
     }
 
     /**
-     * Whether the lock came to this caller through the backend's wait queue: handed over by the
-     * previous holder's release, rather than found free by an attempt.
+     * Whether the lock came to this caller through the backend's wait queue: handed over
+     * by the previous holder's release, rather than found free by an attempt.
      */
     public boolean handedOver() {
         return handedOver;
     }
 
     /**
-     * How long the acquisition took: until it was acquired, or until now while it still runs or
-     * after it failed.
+     * How long the acquisition took: until it was acquired, or until now while it still
+     * runs or after it failed.
      */
     public Duration waitTime() {
         long end = acquiredNanos;
@@ -142,8 +163,8 @@ public final class LockContext {
     }
 
     /**
-     * How long this JVM counts the lease to last from now, counted from when the last acquire or
-     * renew command was sent; zero once it ran out or the lock is not held.
+     * How long this JVM counts the lease to last from now, counted from when the last
+     * acquire or renew command was sent; zero once it ran out or the lock is not held.
      */
     public Duration leaseLeft() {
         DefaultLockHandle held = handle;
@@ -174,7 +195,9 @@ public final class LockContext {
         map.put(attributeKey, value);
     }
 
-    /** A listener's per-lock state put under the class itself as the key, or {@code null}. */
+    /**
+     * A listener's per-lock state put under the class itself as the key, or {@code null}.
+     */
     public <T> @Nullable T get(Class<T> attributeKey) {
         return attributeKey.cast(get((Object) attributeKey));
     }
@@ -209,4 +232,5 @@ public final class LockContext {
         return "LockContext[name=" + name + ", key=" + key.printableName() + ", thread=" + threadName + ", held="
                 + (handle != null && handle.isHeld()) + "]";
     }
+
 }

@@ -8,9 +8,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Several {@link LockListener}s as one, each shielded from the others: what one throws is logged
- * and the rest are still told. The lost-lease WARN is always the first of them, so that the log
- * says what happened even in an application that registered no listener at all.
+ * Several {@link LockListener}s as one, each shielded from the others: what one throws is
+ * logged and the rest are still told. The lost-lease WARN is always the first of them, so
+ * that the log says what happened even in an application that registered no listener at
+ * all.
  */
 public final class LockListeners implements LockListener {
 
@@ -43,7 +44,8 @@ public final class LockListeners implements LockListener {
         return of(List.of());
     }
 
-    // Each event's loop is written out: one shared loop taking a lambda would allocate on every
+    // Each event's loop is written out: one shared loop taking a lambda would allocate on
+    // every
     // acquisition and release, on the hot path.
 
     @Override
@@ -145,9 +147,12 @@ public final class LockListeners implements LockListener {
         @Override
         public void leaseLost(LockContext lock, LeaseLossReason reason, String description) {
             OptionalLong fence = lock.fencingToken();
-            lostLogger.warn("Lost distributed lock " + lock.lockKey().printableName() + " (" + lock.lockKey().printableStoreKey()
+            lostLogger.warn("Lost distributed lock " + lock.lockKey().printableName() + " ("
+                    + lock.lockKey().printableStoreKey()
                     + (fence.isPresent() ? ", fencing token " + fence.getAsLong() : "") + "): " + description
                     + ". Another owner may now run the guarded work.");
         }
+
     }
+
 }

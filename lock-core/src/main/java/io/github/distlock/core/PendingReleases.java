@@ -10,22 +10,25 @@ import org.slf4j.LoggerFactory;
 import io.github.distlock.LockBackendException;
 
 /**
- * Releases and undos that Redis did not confirm, retried in the background until it does or until
- * whatever they would remove has expired on its own.
+ * Releases and undos that Redis did not confirm, retried in the background until it does
+ * or until whatever they would remove has expired on its own.
  *
- * <p>Why: an acquire whose reply never came may have taken the lock, and a release that timed out
- * may not have run. Either way a key may hold a token that no handle owns, and without a retry it
- * would block every other instance for a whole lease. Both operations are idempotent for their
- * token, so retrying is always safe.
+ * <p>
+ * Why: an acquire whose reply never came may have taken the lock, and a release that
+ * timed out may not have run. Either way a key may hold a token that no handle owns, and
+ * without a retry it would block every other instance for a whole lease. Both operations
+ * are idempotent for their token, so retrying is always safe.
  */
 final class PendingReleases implements AutoCloseable {
 
     private static final Logger logger = LoggerFactory.getLogger(PendingReleases.class);
 
     private static final long FIRST_RETRY_MILLIS = 50;
+
     private static final long MAX_RETRY_MILLIS = 1_000;
 
     private final LockBackend backend;
+
     private final ScheduledThreadPoolExecutor scheduler;
 
     PendingReleases(LockBackend backend) {
@@ -39,13 +42,12 @@ final class PendingReleases implements AutoCloseable {
     }
 
     /**
-     * Undoes an acquisition that must not stand: its outcome is unknown (the backend failed), or it
-     * succeeded but the caller will not use it (interrupted, or the lease already over). Leaves the
-     * wait queue, then releases.
-     *
-     * @param tryNow whether to try once on the calling thread first (when Redis is likely healthy);
-     *        otherwise every try runs in the background, so the caller is not held up by a Redis
-     *        that just failed it
+     * Undoes an acquisition that must not stand: its outcome is unknown (the backend
+     * failed), or it succeeded but the caller will not use it (interrupted, or the lease
+     * already over). Leaves the wait queue, then releases.
+     * @param tryNow whether to try once on the calling thread first (when Redis is likely
+     * healthy); otherwise every try runs in the background, so the caller is not held up
+     * by a Redis that just failed it
      * @return whether the undo is confirmed already
      */
     boolean undo(LockKey key, String token, boolean queued, long ttlMillis, boolean tryNow) {
@@ -58,15 +60,19 @@ final class PendingReleases implements AutoCloseable {
     }
 
     /**
-     * Retries the release of a handle whose release call failed, until Redis answers or the lease
-     * that the key was last given has run out.
+     * Retries the release of a handle whose release call failed, until Redis answers or
+     * the lease that the key was last given has run out.
      */
     void releaseLater(LockKey key, String token, long ttlMillis, long leaseDeadlineNanos) {
-        long giveUpAt = Math.max(leaseDeadlineNanos, System.nanoTime()) + TimeUnit.MILLISECONDS.toNanos(MAX_RETRY_MILLIS);
+        long giveUpAt = Math.max(leaseDeadlineNanos, System.nanoTime())
+                + TimeUnit.MILLISECONDS.toNanos(MAX_RETRY_MILLIS);
         new Retry(key, token, false, ttlMillis, giveUpAt).schedule(FIRST_RETRY_MILLIS);
     }
 
-    /** A lock set at any moment of the attempt lasts at most its ttl; retry a little beyond that. */
+    /**
+     * A lock set at any moment of the attempt lasts at most its ttl; retry a little
+     * beyond that.
+     */
     private static long deadlineNanos(long ttlMillis) {
         return TimeUnit.MILLISECONDS.toNanos(ttlMillis + MAX_RETRY_MILLIS);
     }
@@ -79,10 +85,15 @@ final class PendingReleases implements AutoCloseable {
     private final class Retry implements Runnable {
 
         private final LockKey key;
+
         private final String token;
+
         private final boolean queued;
+
         private final long ttlMillis;
+
         private final long giveUpAtNanos;
+
         private long delayMillis = FIRST_RETRY_MILLIS;
 
         Retry(LockKey key, String token, boolean queued, long ttlMillis, long giveUpAtNanos) {
@@ -97,7 +108,8 @@ final class PendingReleases implements AutoCloseable {
         boolean attempt() {
             try {
                 if (queued && backend instanceof QueueingLockBackend queueing) {
-                    // Leave the queue first, so the release cannot hand the lock to us again.
+                    // Leave the queue first, so the release cannot hand the lock to us
+                    // again.
                     queueing.stopWaiting(key, token, ttlMillis);
                 }
                 backend.release(key, token);
@@ -134,5 +146,7 @@ final class PendingReleases implements AutoCloseable {
             delayMillis = Math.min(MAX_RETRY_MILLIS, delayMillis * 2);
             schedule(delay);
         }
+
     }
+
 }

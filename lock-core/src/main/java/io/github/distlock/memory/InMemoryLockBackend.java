@@ -23,21 +23,27 @@ import io.github.distlock.core.LockWaiters;
 import io.github.distlock.core.QueueingLockBackend;
 
 /**
- * A lock store in this JVM's memory, with every capability the Redis store has: a wait queue that hands the lock to
- * the longest-waiting live waiter, fencing tokens, hand-over wake-ups and inspection. It passes the same contract
- * suite as the Redis backends, so code written against {@code LockService} or {@code @DistributedLock} behaves the
- * same in a unit test as in production, without a server.
+ * A lock store in this JVM's memory, with every capability the Redis store has: a wait
+ * queue that hands the lock to the longest-waiting live waiter, fencing tokens, hand-over
+ * wake-ups and inspection. It passes the same contract suite as the Redis backends, so
+ * code written against {@code LockService} or {@code @DistributedLock} behaves the same
+ * in a unit test as in production, without a server.
  *
- * <p>It is one store: every lock service built on the same instance sees the same locks, as instances of an
- * application share one Redis. It is not distributed, and keeps nothing across a restart; use it for tests and for a
- * single JVM only.
+ * <p>
+ * It is one store: every lock service built on the same instance sees the same locks, as
+ * instances of an application share one Redis. It is not distributed, and keeps nothing
+ * across a restart; use it for tests and for a single JVM only.
  *
- * <p>In a Spring Boot test, declare it as a bean and the auto-configuration uses it instead of Redis:
+ * <p>
+ * In a Spring Boot test, declare it as a bean and the auto-configuration uses it instead
+ * of Redis:
  *
  * <pre>{@code
- * @TestConfiguration(proxyBeanMethods = false)
+ * &#64;TestConfiguration(proxyBeanMethods = false)
  * class InMemoryLocks {
- *     @Bean
+ *
+
+&#64;Bean
  *     InMemoryLockBackend lockBackend() {
  *         return new InMemoryLockBackend();
  *     }
@@ -54,17 +60,22 @@ import io.github.distlock.core.QueueingLockBackend;
  * LockService locks = new DefaultLockService(backend, new LeaseWatchdog(backend, 1.0 / 3), defaults, waiters);
  * }</pre>
  *
- * <p>Leases run on {@link System#nanoTime()} unless another clock is given
- * ({@link #InMemoryLockBackend(LongSupplier)}), so that a test can let a lease run out without sleeping. Fencing tokens are strictly increasing across all locks of
- * the instance, and start from the wall clock in microseconds, as the Redis store's do.
+ * <p>
+ * Leases run on {@link System#nanoTime()} unless another clock is given
+ * ({@link #InMemoryLockBackend(LongSupplier)}), so that a test can let a lease run out
+ * without sleeping. Fencing tokens are strictly increasing across all locks of the
+ * instance, and start from the wall clock in microseconds, as the Redis store's do.
  */
-public final class InMemoryLockBackend implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend,
-        HandOverNotifications {
+public final class InMemoryLockBackend
+        implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend, HandOverNotifications {
 
     private final LongSupplier nanoClock;
+
     /** Every lock that is held or has waiters, by name; guarded by {@code this}. */
     private final Map<String, Entry> locks = new HashMap<>();
+
     private final List<LockWaiters> deliveries = new CopyOnWriteArrayList<>();
+
     /** The last fencing token drawn for any lock; guarded by {@code this}. */
     private long lastFencingToken;
 
@@ -74,15 +85,19 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
     }
 
     /**
-     * A store whose leases run on {@code nanoClock}: a test clock lets a lease run out without sleeping.
-     *
-     * @param nanoClock the time in nanoseconds, as {@link System#nanoTime()} counts it (only differences matter)
+     * A store whose leases run on {@code nanoClock}: a test clock lets a lease run out
+     * without sleeping.
+     * @param nanoClock the time in nanoseconds, as {@link System#nanoTime()} counts it
+     * (only differences matter)
      */
     public InMemoryLockBackend(LongSupplier nanoClock) {
         this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
     }
 
-    /** Adds {@code waiters} to the JVM's waiters that hand-overs are announced to; each lock service has its own. */
+    /**
+     * Adds {@code waiters} to the JVM's waiters that hand-overs are announced to; each
+     * lock service has its own.
+     */
     @Override
     public void deliverHandOversTo(LockWaiters waiters) {
         if (!deliveries.contains(waiters)) {
@@ -155,7 +170,9 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
         return true;
     }
 
-    /** Gives the lock to the longest-waiting live waiter, or frees it if there is none. */
+    /**
+     * Gives the lock to the longest-waiting live waiter, or frees it if there is none.
+     */
     private @Nullable HandOver handOverOrFree(String name, Entry entry, long now) {
         for (Iterator<Map.Entry<String, Waiter>> it = entry.waiters.entrySet().iterator(); it.hasNext();) {
             Map.Entry<String, Waiter> next = it.next();
@@ -199,7 +216,8 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
                 results.add(ours ? RenewalOutcome.RENEWED : RenewalOutcome.LOST);
             }
         }
-        // Outside the store's monitor: what the outcomes set off (a lost-lock listener) may use the store.
+        // Outside the store's monitor: what the outcomes set off (a lost-lock listener)
+        // may use the store.
         for (int i = 0; i < results.size(); i++) {
             outcomes.outcome(i, results.get(i));
         }
@@ -229,9 +247,9 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
     }
 
     /**
-     * Takes the lock {@code name} from its holder, as an operator deleting the key or an expiry would: the holder
-     * finds out at its next renewal or release, and the next acquirer gets it. Waiters keep their places.
-     *
+     * Takes the lock {@code name} from its holder, as an operator deleting the key or an
+     * expiry would: the holder finds out at its next renewal or release, and the next
+     * acquirer gets it. Waiters keep their places.
      * @param name the lock's name
      * @return whether it was held
      */
@@ -247,8 +265,8 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
     }
 
     /**
-     * Forgets every lock and waiter, for a test's setup. Fencing tokens drawn afterwards are still larger than every
-     * token drawn before.
+     * Forgets every lock and waiter, for a test's setup. Fencing tokens drawn afterwards
+     * are still larger than every token drawn before.
      */
     public synchronized void clear() {
         locks.clear();
@@ -274,8 +292,9 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
     }
 
     /**
-     * The next token: above every token drawn before for any lock, and at least the wall clock in microseconds, so
-     * that tokens keep increasing for a lock whose entry was dropped while it was free.
+     * The next token: above every token drawn before for any lock, and at least the wall
+     * clock in microseconds, so that tokens keep increasing for a lock whose entry was
+     * dropped while it was free.
      */
     private long nextFencingToken(Entry entry) {
         Instant now = Instant.now();
@@ -289,12 +308,18 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
         return TimeUnit.MILLISECONDS.toNanos(millis);
     }
 
-    /** One lock: its holder and lease, its waiters in arrival order, its last fencing token. */
+    /**
+     * One lock: its holder and lease, its waiters in arrival order, its last fencing
+     * token.
+     */
     private static final class Entry {
 
         @Nullable String holder;
+
         long expiresAt;
+
         long lastFencingToken;
+
         final LinkedHashMap<String, Waiter> waiters = new LinkedHashMap<>();
 
         boolean isHeld(long now) {
@@ -314,27 +339,37 @@ public final class InMemoryLockBackend implements QueueingLockBackend, FencingLo
             holder = null;
         }
 
-        /** The lease left in ms, 0 if the lock is free; rounded up, so a held lock never reports 0. */
+        /**
+         * The lease left in ms, 0 if the lock is free; rounded up, so a held lock never
+         * reports 0.
+         */
         long leaseLeftMillis(long now) {
             if (!isHeld(now)) {
                 return 0;
             }
             return TimeUnit.NANOSECONDS.toMillis(expiresAt - now + 999_999);
         }
+
     }
 
-    /** A queued waiter: until when its entry lives unless refreshed, and the lease it asked for. */
+    /**
+     * A queued waiter: until when its entry lives unless refreshed, and the lease it
+     * asked for.
+     */
     private static final class Waiter {
 
         long aliveUntil;
+
         long leaseMillis;
 
         Waiter(long aliveUntil, long leaseMillis) {
             this.aliveUntil = aliveUntil;
             this.leaseMillis = leaseMillis;
         }
+
     }
 
     private record HandOver(String token, long fencingToken) {
     }
+
 }

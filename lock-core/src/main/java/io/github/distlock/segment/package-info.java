@@ -1,8 +1,9 @@
 /**
- * Locks over a resource split into segments, for a hot key whose one lock would serialise every
- * request: {@link io.github.distlock.segment.SegmentedLock}.
+ * Locks over a resource split into segments, for a hot key whose one lock would serialise
+ * every request: {@link io.github.distlock.segment.SegmentedLock}.
  *
- * <p>Non-null unless marked {@code @Nullable}.
+ * <p>
+ * Non-null unless marked {@code @Nullable}.
  */
 @NullMarked
 package io.github.distlock.segment;

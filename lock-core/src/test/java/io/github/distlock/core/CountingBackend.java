@@ -4,15 +4,19 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Passes every call to the real backend and counts acquire attempts (bare and queueing alike), so a
- * test can tell a wake-up from a poll.
+ * Passes every call to the real backend and counts acquire attempts (bare and queueing
+ * alike), so a test can tell a wake-up from a poll.
  */
 class CountingBackend implements QueueingLockBackend, FencingLockBackend {
 
     final AtomicLong acquireAttempts = new AtomicLong();
+
     private final LockBackend delegate;
 
-    /** @param delegate a backend with a wait queue and fencing tokens, as the Redis backends are */
+    /**
+     * @param delegate a backend with a wait queue and fencing tokens, as the Redis
+     * backends are
+     */
     CountingBackend(LockBackend delegate) {
         this.delegate = delegate;
     }
@@ -54,4 +58,5 @@ class CountingBackend implements QueueingLockBackend, FencingLockBackend {
     public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
         delegate.renew(renewals, outcomes);
     }
+
 }

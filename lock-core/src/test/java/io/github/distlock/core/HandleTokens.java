@@ -3,8 +3,9 @@ package io.github.distlock.core;
 import io.github.distlock.LockHandle;
 
 /**
- * Test access to what a handle believes it owns: its token and its Redis key, so that a test in another package can
- * compare them with what Redis holds (the public API keeps the token private: it is a capability).
+ * Test access to what a handle believes it owns: its token and its Redis key, so that a
+ * test in another package can compare them with what Redis holds (the public API keeps
+ * the token private: it is a capability).
  */
 public final class HandleTokens {
 
@@ -13,7 +14,6 @@ public final class HandleTokens {
 
     /**
      * The token the handle's acquisition wrote into the lock key.
-     *
      * @param handle a handle returned by the {@link DefaultLockService}
      * @return the token
      */
@@ -23,11 +23,11 @@ public final class HandleTokens {
 
     /**
      * The Redis key of the handle's lock, e.g. {@code lock:{order:42}}.
-     *
      * @param handle a handle returned by the {@link DefaultLockService}
      * @return the key
      */
     public static String redisKeyOf(LockHandle handle) {
         return ((DefaultLockHandle) handle).lockKey().storeKey();
     }
+
 }

@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.api.Test;
 
 /**
- * How release hints wake the threads polling for a lock (a backend without a wait queue, such as
- * Redlock): the longest waiter first, one per release however many nodes announce it, and a wake-up
- * its waiter did not use goes to the next. No Redis and no clock: each waiter's state is read with a
- * zero-length wait.
+ * How release hints wake the threads polling for a lock (a backend without a wait queue,
+ * such as Redlock): the longest waiter first, one per release however many nodes announce
+ * it, and a wake-up its waiter did not use goes to the next. No Redis and no clock: each
+ * waiter's state is read with a zero-length wait.
  */
 class LockWaitersPollingTest {
 
@@ -36,7 +36,8 @@ class LockWaitersPollingTest {
         first.acquired = true;
         waiters.leavePolling(KEY, first);
 
-        // The other nodes' announcements of the release the first waiter already answered.
+        // The other nodes' announcements of the release the first waiter already
+        // answered.
         waiters.releaseHinted(KEY.storeKey(), "release-1");
         waiters.releaseHinted(KEY.storeKey(), "release-1");
         assertThat(second.await(0)).as("woken by a release already answered").isFalse();
@@ -106,4 +107,5 @@ class LockWaitersPollingTest {
         assertThat(waiters.waiting()).isZero();
         assertThat(waiters.wakePending(KEY)).isFalse();
     }
+
 }

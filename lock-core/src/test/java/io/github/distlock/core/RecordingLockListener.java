@@ -3,11 +3,16 @@ package io.github.distlock.core;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-/** Writes down every {@link LockListener} call as {@code "event key detail"}, for tests to read. */
+/**
+ * Writes down every {@link LockListener} call as {@code "event key detail"}, for tests to
+ * read.
+ */
 final class RecordingLockListener implements LockListener {
 
     final List<String> events = new CopyOnWriteArrayList<>();
+
     final List<LockContext> contexts = new CopyOnWriteArrayList<>();
+
     private final List<String> lostLeases;
 
     RecordingLockListener(List<String> lostLeases) {
@@ -57,4 +62,5 @@ final class RecordingLockListener implements LockListener {
     public void released(LockContext lock, ReleaseOutcome outcome) {
         events.add("released " + lock.key() + " " + outcome.tagValue());
     }
+
 }

@@ -26,14 +26,18 @@ import io.github.distlock.core.LockKey;
 import io.github.distlock.core.LockWaiters;
 
 /**
- * The in-memory store's own rules, on a clock the test moves, and two lock services sharing it as two instances of an
- * application share one Redis. The whole contract suite runs on it too ({@code InMemoryLockContractTest}).
+ * The in-memory store's own rules, on a clock the test moves, and two lock services
+ * sharing it as two instances of an application share one Redis. The whole contract suite
+ * runs on it too ({@code InMemoryLockContractTest}).
  */
 class InMemoryLockBackendTest {
 
     private final AtomicLong nanos = new AtomicLong();
+
     private final InMemoryLockBackend backend = new InMemoryLockBackend(nanos::get);
+
     private final LockKey key = backend.lockKey("order:42");
+
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
     @AfterEach
@@ -140,9 +144,11 @@ class InMemoryLockBackendTest {
         LockHandle held = first.lock("order:42", Duration.ofSeconds(30), Duration.ZERO);
         assertThat(second.tryLock("order:42", Duration.ofSeconds(30), Duration.ZERO)).isEmpty();
 
-        CompletableFuture<Optional<LockHandle>> waiter = CompletableFuture.supplyAsync(
-                () -> second.tryLock(LockRequest.of("order:42").withTtl(Duration.ofSeconds(30))
-                        .withWaitTime(Duration.ofMinutes(1)).withFencingToken()));
+        CompletableFuture<Optional<LockHandle>> waiter = CompletableFuture
+            .supplyAsync(() -> second.tryLock(LockRequest.of("order:42")
+                .withTtl(Duration.ofSeconds(30))
+                .withWaitTime(Duration.ofMinutes(1))
+                .withFencingToken()));
         await().until(() -> store.inspect(store.lockKey("order:42")).queueLength() == 1);
         long holderToken = held.fencingToken();
         held.release();
@@ -169,4 +175,5 @@ class InMemoryLockBackendTest {
     private void advance(long millis) {
         nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(millis));
     }
+
 }

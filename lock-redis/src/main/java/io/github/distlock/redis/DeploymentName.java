@@ -10,10 +10,10 @@ import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * What the health check calls the Redis a connection factory goes to: {@code host:port} for a
- * standalone node, {@code Sentinel master 'mymaster'} for a Sentinel-managed one. A Cluster's
- * masters are named one by one, as the health check finds them; the Cluster's own name (its seed
- * nodes) shows only when it cannot be asked for them.
+ * What the health check calls the Redis a connection factory goes to: {@code host:port}
+ * for a standalone node, {@code Sentinel master 'mymaster'} for a Sentinel-managed one. A
+ * Cluster's masters are named one by one, as the health check finds them; the Cluster's
+ * own name (its seed nodes) shows only when it cannot be asked for them.
  */
 final class DeploymentName {
 
@@ -24,8 +24,9 @@ final class DeploymentName {
     }
 
     /**
-     * The name of the deployment {@code factory} connects to. Read by method name: Lettuce's and
-     * Jedis's factories both have these getters but share no type, and either driver may be absent.
+     * The name of the deployment {@code factory} connects to. Read by method name:
+     * Lettuce's and Jedis's factories both have these getters but share no type, and
+     * either driver may be absent.
      */
     static String of(RedisConnectionFactory factory) {
         if (invoke(factory, "getSentinelConfiguration") instanceof RedisSentinelConfiguration sentinel
@@ -34,8 +35,10 @@ final class DeploymentName {
         }
         if (invoke(factory, "getClusterConfiguration") instanceof RedisClusterConfiguration cluster) {
             // Named so only when the Cluster cannot be asked for its masters at all.
-            return "Redis Cluster " + cluster.getClusterNodes().stream().map(node -> node.getHost() + ":"
-                    + node.getPort()).collect(Collectors.joining(","));
+            return "Redis Cluster " + cluster.getClusterNodes()
+                .stream()
+                .map(node -> node.getHost() + ":" + node.getPort())
+                .collect(Collectors.joining(","));
         }
         if (invoke(factory, "getStandaloneConfiguration") instanceof RedisStandaloneConfiguration standalone) {
             return standalone.getHostName() + ":" + standalone.getPort();
@@ -55,4 +58,5 @@ final class DeploymentName {
             return null;
         }
     }
+
 }

@@ -6,9 +6,9 @@ import java.util.function.Function;
 import io.github.distlock.core.LockKey;
 
 /**
- * Where release.lua publishes that it handed a lock over: always the global hand-over channel
- * ({@code <prefix>released}, {@code PUBLISH}), and in a Redis Cluster 7+ with sharded pub/sub a
- * shard channel in the lock's own slot ({@code SPUBLISH}) in its place.
+ * Where release.lua publishes that it handed a lock over: always the global hand-over
+ * channel ({@code <prefix>released}, {@code PUBLISH}), and in a Redis Cluster 7+ with
+ * sharded pub/sub a shard channel in the lock's own slot ({@code SPUBLISH}) in its place.
  *
  * <pre>{@code
  * HandOverChannel.global("lock:released")                          // PUBLISH lock:released ...
@@ -18,6 +18,7 @@ import io.github.distlock.core.LockKey;
 public sealed class HandOverChannel permits ReleaseChannel {
 
     private final byte[] global;
+
     private final byte[] sharded;
 
     HandOverChannel(String global, String sharded) {
@@ -25,14 +26,18 @@ public sealed class HandOverChannel permits ReleaseChannel {
         this.sharded = sharded == null ? null : sharded.getBytes(StandardCharsets.UTF_8);
     }
 
-    /** Announce with {@code PUBLISH} on {@code channel}, which every node of a Cluster forwards to every other. */
+    /**
+     * Announce with {@code PUBLISH} on {@code channel}, which every node of a Cluster
+     * forwards to every other.
+     */
     public static HandOverChannel global(String channel) {
         return new HandOverChannel(channel, null);
     }
 
     /**
-     * Announce with {@code SPUBLISH} on {@code shardChannel}, which must hash to the lock's slot; on a
-     * node that cannot (before Redis 7), with {@code PUBLISH} on {@code globalChannel}.
+     * Announce with {@code SPUBLISH} on {@code shardChannel}, which must hash to the
+     * lock's slot; on a node that cannot (before Redis 7), with {@code PUBLISH} on
+     * {@code globalChannel}.
      */
     public static HandOverChannel sharded(String globalChannel, String shardChannel) {
         return new HandOverChannel(globalChannel, shardChannel);
@@ -49,7 +54,10 @@ public sealed class HandOverChannel permits ReleaseChannel {
         return sharded != null;
     }
 
-    /** release.lua's arguments from ARGV[2] on, after the token: the channels and the counter lifetime. */
+    /**
+     * release.lua's arguments from ARGV[2] on, after the token: the channels and the
+     * counter lifetime.
+     */
     byte[][] releaseArguments(byte[] token, byte[] counterLifetime) {
         return sharded == null ? new byte[][] { token, global, counterLifetime }
                 : new byte[][] { token, global, counterLifetime, sharded };
@@ -60,4 +68,5 @@ public sealed class HandOverChannel permits ReleaseChannel {
         return sharded == null ? "PUBLISH " + new String(global, StandardCharsets.UTF_8)
                 : "SPUBLISH " + new String(sharded, StandardCharsets.UTF_8);
     }
+
 }

@@ -9,9 +9,10 @@ import io.github.distlock.LockKeys;
 import io.github.distlock.core.LockWaiters;
 
 /**
- * Reads a hand-over message, {@code <waiter id>:<fencing token>:<proof>} as release.lua publishes
- * it, and passes it to {@link LockWaiters}. One reader for every subscription (the global channel
- * and the sharded per-slot channels), so both accept exactly the same messages.
+ * Reads a hand-over message, {@code <waiter id>:<fencing token>:<proof>} as release.lua
+ * publishes it, and passes it to {@link LockWaiters}. One reader for every subscription
+ * (the global channel and the sharded per-slot channels), so both accept exactly the same
+ * messages.
  */
 final class HandOverMessages {
 
@@ -21,8 +22,8 @@ final class HandOverMessages {
     }
 
     /**
-     * Wakes the waiter a message on {@code channel} names, if it is one of ours and the proof holds;
-     * ignores anything else.
+     * Wakes the waiter a message on {@code channel} names, if it is one of ours and the
+     * proof holds; ignores anything else.
      */
     static void deliver(String channel, byte[] message, LockWaiters waiters) {
         String body = new String(message, StandardCharsets.US_ASCII);
@@ -42,7 +43,8 @@ final class HandOverMessages {
             ignore(channel, body);
             return;
         }
-        // The proof is SHA-1(token:fencing token), as release.lua makes it: only a script that knew
+        // The proof is SHA-1(token:fencing token), as release.lua makes it: only a script
+        // that knew
         // the waiter's token can have sent this.
         waiters.handedOver(body.substring(0, first), fencingToken,
                 token -> LockWaiters.sha1Hex(token + ':' + fencingText).equals(proof));
@@ -55,4 +57,5 @@ final class HandOverMessages {
                     + LockKeys.printable(body));
         }
     }
+
 }

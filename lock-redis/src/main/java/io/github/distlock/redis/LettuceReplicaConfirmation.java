@@ -33,28 +33,38 @@ import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.protocol.ConnectionIntent;
 
 /**
- * The I/O of replica acknowledgements on the Lettuce connection ({@link LettuceTransport#renewAndWait},
- * {@link LettuceTransport#renew}); what the answers mean is {@link RedisLockProtocol}'s.
+ * The I/O of replica acknowledgements on the Lettuce connection
+ * ({@link LettuceTransport#renewAndWait}, {@link LettuceTransport#renew}); what the
+ * answers mean is {@link RedisLockProtocol}'s.
  *
- * <p>A confirmation is one pipelined burst on the connection to the lock's master: {@code CLIENT ID}, the
- * renewal calls, {@code WAIT n timeout}, {@code CLIENT ID}. {@code WAIT} counts only the writes of the server-side
- * connection it runs on, and Lettuce reconnects and re-sends by itself: a {@code WAIT} that ended up on a fresh
- * connection after the write would count nothing of ours and answer with every connected replica. Equal ids before
- * and after prove that the write and the {@code WAIT} ran on one server connection, in order; a re-sent renewal
- * does no harm, since it writes again ({@code PEXPIRE}) on the connection it runs on. Unequal ids make the count
- * unknown ({@code -1}).
+ * <p>
+ * A confirmation is one pipelined burst on the connection to the lock's master:
+ * {@code CLIENT ID}, the renewal calls, {@code WAIT n timeout}, {@code CLIENT ID}.
+ * {@code WAIT} counts only the writes of the server-side connection it runs on, and
+ * Lettuce reconnects and re-sends by itself: a {@code WAIT} that ended up on a fresh
+ * connection after the write would count nothing of ours and answer with every connected
+ * replica. Equal ids before and after prove that the write and the {@code WAIT} ran on
+ * one server connection, in order; a re-sent renewal does no harm, since it writes again
+ * ({@code PEXPIRE}) on the connection it runs on. Unequal ids make the count unknown
+ * ({@code -1}).
  *
- * <p>In a Cluster the burst goes to the node connection of the master that serves the lock's slot
- * ({@code getConnectionAsync(host, port, WRITE)}): a {@code WAIT} routed by the cluster connection, having no key,
- * would go to any node. Because the confirming write travels in the same burst, it does not matter which node
- * connection wrote the lock first. {@code renew.lua} runs with {@code EVAL}, not {@code EVALSHA}: the script is a
- * few hundred bytes, and a node that lacks it in its cache ({@code NOSCRIPT}) would break the burst's order.
+ * <p>
+ * In a Cluster the burst goes to the node connection of the master that serves the lock's
+ * slot ({@code getConnectionAsync(host, port, WRITE)}): a {@code WAIT} routed by the
+ * cluster connection, having no key, would go to any node. Because the confirming write
+ * travels in the same burst, it does not matter which node connection wrote the lock
+ * first. {@code renew.lua} runs with {@code EVAL}, not {@code EVALSHA}: the script is a
+ * few hundred bytes, and a node that lacks it in its cache ({@code NOSCRIPT}) would break
+ * the burst's order.
  */
 final class LettuceReplicaConfirmation {
 
     private static final byte[] RENEW_SOURCE = LockScripts.RENEW.sourceBytes();
 
-    /** How often one confirmation follows a {@code MOVED} before it gives up (a failover moves a slot once). */
+    /**
+     * How often one confirmation follows a {@code MOVED} before it gives up (a failover
+     * moves a slot once).
+     */
     private static final int MAX_REDIRECTS = 2;
 
     private static final String OPERATION = "replica acknowledgement";
@@ -76,12 +86,14 @@ final class LettuceReplicaConfirmation {
             }
             catch (TimeoutException ex) {
                 burst.cancel();
-                throw LockCommandErrors.noAnswer(key, OPERATION, LockCommandErrors.confirmationBound(
-                        connection.timeoutProperty(), connection.operationTimeout(), acks), ex);
+                throw LockCommandErrors.noAnswer(key, OPERATION, LockCommandErrors
+                    .confirmationBound(connection.timeoutProperty(), connection.operationTimeout(), acks), ex);
             }
             catch (ExecutionException ex) {
-                // Sent straight to a node, the confirmation is not redirected by Lettuce: after a
-                // failover the old master answers MOVED. Follow it to the new master; the renewal is
+                // Sent straight to a node, the confirmation is not redirected by Lettuce:
+                // after a
+                // failover the old master answers MOVED. Follow it to the new master; the
+                // renewal is
                 // a compare-and-extend, so sending it again is harmless.
                 String target = movedTarget(ex.getCause());
                 if (target != null && redirects < MAX_REDIRECTS
@@ -101,7 +113,10 @@ final class LettuceReplicaConfirmation {
         }
     }
 
-    /** The {@code host:port} a {@code MOVED} error names, or {@code null} for any other error. */
+    /**
+     * The {@code host:port} a {@code MOVED} error names, or {@code null} for any other
+     * error.
+     */
     private static String movedTarget(Throwable cause) {
         String message = cause == null ? null : cause.getMessage();
         if (message == null || !message.startsWith("MOVED ")) {
@@ -111,7 +126,10 @@ final class LettuceReplicaConfirmation {
         return parts.length >= 3 ? parts[2] : null;
     }
 
-    /** The node connection Lettuce keeps for the master at {@code host:port}, which ran the lock's writes. */
+    /**
+     * The node connection Lettuce keeps for the master at {@code host:port}, which ran
+     * the lock's writes.
+     */
     private static StatefulConnection<byte[], byte[]> nodeConnection(
             StatefulRedisClusterConnection<byte[], byte[]> cluster, String host, int port, LockKey key, long deadline) {
         try {
@@ -125,9 +143,10 @@ final class LettuceReplicaConfirmation {
     }
 
     /**
-     * Sends each master's renewal calls in one burst with one {@code WAIT}, the bursts side by side, and reports
-     * each call with its burst's count as the burst completes. A group whose master cannot be reached, or whose
-     * burst does not complete by {@code deadline}, is reported unanswered.
+     * Sends each master's renewal calls in one burst with one {@code WAIT}, the bursts
+     * side by side, and reports each call with its burst's count as the burst completes.
+     * A group whose master cannot be reached, or whose burst does not complete by
+     * {@code deadline}, is reported unanswered.
      */
     void renew(List<List<RenewalCall>> groups, ReplicaAcks acks, long deadline, RenewalReplies replies) {
         Open open;
@@ -209,7 +228,10 @@ final class LettuceReplicaConfirmation {
         }
     }
 
-    /** What {@code WAIT} answered, if it ran on the connection that made the renewals; {@code -1} if not known. */
+    /**
+     * What {@code WAIT} answered, if it ran on the connection that made the renewals;
+     * {@code -1} if not known.
+     */
     private static long replicas(Burst burst) {
         if (!succeeded(burst.firstId()) || !succeeded(burst.acks()) || !succeeded(burst.lastId())
                 || !burst.firstId().join().equals(burst.lastId().join())) {
@@ -232,8 +254,8 @@ final class LettuceReplicaConfirmation {
     }
 
     /**
-     * The connection to the master of {@code key}: ours outside a Cluster; in a Cluster, the node
-     * connection that Lettuce keeps for that master.
+     * The connection to the master of {@code key}: ours outside a Cluster; in a Cluster,
+     * the node connection that Lettuce keeps for that master.
      */
     private static StatefulConnection<byte[], byte[]> masterConnection(Open open, LockKey key, long deadline) {
         if (!(open.stateful() instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster)) {
@@ -263,7 +285,10 @@ final class LettuceReplicaConfirmation {
         }
     }
 
-    /** A slot that moved: sent straight to a node, the command is not redirected, so learn the new map. */
+    /**
+     * A slot that moved: sent straight to a node, the command is not redirected, so learn
+     * the new map.
+     */
     private static boolean isMoved(Throwable cause) {
         String message = cause == null ? null : cause.getMessage();
         return message != null && (message.startsWith("MOVED") || message.startsWith("ASK"));
@@ -276,11 +301,16 @@ final class LettuceReplicaConfirmation {
     }
 
     private static CommandArgs<byte[], byte[]> renewalArgs(byte[][] keys, byte[][] args) {
-        return new CommandArgs<>(ByteArrayCodec.INSTANCE).add(RENEW_SOURCE).add(keys.length).addKeys(keys)
-                .addValues(args);
+        return new CommandArgs<>(ByteArrayCodec.INSTANCE).add(RENEW_SOURCE)
+            .add(keys.length)
+            .addKeys(keys)
+            .addValues(args);
     }
 
-    /** Sends {@code CLIENT ID}, the renewals, {@code WAIT}, {@code CLIENT ID}, without waiting in between. */
+    /**
+     * Sends {@code CLIENT ID}, the renewals, {@code WAIT}, {@code CLIENT ID}, without
+     * waiting in between.
+     */
     private static Burst send(StatefulConnection<byte[], byte[]> node, List<CommandArgs<byte[], byte[]>> renewals,
             ReplicaAcks acks) {
         AsyncCommand<byte[], byte[], Long> firstId = dispatch(node, CommandType.CLIENT,
@@ -291,8 +321,8 @@ final class LettuceReplicaConfirmation {
             sent.add(dispatch(node, CommandType.EVAL, new ArrayOutput<>(ByteArrayCodec.INSTANCE), args));
         }
         AsyncCommand<byte[], byte[], Long> waited = dispatch(node, CommandType.WAIT,
-                new IntegerOutput<>(ByteArrayCodec.INSTANCE), new CommandArgs<>(ByteArrayCodec.INSTANCE)
-                        .add(acks.replicasArgument()).add(acks.timeoutArgument()));
+                new IntegerOutput<>(ByteArrayCodec.INSTANCE),
+                new CommandArgs<>(ByteArrayCodec.INSTANCE).add(acks.replicasArgument()).add(acks.timeoutArgument()));
         AsyncCommand<byte[], byte[], Long> lastId = dispatch(node, CommandType.CLIENT,
                 new IntegerOutput<>(ByteArrayCodec.INSTANCE),
                 new CommandArgs<>(ByteArrayCodec.INSTANCE).add(CommandKeyword.ID));
@@ -326,4 +356,5 @@ final class LettuceReplicaConfirmation {
             lastId.cancel(false);
         }
     }
+
 }

@@ -19,22 +19,30 @@ import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
 
 /**
- * The lock protocol's I/O on our own Lettuce connection ({@link LockConnection}): commands written straight to it,
- * pipelined with every other caller's, and sent without a thread waiting where the caller asks for that. Lettuce
- * re-sends a command whose reply a reconnect lost, and the connection counts the sends ({@link Reply#resent()}).
- * Replica confirmations are bursts on the lock master's connection ({@link LettuceReplicaConfirmation}).
+ * The lock protocol's I/O on our own Lettuce connection ({@link LockConnection}):
+ * commands written straight to it, pipelined with every other caller's, and sent without
+ * a thread waiting where the caller asks for that. Lettuce re-sends a command whose reply
+ * a reconnect lost, and the connection counts the sends ({@link Reply#resent()}). Replica
+ * confirmations are bursts on the lock master's connection
+ * ({@link LettuceReplicaConfirmation}).
  */
 final class LettuceTransport implements RedisLockTransport {
 
-    private static final Supplier<CommandOutput<byte[], byte[], Long>> INTEGER =
-            () -> new IntegerOutput<>(ByteArrayCodec.INSTANCE);
-    private static final Supplier<CommandOutput<byte[], byte[], List<Object>>> ARRAY =
-            () -> new ArrayOutput<>(ByteArrayCodec.INSTANCE);
-    private static final Supplier<CommandOutput<byte[], byte[], byte[]>> VALUE =
-            () -> new ValueOutput<>(ByteArrayCodec.INSTANCE);
+    private static final Supplier<CommandOutput<byte[], byte[], Long>> INTEGER = () -> new IntegerOutput<>(
+            ByteArrayCodec.INSTANCE);
+
+    private static final Supplier<CommandOutput<byte[], byte[], List<Object>>> ARRAY = () -> new ArrayOutput<>(
+            ByteArrayCodec.INSTANCE);
+
+    private static final Supplier<CommandOutput<byte[], byte[], byte[]>> VALUE = () -> new ValueOutput<>(
+            ByteArrayCodec.INSTANCE);
+
     private static final byte[] NX = RedisLockProtocol.bytes("NX");
+
     private static final byte[] PX = RedisLockProtocol.bytes("PX");
+
     private static final byte[] GET = RedisLockProtocol.bytes("GET");
+
     private static final RenewalTopology ONE_NODE = new RenewalTopology() {
 
         @Override
@@ -49,6 +57,7 @@ final class LettuceTransport implements RedisLockTransport {
     };
 
     private final LockConnection connection;
+
     private final LettuceReplicaConfirmation confirmation;
 
     LettuceTransport(LockConnection connection) {
@@ -73,8 +82,12 @@ final class LettuceTransport implements RedisLockTransport {
 
     /** {@code SET key value NX PX ttl GET}. */
     private static CommandArgs<byte[], byte[]> setNxGet(LockKey key, byte[] value, long ttlMillis) {
-        return new CommandArgs<>(ByteArrayCodec.INSTANCE).addKey(RedisLockProtocol.bytes(key.storeKey())).add(value)
-                .add(NX).add(PX).add(ttlMillis).add(GET);
+        return new CommandArgs<>(ByteArrayCodec.INSTANCE).addKey(RedisLockProtocol.bytes(key.storeKey()))
+            .add(value)
+            .add(NX)
+            .add(PX)
+            .add(ttlMillis)
+            .add(GET);
     }
 
     @Override
@@ -84,8 +97,8 @@ final class LettuceTransport implements RedisLockTransport {
     }
 
     @Override
-    public <T> CompletableFuture<Reply<T>> scriptAsync(LockKey key, String operation, LuaScript script,
-            ReplyType type, byte[][] keys, byte[][] args) {
+    public <T> CompletableFuture<Reply<T>> scriptAsync(LockKey key, String operation, LuaScript script, ReplyType type,
+            byte[][] keys, byte[][] args) {
         return connection.scriptAsync(key, operation, script, output(type), keys, args);
     }
 
@@ -99,7 +112,10 @@ final class LettuceTransport implements RedisLockTransport {
         return confirmation.renewAndWait(key, keys, args, acks, deadline);
     }
 
-    /** Outside a Cluster, known without asking; in a Cluster, from the partitions of the open connection. */
+    /**
+     * Outside a Cluster, known without asking; in a Cluster, from the partitions of the
+     * open connection.
+     */
     @Override
     public RenewalTopology renewalTopology(long deadline) {
         if (!connection.isCluster()) {
@@ -128,12 +144,13 @@ final class LettuceTransport implements RedisLockTransport {
     }
 
     /**
-     * Without replica acknowledgements, every call in one pipeline (the cluster connection routes each to its
-     * master); with them, one burst per master ({@link LettuceReplicaConfirmation#renew}).
+     * Without replica acknowledgements, every call in one pipeline (the cluster
+     * connection routes each to its master); with them, one burst per master
+     * ({@link LettuceReplicaConfirmation#renew}).
      */
     @Override
-    public void renew(LuaScript script, Map<String, List<RenewalCall>> callsByMaster, ReplicaAcks acks,
-            long deadline, RenewalReplies replies) {
+    public void renew(LuaScript script, Map<String, List<RenewalCall>> callsByMaster, ReplicaAcks acks, long deadline,
+            RenewalReplies replies) {
         if (acks.enabled()) {
             confirmation.renew(new ArrayList<>(callsByMaster.values()), acks, deadline, replies);
             return;
@@ -148,4 +165,5 @@ final class LettuceTransport implements RedisLockTransport {
     public List<NodeReachability> pingEachMaster(String name) {
         return connection.pingEachMaster(name);
     }
+
 }

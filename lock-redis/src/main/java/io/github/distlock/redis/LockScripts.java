@@ -12,8 +12,8 @@ import io.github.distlock.core.InspectableLockBackend.LockState;
 import io.github.distlock.core.LockBackend.LeaseRenewal;
 
 /**
- * The Lua scripts of the lock protocol ({@link RedisLockProtocol}), and how renewals are grouped into
- * script calls. Free of driver classes, so it loads without Lettuce.
+ * The Lua scripts of the lock protocol ({@link RedisLockProtocol}), and how renewals are
+ * grouped into script calls. Free of driver classes, so it loads without Lettuce.
  */
 final class LockScripts {
 
@@ -26,15 +26,21 @@ final class LockScripts {
     static final LuaScript RELEASE = LuaScript.load("release.lua", FENCING);
 
     /**
-     * A Redlock node's release: compare-and-delete, publishing the release hint on the hint channel (or to
-     * the head of the key's wake-up line).
+     * A Redlock node's release: compare-and-delete, publishing the release hint on the
+     * hint channel (or to the head of the key's wake-up line).
      */
     static final LuaScript REDLOCK_RELEASE = LuaScript.load("redlock_release.lua");
 
-    /** A Redlock node's acquire vote: {@code SET NX PX} in a script, sent as an incarnation. */
+    /**
+     * A Redlock node's acquire vote: {@code SET NX PX} in a script, sent as an
+     * incarnation.
+     */
     static final LuaScript REDLOCK_VOTE = LuaScript.load("redlock_vote.lua");
 
-    /** A Redlock arbiter node's acquire: {@code SET NX PX}, or a place in the key's wake-up line. */
+    /**
+     * A Redlock arbiter node's acquire: {@code SET NX PX}, or a place in the key's
+     * wake-up line.
+     */
     static final LuaScript REDLOCK_ACQUIRE = LuaScript.load("redlock_acquire.lua");
 
     /** Compare-and-{@code PEXPIRE} for many keys at once. */
@@ -46,17 +52,29 @@ final class LockScripts {
     /** The fencing token of a lock taken without one. */
     static final LuaScript FENCE = LuaScript.load("fence.lua", FENCING);
 
-    /** Raises the fencing counter to a token drawn elsewhere, while the lock is still ours (Redlock). */
+    /**
+     * Raises the fencing counter to a token drawn elsewhere, while the lock is still ours
+     * (Redlock).
+     */
     static final LuaScript RAISE_FENCE = LuaScript.load("raise_fence.lua");
 
-    /** Read-only: the lock's PTTL, wait-queue length and fencing counter, never its value (the Actuator). */
+    /**
+     * Read-only: the lock's PTTL, wait-queue length and fencing counter, never its value
+     * (the Actuator).
+     */
     static final LuaScript INSPECT = LuaScript.load("inspect.lua");
 
-    /** Redis's {@code PTTL} of a key that does not exist, and of one without an expiry. */
+    /**
+     * Redis's {@code PTTL} of a key that does not exist, and of one without an expiry.
+     */
     private static final long PTTL_NO_KEY = -2;
+
     private static final long PTTL_NO_EXPIRY = -1;
 
-    /** The reply of {@link #INSPECT}, {@code {PTTL of the lock, queue length, fencing counter}}, as a lock's state. */
+    /**
+     * The reply of {@link #INSPECT}, {@code {PTTL of the lock, queue length, fencing
+     * counter}}, as a lock's state.
+     */
     static LockState lockState(List<Object> reply) {
         long pttl = (Long) reply.get(0);
         long queueLength = (Long) reply.get(1);
@@ -68,9 +86,10 @@ final class LockScripts {
     }
 
     /**
-     * The fencing counter outlives the lock so tokens keep increasing across acquisitions. Every
-     * acquisition writes it with this expiry (or the lease, if longer), so it goes a day after the
-     * key's last use and the server clock takes over (see fencing.lua).
+     * The fencing counter outlives the lock so tokens keep increasing across
+     * acquisitions. Every acquisition writes it with this expiry (or the lease, if
+     * longer), so it goes a day after the key's last use and the server clock takes over
+     * (see fencing.lua).
      */
     static final long FENCE_COUNTER_TTL_MILLIS = TimeUnit.DAYS.toMillis(1);
 
@@ -81,9 +100,9 @@ final class LockScripts {
     }
 
     /**
-     * Groups renewals into script calls of up to 1,000 keys. In a Cluster one script may only touch
-     * keys of one slot, so there the groups follow slots; elsewhere any keys go together.
-     *
+     * Groups renewals into script calls of up to 1,000 keys. In a Cluster one script may
+     * only touch keys of one slot, so there the groups follow slots; elsewhere any keys
+     * go together.
      * @return each group as indexes into {@code renewals}
      */
     static List<List<Integer>> batches(List<LeaseRenewal> renewals, boolean cluster) {
@@ -100,4 +119,5 @@ final class LockScripts {
         }
         return batches;
     }
+
 }

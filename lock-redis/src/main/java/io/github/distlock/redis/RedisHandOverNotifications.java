@@ -31,23 +31,26 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode.NodeFlag;
 import io.lettuce.core.codec.StringCodec;
 
 /**
- * How releases publish hand-overs and how waiters of this JVM hear them, decided once per JVM:
+ * How releases publish hand-overs and how waiters of this JVM hear them, decided once per
+ * JVM:
  * <ul>
- * <li><b>Sharded pub/sub</b> in a Redis Cluster whose nodes all have it (Redis 7.0 and later, every
- * Valkey): release.lua {@code SPUBLISH}es on the lock's slot channel ({@link ShardedHandOverChannels}),
- * which only the shard owning the lock forwards, and this JVM {@code SSUBSCRIBE}s to the channel of
- * each slot it waits on ({@link ShardedHandOverSubscriber}).</li>
+ * <li><b>Sharded pub/sub</b> in a Redis Cluster whose nodes all have it (Redis 7.0 and
+ * later, every Valkey): release.lua {@code SPUBLISH}es on the lock's slot channel
+ * ({@link ShardedHandOverChannels}), which only the shard owning the lock forwards, and
+ * this JVM {@code SSUBSCRIBE}s to the channel of each slot it waits on
+ * ({@link ShardedHandOverSubscriber}).</li>
  * <li><b>The global channel</b> ({@code <prefix>released}, {@link HandOverSubscriber})
- * everywhere else: standalone, Sentinel, a Cluster with a node older than Redis 7.0, or when
- * {@code distributed-lock.cluster-notifications=global}. In a Cluster every node forwards every
- * {@code PUBLISH} to every other node.</li>
+ * everywhere else: standalone, Sentinel, a Cluster with a node older than Redis 7.0, or
+ * when {@code distributed-lock.cluster-notifications=global}. In a Cluster every node
+ * forwards every {@code PUBLISH} to every other node.</li>
  * </ul>
- * Each node is asked whether it knows {@code SPUBLISH} ({@code COMMAND INFO}), not what version it
- * claims: Valkey reports {@code redis_version:7.2.4} for compatibility and its own version in
- * {@code valkey_version}. Only where an ACL refuses {@code COMMAND INFO} does the version decide, read
- * from the right field. The choice is logged once at INFO, naming each server as it is ("Valkey
- * 9.1.2"). Until the nodes are known (a few milliseconds after startup; retried while Redis does not
- * answer), releases publish on the global channel and waiters poll.
+ * Each node is asked whether it knows {@code SPUBLISH} ({@code COMMAND INFO}), not what
+ * version it claims: Valkey reports {@code redis_version:7.2.4} for compatibility and its
+ * own version in {@code valkey_version}. Only where an ACL refuses {@code COMMAND INFO}
+ * does the version decide, read from the right field. The choice is logged once at INFO,
+ * naming each server as it is ("Valkey 9.1.2"). Until the nodes are known (a few
+ * milliseconds after startup; retried while Redis does not answer), releases publish on
+ * the global channel and waiters poll.
  *
  * <pre>{@code
  * RedisHandOverNotifications notifications = new RedisHandOverNotifications(lettuceConnectionFactory, "lock:", true,
@@ -56,16 +59,19 @@ import io.lettuce.core.codec.StringCodec;
  *         notifications);   // releases publish where the notifications say
  * }</pre>
  *
- * <p>Waiters and releasers in different JVMs must agree for wake-ups to be prompt; where they do
- * not (a rolling upgrade from a version without sharded pub/sub, or a Jedis service sharing the
- * locks), hand-overs are still made in Redis and found by the waiter's fallback poll, at most a
- * second later. A message is only ever a hint.
+ * <p>
+ * Waiters and releasers in different JVMs must agree for wake-ups to be prompt; where
+ * they do not (a rolling upgrade from a version without sharded pub/sub, or a Jedis
+ * service sharing the locks), hand-overs are still made in Redis and found by the
+ * waiter's fallback poll, at most a second later. A message is only ever a hint.
  */
-public sealed class RedisHandOverNotifications
-        implements Function<LockKey, HandOverChannel>, HandOverNotifications, SmartLifecycle, AutoCloseable
-        permits ReleaseNotifications {
+public sealed class RedisHandOverNotifications implements Function<LockKey, HandOverChannel>, HandOverNotifications,
+        SmartLifecycle, AutoCloseable permits ReleaseNotifications {
 
-    /** Under its name from before the rename, so that {@code logging.level} settings for it keep working. */
+    /**
+     * Under its name from before the rename, so that {@code logging.level} settings for
+     * it keep working.
+     */
     private static final Log logger = LogFactory.getLog("io.github.distlock.redis.ReleaseNotifications");
 
     /** How long a failed look at the Cluster's nodes is not retried. */
@@ -73,33 +79,49 @@ public sealed class RedisHandOverNotifications
 
     /** How releases publish and waiters listen. */
     public enum Mode {
+
         /** {@code PUBLISH}/{@code SUBSCRIBE} on the one global channel. */
         GLOBAL,
         /** {@code SPUBLISH}/{@code SSUBSCRIBE} on one channel per Cluster hash slot. */
         SHARDED
+
     }
 
     private final LettuceConnectionFactory connectionFactory;
+
     private final HandOverSubscriber global;
+
     private final String globalChannel;
+
     private final HandOverChannel everyKeyGlobal;
+
     private final ShardedHandOverChannels channels;
+
     private final ShardedHandOverSubscriber sharded;
+
     private final Duration timeout;
-    private final AtomicReferenceArray<HandOverChannel> shardedBySlot =
-            new AtomicReferenceArray<>(ShardedHandOverChannels.SLOTS);
+
+    private final AtomicReferenceArray<HandOverChannel> shardedBySlot = new AtomicReferenceArray<>(
+            ShardedHandOverChannels.SLOTS);
+
     private final AtomicBoolean detecting = new AtomicBoolean();
+
     private volatile Mode mode;
+
     private volatile long failedAt;
+
     private volatile boolean warned;
+
     private volatile boolean running = true;
 
     /**
      * @param connectionFactory Spring Boot's Lettuce connection factory
      * @param keyPrefix the lock key prefix, for example {@code lock:}
-     * @param shardedAllowed {@code false} to use the global channel even where sharded pub/sub works
+     * @param shardedAllowed {@code false} to use the global channel even where sharded
+     * pub/sub works
      * @param global the global channel's subscriber
-     * @param waiters the local waiters; from now on they ask this object whether hand-overs arrive
+     * @param waiters the local waiters; from now on they ask this object whether
+     * hand-overs arrive
      * @param timeout bound of each command that asks the nodes what they support
      */
     public RedisHandOverNotifications(RedisConnectionFactory connectionFactory, String keyPrefix,
@@ -115,7 +137,8 @@ public sealed class RedisHandOverNotifications
         this.channels = new ShardedHandOverChannels(keyPrefix);
         this.sharded = new ShardedHandOverSubscriber(this::clusterClient, channels, waiters);
         this.timeout = timeout;
-        // Replaces the global subscriber's own registration (it registered when it was built, before us).
+        // Replaces the global subscriber's own registration (it registered when it was
+        // built, before us).
         waiters.notificationsFrom(this);
         if (!shardedAllowed) {
             decide(Mode.GLOBAL, "distributed-lock.cluster-notifications=global");
@@ -128,7 +151,10 @@ public sealed class RedisHandOverNotifications
         }
     }
 
-    /** How notifications travel, or {@code null} while a Cluster's nodes are not known yet. */
+    /**
+     * How notifications travel, or {@code null} while a Cluster's nodes are not known
+     * yet.
+     */
     public Mode mode() {
         return mode;
     }
@@ -152,7 +178,10 @@ public sealed class RedisHandOverNotifications
         return channel;
     }
 
-    /** Starts listening for hand-overs of {@code key} if needed, and says whether they arrive now. */
+    /**
+     * Starts listening for hand-overs of {@code key} if needed, and says whether they
+     * arrive now.
+     */
     boolean startListening(LockKey key) {
         Mode current = mode;
         if (current == Mode.SHARDED) {
@@ -193,7 +222,10 @@ public sealed class RedisHandOverNotifications
         return (RedisClusterClient) connectionFactory.getRequiredNativeClient();
     }
 
-    /** Asks every node what it is and has on a thread of its own, unless one looks or looked within a second. */
+    /**
+     * Asks every node what it is and has on a thread of its own, unless one looks or
+     * looked within a second.
+     */
     private void detectInBackground() {
         if (mode != null || !running || System.nanoTime() - failedAt < RETRY_NANOS
                 || !detecting.compareAndSet(false, true)) {
@@ -230,7 +262,8 @@ public sealed class RedisHandOverNotifications
                     continue;
                 }
                 RedisAsyncCommands<String, String> commands = connection.getConnectionAsync(node.getNodeId())
-                        .get(millis, TimeUnit.MILLISECONDS).async();
+                    .get(millis, TimeUnit.MILLISECONDS)
+                    .async();
                 ServerVersion version = ServerVersion.of(commands.info("server").get(millis, TimeUnit.MILLISECONDS));
                 String address = node.getUri().getHost() + ":" + node.getUri().getPort();
                 versions.put(address, version);
@@ -261,15 +294,17 @@ public sealed class RedisHandOverNotifications
     }
 
     /**
-     * Asks the node whether it has {@code SPUBLISH}, rather than trusting a version number: Valkey reports
-     * {@code redis_version:7.2.4} whatever its own version. Where an ACL refuses {@code COMMAND INFO}, the version
-     * decides, read from the field the server really keeps.
+     * Asks the node whether it has {@code SPUBLISH}, rather than trusting a version
+     * number: Valkey reports {@code redis_version:7.2.4} whatever its own version. Where
+     * an ACL refuses {@code COMMAND INFO}, the version decides, read from the field the
+     * server really keeps.
      */
     private boolean hasShardedPubSub(RedisAsyncCommands<String, String> node, ServerVersion version)
             throws InterruptedException, ExecutionException, TimeoutException {
         try {
             List<Object> reply = node.commandInfo("SPUBLISH").get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            // One entry per command asked about: its description, or nil for a command the server does not know.
+            // One entry per command asked about: its description, or nil for a command
+            // the server does not know.
             return !reply.isEmpty() && reply.get(0) != null;
         }
         catch (ExecutionException ex) {
@@ -280,7 +315,10 @@ public sealed class RedisHandOverNotifications
         }
     }
 
-    /** {@code Redis Cluster 7.0.15} as before Valkey was known, else e.g. {@code Cluster of Valkey 9.1.2}. */
+    /**
+     * {@code Redis Cluster 7.0.15} as before Valkey was known, else e.g.
+     * {@code Cluster of Valkey 9.1.2}.
+     */
     private static String describe(Collection<ServerVersion> versions) {
         List<ServerVersion> distinct = versions.stream().distinct().toList();
         if (distinct.stream().allMatch(ServerVersion::isRedis)) {
@@ -300,14 +338,19 @@ public sealed class RedisHandOverNotifications
         }
     }
 
-    /** Nothing to do but allow subscriptions again after a stop: they start on the first wait. */
+    /**
+     * Nothing to do but allow subscriptions again after a stop: they start on the first
+     * wait.
+     */
     @Override
     public void start() {
         running = true;
         sharded.reopen();
     }
 
-    /** Unsubscribes while the connection factory still runs (our phase is later than its). */
+    /**
+     * Unsubscribes while the connection factory still runs (our phase is later than its).
+     */
     @Override
     public void stop() {
         close();
@@ -329,4 +372,5 @@ public sealed class RedisHandOverNotifications
         running = false;
         sharded.close();
     }
+
 }

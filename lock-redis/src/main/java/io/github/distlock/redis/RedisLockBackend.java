@@ -8,8 +8,9 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import io.github.distlock.core.LockKey;
 
 /**
- * The old name of {@link LettuceLockBackend}, kept so that code which builds one keeps compiling. Every
- * constructor builds exactly the backend {@link LettuceLockBackend}'s constructor of the same arguments builds.
+ * The old name of {@link LettuceLockBackend}, kept so that code which builds one keeps
+ * compiling. Every constructor builds exactly the backend {@link LettuceLockBackend}'s
+ * constructor of the same arguments builds.
  *
  * <pre>{@code
  * // before
@@ -18,14 +19,16 @@ import io.github.distlock.core.LockKey;
  * LettuceLockBackend backend = new LettuceLockBackend(factory, Duration.ofSeconds(2), "lock:", "lock:released");
  * }</pre>
  *
- * @deprecated the name did not say which driver it runs on: use {@link LettuceLockBackend} (Lettuce) or
- *             {@link SpringDataLockBackend} (any Spring Data Redis connection factory, Jedis)
+ * @deprecated the name did not say which driver it runs on: use
+ * {@link LettuceLockBackend} (Lettuce) or {@link SpringDataLockBackend} (any Spring Data
+ * Redis connection factory, Jedis)
  */
 @Deprecated(since = "0.1.0")
 public final class RedisLockBackend extends LettuceLockBackend {
 
     /**
-     * @see LettuceLockBackend#LettuceLockBackend(RedisConnectionFactory, Duration, String, String)
+     * @see LettuceLockBackend#LettuceLockBackend(RedisConnectionFactory, Duration,
+     * String, String)
      */
     public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
             String releaseChannel) {
@@ -40,7 +43,8 @@ public final class RedisLockBackend extends LettuceLockBackend {
     }
 
     /**
-     * @see LettuceLockBackend#LettuceLockBackend(LockConnection, String, String, NodeIncarnation)
+     * @see LettuceLockBackend#LettuceLockBackend(LockConnection, String, String,
+     * NodeIncarnation)
      */
     public RedisLockBackend(LockConnection connection, String keyPrefix, String releaseChannel,
             NodeIncarnation incarnation) {
@@ -48,7 +52,8 @@ public final class RedisLockBackend extends LettuceLockBackend {
     }
 
     /**
-     * @see LettuceLockBackend#LettuceLockBackend(RedisConnectionFactory, Duration, String, Function, ReplicaAcks)
+     * @see LettuceLockBackend#LettuceLockBackend(RedisConnectionFactory, Duration,
+     * String, Function, ReplicaAcks)
      */
     public RedisLockBackend(RedisConnectionFactory connectionFactory, Duration operationTimeout, String keyPrefix,
             Function<LockKey, ? extends HandOverChannel> handOverChannels, ReplicaAcks replicaAcks) {
@@ -56,7 +61,8 @@ public final class RedisLockBackend extends LettuceLockBackend {
     }
 
     /**
-     * @see LettuceLockBackend#LettuceLockBackend(LockConnection, String, Function, ReplicaAcks)
+     * @see LettuceLockBackend#LettuceLockBackend(LockConnection, String, Function,
+     * ReplicaAcks)
      */
     public RedisLockBackend(LockConnection connection, String keyPrefix,
             Function<LockKey, ? extends HandOverChannel> handOverChannels, ReplicaAcks replicaAcks) {
@@ -64,12 +70,14 @@ public final class RedisLockBackend extends LettuceLockBackend {
     }
 
     /**
-     * The release channel of locks stored under {@code keyPrefix}, for example {@code lock:released}.
-     *
-     * @deprecated use {@link LettuceLockBackend#handOverChannel(String)}: the same channel
+     * The release channel of locks stored under {@code keyPrefix}, for example
+     * {@code lock:released}.
+     * @deprecated use {@link LettuceLockBackend#handOverChannel(String)}: the same
+     * channel
      */
     @Deprecated(since = "0.1.0")
     public static String releaseChannel(String keyPrefix) {
         return handOverChannel(keyPrefix);
     }
+
 }

@@ -29,21 +29,27 @@ import io.github.distlock.redis.RedisLockTransport.ReplyType;
 import io.github.distlock.redis.RedisLockTransport.Role;
 
 /**
- * The Redis lock protocol, written once for every driver: which command or script each lock operation sends, on
- * which keys and with which arguments, what each answer means ({@link AcquireResult}, {@link RenewalOutcome},
- * {@link LockState}), the fallback for Redis 6.2, the replica confirmation steps, how renewals are grouped, and
- * which refusals are sent again. It sends through a {@link RedisLockTransport}, which does the I/O:
- * {@link LettuceLockBackend} and {@link SpringDataLockBackend} are this protocol over their transport.
+ * The Redis lock protocol, written once for every driver: which command or script each
+ * lock operation sends, on which keys and with which arguments, what each answer means
+ * ({@link AcquireResult}, {@link RenewalOutcome}, {@link LockState}), the fallback for
+ * Redis 6.2, the replica confirmation steps, how renewals are grouped, and which refusals
+ * are sent again. It sends through a {@link RedisLockTransport}, which does the I/O:
+ * {@link LettuceLockBackend} and {@link SpringDataLockBackend} are this protocol over
+ * their transport.
  *
- * <p>The usual acquisition runs no script: a bare {@code SET NX PX GET}. {@code GET} makes it safe to send twice: a
- * second delivery answers with our own token, which means "ours". Redis 6.2 refuses {@code NX} with {@code GET}
- * (a syntax error, so nothing ran); from then on {@code acquire.lua} does it.
+ * <p>
+ * The usual acquisition runs no script: a bare {@code SET NX PX GET}. {@code GET} makes
+ * it safe to send twice: a second delivery answers with our own token, which means
+ * "ours". Redis 6.2 refuses {@code NX} with {@code GET} (a syntax error, so nothing ran);
+ * from then on {@code acquire.lua} does it.
  *
- * <p><b>A re-sent release.</b> A release whose first delivery ran and whose reply was lost finds, when it is sent
- * again, the lock no longer ours: its own first delivery deleted it (or handed it over). That answer counts as
- * released. It cannot be told from a lock lost in that very moment, but the holder held it until it asked to
- * release (its lease had not run out, or the watchdog would have called it lost), and calling the release that
- * ended the work a loss would fail work that ran under the lock.
+ * <p>
+ * <b>A re-sent release.</b> A release whose first delivery ran and whose reply was lost
+ * finds, when it is sent again, the lock no longer ours: its own first delivery deleted
+ * it (or handed it over). That answer counts as released. It cannot be told from a lock
+ * lost in that very moment, but the holder held it until it asked to release (its lease
+ * had not run out, or the watchdog would have called it lost), and calling the release
+ * that ended the work a loss would fail work that ran under the lock.
  *
  * <pre>{@code
  * RedisLockProtocol protocol = new RedisLockProtocol(transport, HandOverChannel.forEveryKey("lock:released"),
@@ -60,33 +66,57 @@ final class RedisLockProtocol {
     /** Suffix of the wait queue: a sorted set of waiters' tokens by arrival. */
     static final String QUEUE_SUFFIX = ":queue";
 
-    /** Suffix of the waiters' entries: a hash of token to {@code <alive until ms>:<lease ms>}. */
+    /**
+     * Suffix of the waiters' entries: a hash of token to
+     * {@code <alive until ms>:<lease ms>}.
+     */
     static final String WAITING_SUFFIX = ":waiting";
 
-    /** Suffix of a Redlock wake-up line on its arbiter node: a sorted set of waiter ids by arrival (ms). */
+    /**
+     * Suffix of a Redlock wake-up line on its arbiter node: a sorted set of waiter ids by
+     * arrival (ms).
+     */
     static final String REDLOCK_LINE_SUFFIX = ":redlock-line";
 
-    /** Suffix of the alive-until (ms) of each waiter in a Redlock wake-up line: a hash. */
+    /**
+     * Suffix of the alive-until (ms) of each waiter in a Redlock wake-up line: a hash.
+     */
     static final String REDLOCK_ALIVE_SUFFIX = ":redlock-alive";
 
     private static final byte[] FENCE_COUNTER_TTL_BYTES = bytes(Long.toString(LockScripts.FENCE_COUNTER_TTL_MILLIS));
+
     private static final byte[] YES = bytes("1");
+
     private static final byte[] NO = bytes("0");
+
     private static final byte[][] NO_ARGUMENTS = new byte[0][];
+
     private static final long FIRST_RETRY_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+
     private static final long MAX_RETRY_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final RedisLockTransport transport;
+
     private final Function<LockKey, ? extends HandOverChannel> handOverChannels;
+
     private final ReplicaAcks replicaAcks;
+
     private final long ackTimeoutNanos;
-    /** A Redlock node's own vote scripts, sent by digest only; {@code null} for any other backend. */
+
+    /**
+     * A Redlock node's own vote scripts, sent by digest only; {@code null} for any other
+     * backend.
+     */
     private final NodeIncarnation incarnation;
-    /** Set once a server refuses {@code SET NX GET} (Redis before 7.0): scripts take over. */
+
+    /**
+     * Set once a server refuses {@code SET NX GET} (Redis before 7.0): scripts take over.
+     */
     private volatile boolean setNxGetRefused;
 
     /**
-     * @param handOverChannels where a release of a key publishes that it handed the lock over to a waiter
+     * @param handOverChannels where a release of a key publishes that it handed the lock
+     * over to a waiter
      * @param replicaAcks how many replicas must confirm each lock write
      * @param incarnation the scripts a Redlock node votes with, or {@code null}
      */
@@ -99,12 +129,13 @@ final class RedisLockProtocol {
         this.incarnation = incarnation;
     }
 
-    // ------------------------------------------------------------------------------------------------ acquire
+    // ------------------------------------------------------------------------------------------------
+    // acquire
 
     /**
-     * A free lock, with a bare {@code SET NX PX GET}; on a Redlock node, its vote script. Answered with our own
-     * token, the command was re-sent and its first delivery took the lock: ours all the same, the lease counted
-     * from before the first delivery.
+     * A free lock, with a bare {@code SET NX PX GET}; on a Redlock node, its vote script.
+     * Answered with our own token, the command was re-sent and its first delivery took
+     * the lock: ours all the same, the lease counted from before the first delivery.
      */
     AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
         if (incarnation != null) {
@@ -130,16 +161,20 @@ final class RedisLockProtocol {
         return confirmed(key, token, ttlMillis, acquireScript(key, token, ttlMillis, 0, false, false));
     }
 
-    /** {@code acquire.lua}: the lock, a fencing token and a place in the wait queue, as asked. */
+    /**
+     * {@code acquire.lua}: the lock, a fencing token and a place in the wait queue, as
+     * asked.
+     */
     AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
             boolean fencingToken) {
-        return confirmed(key, token, ttlMillis, acquireScript(key, token, ttlMillis, queueMillis, queued,
-                fencingToken));
+        return confirmed(key, token, ttlMillis,
+                acquireScript(key, token, ttlMillis, queueMillis, queued, fencingToken));
     }
 
     /**
-     * {@link #tryAcquire(LockKey, String, long)} without waiting, or {@code null} where it cannot be sent without
-     * blocking: the transport cannot, or replicas must confirm the write ({@code WAIT} is a round trip of its own).
+     * {@link #tryAcquire(LockKey, String, long)} without waiting, or {@code null} where
+     * it cannot be sent without blocking: the transport cannot, or replicas must confirm
+     * the write ({@code WAIT} is a round trip of its own).
      */
     CompletableFuture<AcquireResult> tryAcquireAsync(LockKey key, String token, long ttlMillis) {
         if (replicaAcks.enabled()) {
@@ -164,7 +199,8 @@ final class RedisLockProtocol {
                 result.complete(setResult(answer.value(), value, ttlMillis));
             }
             else if (failure instanceof LockBackendException ex && LockCommandErrors.isSyntaxError(ex)) {
-                // Redis 6.2: NX and GET together are a syntax error, so nothing ran: the script instead.
+                // Redis 6.2: NX and GET together are a syntax error, so nothing ran: the
+                // script instead.
                 setNxGetRefused = true;
                 CompletableFuture<AcquireResult> script = acquireScriptAsync(key, token, ttlMillis);
                 if (script == null) {
@@ -203,9 +239,9 @@ final class RedisLockProtocol {
     }
 
     /**
-     * A Redlock arbiter node's acquire ({@code redlock_acquire.lua}): the lock if it is free; if not, instance
-     * {@code waiterId} joins the key's wake-up line on this node, or keeps its place there, for
-     * {@code aliveMillis}.
+     * A Redlock arbiter node's acquire ({@code redlock_acquire.lua}): the lock if it is
+     * free; if not, instance {@code waiterId} joins the key's wake-up line on this node,
+     * or keeps its place there, for {@code aliveMillis}.
      */
     AcquireResult tryAcquireOrWait(LockKey key, String token, long ttlMillis, String waiterId, long aliveMillis) {
         Reply<Long> reply = script(key, "acquire", arbiterVote(), ReplyType.INTEGER, redlockKeys(key, true),
@@ -215,11 +251,10 @@ final class RedisLockProtocol {
     }
 
     /** {@link #tryAcquireOrWait} without waiting, or {@code null}. */
-    CompletableFuture<AcquireResult> tryAcquireOrWaitAsync(LockKey key, String token, long ttlMillis,
-            String waiterId, long aliveMillis) {
-        CompletableFuture<Reply<Long>> reply = transport.scriptAsync(key, "acquire", arbiterVote(),
-                ReplyType.INTEGER, redlockKeys(key, true), redlockAcquireArguments(token, ttlMillis, waiterId,
-                        aliveMillis));
+    CompletableFuture<AcquireResult> tryAcquireOrWaitAsync(LockKey key, String token, long ttlMillis, String waiterId,
+            long aliveMillis) {
+        CompletableFuture<Reply<Long>> reply = transport.scriptAsync(key, "acquire", arbiterVote(), ReplyType.INTEGER,
+                redlockKeys(key, true), redlockAcquireArguments(token, ttlMillis, waiterId, aliveMillis));
         return reply == null ? null : reply.thenApply(answer -> voteResult(answer.value(), ttlMillis));
     }
 
@@ -227,7 +262,8 @@ final class RedisLockProtocol {
         return incarnation != null ? incarnation.scripts().arbiterVote() : LockScripts.REDLOCK_ACQUIRE;
     }
 
-    // ------------------------------------------------------------------------------------------------ replicas
+    // ------------------------------------------------------------------------------------------------
+    // replicas
 
     /** Whether lock writes count only once replicas confirm them. */
     boolean confirmsWrites() {
@@ -235,8 +271,8 @@ final class RedisLockProtocol {
     }
 
     /**
-     * An acquisition counts once enough replicas confirm it, when that is asked for; one that is no longer ours by
-     * then (it expired, or a failover lost it) did not happen.
+     * An acquisition counts once enough replicas confirm it, when that is asked for; one
+     * that is no longer ours by then (it expired, or a failover lost it) did not happen.
      */
     private AcquireResult confirmed(LockKey key, String token, long ttlMillis, AcquireResult attempt) {
         if (!replicaAcks.enabled() || !attempt.acquired()) {
@@ -254,12 +290,14 @@ final class RedisLockProtocol {
     }
 
     /**
-     * Writes the lock again ({@code renew.lua}: compare-and-{@code PEXPIRE}, which follows the lock's own write or
-     * hand-over in the replication stream) and waits for the replicas, on one server connection.
-     *
-     * @return {@code true} if the lock holds {@code token} and enough replicas have it; {@code false} if it no
-     *         longer holds {@code token} (nothing was written, nothing to wait for)
-     * @throws io.github.distlock.ReplicaAcknowledgementException if too few replicas confirmed it in time
+     * Writes the lock again ({@code renew.lua}: compare-and-{@code PEXPIRE}, which
+     * follows the lock's own write or hand-over in the replication stream) and waits for
+     * the replicas, on one server connection.
+     * @return {@code true} if the lock holds {@code token} and enough replicas have it;
+     * {@code false} if it no longer holds {@code token} (nothing was written, nothing to
+     * wait for)
+     * @throws io.github.distlock.ReplicaAcknowledgementException if too few replicas
+     * confirmed it in time
      */
     private boolean confirm(LockKey key, String token, long ttlMillis) {
         Acknowledged answer = transport.renewAndWait(key, new byte[][] { bytes(key.storeKey()) },
@@ -275,9 +313,13 @@ final class RedisLockProtocol {
         return true;
     }
 
-    // ------------------------------------------------------------------------------------------------ release
+    // ------------------------------------------------------------------------------------------------
+    // release
 
-    /** Compare-and-delete, or hand over to the longest-waiting live waiter ({@code release.lua}). */
+    /**
+     * Compare-and-delete, or hand over to the longest-waiting live waiter
+     * ({@code release.lua}).
+     */
     boolean release(LockKey key, String token) {
         Reply<Long> reply = script(key, "release", LockScripts.RELEASE, ReplyType.INTEGER, keys(key),
                 releaseArguments(key, token), Role.UNDO, token, transport.deadline());
@@ -292,14 +334,15 @@ final class RedisLockProtocol {
     }
 
     /**
-     * A Redlock node's release ({@code redlock_release.lua}): compare-and-delete and, if it deleted, the release
-     * hint from the same script: on {@code channel}, or with {@code wakeLine} to the head of the key's wake-up
-     * line on this node. No hint if {@code channel} is {@code null}.
+     * A Redlock node's release ({@code redlock_release.lua}): compare-and-delete and, if
+     * it deleted, the release hint from the same script: on {@code channel}, or with
+     * {@code wakeLine} to the head of the key's wake-up line on this node. No hint if
+     * {@code channel} is {@code null}.
      */
     boolean releaseAndHint(LockKey key, String token, String channel, String hint, boolean wakeLine) {
         Reply<Long> reply = script(key, "release", LockScripts.REDLOCK_RELEASE, ReplyType.INTEGER,
-                redlockKeys(key, channel != null && wakeLine), redlockReleaseArguments(token, channel, hint),
-                Role.UNDO, token, transport.deadline());
+                redlockKeys(key, channel != null && wakeLine), redlockReleaseArguments(token, channel, hint), Role.UNDO,
+                token, transport.deadline());
         return released(reply);
     }
 
@@ -312,25 +355,36 @@ final class RedisLockProtocol {
         return reply == null ? null : reply.thenApply(RedisLockProtocol::released);
     }
 
-    /** 1: it deleted (or handed over) our lock. Not ours, from a re-sent release: see the class comment. */
+    /**
+     * 1: it deleted (or handed over) our lock. Not ours, from a re-sent release: see the
+     * class comment.
+     */
     private static boolean released(Reply<Long> reply) {
         return reply.value() == 1L || reply.resent();
     }
 
-    /** A waiter leaves the queue ({@code cancel.lua}), and takes the lock if it was handed to it meanwhile. */
+    /**
+     * A waiter leaves the queue ({@code cancel.lua}), and takes the lock if it was handed
+     * to it meanwhile.
+     */
     AcquireResult stopWaiting(LockKey key, String token, long ttlMillis) {
-        List<Object> reply = this.<List<Object>>script(key, "cancel", LockScripts.CANCEL, ReplyType.ARRAY, keys(key),
-                new byte[][] { bytes(token), counterLifetime(ttlMillis) }, Role.UNDO, token, transport.deadline())
-                .value();
+        List<Object> reply = this
+            .<List<Object>>script(key, "cancel", LockScripts.CANCEL, ReplyType.ARRAY, keys(key),
+                    new byte[][] { bytes(token), counterLifetime(ttlMillis) }, Role.UNDO, token, transport.deadline())
+            .value();
         if ((Long) reply.get(0) == 1L) {
             return AcquireResult.acquired((Long) reply.get(1), (Long) reply.get(2));
         }
         return AcquireResult.notAcquired(0, 0);
     }
 
-    // ------------------------------------------------------------------------------------------------ fencing
+    // ------------------------------------------------------------------------------------------------
+    // fencing
 
-    /** The lock's next fencing token ({@code fence.lua}), if it still holds {@code token}; 0 if not. */
+    /**
+     * The lock's next fencing token ({@code fence.lua}), if it still holds {@code token};
+     * 0 if not.
+     */
     long issueFencingToken(LockKey key, String token, long ttlMillis) {
         LuaScript fence = incarnation != null ? incarnation.scripts().fence() : LockScripts.FENCE;
         Reply<Long> reply = script(key, "fencing token", fence, ReplyType.INTEGER, keys(key),
@@ -338,7 +392,10 @@ final class RedisLockProtocol {
         return reply.value();
     }
 
-    /** Raises the fencing counter to {@code fencingToken} while the lock holds {@code token} (Redlock). */
+    /**
+     * Raises the fencing counter to {@code fencingToken} while the lock holds
+     * {@code token} (Redlock).
+     */
     boolean raiseFencingCounter(LockKey key, String token, long fencingToken, long ttlMillis) {
         String lock = key.storeKey();
         LuaScript raise = incarnation != null ? incarnation.scripts().raiseFence() : LockScripts.RAISE_FENCE;
@@ -349,14 +406,16 @@ final class RedisLockProtocol {
         return reply.value() == 1L;
     }
 
-    // ------------------------------------------------------------------------------------------------ renewal
+    // ------------------------------------------------------------------------------------------------
+    // renewal
 
     /**
-     * Renews every lease still holding its token, with one {@code renew.lua} call per group of up to 1,000 keys (in
-     * a Cluster, per slot), each master's calls as one group. With replica acknowledgements, a renewal the master
-     * made but too few replicas confirmed is {@link RenewalOutcome#FAILED}, not renewed: a replica promoted now
-     * would have the old expiry, so the handle keeps its old deadline and the watchdog tries again. Not lost
-     * either: the lock is still ours on the master.
+     * Renews every lease still holding its token, with one {@code renew.lua} call per
+     * group of up to 1,000 keys (in a Cluster, per slot), each master's calls as one
+     * group. With replica acknowledgements, a renewal the master made but too few
+     * replicas confirmed is {@link RenewalOutcome#FAILED}, not renewed: a replica
+     * promoted now would have the old expiry, so the handle keeps its old deadline and
+     * the watchdog tries again. Not lost either: the lock is still ours on the master.
      */
     void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
         if (renewals.isEmpty()) {
@@ -406,22 +465,32 @@ final class RedisLockProtocol {
         return new RenewalCall(batch, renewals.get(batch.get(0)).key(), keys, args);
     }
 
-    // ------------------------------------------------------------------------------------------------ inspection
+    // ------------------------------------------------------------------------------------------------
+    // inspection
 
-    /** The lock's remaining lease, queue length and fencing counter ({@code inspect.lua}), never its token. */
+    /**
+     * The lock's remaining lease, queue length and fencing counter ({@code inspect.lua}),
+     * never its token.
+     */
     LockState inspect(LockKey key) {
-        List<Object> reply = this.<List<Object>>script(key, "inspection", LockScripts.INSPECT, ReplyType.ARRAY,
-                keys(key), NO_ARGUMENTS, Role.OTHER, null, transport.deadline()).value();
+        List<Object> reply = this
+            .<List<Object>>script(key, "inspection", LockScripts.INSPECT, ReplyType.ARRAY, keys(key), NO_ARGUMENTS,
+                    Role.OTHER, null, transport.deadline())
+            .value();
         return LockScripts.lockState(reply);
     }
 
-    /** Every master that serves locks, each of which must answer: a Cluster's masters each hold a share. */
+    /**
+     * Every master that serves locks, each of which must answer: a Cluster's masters each
+     * hold a share.
+     */
     Reachability ping(String name) {
         List<NodeReachability> masters = transport.pingEachMaster(name);
         return new Reachability(masters, masters.size());
     }
 
-    // ------------------------------------------------------------------------------------------------ sending
+    // ------------------------------------------------------------------------------------------------
+    // sending
 
     private <T> Reply<T> script(LockKey key, String operation, LuaScript script, ReplyType type, byte[][] keys,
             byte[][] args, Role role, String token, long deadline) {
@@ -436,9 +505,10 @@ final class RedisLockProtocol {
 
     /**
      * Sends again, until the deadline, what a Cluster refused for the moment
-     * ({@link LockCommandErrors#isClusterRefusal}: {@code TRYAGAIN}, {@code CLUSTERDOWN}), which neither driver
-     * retries. Every lock command is idempotent for its
-     * token, so a retry is always safe. The pauses double from 5 ms to 100 ms, and wait through interrupts.
+     * ({@link LockCommandErrors#isClusterRefusal}: {@code TRYAGAIN},
+     * {@code CLUSTERDOWN}), which neither driver retries. Every lock command is
+     * idempotent for its token, so a retry is always safe. The pauses double from 5 ms to
+     * 100 ms, and wait through interrupts.
      */
     static <T> T retryingClusterRefusals(long deadline, Supplier<T> call) {
         long pauseNanos = FIRST_RETRY_PAUSE_NANOS;
@@ -465,9 +535,13 @@ final class RedisLockProtocol {
         }
     }
 
-    // ------------------------------------------------------------------------------------------------ wire format
+    // ------------------------------------------------------------------------------------------------
+    // wire format
 
-    /** The lock, its fencing counter, its wait queue and its waiters' entries: one Cluster slot. */
+    /**
+     * The lock, its fencing counter, its wait queue and its waiters' entries: one Cluster
+     * slot.
+     */
     static byte[][] keys(LockKey key) {
         String lock = key.storeKey();
         return new byte[][] { bytes(lock), bytes(lock + FENCE_SUFFIX), bytes(lock + QUEUE_SUFFIX),
@@ -489,7 +563,10 @@ final class RedisLockProtocol {
                 bytes(Long.toString(queueMillis)), queued ? YES : NO, fencingToken ? YES : NO };
     }
 
-    /** release.lua's arguments: the token, the channels to publish a hand-over on, the counter's lifetime. */
+    /**
+     * release.lua's arguments: the token, the channels to publish a hand-over on, the
+     * counter's lifetime.
+     */
     private byte[][] releaseArguments(LockKey key, String token) {
         return handOverChannels.apply(key).releaseArguments(bytes(token), FENCE_COUNTER_TTL_BYTES);
     }
@@ -514,15 +591,22 @@ final class RedisLockProtocol {
                 : FENCE_COUNTER_TTL_BYTES;
     }
 
-    // ------------------------------------------------------------------------------------------------ replies
+    // ------------------------------------------------------------------------------------------------
+    // replies
 
-    /** {@code SET NX GET}'s answer: nothing there before, or our own token (a re-send), means ours. */
+    /**
+     * {@code SET NX GET}'s answer: nothing there before, or our own token (a re-send),
+     * means ours.
+     */
     private static AcquireResult setResult(byte[] previous, byte[] value, long ttlMillis) {
         return previous == null || Arrays.equals(previous, value) ? AcquireResult.acquired(0, ttlMillis)
                 : AcquireResult.notAcquired(0, 0);
     }
 
-    /** What the acquire script's array answer says: {@code {acquired, fencing token or holder's, lease left}}. */
+    /**
+     * What the acquire script's array answer says: {@code {acquired, fencing token or
+     * holder's, lease left}}.
+     */
     private static AcquireResult acquireResult(List<Object> reply) {
         if ((Long) reply.get(0) == 1L) {
             return AcquireResult.acquired((Long) reply.get(1), (Long) reply.get(2));
@@ -538,4 +622,5 @@ final class RedisLockProtocol {
     static byte[] bytes(String value) {
         return value.getBytes(StandardCharsets.UTF_8);
     }
+
 }

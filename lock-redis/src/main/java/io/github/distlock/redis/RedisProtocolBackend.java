@@ -8,16 +8,22 @@ import io.github.distlock.core.LockKey;
 import io.github.distlock.core.QueueingLockBackend;
 
 /**
- * A lock backend that is the Redis lock protocol ({@link RedisLockProtocol}) over one transport: every operation the
- * two single-Redis backends share, written once. {@link LettuceLockBackend} adds the non-blocking calls and a
- * Redlock node's commands; {@link SpringDataLockBackend} adds nothing but its transport.
+ * A lock backend that is the Redis lock protocol ({@link RedisLockProtocol}) over one
+ * transport: every operation the two single-Redis backends share, written once.
+ * {@link LettuceLockBackend} adds the non-blocking calls and a Redlock node's commands;
+ * {@link SpringDataLockBackend} adds nothing but its transport.
  */
 abstract sealed class RedisProtocolBackend implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend,
         AutoCloseable permits LettuceLockBackend, SpringDataLockBackend {
 
     final RedisLockProtocol protocol;
+
     private final String keyPrefix;
-    /** What the health check calls the node or Sentinel master; a Cluster's masters are named by address. */
+
+    /**
+     * What the health check calls the node or Sentinel master; a Cluster's masters are
+     * named by address.
+     */
     private final String name;
 
     RedisProtocolBackend(RedisLockProtocol protocol, String keyPrefix, String name) {
@@ -32,22 +38,29 @@ abstract sealed class RedisProtocolBackend implements QueueingLockBackend, Fenci
     }
 
     /**
-     * A bare {@code SET NX PX GET}: no script runs on the server. Answered with our own token, it was sent again
-     * after its first delivery took the lock: ours all the same, the lease counted from before the first delivery.
+     * A bare {@code SET NX PX GET}: no script runs on the server. Answered with our own
+     * token, it was sent again after its first delivery took the lock: ours all the same,
+     * the lease counted from before the first delivery.
      */
     @Override
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
         return protocol.tryAcquire(key, token, ttlMillis);
     }
 
-    /** {@code acquire.lua}: the lock, a fencing token and a place in the wait queue, as asked. */
+    /**
+     * {@code acquire.lua}: the lock, a fencing token and a place in the wait queue, as
+     * asked.
+     */
     @Override
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
             boolean fencingToken) {
         return protocol.tryAcquire(key, token, ttlMillis, queueMillis, queued, fencingToken);
     }
 
-    /** With replica acknowledgements asked for, a hand-over counts once enough replicas confirm it. */
+    /**
+     * With replica acknowledgements asked for, a hand-over counts once enough replicas
+     * confirm it.
+     */
     @Override
     public AcquireResult confirmHandOver(LockKey key, String token, long ttlMillis, long fencingToken) {
         return protocol.confirmHandOver(key, token, ttlMillis, fencingToken);
@@ -60,39 +73,49 @@ abstract sealed class RedisProtocolBackend implements QueueingLockBackend, Fenci
     }
 
     /**
-     * Compare-and-delete, or hand over to the next waiter ({@code release.lua}). A release whose reply a broken
-     * connection lost is sent again; "not ours" from that second delivery means the first released the lock, and
-     * counts as released.
+     * Compare-and-delete, or hand over to the next waiter ({@code release.lua}). A
+     * release whose reply a broken connection lost is sent again; "not ours" from that
+     * second delivery means the first released the lock, and counts as released.
      */
     @Override
     public boolean release(LockKey key, String token) {
         return protocol.release(key, token);
     }
 
-    /** {@code cancel.lua}: leaves the wait queue, and takes the lock if it was handed over meanwhile. */
+    /**
+     * {@code cancel.lua}: leaves the wait queue, and takes the lock if it was handed over
+     * meanwhile.
+     */
     @Override
     public AcquireResult stopWaiting(LockKey key, String token, long ttlMillis) {
         return protocol.stopWaiting(key, token, ttlMillis);
     }
 
-    /** One {@code renew.lua} call per slot (up to 1,000 keys), each master's calls side by side with the others'. */
+    /**
+     * One {@code renew.lua} call per slot (up to 1,000 keys), each master's calls side by
+     * side with the others'.
+     */
     @Override
     public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
         protocol.renew(renewals, outcomes);
     }
 
-    /** One script ({@code inspect.lua}) reads the PTTL, queue and counter: it never reads the token. */
+    /**
+     * One script ({@code inspect.lua}) reads the PTTL, queue and counter: it never reads
+     * the token.
+     */
     @Override
     public LockState inspect(LockKey key) {
         return protocol.inspect(key);
     }
 
     /**
-     * A {@code PING}; in a Cluster, one to every master that serves slots, side by side. Every master holds a share
-     * of the locks, so all of them must answer.
+     * A {@code PING}; in a Cluster, one to every master that serves slots, side by side.
+     * Every master holds a share of the locks, so all of them must answer.
      */
     @Override
     public Reachability ping() {
         return protocol.ping(name);
     }
+
 }

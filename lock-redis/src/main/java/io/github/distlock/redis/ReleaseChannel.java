@@ -5,8 +5,8 @@ import java.util.function.Function;
 import io.github.distlock.core.LockKey;
 
 /**
- * The old name of {@link HandOverChannel}, kept so that code which builds one keeps compiling: the channels
- * and the messages on them are the same.
+ * The old name of {@link HandOverChannel}, kept so that code which builds one keeps
+ * compiling: the channels and the messages on them are the same.
  *
  * <pre>{@code
  * ReleaseChannel.everyKeyOn("lock:released")         // before
@@ -37,4 +37,5 @@ public final class ReleaseChannel extends HandOverChannel {
         ReleaseChannel channel = global(globalChannel);
         return key -> channel;
     }
+
 }

@@ -8,14 +8,17 @@ import io.github.distlock.ReplicaAcknowledgementException;
 import io.github.distlock.core.LockKey;
 
 /**
- * How many replicas must confirm a lock write with {@code WAIT}, and for how long Redis may wait for them
- * ({@code distributed-lock.replica-acks} and {@code distributed-lock.replica-ack-timeout}).
+ * How many replicas must confirm a lock write with {@code WAIT}, and for how long Redis
+ * may wait for them ({@code distributed-lock.replica-acks} and
+ * {@code distributed-lock.replica-ack-timeout}).
  *
- * <p>{@code WAIT} counts the replicas that have applied the writes of the connection it runs on, up to
- * that connection's last write. So a backend confirms a lock by writing it once more on the connection
- * that then sends {@code WAIT}: {@code renew.lua} for the lock and its token, whose {@code PEXPIRE} comes
- * after the lock's own write (or hand-over) in the master's replication stream. A replica that has applied
- * it has applied the lock too, whichever connection wrote the lock.
+ * <p>
+ * {@code WAIT} counts the replicas that have applied the writes of the connection it runs
+ * on, up to that connection's last write. So a backend confirms a lock by writing it once
+ * more on the connection that then sends {@code WAIT}: {@code renew.lua} for the lock and
+ * its token, whose {@code PEXPIRE} comes after the lock's own write (or hand-over) in the
+ * master's replication stream. A replica that has applied it has applied the lock too,
+ * whichever connection wrote the lock.
  *
  * <pre>{@code
  * new LettuceLockBackend(factory, Duration.ofSeconds(2), "lock:released", new ReplicaAcks(1, Duration.ofSeconds(1)));
@@ -30,8 +33,8 @@ public record ReplicaAcks(int replicas, Duration timeout) {
     public static final ReplicaAcks NONE = new ReplicaAcks(0, Duration.ofSeconds(1));
 
     /**
-     * @throws IllegalArgumentException if {@code replicas} is negative or {@code timeout} is under 1 ms
-     *         (a {@code WAIT} timeout of 0 blocks for ever)
+     * @throws IllegalArgumentException if {@code replicas} is negative or {@code timeout}
+     * is under 1 ms (a {@code WAIT} timeout of 0 blocks for ever)
      */
     public ReplicaAcks {
         Objects.requireNonNull(timeout, "timeout");
@@ -39,8 +42,8 @@ public record ReplicaAcks(int replicas, Duration timeout) {
             throw new IllegalArgumentException("distributed-lock.replica-acks must not be negative, was " + replicas);
         }
         if (timeout.toMillis() < 1) {
-            throw new IllegalArgumentException("distributed-lock.replica-ack-timeout must be at least 1ms, was "
-                    + timeout);
+            throw new IllegalArgumentException(
+                    "distributed-lock.replica-ack-timeout must be at least 1ms, was " + timeout);
         }
     }
 
@@ -65,8 +68,8 @@ public record ReplicaAcks(int replicas, Duration timeout) {
     }
 
     /**
-     * @throws ReplicaAcknowledgementException if {@code acknowledged} replicas are too few for the write of
-     *         {@code key} to count
+     * @throws ReplicaAcknowledgementException if {@code acknowledged} replicas are too
+     * few for the write of {@code key} to count
      */
     void require(LockKey key, long acknowledged) {
         if (!satisfiedBy(acknowledged)) {

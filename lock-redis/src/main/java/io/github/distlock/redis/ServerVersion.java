@@ -1,8 +1,9 @@
 package io.github.distlock.redis;
 
 /**
- * The product and version a server reports in {@code INFO server}: Valkey's own version from
- * {@code valkey_version}, never the {@code redis_version:7.2.4} it reports for compatibility.
+ * The product and version a server reports in {@code INFO server}: Valkey's own version
+ * from {@code valkey_version}, never the {@code redis_version:7.2.4} it reports for
+ * compatibility.
  *
  * <pre>{@code
  * ServerVersion.of(info).toString()   // "Valkey 9.1.2", "Redis 7.0.15"
@@ -14,14 +15,17 @@ package io.github.distlock.redis;
 record ServerVersion(String product, String version) {
 
     private static final String REDIS = "Redis";
+
     private static final String VALKEY = "Valkey";
 
-    /** The first Redis major version with sharded pub/sub; every Valkey release has it (Valkey began at 7.2). */
+    /**
+     * The first Redis major version with sharded pub/sub; every Valkey release has it
+     * (Valkey began at 7.2).
+     */
     private static final int REDIS_SHARDED_SINCE_MAJOR = 7;
 
     /**
      * Reads an {@code INFO server} reply.
-     *
      * @param info the reply's text
      * @return the server's product and own version
      */
@@ -40,8 +44,8 @@ record ServerVersion(String product, String version) {
     }
 
     /**
-     * Whether a server of this version has {@code SPUBLISH}, for when the server cannot be asked: every Valkey,
-     * Redis from 7.0.
+     * Whether a server of this version has {@code SPUBLISH}, for when the server cannot
+     * be asked: every Valkey, Redis from 7.0.
      */
     boolean hasShardedPubSub() {
         return !isRedis() || major() >= REDIS_SHARDED_SINCE_MAJOR;

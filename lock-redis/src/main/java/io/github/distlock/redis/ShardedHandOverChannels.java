@@ -6,32 +6,39 @@ import io.github.distlock.core.LockKey;
 
 /**
  * The sharded hand-over channels of a Redis Cluster: one per hash slot,
- * {@code <prefix>released:{<tag>}}, where {@code <tag>} is the smallest non-negative decimal
- * number whose CRC16 slot is that slot. So the channel of a lock hashes to the lock's own slot:
- * release.lua may {@code SPUBLISH} to it (a script may only touch its keys' slot), the message
- * stays on the shard that owns the lock, and a JVM subscribes once per slot it waits on, however
- * many keys that slot holds.
+ * {@code <prefix>released:{<tag>}}, where {@code <tag>} is the smallest non-negative
+ * decimal number whose CRC16 slot is that slot. So the channel of a lock hashes to the
+ * lock's own slot: release.lua may {@code SPUBLISH} to it (a script may only touch its
+ * keys' slot), the message stays on the shard that owns the lock, and a JVM subscribes
+ * once per slot it waits on, however many keys that slot holds.
  *
- * <p>For example, with the default prefix, the lock {@code lock:{order:42}} (slot 8691) publishes
- * its hand-overs on {@code lock:released:{633}}: 633 is the first of 0, 1, 2, ... with
- * {@code CLUSTER KEYSLOT} 8691. Any client can compute the same table.
+ * <p>
+ * For example, with the default prefix, the lock {@code lock:{order:42}} (slot 8691)
+ * publishes its hand-overs on {@code lock:released:{633}}: 633 is the first of 0, 1, 2,
+ * ... with {@code CLUSTER KEYSLOT} 8691. Any client can compute the same table.
  */
 public sealed class ShardedHandOverChannels permits ShardedReleaseChannels {
 
     /** Hash slots of every Redis Cluster. */
     static final int SLOTS = ClusterSlotHashUtil.SLOT_COUNT;
 
-    /** The tag of each slot, found once for all prefixes: about 180,000 CRC16s of short strings. */
+    /**
+     * The tag of each slot, found once for all prefixes: about 180,000 CRC16s of short
+     * strings.
+     */
     private static volatile String[] tags;
 
     private final String prefix;
 
-    /** @param keyPrefix the lock key prefix, for example {@code lock:}; it holds no braces */
+    /**
+     * @param keyPrefix the lock key prefix, for example {@code lock:}; it holds no braces
+     */
     public ShardedHandOverChannels(String keyPrefix) {
         if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
-            // Validated by the properties too; a tag in the prefix would put every channel in one slot.
-            throw new IllegalArgumentException("A key prefix with braces has no sharded release channels: "
-                    + keyPrefix);
+            // Validated by the properties too; a tag in the prefix would put every
+            // channel in one slot.
+            throw new IllegalArgumentException(
+                    "A key prefix with braces has no sharded release channels: " + keyPrefix);
         }
         this.prefix = keyPrefix + "released:{";
     }
@@ -41,7 +48,9 @@ public sealed class ShardedHandOverChannels permits ShardedReleaseChannels {
         return ClusterSlotHashUtil.calculateSlot(key.storeKey());
     }
 
-    /** The sharded hand-over channel of the lock {@code key}: it hashes to the key's slot. */
+    /**
+     * The sharded hand-over channel of the lock {@code key}: it hashes to the key's slot.
+     */
     public String channelFor(LockKey key) {
         return channelOf(slotOf(key));
     }
@@ -87,4 +96,5 @@ public sealed class ShardedHandOverChannels permits ShardedReleaseChannels {
         }
         return table;
     }
+
 }

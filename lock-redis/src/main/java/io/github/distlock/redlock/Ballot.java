@@ -7,30 +7,41 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 
 /**
- * The votes of one question to every node of a Redlock, as they come in, and the wait for them: the
- * asking thread is woken once, when the votes so far settle the outcome, rather than once per node. A
- * lock and condition rather than {@code synchronized}, so that a virtual thread waiting here does not pin
- * its carrier.
+ * The votes of one question to every node of a Redlock, as they come in, and the wait for
+ * them: the asking thread is woken once, when the votes so far settle the outcome, rather
+ * than once per node. A lock and condition rather than {@code synchronized}, so that a
+ * virtual thread waiting here does not pin its carrier.
  */
 final class Ballot<T> {
 
     private final List<Vote<T>> votes;
+
     private final Predicate<List<Vote<T>>> decided;
+
     private final VoteListener<T> everyAnswer;
+
     private int cast;
+
     /** Whether every vote is in or {@link #decided} said the votes so far settle it. */
     private boolean settled;
+
     /** Whether the outcome was read: votes cast from then on are late. */
     private boolean closed;
-    /** Whether the waiter is past its deadline, waiting for answers on their way: every vote wakes it. */
+
+    /**
+     * Whether the waiter is past its deadline, waiting for answers on their way: every
+     * vote wakes it.
+     */
     private boolean overtime;
+
     private final ReentrantLock lock = new ReentrantLock();
+
     private final Condition changed = lock.newCondition();
 
     /**
-     * @param decided whether the votes so far settle the outcome; asked as each vote comes in, on the
-     *        thread that casts it, so the waiting caller is woken once, when it is settled, rather than
-     *        once per node
+     * @param decided whether the votes so far settle the outcome; asked as each vote
+     * comes in, on the thread that casts it, so the waiting caller is woken once, when it
+     * is settled, rather than once per node
      * @param everyAnswer told of every vote, late ones included; may be {@code null}
      */
     Ballot(int size, Predicate<List<Vote<T>>> decided, VoteListener<T> everyAnswer) {
@@ -66,9 +77,9 @@ final class Ballot<T> {
     }
 
     /**
-     * The votes once settled or past the deadline; missing ones are "no answer yet". While fewer than
-     * {@code answersWanted} nodes answered and answers are still on their way, past the deadline too,
-     * until {@code lastDeadlineNanos}.
+     * The votes once settled or past the deadline; missing ones are "no answer yet".
+     * While fewer than {@code answersWanted} nodes answered and answers are still on
+     * their way, past the deadline too, until {@code lastDeadlineNanos}.
      */
     List<Vote<T>> await(long deadlineNanos, int answersWanted, long lastDeadlineNanos) {
         boolean interrupted = false;
@@ -91,7 +102,8 @@ final class Ballot<T> {
                     changed.awaitNanos(left);
                 }
                 catch (InterruptedException ex) {
-                    // Node calls are not interruptible (LockBackend's contract); keep the flag for later.
+                    // Node calls are not interruptible (LockBackend's contract); keep the
+                    // flag for later.
                     interrupted = true;
                 }
             }
@@ -106,7 +118,10 @@ final class Ballot<T> {
         }
     }
 
-    /** Whether fewer than {@code answersWanted} nodes answered, and some answer is not in yet. */
+    /**
+     * Whether fewer than {@code answersWanted} nodes answered, and some answer is not in
+     * yet.
+     */
     private boolean answersOnTheirWay(int answersWanted) {
         int answered = 0;
         boolean pending = false;
@@ -121,13 +136,16 @@ final class Ballot<T> {
         return pending && answered < answersWanted;
     }
 
-    /** Whether {@code vote}, from a snapshot, is of a node whose answer was not in yet. */
+    /**
+     * Whether {@code vote}, from a snapshot, is of a node whose answer was not in yet.
+     */
     static boolean isPending(Vote<?> vote) {
         return vote == Vote.Absent.NO_ANSWER_YET;
     }
 
     private List<Vote<T>> snapshot() {
-        // A node whose answer is not in is asked for on every vote cast: the shared constant.
+        // A node whose answer is not in is asked for on every vote cast: the shared
+        // constant.
         Vote<T> noAnswerYet = Vote.Absent.NO_ANSWER_YET.vote();
         List<Vote<T>> copy = new ArrayList<>(votes.size());
         for (Vote<T> vote : votes) {
@@ -135,4 +153,5 @@ final class Ballot<T> {
         }
         return copy;
     }
+
 }

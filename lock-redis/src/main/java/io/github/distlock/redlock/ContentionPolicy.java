@@ -11,50 +11,81 @@ import io.github.distlock.core.LockBackend.AcquireResult;
 import io.github.distlock.core.LockKey;
 
 /**
- * How a Redlock's contenders for one key take turns instead of splitting the vote. Only liveness is at
- * stake here: whatever this decides, the lock is ours only with a majority.
+ * How a Redlock's contenders for one key take turns instead of splitting the vote. Only
+ * liveness is at stake here: whatever this decides, the lock is ours only with a
+ * majority.
  * <ul>
- * <li><b>Arbiter.</b> A key found taken is contended for a second: its attempts ask one node, the
- * arbiter, alone first, and the others only if it granted ({@link #askArbiterFirst}).</li>
- * <li><b>Wake-up line.</b> A contender that asks the arbiter joins the key's wake-up line there, so that
- * the arbiter's release wakes the instance at its head ({@link RedlockReleaseHints}).</li>
- * <li><b>Yield.</b> The thread that released a contended key waits a moment before it asks again, so
- * that the waiters its release woke elsewhere get to the arbiter first.</li>
- * <li><b>Split-vote keeper.</b> When nobody won, the contender holding the first node that answered
- * keeps its grants and asks for the rest again ({@link #keepSplitVote}).</li>
+ * <li><b>Arbiter.</b> A key found taken is contended for a second: its attempts ask one
+ * node, the arbiter, alone first, and the others only if it granted
+ * ({@link #askArbiterFirst}).</li>
+ * <li><b>Wake-up line.</b> A contender that asks the arbiter joins the key's wake-up line
+ * there, so that the arbiter's release wakes the instance at its head
+ * ({@link RedlockReleaseHints}).</li>
+ * <li><b>Yield.</b> The thread that released a contended key waits a moment before it
+ * asks again, so that the waiters its release woke elsewhere get to the arbiter
+ * first.</li>
+ * <li><b>Split-vote keeper.</b> When nobody won, the contender holding the first node
+ * that answered keeps its grants and asks for the rest again
+ * ({@link #keepSplitVote}).</li>
  * </ul>
  */
 final class ContentionPolicy {
 
-    /** How many more rounds the winner of a split vote asks the nodes it lacks (see {@link #wonSplitVote}). */
+    /**
+     * How many more rounds the winner of a split vote asks the nodes it lacks (see
+     * {@link #wonSplitVote}).
+     */
     private static final int SPLIT_VOTE_RETRIES = 2;
+
     private static final long MIN_SPLIT_VOTE_PAUSE_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
+
     private static final long MAX_SPLIT_VOTE_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
-    /** How long a key found taken counts as contended: its attempts ask the arbiter node first. */
-    private static final long CONTENDED_NANOS = TimeUnit.SECONDS.toNanos(1);
     /**
-     * How often a contended key is still put to every node: the arbiter alone can't tell a lock held
-     * by a majority from a leftover on that node only (a release or give-back still on its way, a
-     * client that died mid-vote), which would otherwise stall the key until the leftover expires.
+     * How long a key found taken counts as contended: its attempts ask the arbiter node
+     * first.
+     */
+    private static final long CONTENDED_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    /**
+     * How often a contended key is still put to every node: the arbiter alone can't tell
+     * a lock held by a majority from a leftover on that node only (a release or give-back
+     * still on its way, a client that died mid-vote), which would otherwise stall the key
+     * until the leftover expires.
      */
     private static final long FULL_VOTE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
     /**
-     * How long the thread that released a contended key waits before it asks for it again: the
-     * waiters its release woke in other JVMs get to the arbiter first, instead of the releaser winning
-     * every time it locks again at once (it hears of its own release before anyone).
+     * How long the thread that released a contended key waits before it asks for it
+     * again: the waiters its release woke in other JVMs get to the arbiter first, instead
+     * of the releaser winning every time it locks again at once (it hears of its own
+     * release before anyone).
      */
     private static final long YIELD_NANOS = TimeUnit.MICROSECONDS.toNanos(500);
-    /** Bound of {@link #contention}; past it, entries older than {@link #CONTENDED_NANOS} go. */
+
+    /**
+     * Bound of {@link #contention}; past it, entries older than {@link #CONTENDED_NANOS}
+     * go.
+     */
     private static final int MAX_CONTENDED_KEYS = 4096;
 
     private final QuorumCall calls;
+
     private final NodeHealth health;
+
     /** Sends release hints to waiters, or {@code null}: then nobody waits in line. */
     private final RedlockReleaseHints hints;
-    /** Each node's index, made once: an arbiter is picked on every contended attempt and release. */
+
+    /**
+     * Each node's index, made once: an arbiter is picked on every contended attempt and
+     * release.
+     */
     private final OptionalInt[] nodeIndexes;
-    /** By lock key: when attempts of this backend found it taken (see {@link #askArbiterFirst}). */
+
+    /**
+     * By lock key: when attempts of this backend found it taken (see
+     * {@link #askArbiterFirst}).
+     */
     private final ConcurrentHashMap<String, Contention> contention = new ConcurrentHashMap<>();
 
     ContentionPolicy(QuorumCall calls, NodeHealth health, RedlockReleaseHints hints) {
@@ -67,15 +98,21 @@ final class ContentionPolicy {
         }
     }
 
-    /** One round of acquire votes: the nodes marked in {@code which}, decided once a majority is held. */
+    /**
+     * One round of acquire votes: the nodes marked in {@code which}, decided once a
+     * majority is held.
+     */
     @FunctionalInterface
     interface AcquireRound {
 
         /**
-         * @param alreadyHeld grants this attempt holds from an earlier round, on nodes not asked now
-         * @param lineNode the node asked to put this instance in the key's wake-up line, if any
+         * @param alreadyHeld grants this attempt holds from an earlier round, on nodes
+         * not asked now
+         * @param lineNode the node asked to put this instance in the key's wake-up line,
+         * if any
          */
         List<Vote<AcquireResult>> votes(boolean[] which, int alreadyHeld, OptionalInt lineNode);
+
     }
 
     /**
@@ -97,20 +134,26 @@ final class ContentionPolicy {
         }
     }
 
-    /** What this backend knows of contention for {@code key}, or {@code null} if it never found it taken. */
+    /**
+     * What this backend knows of contention for {@code key}, or {@code null} if it never
+     * found it taken.
+     */
     Contention contended(LockKey key) {
         return contention.get(key.storeKey());
     }
 
     /**
-     * The node an attempt that starts at {@code start} asks alone first: the arbiter, if the key is
-     * contended now and a node qualifies.
+     * The node an attempt that starts at {@code start} asks alone first: the arbiter, if
+     * the key is contended now and a node qualifies.
      */
     OptionalInt arbiterFirst(Contention contended, long start) {
         return contended != null && contended.askArbiterFirst(start) ? arbiter() : OptionalInt.empty();
     }
 
-    /** The node an attempt that asks every node at once asks to join the wake-up line, if any. */
+    /**
+     * The node an attempt that asks every node at once asks to join the wake-up line, if
+     * any.
+     */
     OptionalInt lineNodeForFullVote(Contention contended) {
         if (contended == null) {
             return OptionalInt.empty();
@@ -120,16 +163,16 @@ final class ContentionPolicy {
     }
 
     /**
-     * The acquisition of a contended key: asks the arbiter node alone, and the others only if it
-     * granted the lock (or did not answer). Every contender woken by the same release would otherwise
-     * ask all nodes at once and split the vote, each then giving back what it got: on a few cores
-     * shared with the nodes, most of a contended Redlock's work. The arbiter grants one of them, and
-     * the others stop after one command that set nothing. Safety is the same either way: the lock is
-     * ours only with a majority, the arbiter's vote among them. Uncontended keys keep the single
-     * round of the fan-out.
-     *
-     * @return the votes of every node; if the arbiter {@link Vote#refused refused}, the others were not
-     *         asked, and nothing was set anywhere
+     * The acquisition of a contended key: asks the arbiter node alone, and the others
+     * only if it granted the lock (or did not answer). Every contender woken by the same
+     * release would otherwise ask all nodes at once and split the vote, each then giving
+     * back what it got: on a few cores shared with the nodes, most of a contended
+     * Redlock's work. The arbiter grants one of them, and the others stop after one
+     * command that set nothing. Safety is the same either way: the lock is ours only with
+     * a majority, the arbiter's vote among them. Uncontended keys keep the single round
+     * of the fan-out.
+     * @return the votes of every node; if the arbiter {@link Vote#refused refused}, the
+     * others were not asked, and nothing was set anywhere
      */
     List<Vote<AcquireResult>> askArbiterFirst(int arbiter, Contention contended, long start, AcquireRound round) {
         long yieldFor = contended.releasedAt + YIELD_NANOS - start;
@@ -150,16 +193,20 @@ final class ContentionPolicy {
     }
 
     /**
-     * The votes after the split-vote keeper's rounds: while nobody has a majority and we hold the first
-     * node that answered (see {@link #wonSplitVote}), asks the nodes we lack again, within half the ttl.
+     * The votes after the split-vote keeper's rounds: while nobody has a majority and we
+     * hold the first node that answered (see {@link #wonSplitVote}), asks the nodes we
+     * lack again, within half the ttl.
      */
     List<Vote<AcquireResult>> keepSplitVote(List<Vote<AcquireResult>> votes, long start, long ttlMillis,
             AcquireRound round) {
         for (int retry = 0; retry < SPLIT_VOTE_RETRIES && wonSplitVote(votes)
                 && System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 2; retry++) {
-            // Nobody has a majority, and we hold the first node that answered: the callers that split
-            // the vote with us see the same and give theirs back, so we keep ours and ask the other
-            // nodes again once their releases have landed, instead of everyone backing off at random
+            // Nobody has a majority, and we hold the first node that answered: the
+            // callers that split
+            // the vote with us see the same and give theirs back, so we keep ours and ask
+            // the other
+            // nodes again once their releases have landed, instead of everyone backing
+            // off at random
             // and colliding again. One round trip later, a little more each time.
             long roundNanos = System.nanoTime() - start;
             LockSupport.parkNanos(Math.max(MIN_SPLIT_VOTE_PAUSE_NANOS,
@@ -182,9 +229,8 @@ final class ContentionPolicy {
 
     /**
      * An attempt found {@code key} taken: it counts as contended for a while.
-     *
-     * @param askedArbiterFirst whether the attempt asked the arbiter first; if not, every node was
-     *        asked at {@code start}
+     * @param askedArbiterFirst whether the attempt asked the arbiter first; if not, every
+     * node was asked at {@code start}
      */
     void foundTaken(LockKey key, Contention contended, boolean askedArbiterFirst, long start) {
         Contention found = new Contention(System.nanoTime(), askedArbiterFirst ? contended.fullVoteAt : start);
@@ -194,20 +240,24 @@ final class ContentionPolicy {
         contention.put(key.storeKey(), found);
     }
 
-    /** The calling thread released {@code key}: if it is contended, this thread yields on its next attempt. */
+    /**
+     * The calling thread released {@code key}: if it is contended, this thread yields on
+     * its next attempt.
+     */
     void released(LockKey key) {
         Contention contended = contention.get(key.storeKey());
         if (contended != null) {
             // See YIELD_NANOS.
-            contention.put(key.storeKey(), new Contention(contended.takenAt, contended.fullVoteAt, System.nanoTime(),
-                    Thread.currentThread()));
+            contention.put(key.storeKey(),
+                    new Contention(contended.takenAt, contended.fullVoteAt, System.nanoTime(), Thread.currentThread()));
         }
     }
 
     /**
-     * The node contenders ask first: the first in order that answers and whose votes count. All
-     * contenders pick the same one while they see the nodes alike (the one {@link #wonSplitVote}
-     * favours too); if they don't, only how fast it goes suffers. Empty if none qualifies.
+     * The node contenders ask first: the first in order that answers and whose votes
+     * count. All contenders pick the same one while they see the nodes alike (the one
+     * {@link #wonSplitVote} favours too); if they don't, only how fast it goes suffers.
+     * Empty if none qualifies.
      */
     OptionalInt arbiter() {
         long now = System.nanoTime();
@@ -220,21 +270,23 @@ final class ContentionPolicy {
     }
 
     /**
-     * {@code arbiter} if this instance can wait in line there: a node whose hints, those for this
-     * instance included, reach it now (a node without wake-up lines only takes the lock).
+     * {@code arbiter} if this instance can wait in line there: a node whose hints, those
+     * for this instance included, reach it now (a node without wake-up lines only takes
+     * the lock).
      */
     private OptionalInt lineNode(int arbiter) {
         return hints != null && hints.isDelivering(arbiter) ? nodeIndexes[arbiter] : OptionalInt.empty();
     }
 
     /**
-     * Whether a vote split between contenders and we are the one to keep our grants: no majority for
-     * us, a majority of nodes answered, fewer than a majority are held by others (so nobody else can
-     * have won among them), and the first node that answered is ours. Every contender that saw the
-     * same answers draws the same conclusion, as only one of them can hold that node; one that saw
-     * different answers (a node answered some and not others) may keep its grants too, and then
-     * both give up after {@link #SPLIT_VOTE_RETRIES} rounds. Either way only liveness is at stake:
-     * the lock is ours only with a majority.
+     * Whether a vote split between contenders and we are the one to keep our grants: no
+     * majority for us, a majority of nodes answered, fewer than a majority are held by
+     * others (so nobody else can have won among them), and the first node that answered
+     * is ours. Every contender that saw the same answers draws the same conclusion, as
+     * only one of them can hold that node; one that saw different answers (a node
+     * answered some and not others) may keep its grants too, and then both give up after
+     * {@link #SPLIT_VOTE_RETRIES} rounds. Either way only liveness is at stake: the lock
+     * is ours only with a majority.
      */
     private static boolean wonSplitVote(List<Vote<AcquireResult>> votes) {
         int granted = 0;
@@ -257,4 +309,5 @@ final class ContentionPolicy {
         int quorum = votes.size() / 2 + 1;
         return granted > 0 && granted < quorum && granted + taken >= quorum && taken < quorum && firstAnsweredIsOurs;
     }
+
 }

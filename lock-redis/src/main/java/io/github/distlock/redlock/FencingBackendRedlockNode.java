@@ -15,10 +15,10 @@ import io.github.distlock.core.LockKey;
 import io.github.distlock.core.NonBlockingLockBackend;
 
 /**
- * A Redlock node over any {@link FencingLockBackend} (a custom store, a test's wrapper around a Redis
- * node): no wake-up line and no release that sends its own hint, so it takes and releases the lock the plain way, and
- * the Redlock sends its release hints for it. Sent without blocking only if it is a
- * {@link NonBlockingLockBackend}.
+ * A Redlock node over any {@link FencingLockBackend} (a custom store, a test's wrapper
+ * around a Redis node): no wake-up line and no release that sends its own hint, so it
+ * takes and releases the lock the plain way, and the Redlock sends its release hints for
+ * it. Sent without blocking only if it is a {@link NonBlockingLockBackend}.
  */
 final class FencingBackendRedlockNode implements RedlockNode {
 
@@ -119,4 +119,5 @@ final class FencingBackendRedlockNode implements RedlockNode {
             closeable.close();
         }
     }
+
 }

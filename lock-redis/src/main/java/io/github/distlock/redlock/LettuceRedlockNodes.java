@@ -30,16 +30,17 @@ import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 
 /**
- * The Lettuce clients of a Redlock: one {@link RedisClient} per independent master, all sharing
- * one set of client resources (event loops, timers), each with a {@link LettuceLockBackend} on a
- * {@link LockConnection} of its own. With restart protection on, each node also has a
- * {@link NodeRestartGuard}: a connection that drops or comes back stops the node's votes until
- * {@code INFO server} says it did not restart recently. A restart the connection did not notice (behind a
- * keep-alive proxy, or an address that now leads to another server) is seen in the vote itself: each node
- * votes with this client's own scripts ({@link NodeIncarnation}), which the restarted node answers with
- * {@code NOSCRIPT}, and a check once a second reads the {@code run_id} besides. The nodes'
- * {@link RedlockReleaseHints release hints} subscribe on the same clients. Closing shuts the clients and the
- * resources down.
+ * The Lettuce clients of a Redlock: one {@link RedisClient} per independent master, all
+ * sharing one set of client resources (event loops, timers), each with a
+ * {@link LettuceLockBackend} on a {@link LockConnection} of its own. With restart
+ * protection on, each node also has a {@link NodeRestartGuard}: a connection that drops
+ * or comes back stops the node's votes until {@code INFO server} says it did not restart
+ * recently. A restart the connection did not notice (behind a keep-alive proxy, or an
+ * address that now leads to another server) is seen in the vote itself: each node votes
+ * with this client's own scripts ({@link NodeIncarnation}), which the restarted node
+ * answers with {@code NOSCRIPT}, and a check once a second reads the {@code run_id}
+ * besides. The nodes' {@link RedlockReleaseHints release hints} subscribe on the same
+ * clients. Closing shuts the clients and the resources down.
  *
  * <pre>{@code
  * LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(
@@ -52,33 +53,58 @@ public final class LettuceRedlockNodes implements AutoCloseable {
 
     private static final Log logger = LogFactory.getLog(LettuceRedlockNodes.class);
 
-    /** How often every node's run id is read again, besides after every connection change and NOSCRIPT vote. */
+    /**
+     * How often every node's run id is read again, besides after every connection change
+     * and NOSCRIPT vote.
+     */
     private static final Duration CHECK_PERIOD = Duration.ofSeconds(1);
 
     private final ClientResources resources;
+
     private final List<RedisClient> clients = new ArrayList<>();
+
     private final List<RedisURI> uris = new ArrayList<>();
+
     private final List<LockConnection> connections = new ArrayList<>();
+
     private final List<LettuceLockBackend> backends = new ArrayList<>();
+
     private final List<String> names = new ArrayList<>();
+
     /** One per node, or none when restart protection is off. */
     private final List<NodeRestartGuard> guards = new ArrayList<>();
-    /** Each node's vote scripts, loaded by every check; one per node, or none when restart protection is off. */
+
+    /**
+     * Each node's vote scripts, loaded by every check; one per node, or none when restart
+     * protection is off.
+     */
     private final List<NodeIncarnation> incarnations = new ArrayList<>();
-    /** Per node, whether a check is queued already: a burst of NOSCRIPT votes asks for one check, not one each. */
+
+    /**
+     * Per node, whether a check is queued already: a burst of NOSCRIPT votes asks for one
+     * check, not one each.
+     */
     private final List<AtomicBoolean> checkPending = new ArrayList<>();
+
     private final LongAccumulator longestLease = new LongAccumulator(Math::max, 0);
+
     private final ScheduledExecutorService checks;
+
     private final String keyPrefix;
+
     private final Duration nodeTimeout;
+
     /** The nodes' release hints, made once every node is known. */
     private RedlockReleaseHints hints;
 
     private LettuceRedlockNodes(String keyPrefix, Duration nodeTimeout, boolean restartProtection) {
-        // Lettuce records every command's latency when LatencyUtils is on the classpath; these resources
-        // are the Redlock's own, nobody can read what they record, and on the lock path it costs CPU.
-        this.resources = DefaultClientResources.builder().commandLatencyRecorder(CommandLatencyRecorder.disabled())
-                .build();
+        // Lettuce records every command's latency when LatencyUtils is on the classpath;
+        // these resources
+        // are the Redlock's own, nobody can read what they record, and on the lock path
+        // it costs CPU.
+        this.resources = DefaultClientResources.builder()
+            .commandLatencyRecorder(CommandLatencyRecorder.disabled())
+            .build();
         this.keyPrefix = keyPrefix;
         this.nodeTimeout = nodeTimeout;
         ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1, task -> {
@@ -95,14 +121,14 @@ public final class LettuceRedlockNodes implements AutoCloseable {
 
     /**
      * Creates a client per node and starts connecting each in the background.
-     *
-     * @param uris the nodes' Redis URIs ({@code redis://[user:password@]host[:port][/db]}, or
-     *        {@code rediss://} for TLS)
+     * @param uris the nodes' Redis URIs
+     * ({@code redis://[user:password@]host[:port][/db]}, or {@code rediss://} for TLS)
      * @param nodeTimeout the bound of every command to a node
      * @param keyPrefix prefix of every lock's key
      * @param defaultTtl the default lease: the longest lease is never taken to be shorter
      * @param restartProtection whether a recently restarted node's votes are held back
-     * @param durableNodes the {@code host:port} of nodes that keep every write across a restart
+     * @param durableNodes the {@code host:port} of nodes that keep every write across a
+     * restart
      */
     public static LettuceRedlockNodes connect(List<String> uris, Duration nodeTimeout, String keyPrefix,
             Duration defaultTtl, boolean restartProtection, Set<String> durableNodes) {
@@ -110,11 +136,12 @@ public final class LettuceRedlockNodes implements AutoCloseable {
     }
 
     /**
-     * {@link #connect(List, Duration, String, Duration, boolean, Set)} with another period of the checks that
-     * do not follow an event: for tests that must tell what the events alone catch.
+     * {@link #connect(List, Duration, String, Duration, boolean, Set)} with another
+     * period of the checks that do not follow an event: for tests that must tell what the
+     * events alone catch.
      */
-    static LettuceRedlockNodes connect(List<String> uris, Duration nodeTimeout, String keyPrefix,
-            Duration defaultTtl, boolean restartProtection, Set<String> durableNodes, Duration checkPeriod) {
+    static LettuceRedlockNodes connect(List<String> uris, Duration nodeTimeout, String keyPrefix, Duration defaultTtl,
+            boolean restartProtection, Set<String> durableNodes, Duration checkPeriod) {
         LettuceRedlockNodes nodes = new LettuceRedlockNodes(keyPrefix, nodeTimeout, restartProtection);
         nodes.longestLease.accumulate(defaultTtl.toMillis());
         String channel = HandOverSubscriber.handOverChannel(keyPrefix);
@@ -132,16 +159,21 @@ public final class LettuceRedlockNodes implements AutoCloseable {
                 nodes.guards.add(guard);
                 int index = nodes.guards.size() - 1;
                 nodes.checkPending.add(new AtomicBoolean());
-                // A vote answered NOSCRIPT: the node restarted or is another server. Its votes stop
-                // counting before this one is counted, until the check has read its run_id.
+                // A vote answered NOSCRIPT: the node restarted or is another server. Its
+                // votes stop
+                // counting before this one is counted, until the check has read its
+                // run_id.
                 incarnation = new NodeIncarnation(() -> {
                     guard.connectionChanged();
                     nodes.checkSoon(index);
                 });
                 nodes.incarnations.add(incarnation);
-                // Only the lock connection's own events count. The release-hint subscription is
-                // another connection of the same client: its opening (at a JVM's first wait) would
-                // otherwise hold back every node's votes until the next check, failing the very
+                // Only the lock connection's own events count. The release-hint
+                // subscription is
+                // another connection of the same client: its opening (at a JVM's first
+                // wait) would
+                // otherwise hold back every node's votes until the next check, failing
+                // the very
                 // waiters that opened it.
                 client.addListener(new RedisConnectionStateListener() {
                     @Override
@@ -185,7 +217,6 @@ public final class LettuceRedlockNodes implements AutoCloseable {
     /**
      * Waits until every node is connected (and, with restart protection, checked), or
      * {@code timeout} has passed.
-     *
      * @return how many nodes are connected
      */
     public int awaitConnected(Duration timeout) {
@@ -226,9 +257,10 @@ public final class LettuceRedlockNodes implements AutoCloseable {
     }
 
     /**
-     * Reads the node's run id and uptime and tells its guard; a node that does not answer stays as it is. The
-     * node's vote scripts are loaded between two reads of its run id: only if both name the server the scripts
-     * were bound to does the node count, so that the scripts of one nonce are only ever known to one server.
+     * Reads the node's run id and uptime and tells its guard; a node that does not answer
+     * stays as it is. The node's vote scripts are loaded between two reads of its run id:
+     * only if both name the server the scripts were bound to does the node count, so that
+     * the scripts of one nonce are only ever known to one server.
      */
     private void check(int index) {
         checkPending.get(index).set(false);
@@ -247,9 +279,12 @@ public final class LettuceRedlockNodes implements AutoCloseable {
             }
             boolean bound = runId.equals(before) ? incarnation.bind(runId) : rotated(incarnation);
             if (!bound) {
-                // The scripts went to another server than the one they were bound to, or to one of two: new
-                // ones, loaded by the next check, and no vote counts meanwhile. Before verified(), so that the
-                // run id it reads is recorded (and a change held back) without making the node count.
+                // The scripts went to another server than the one they were bound to, or
+                // to one of two: new
+                // ones, loaded by the next check, and no vote counts meanwhile. Before
+                // verified(), so that the
+                // run id it reads is recorded (and a change held back) without making the
+                // node count.
                 guard.connectionChanged();
             }
             guard.verified(epoch, runId, Long.parseLong(uptime));
@@ -276,7 +311,10 @@ public final class LettuceRedlockNodes implements AutoCloseable {
         return null;
     }
 
-    /** The nodes' backends, in configuration order: for tests that put something between them and the Redlock. */
+    /**
+     * The nodes' backends, in configuration order: for tests that put something between
+     * them and the Redlock.
+     */
     List<LettuceLockBackend> backends() {
         return List.copyOf(backends);
     }
@@ -300,4 +338,5 @@ public final class LettuceRedlockNodes implements AutoCloseable {
         }
         resources.shutdown();
     }
+
 }

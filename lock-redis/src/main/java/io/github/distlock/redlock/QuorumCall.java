@@ -17,19 +17,22 @@ import java.util.function.Supplier;
 import io.github.distlock.LockBackendException;
 
 /**
- * One question to the nodes of a Redlock, at once, and their votes: the fan-out, the wait for enough
- * votes, and the validity a majority's answers give. Every Redlock operation is such a call; what a
- * vote means (granted, released, renewed) is the caller's.
+ * One question to the nodes of a Redlock, at once, and their votes: the fan-out, the wait
+ * for enough votes, and the validity a majority's answers give. Every Redlock operation
+ * is such a call; what a vote means (granted, released, renewed) is the caller's.
  *
- * <p>Validity is ttl − time the call took − drift, on the monotonic clock, where drift = ttl × drift
- * factor + 2 ms: the share of the lease that clock drift between the nodes may have eaten.
+ * <p>
+ * Validity is ttl − time the call took − drift, on the monotonic clock, where drift = ttl
+ * × drift factor + 2 ms: the share of the lease that clock drift between the nodes may
+ * have eaten.
  */
 final class QuorumCall {
 
     /**
-     * How long, beyond the node timeout, a node that replied counts as up: a call it then misses only for
-     * time (a loaded machine, a pause of this JVM) is a transient miss ({@link #missedOnlyForTime}), which a
-     * waiting caller retries. A node silent for longer is taken to be down, and fails the call.
+     * How long, beyond the node timeout, a node that replied counts as up: a call it then
+     * misses only for time (a loaded machine, a pause of this JVM) is a transient miss
+     * ({@link #missedOnlyForTime}), which a waiting caller retries. A node silent for
+     * longer is taken to be down, and fails the call.
      */
     private static final long REPLIED_RECENTLY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -37,11 +40,17 @@ final class QuorumCall {
     private static final long DRIFT_FLOOR_MILLIS = 2;
 
     private final List<RedlockNode> nodes;
+
     private final List<String> nodeNames;
+
     private final long nodeTimeoutNanos;
+
     private final double driftFactor;
+
     private final int quorum;
+
     private final NodeHealth health;
+
     private final ExecutorService fanOut;
 
     QuorumCall(List<RedlockNode> nodes, List<String> nodeNames, long nodeTimeoutNanos, double driftFactor,
@@ -68,8 +77,11 @@ final class QuorumCall {
     @FunctionalInterface
     interface NodeCall<R> {
 
-        /** @param index the node's position among the Redlock's nodes */
+        /**
+         * @param index the node's position among the Redlock's nodes
+         */
         R call(int index, RedlockNode node);
+
     }
 
     /** How many nodes there are. */
@@ -97,7 +109,10 @@ final class QuorumCall {
         return (long) (ttlMillis * driftFactor) + DRIFT_FLOOR_MILLIS;
     }
 
-    /** How long a lease of {@code ttlMillis} granted by a call that took {@code elapsedMillis} is surely ours. */
+    /**
+     * How long a lease of {@code ttlMillis} granted by a call that took
+     * {@code elapsedMillis} is surely ours.
+     */
     long validity(long ttlMillis, long elapsedMillis) {
         return ttlMillis - elapsedMillis - drift(ttlMillis);
     }
@@ -117,14 +132,13 @@ final class QuorumCall {
     }
 
     /**
-     * Asks every node at once, on the fan-out threads, and waits until {@code decided} says the
-     * counted answers so far settle the outcome, or every node answered, or the node timeout (and
-     * a little slack for the threads to be scheduled) is over. Each node call bounds itself by the
-     * node timeout, so the deadline only cuts off a node stuck beyond it. Nodes that have not
-     * answered by then count as "no answer"; their calls go on in the background and are harmless:
-     * every command is idempotent for its token, and one node's commands stay in order on its
-     * connection.
-     *
+     * Asks every node at once, on the fan-out threads, and waits until {@code decided}
+     * says the counted answers so far settle the outcome, or every node answered, or the
+     * node timeout (and a little slack for the threads to be scheduled) is over. Each
+     * node call bounds itself by the node timeout, so the deadline only cuts off a node
+     * stuck beyond it. Nodes that have not answered by then count as "no answer"; their
+     * calls go on in the background and are harmless: every command is idempotent for its
+     * token, and one node's commands stay in order on its connection.
      * @param decided tested with the answers so far, held-back nodes already taken out
      */
     <T> List<Vote<T>> ask(NodeCall<T> call, Predicate<List<Vote<T>>> decided) {
@@ -132,18 +146,19 @@ final class QuorumCall {
     }
 
     /**
-     * Asks the nodes marked in {@code which}; the others' votes are "not asked". A node that can be
-     * asked without blocking ({@link io.github.distlock.core.NonBlockingLockBackend}) is sent the
-     * question from this thread and its answer is counted as it arrives; the others are asked on the
-     * fan-out threads. On the hot path (acquire, release) this saves a thread hand-over per node both
-     * ways, which on a few cores shared with the nodes is most of the time a vote takes.
-     *
-     * @param nonBlockingCall the same question without blocking, or {@code null}; it may answer
-     *        {@code null} (see {@link io.github.distlock.core.NonBlockingLockBackend}), and then
-     *        {@code call} is asked
-     * @param everyAnswer told of every node's vote, also those that come after the outcome was
-     *        decided ({@code late}); may be {@code null}; must not block, as it may run on a node
-     *        client's I/O thread
+     * Asks the nodes marked in {@code which}; the others' votes are "not asked". A node
+     * that can be asked without blocking
+     * ({@link io.github.distlock.core.NonBlockingLockBackend}) is sent the question from
+     * this thread and its answer is counted as it arrives; the others are asked on the
+     * fan-out threads. On the hot path (acquire, release) this saves a thread hand-over
+     * per node both ways, which on a few cores shared with the nodes is most of the time
+     * a vote takes.
+     * @param nonBlockingCall the same question without blocking, or {@code null}; it may
+     * answer {@code null} (see {@link io.github.distlock.core.NonBlockingLockBackend}),
+     * and then {@code call} is asked
+     * @param everyAnswer told of every node's vote, also those that come after the
+     * outcome was decided ({@code late}); may be {@code null}; must not block, as it may
+     * run on a node client's I/O thread
      */
     <T> List<Vote<T>> ask(boolean[] which, NodeCall<T> call, NodeCall<CompletableFuture<T>> nonBlockingCall,
             Predicate<List<Vote<T>>> decided, VoteListener<T> everyAnswer) {
@@ -151,17 +166,17 @@ final class QuorumCall {
     }
 
     /**
-     * {@link #ask(boolean[], NodeCall, NodeCall, Predicate, VoteListener)}, but while fewer than
-     * {@code answersWanted} nodes answered, answers still on their way at the node timeout are waited for
-     * until their commands end by their own bound: the node timeout, which Lettuce's timer enforces within a
-     * tick (100 ms), from when the command left, which a fan-out thread may send later. A healthy node's
-     * answer that a loaded machine delayed past the deadline then still counts.
-     *
-     * @param evenIfOverdue the nodes sent their command even while one of theirs is overdue; {@code null}: none
+     * {@link #ask(boolean[], NodeCall, NodeCall, Predicate, VoteListener)}, but while
+     * fewer than {@code answersWanted} nodes answered, answers still on their way at the
+     * node timeout are waited for until their commands end by their own bound: the node
+     * timeout, which Lettuce's timer enforces within a tick (100 ms), from when the
+     * command left, which a fan-out thread may send later. A healthy node's answer that a
+     * loaded machine delayed past the deadline then still counts.
+     * @param evenIfOverdue the nodes sent their command even while one of theirs is
+     * overdue; {@code null}: none
      */
     <T> List<Vote<T>> ask(boolean[] which, NodeCall<T> call, NodeCall<CompletableFuture<T>> nonBlockingCall,
-            Predicate<List<Vote<T>>> decided, VoteListener<T> everyAnswer, int answersWanted,
-            boolean[] evenIfOverdue) {
+            Predicate<List<Vote<T>>> decided, VoteListener<T> everyAnswer, int answersWanted, boolean[] evenIfOverdue) {
         Ballot<T> ballot = new Ballot<>(nodes.size(), votes -> decided.test(health.heldBack(votes)), everyAnswer);
         for (int i = 0; i < nodes.size(); i++) {
             if (!which[i]) {
@@ -180,7 +195,8 @@ final class QuorumCall {
                     try {
                         vote = new Vote.Answer<>(call.call(index, node));
                         if (nonBlockingCall != null) {
-                            // A lock command (no renewal or ping, which report failures as answers): it replied.
+                            // A lock command (no renewal or ping, which report failures
+                            // as answers): it replied.
                             health.responsiveness(index).replied();
                         }
                     }
@@ -199,9 +215,10 @@ final class QuorumCall {
     }
 
     /**
-     * Sends one node its question without blocking, and casts its vote when the answer comes.
-     *
-     * @return {@code false} if the node cannot be asked that way now: ask it on a fan-out thread
+     * Sends one node its question without blocking, and casts its vote when the answer
+     * comes.
+     * @return {@code false} if the node cannot be asked that way now: ask it on a fan-out
+     * thread
      */
     private <T> boolean askWithoutBlocking(Ballot<T> ballot, int index, NodeHealth.Responsiveness node,
             boolean evenIfOverdue, Supplier<CompletableFuture<T>> send) {
@@ -222,13 +239,13 @@ final class QuorumCall {
         }
         node.sent();
         answer.whenComplete((value, failure) -> {
-            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-                    ? failure.getCause() : failure;
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
+                    : failure;
             if (cause == null) {
                 node.replied();
             }
-            node.ended(cause == null || !(cause instanceof LockBackendException ex
-                    && ex.getCause() instanceof TimeoutException));
+            node.ended(cause == null
+                    || !(cause instanceof LockBackendException ex && ex.getCause() instanceof TimeoutException));
             ballot.cast(index, cause == null ? new Vote.Answer<>(value) : new Vote.Failed<>(cause));
         });
         return true;
@@ -246,9 +263,10 @@ final class QuorumCall {
     }
 
     /**
-     * Whether every node without a vote only ran out of time (its answer did not come within the node
-     * timeout, or it was not asked as a command of it was overdue) and replied to something shortly before:
-     * a node that refused, failed, is held back or has been silent for long is no late answer.
+     * Whether every node without a vote only ran out of time (its answer did not come
+     * within the node timeout, or it was not asked as a command of it was overdue) and
+     * replied to something shortly before: a node that refused, failed, is held back or
+     * has been silent for long is no late answer.
      */
     <T> boolean missedOnlyForTime(List<Vote<T>> votes) {
         long now = System.nanoTime();
@@ -292,4 +310,5 @@ final class QuorumCall {
     void shutDown() {
         fanOut.shutdownNow();
     }
+
 }

@@ -8,13 +8,14 @@ import io.github.distlock.core.LockBackend.RenewalOutcome;
 import io.github.distlock.core.LockBackend.RenewalOutcomes;
 
 /**
- * Renewal of a Redlock's leases: each batch goes to every node at once, and each lease stays held only
- * while a majority renewed it within the round's validity. Once so many nodes answered "not ours" that no
- * majority is left, it is lost.
+ * Renewal of a Redlock's leases: each batch goes to every node at once, and each lease
+ * stays held only while a majority renewed it within the round's validity. Once so many
+ * nodes answered "not ours" that no majority is left, it is lost.
  */
 final class QuorumRenewal {
 
     private final QuorumCall calls;
+
     private final NodeHealth health;
 
     QuorumRenewal(QuorumCall calls, NodeHealth health) {
@@ -22,7 +23,9 @@ final class QuorumRenewal {
         this.health = health;
     }
 
-    /** As {@link io.github.distlock.core.LockBackend#renew}, over a majority of the nodes. */
+    /**
+     * As {@link io.github.distlock.core.LockBackend#renew}, over a majority of the nodes.
+     */
     void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
         if (renewals.isEmpty()) {
             return;
@@ -46,7 +49,8 @@ final class QuorumRenewal {
                         && answer.value()[i] == RenewalOutcome.RENEWED) {
                     renewed++;
                 }
-                // "Not ours" is true even from a node whose votes are held back: it forgot the lock.
+                // "Not ours" is true even from a node whose votes are held back: it
+                // forgot the lock.
                 if (answers.get(node) instanceof Vote.Answer<RenewalOutcome[]> answer
                         && answer.value()[i] == RenewalOutcome.LOST) {
                     lost++;
@@ -65,4 +69,5 @@ final class QuorumRenewal {
             }
         }
     }
+
 }

@@ -12,9 +12,10 @@ import io.github.distlock.core.LockKey;
 import io.github.distlock.redis.LettuceLockBackend;
 
 /**
- * A Redis node of a Redlock: the Redlock's own scripts (wake-up line, a release that sends its own hint) on a
- * {@link LettuceLockBackend}. Its releases always run the Redlock's release script, which looks for no wait
- * queue (a Redlock keeps none on its nodes), whether they send a release hint or not.
+ * A Redis node of a Redlock: the Redlock's own scripts (wake-up line, a release that
+ * sends its own hint) on a {@link LettuceLockBackend}. Its releases always run the
+ * Redlock's release script, which looks for no wait queue (a Redlock keeps none on its
+ * nodes), whether they send a release hint or not.
  */
 final class RedisRedlockNode implements RedlockNode {
 
@@ -100,4 +101,5 @@ final class RedisRedlockNode implements RedlockNode {
     public void close() {
         redis.close();
     }
+
 }

@@ -13,18 +13,25 @@ import io.github.distlock.core.LockKey;
 import io.github.distlock.redis.LettuceLockBackend;
 
 /**
- * What a Redlock asks of one of its nodes. The Redlock's own commands (the arbiter's wake-up line, a
- * release that sends its release hint from its script) exist on a Redis node only: behind this interface the
- * Redlock asks for them without knowing the store, and a node without them (a custom store, a test's
- * wrapper) does the plain thing instead.
+ * What a Redlock asks of one of its nodes. The Redlock's own commands (the arbiter's
+ * wake-up line, a release that sends its release hint from its script) exist on a Redis
+ * node only: behind this interface the Redlock asks for them without knowing the store,
+ * and a node without them (a custom store, a test's wrapper) does the plain thing
+ * instead.
  *
- * <p>Each call is bounded by the node timeout and may throw {@link io.github.distlock.LockBackendException},
- * as {@link io.github.distlock.core.LockBackend} says. An {@code ...Async} call answers {@code null} if it
- * cannot be sent without blocking now, as {@link io.github.distlock.core.NonBlockingLockBackend} says.
+ * <p>
+ * Each call is bounded by the node timeout and may throw
+ * {@link io.github.distlock.LockBackendException}, as
+ * {@link io.github.distlock.core.LockBackend} says. An {@code ...Async} call answers
+ * {@code null} if it cannot be sent without blocking now, as
+ * {@link io.github.distlock.core.NonBlockingLockBackend} says.
  */
 interface RedlockNode extends AutoCloseable {
 
-    /** A Redis node with the Redlock's own commands, or any other fencing backend with the plain ones. */
+    /**
+     * A Redis node with the Redlock's own commands, or any other fencing backend with the
+     * plain ones.
+     */
     static RedlockNode of(FencingLockBackend node) {
         return node instanceof LettuceLockBackend redis ? new RedisRedlockNode(redis)
                 : new FencingBackendRedlockNode(node);
@@ -37,9 +44,9 @@ interface RedlockNode extends AutoCloseable {
     CompletableFuture<AcquireResult> acquireAsync(LockKey key, String token, long ttlMillis);
 
     /**
-     * Takes the lock if it is free, and if not, puts instance {@code waiterId} in the key's wake-up line on
-     * this node for {@code aliveMillis} (see {@link RedlockReleaseHints}). A node without wake-up lines
-     * only takes the lock.
+     * Takes the lock if it is free, and if not, puts instance {@code waiterId} in the
+     * key's wake-up line on this node for {@code aliveMillis} (see
+     * {@link RedlockReleaseHints}). A node without wake-up lines only takes the lock.
      */
     AcquireResult acquireOrWait(LockKey key, String token, long ttlMillis, String waiterId, long aliveMillis);
 
@@ -57,8 +64,9 @@ interface RedlockNode extends AutoCloseable {
     boolean sendsReleaseHints();
 
     /**
-     * {@link #release}, and if it deleted the lock, publishes {@code releaseHint} from the same script; a
-     * node that does not {@link #sendsReleaseHints send hints} only releases.
+     * {@link #release}, and if it deleted the lock, publishes {@code releaseHint} from
+     * the same script; a node that does not {@link #sendsReleaseHints send hints} only
+     * releases.
      */
     boolean releaseWithHint(LockKey key, String token, ReleaseHint releaseHint);
 
@@ -68,16 +76,22 @@ interface RedlockNode extends AutoCloseable {
     /** As {@link io.github.distlock.core.LockBackend#renew}. */
     void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes);
 
-    /** As {@link FencingLockBackend#issueFencingToken}: a token drawn on this node alone. */
+    /**
+     * As {@link FencingLockBackend#issueFencingToken}: a token drawn on this node alone.
+     */
     long drawFencingToken(LockKey key, String token, long ttlMillis);
 
-    /** As {@link io.github.distlock.redis.RaisableFencingLockBackend#raiseFencingCounter}. */
+    /**
+     * As {@link io.github.distlock.redis.RaisableFencingLockBackend#raiseFencingCounter}.
+     */
     boolean raiseFencingCounter(LockKey key, String token, long fencingToken, long ttlMillis);
 
     /** As {@link io.github.distlock.core.InspectableLockBackend#inspect}. */
     LockState inspect(LockKey key);
 
-    /** As {@link io.github.distlock.core.InspectableLockBackend#ping}: one node's answer. */
+    /**
+     * As {@link io.github.distlock.core.InspectableLockBackend#ping}: one node's answer.
+     */
     Reachability ping();
 
     /**
@@ -85,9 +99,11 @@ interface RedlockNode extends AutoCloseable {
      *
      * @param channel the hint channel
      * @param hint {@code <release id>:<lock key>}
-     * @param toLineHead whether to send it to the head of the key's wake-up line on the node, and to
-     *        {@code channel} only if nobody there listens; {@code false}: to {@code channel}
+     * @param toLineHead whether to send it to the head of the key's wake-up line on the
+     * node, and to {@code channel} only if nobody there listens; {@code false}: to
+     * {@code channel}
      */
     record ReleaseHint(String channel, String hint, boolean toLineHead) {
     }
+
 }

@@ -4,10 +4,11 @@ import io.github.distlock.LockBackendException;
 import io.github.distlock.core.LockKey;
 
 /**
- * Fewer than a majority of the Redlock nodes answered, so nothing can be decided: the lock is
- * neither granted nor refused. Thrown by acquisitions (after giving back whatever the answering
- * nodes granted) and by releases (which the lock service then retries in the background). Like
- * every {@link LockBackendException}, the guarded method does not run.
+ * Fewer than a majority of the Redlock nodes answered, so nothing can be decided: the
+ * lock is neither granted nor refused. Thrown by acquisitions (after giving back whatever
+ * the answering nodes granted) and by releases (which the lock service then retries in
+ * the background). Like every {@link LockBackendException}, the guarded method does not
+ * run.
  *
  * <pre>{@code
  * try {
@@ -21,9 +22,15 @@ import io.github.distlock.core.LockKey;
 public class RedlockQuorumException extends LockBackendException {
 
     private final int answered;
+
     private final int nodes;
+
     private final int quorum;
-    /** Whether the nodes that did not answer are up and only answered too late (see {@link RedlockBackend#isTransient}). */
+
+    /**
+     * Whether the nodes that did not answer are up and only answered too late (see
+     * {@link RedlockBackend#isTransient}).
+     */
     private final boolean late;
 
     RedlockQuorumException(LockKey key, String operation, int answered, int nodes, int quorum, String failures) {
@@ -32,10 +39,12 @@ public class RedlockQuorumException extends LockBackendException {
 
     RedlockQuorumException(LockKey key, String operation, int answered, int nodes, int quorum, String failures,
             boolean late) {
-        super(key.name(), "Only " + answered + " of " + nodes + " Redlock nodes answered the " + operation
-                + " of lock " + key.printableName() + ", and " + quorum + " are needed for a majority (" + failures
-                + "). Check that a majority of distributed-lock.redlock.nodes is up and answers within "
-                + "distributed-lock.redlock.node-timeout.", null);
+        super(key.name(),
+                "Only " + answered + " of " + nodes + " Redlock nodes answered the " + operation + " of lock "
+                        + key.printableName() + ", and " + quorum + " are needed for a majority (" + failures
+                        + "). Check that a majority of distributed-lock.redlock.nodes is up and answers within "
+                        + "distributed-lock.redlock.node-timeout.",
+                null);
         this.answered = answered;
         this.nodes = nodes;
         this.quorum = quorum;
@@ -61,4 +70,5 @@ public class RedlockQuorumException extends LockBackendException {
     public int quorum() {
         return quorum;
     }
+
 }

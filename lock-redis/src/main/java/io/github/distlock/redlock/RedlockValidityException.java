@@ -6,10 +6,11 @@ import io.github.distlock.LockBackendException;
 import io.github.distlock.core.LockKey;
 
 /**
- * A majority of the Redlock nodes granted the lock, but the vote took so long that, with the
- * clock-drift allowance, nothing was left of the ttl: the lock would have expired before it could be
- * used, so it was given back. Nobody else holds it; the ttl is too short for the time a vote takes
- * (the slowest node's answer, which {@code distributed-lock.redlock.node-timeout} bounds). Like every
+ * A majority of the Redlock nodes granted the lock, but the vote took so long that, with
+ * the clock-drift allowance, nothing was left of the ttl: the lock would have expired
+ * before it could be used, so it was given back. Nobody else holds it; the ttl is too
+ * short for the time a vote takes (the slowest node's answer, which
+ * {@code distributed-lock.redlock.node-timeout} bounds). Like every
  * {@link io.github.distlock.LockBackendException}, the guarded method does not run.
  *
  * <pre>{@code
@@ -21,6 +22,7 @@ import io.github.distlock.core.LockKey;
 public class RedlockValidityException extends LockBackendException {
 
     private final long elapsedMillis;
+
     private final long ttlMillis;
 
     RedlockValidityException(LockKey key, int granted, int nodes, long elapsedMillis, long driftMillis, long ttlMillis,
@@ -45,4 +47,5 @@ public class RedlockValidityException extends LockBackendException {
     public long ttlMillis() {
         return ttlMillis;
     }
+
 }

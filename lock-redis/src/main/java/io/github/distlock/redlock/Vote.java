@@ -6,8 +6,8 @@ import java.util.function.Predicate;
 import io.github.distlock.core.LockBackend.AcquireResult;
 
 /**
- * One node's vote in a Redlock's quorum call: its answer, the failure of its call, or the reason of our
- * own why it has none. Only an {@link Answer} counts.
+ * One node's vote in a Redlock's quorum call: its answer, the failure of its call, or the
+ * reason of our own why it has none. Only an {@link Answer} counts.
  */
 sealed interface Vote<T> permits Vote.Answer, Vote.Failed, Vote.Absent {
 
@@ -33,7 +33,6 @@ sealed interface Vote<T> permits Vote.Answer, Vote.Failed, Vote.Absent {
 
     /**
      * Why a vote that is not an answer has none, in words for messages.
-     *
      * @param noAnswer a {@link Failed} or {@link Absent} vote
      */
     static String reason(Vote<?> noAnswer) {
@@ -49,13 +48,17 @@ sealed interface Vote<T> permits Vote.Answer, Vote.Failed, Vote.Absent {
     record Answer<T>(T value) implements Vote<T> {
     }
 
-    /** The node's call failed: the node timeout, a dropped connection, an error reply, a closed backend. */
+    /**
+     * The node's call failed: the node timeout, a dropped connection, an error reply, a
+     * closed backend.
+     */
     record Failed<T>(Throwable failure) implements Vote<T> {
     }
 
     /**
-     * No answer, for a reason of the Redlock's own. Shared constants rather than exceptions: a release of
-     * a late grant asks one node and marks the others "not asked", which must not cost a stack trace each.
+     * No answer, for a reason of the Redlock's own. Shared constants rather than
+     * exceptions: a release of a late grant asks one node and marks the others "not
+     * asked", which must not cost a stack trace each.
      */
     enum Absent implements Vote<Object> {
 
@@ -64,8 +67,8 @@ sealed interface Vote<T> permits Vote.Answer, Vote.Failed, Vote.Absent {
         /** Its answer was not in when the outcome was read. */
         NO_ANSWER_YET("no answer within the node timeout"),
         /**
-         * Not asked, as it left a command unanswered for longer than the node timeout (see
-         * {@link NodeHealth.Responsiveness}).
+         * Not asked, as it left a command unanswered for longer than the node timeout
+         * (see {@link NodeHealth.Responsiveness}).
          */
         NOT_ANSWERING("not asked: it left a command unanswered for longer than the node timeout, and is asked again "
                 + "once that command has ended"),
@@ -88,5 +91,7 @@ sealed interface Vote<T> permits Vote.Answer, Vote.Failed, Vote.Absent {
         <T> Vote<T> vote() {
             return (Vote<T>) (Vote<?>) this;
         }
+
     }
+
 }

@@ -8,4 +8,5 @@ interface VoteListener<T> {
      * @param late whether the vote came after the outcome was decided without it
      */
     void answered(int node, Vote<T> vote, boolean late);
+
 }

@@ -22,25 +22,31 @@ import io.github.distlock.LockRequest;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * A single Redis node whose wall clock jumps (NTP step, VM resume): Redis expires keys by its wall clock, the
- * holder's JVM counts its lease on its own monotonic clock, and the two disagree. A forward jump longer than what is
- * left of the lease expires it early and lets a second holder in while the first still believes it holds; only the
- * fencing check at the resource stops the first one's late write. A backward jump stretches the lease in real time
- * and lets nobody in. The server runs under libfaketime ({@link RedisTestServer.Builder#withFakeClock()}).
+ * A single Redis node whose wall clock jumps (NTP step, VM resume): Redis expires keys by
+ * its wall clock, the holder's JVM counts its lease on its own monotonic clock, and the
+ * two disagree. A forward jump longer than what is left of the lease expires it early and
+ * lets a second holder in while the first still believes it holds; only the fencing check
+ * at the resource stops the first one's late write. A backward jump stretches the lease
+ * in real time and lets nobody in. The server runs under libfaketime
+ * ({@link RedisTestServer.Builder#withFakeClock()}).
  */
 class ClockJumpTest {
 
     private static final Duration TTL = Duration.ofSeconds(15);
 
     private RedisTestServer redis;
+
     private LockServiceConnection instanceA;
+
     private LockServiceConnection instanceB;
+
     private FencedRow account;
 
     @BeforeEach
     void start() throws SQLException {
         redis = RedisTestServer.builder().withFakeClock().start();
-        // Generous operation timeouts: nothing here is timed, and a loaded machine may be slow.
+        // Generous operation timeouts: nothing here is timed, and a loaded machine may be
+        // slow.
         instanceA = new LockServiceConnection(redis, Duration.ofSeconds(15), true);
         instanceB = new LockServiceConnection(redis, Duration.ofSeconds(15), true);
         account = new FencedRow();
@@ -57,7 +63,8 @@ class ClockJumpTest {
     @Test
     void aForwardJumpPastTheLeaseLetsASecondClientInWhileTheFirstStillHoldsAndFencingRefusesTheStaleWrite()
             throws SQLException {
-        // The watchdog is on, as by default: it renews every ttl/3, and a jump between two renewals beats it.
+        // The watchdog is on, as by default: it renews every ttl/3, and a jump between
+        // two renewals beats it.
         LockHandle first = instanceA.service.lock(request());
         assertThat(account.update("A", first.fencingToken())).isTrue();
 
@@ -74,7 +81,8 @@ class ClockJumpTest {
         assertThat(account.update("A, late", first.fencingToken())).as("the first holder's stale write").isFalse();
         assertThat(account.holder()).isEqualTo("B");
 
-        // The first client learns it at the watchdog's next renewal, which finds the key taken.
+        // The first client learns it at the watchdog's next renewal, which finds the key
+        // taken.
         await().atMost(TTL.multipliedBy(2)).until(first::isLost);
         assertThat(first.isHeld()).isFalse();
         assertThat(second.get().isHeld()).isTrue();
@@ -96,13 +104,16 @@ class ClockJumpTest {
 
         redis.jumpClock(Duration.ofSeconds(-60));
 
-        // Redis now holds the key some 60 s longer than the ttl; the JVM still counts only the ttl, so it never
-        // believes it holds longer than Redis does. Had the holder died, the lock would stay taken that much longer.
+        // Redis now holds the key some 60 s longer than the ttl; the JVM still counts
+        // only the ttl, so it never
+        // believes it holds longer than Redis does. Had the holder died, the lock would
+        // stay taken that much longer.
         assertThat(redis.pttl("lock:{account:7}")).isGreaterThan(Duration.ofSeconds(60).toMillis());
         assertThat(instanceB.service.tryLock(request())).isEmpty();
         assertThat(first.isHeld()).isTrue();
 
-        // A release still frees it at once, and tokens keep increasing: the counter, not the clock, orders them.
+        // A release still frees it at once, and tokens keep increasing: the counter, not
+        // the clock, orders them.
         assertThat(first.release()).isTrue();
         LockHandle second = instanceB.service.tryLock(request()).orElseThrow();
         assertThat(second.fencingToken()).isGreaterThan(firstToken);
@@ -115,7 +126,10 @@ class ClockJumpTest {
         return LockRequest.of("account:7").withTtl(TTL).withWaitTime(Duration.ZERO).withFencingToken();
     }
 
-    /** One row of a real (in-memory H2) table, written only with a newer fencing token, as the guide shows. */
+    /**
+     * One row of a real (in-memory H2) table, written only with a newer fencing token, as
+     * the guide shows.
+     */
     private static final class FencedRow implements AutoCloseable {
 
         private final Connection connection;
@@ -130,8 +144,8 @@ class ClockJumpTest {
 
         /** {@code UPDATE ... WHERE fence < :token}: true if the write was accepted. */
         boolean update(String holder, long token) throws SQLException {
-            try (PreparedStatement update = connection.prepareStatement(
-                    "UPDATE account SET holder = ?, fence = ? WHERE id = 1 AND fence < ?")) {
+            try (PreparedStatement update = connection
+                .prepareStatement("UPDATE account SET holder = ?, fence = ? WHERE id = 1 AND fence < ?")) {
                 update.setString(1, holder);
                 update.setLong(2, token);
                 update.setLong(3, token);
@@ -151,5 +165,7 @@ class ClockJumpTest {
         public void close() throws SQLException {
             connection.close();
         }
+
     }
+
 }

@@ -16,9 +16,10 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Connecting is bounded by the operation timeout for every caller at once: against a Redis that
- * hangs before the first use, callers do not queue one behind the other, each waiting the client's
- * own connect and command timeouts (a minute here, as in Lettuce's default).
+ * Connecting is bounded by the operation timeout for every caller at once: against a
+ * Redis that hangs before the first use, callers do not queue one behind the other, each
+ * waiting the client's own connect and command timeouts (a minute here, as in Lettuce's
+ * default).
  */
 class ConnectBoundTest {
 
@@ -45,7 +46,8 @@ class ConnectBoundTest {
                 }));
             }
             for (CompletableFuture<Duration> caller : callers) {
-                // Generous: one 500 ms bound each, far below the client's 60 s; before the fix the
+                // Generous: one 500 ms bound each, far below the client's 60 s; before
+                // the fix the
                 // callers failed one after another, each after a full client timeout.
                 assertThat(caller.get(30, TimeUnit.SECONDS)).isLessThan(Duration.ofSeconds(10));
             }
@@ -54,4 +56,5 @@ class ConnectBoundTest {
             redis.resume();
         }
     }
+
 }

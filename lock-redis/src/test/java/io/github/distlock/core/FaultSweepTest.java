@@ -36,33 +36,42 @@ import io.github.distlock.LockHandle;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * Every lock operation under every fault of the proxy, with the invariants checked from Redis itself
- * ({@link SweepCase}). The default sweep runs each pair once, the fault squarely on the operation's command; the
- * long sweep ({@code -Dsweep.long=true}) draws the timing of every case at random from a printed seed, for as long
- * as {@code -Dsweep.minutes} (5 by default):
+ * Every lock operation under every fault of the proxy, with the invariants checked from
+ * Redis itself ({@link SweepCase}). The default sweep runs each pair once, the fault
+ * squarely on the operation's command; the long sweep ({@code -Dsweep.long=true}) draws
+ * the timing of every case at random from a printed seed, for as long as
+ * {@code -Dsweep.minutes} (5 by default):
  *
  * <pre>
  * ./mvnw -B -q -pl lock-spring-boot-autoconfigure -am verify -Dtest='FaultSweepTest' \
  *     -Dsurefire.failIfNoSpecifiedTests=false -Dsweep.long=true -Dsweep.minutes=5 [-Dsweep.seed=42]
  * </pre>
  *
- * {@code -Dsweep.verbose=true} prints the timeline of every case. One case of the long sweep reruns with {@code -Dsweep.caseSeed=<seed> -Dsweep.operations=<OPERATION>
+ * {@code -Dsweep.verbose=true} prints the timeline of every case. One case of the long
+ * sweep reruns with {@code -Dsweep.caseSeed=<seed> -Dsweep.operations=<OPERATION>
  * -Dsweep.faults=<FAULT>}, the values its report prints.
  */
 class FaultSweepTest {
 
     private static final Duration OPERATION_TIMEOUT = Duration.ofMillis(200);
+
     private static final long DEFAULT_SEED = 20261124L;
 
     @RegisterExtension
     static final RedisServerExtension redisExtension = new RedisServerExtension();
 
     private static ProxiedLockServices services;
+
     private static ExecutorService callers;
+
     private static ScheduledExecutorService faults;
+
     private static HeldHandleMonitor monitor;
+
     private static final AtomicInteger cases = new AtomicInteger();
+
     private static final List<String> figures = Collections.synchronizedList(new ArrayList<>());
+
     private static long startedNanos;
 
     @BeforeAll
@@ -96,7 +105,7 @@ class FaultSweepTest {
 
     static Stream<Arguments> everyOperationUnderEveryFault() {
         return Arrays.stream(SweepOperation.values())
-                .flatMap(operation -> Arrays.stream(SweepFault.values()).map(fault -> Arguments.of(operation, fault)));
+            .flatMap(operation -> Arrays.stream(SweepFault.values()).map(fault -> Arguments.of(operation, fault)));
     }
 
     @ParameterizedTest(name = "{0}, with {1}")
@@ -110,13 +119,16 @@ class FaultSweepTest {
         assertThat(violations).as(sweepCase::report).isEmpty();
     }
 
-    /** The checks must be able to fail: a key deleted behind a holder's back, and fencing tokens out of order. */
+    /**
+     * The checks must be able to fail: a key deleted behind a holder's back, and fencing
+     * tokens out of order.
+     */
     @Test
     void theInvariantChecksReportAHeldHandleWhoseKeyIsGoneAndAFencingTokenOutOfOrder() {
         SweepCase sweepCase = newCase(SweepOperation.RELEASE, SweepFault.DELAY_WITHIN_THE_TIMEOUT,
                 SweepTiming.fixed(OPERATION_TIMEOUT));
-        LockHandle handle = sweepCase.track(services.proxied.service.lock(sweepCase.name, Duration.ofSeconds(30),
-                Duration.ZERO));
+        LockHandle handle = sweepCase
+            .track(services.proxied.service.lock(sweepCase.name, Duration.ofSeconds(30), Duration.ZERO));
 
         sweepCase.checkHeldHandles(services::lockValue);
         services.redis.del(sweepCase.redisKey);
@@ -124,9 +136,9 @@ class FaultSweepTest {
         sweepCase.recordFencingToken("the first call", 2);
         sweepCase.recordFencingToken("the second call", 1);
 
-        assertThat(sweepCase.violations()).hasSize(2).satisfiesExactly(
-                held -> assertThat(held).contains("reports the lock held while Redis holds nothing"),
-                fencing -> assertThat(fencing).contains("fencing token 1 from the second call is not above 2"));
+        assertThat(sweepCase.violations()).hasSize(2)
+            .satisfiesExactly(held -> assertThat(held).contains("reports the lock held while Redis holds nothing"),
+                    fencing -> assertThat(fencing).contains("fencing token 1 from the second call is not above 2"));
         handle.release();
     }
 
@@ -135,11 +147,12 @@ class FaultSweepTest {
     void randomFaultTimingOverManyRoundsKeepsTheLockInvariants() {
         long seed = Long.getLong("sweep.seed", DEFAULT_SEED);
         Long caseSeed = Long.getLong("sweep.caseSeed");
-        Duration budget = Duration.ofMillis((long) (Double.parseDouble(System.getProperty("sweep.minutes", "5")) * 60_000));
+        Duration budget = Duration
+            .ofMillis((long) (Double.parseDouble(System.getProperty("sweep.minutes", "5")) * 60_000));
         Set<SweepOperation> operations = selected(SweepOperation.class, "sweep.operations");
         Set<SweepFault> chosenFaults = selected(SweepFault.class, "sweep.faults");
-        System.out.println("Long fault sweep: seed " + seed + (caseSeed != null ? ", case seed " + caseSeed : "")
-                + ", " + budget.toSeconds() + " s, " + operations.size() + " operations x " + chosenFaults.size()
+        System.out.println("Long fault sweep: seed " + seed + (caseSeed != null ? ", case seed " + caseSeed : "") + ", "
+                + budget.toSeconds() + " s, " + operations.size() + " operations x " + chosenFaults.size()
                 + " faults; rerun with -Dsweep.long=true -Dsweep.seed=" + seed);
 
         Random random = new Random(seed);
@@ -211,8 +224,10 @@ class FaultSweepTest {
         if (names == null || names.isBlank()) {
             return EnumSet.allOf(type);
         }
-        return Arrays.stream(names.split(",")).map(String::trim).map(name -> Enum.valueOf(type, name))
-                .collect(Collectors.toCollection(() -> EnumSet.noneOf(type)));
+        return Arrays.stream(names.split(","))
+            .map(String::trim)
+            .map(name -> Enum.valueOf(type, name))
+            .collect(Collectors.toCollection(() -> EnumSet.noneOf(type)));
     }
 
     private static ThreadFactory daemon(String name) {
@@ -223,4 +238,5 @@ class FaultSweepTest {
             return thread;
         };
     }
+
 }

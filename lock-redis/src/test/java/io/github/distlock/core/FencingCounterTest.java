@@ -19,9 +19,10 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * When the fencing counter {@code <prefix>{<key>}:fence} exists, as the guide's "Fencing tokens" section explains it:
- * never for a lock only ever taken while free without asking for a token; after a waiter got the lock, for a day,
- * because the token drawn for it (by the hand-over) is the new holder's and every later token must be above it.
+ * When the fencing counter {@code <prefix>{<key>}:fence} exists, as the guide's "Fencing
+ * tokens" section explains it: never for a lock only ever taken while free without asking
+ * for a token; after a waiter got the lock, for a day, because the token drawn for it (by
+ * the hand-over) is the new holder's and every later token must be above it.
  */
 class FencingCounterTest {
 
@@ -31,7 +32,9 @@ class FencingCounterTest {
     static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
 
     private RedisTestServer redis;
+
     private LockServiceConnection instanceA;
+
     private LockServiceConnection instanceB;
 
     @BeforeEach
@@ -41,7 +44,10 @@ class FencingCounterTest {
         instanceB = connection();
     }
 
-    /** A generous operation timeout: nothing here is timed, and a loaded machine may be slow to connect. */
+    /**
+     * A generous operation timeout: nothing here is timed, and a loaded machine may be
+     * slow to connect.
+     */
     private LockServiceConnection connection() {
         return new LockServiceConnection(LockServiceConnection.Driver.LETTUCE, redis.host(), redis.port(),
                 Duration.ofSeconds(15), true, backend -> backend);
@@ -69,23 +75,26 @@ class FencingCounterTest {
     @Test
     void aLockThatWasWaitedForKeepsAFencingCounterForADayThatOrdersEveryLaterToken() throws Exception {
         LockHandle first = instanceA.service.lock("order:7", null, Duration.ZERO);
-        CompletableFuture<Optional<LockHandle>> waiter = CompletableFuture.supplyAsync(
-                () -> instanceB.service.tryLock("order:7", null, Duration.ofSeconds(30)));
-        // The waiter is in the queue in Redis: the release hands the lock to it rather than deleting it.
+        CompletableFuture<Optional<LockHandle>> waiter = CompletableFuture
+            .supplyAsync(() -> instanceB.service.tryLock("order:7", null, Duration.ofSeconds(30)));
+        // The waiter is in the queue in Redis: the release hands the lock to it rather
+        // than deleting it.
         await().atMost(Duration.ofSeconds(30))
-                .until(() -> "1".equals(String.valueOf(redis.command("ZCARD", "lock:{order:7}:queue"))));
+            .until(() -> "1".equals(String.valueOf(redis.command("ZCARD", "lock:{order:7}:queue"))));
 
         assertThat(first.release()).isTrue();
         LockHandle second = waiter.get(30, TimeUnit.SECONDS).orElseThrow();
 
-        // Neither holder asked for a token, yet waiting drew one (the hand-over, or the waiter's own attempt if it
+        // Neither holder asked for a token, yet waiting drew one (the hand-over, or the
+        // waiter's own attempt if it
         // missed the hand-over's message): it is the second holder's fencing token.
         assertThat(first.issuedFencingToken()).isEmpty();
         assertThat(second.issuedFencingToken()).isPresent();
         long handedOver = second.issuedFencingToken().getAsLong();
         assertThat(redis.get("lock:{order:7}:fence")).isEqualTo(Long.toString(handedOver));
         assertThat(redis.pttl("lock:{order:7}:fence")).as("the counter's remaining life, in ms")
-                .isGreaterThan(ONE_DAY_MILLIS - TimeUnit.HOURS.toMillis(1)).isLessThanOrEqualTo(ONE_DAY_MILLIS);
+            .isGreaterThan(ONE_DAY_MILLIS - TimeUnit.HOURS.toMillis(1))
+            .isLessThanOrEqualTo(ONE_DAY_MILLIS);
         assertThat(second.release()).isTrue();
         assertThat(redis.get("lock:{order:7}:fence")).as("the counter outlives the lock").isNotNull();
 
@@ -93,4 +102,5 @@ class FencingCounterTest {
             assertThat(third.fencingToken()).isGreaterThan(handedOver);
         }
     }
+
 }

@@ -25,21 +25,26 @@ import io.github.distlock.testsupport.RedisTestServer;
 import io.github.distlock.testsupport.RespConnection;
 
 /**
- * A hand-over message on the release channel is a hint, never proof of ownership: a waiter never
- * reports a lock held while Redis holds someone else's token, whatever is published, and the
- * messages never reveal a holder's token (a capability: whoever knows it can release the lock).
+ * A hand-over message on the release channel is a hint, never proof of ownership: a
+ * waiter never reports a lock held while Redis holds someone else's token, whatever is
+ * published, and the messages never reveal a holder's token (a capability: whoever knows
+ * it can release the lock).
  */
 class HandOverMessageTest {
 
     private static final String LOCK = "lock:{handover}";
+
     private static final String QUEUE = LOCK + ":queue";
+
     private static final String CHANNEL = "lock:released";
 
     @RegisterExtension
     static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
 
     private RedisTestServer redis;
+
     private LockServiceConnection holder;
+
     private LockServiceConnection waiter;
 
     @BeforeEach
@@ -58,21 +63,24 @@ class HandOverMessageTest {
 
     @Test
     void aPublishedHandOverDoesNotMakeAWaiterTheOwnerWhileAnotherHoldsTheLock() throws Exception {
-        LockHandle held = holder.service.lock(LockRequest.of("handover").withTtl(Duration.ofSeconds(30))
-                .withWaitTime(Duration.ZERO).withFencingToken());
+        LockHandle held = holder.service.lock(LockRequest.of("handover")
+            .withTtl(Duration.ofSeconds(30))
+            .withWaitTime(Duration.ZERO)
+            .withFencingToken());
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture.supplyAsync(() -> waiter.service
-                .tryLock(LockRequest.of("handover").withTtl(Duration.ofSeconds(30)).withWaitTime(Duration.ofSeconds(20))));
+            .tryLock(LockRequest.of("handover").withTtl(Duration.ofSeconds(30)).withWaitTime(Duration.ofSeconds(20))));
         await().atMost(Duration.ofSeconds(20)).until(() -> (Long) redis.command("ZCARD", QUEUE) == 1);
         String waiterToken = (String) ((List<?>) redis.command("ZRANGE", QUEUE, "0", "0")).get(0);
         long fence = held.fencingToken();
 
-        // What a client allowed to PUBLISH could send: the waiter's token with a large fencing token
-        // (the channel's earlier format), the same with a made-up proof, and a correctly proven but
+        // What a client allowed to PUBLISH could send: the waiter's token with a large
+        // fencing token
+        // (the channel's earlier format), the same with a made-up proof, and a correctly
+        // proven but
         // stale hand-over (its fencing token is not above what the waiter's attempt saw).
         publish(waiterToken + ":" + (fence + 1_000_000));
         publish(sha1Hex(waiterToken) + ":" + (fence + 1_000_000) + ":" + "0".repeat(40));
-        publish(sha1Hex(waiterToken) + ":" + fence + ":"
-                + sha1Hex(waiterToken + ":" + fence));
+        publish(sha1Hex(waiterToken) + ":" + fence + ":" + sha1Hex(waiterToken + ":" + fence));
 
         await().during(Duration.ofMillis(700)).atMost(Duration.ofSeconds(20)).until(() -> !waiting.isDone());
         assertThat(redis.get(LOCK)).isNotEqualTo(waiterToken);
@@ -107,7 +115,7 @@ class HandOverMessageTest {
 
             LockHandle held = holder.service.lock("handover", Duration.ofSeconds(30), Duration.ZERO);
             CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
-                    .supplyAsync(() -> waiter.service.tryLock("handover", Duration.ofSeconds(30), Duration.ofSeconds(20)));
+                .supplyAsync(() -> waiter.service.tryLock("handover", Duration.ofSeconds(30), Duration.ofSeconds(20)));
             await().atMost(Duration.ofSeconds(20)).until(() -> (Long) redis.command("ZCARD", QUEUE) == 1);
             held.release();
             LockHandle acquired = waiting.get(10, TimeUnit.SECONDS).orElseThrow();
@@ -124,6 +132,8 @@ class HandOverMessageTest {
     }
 
     private static String sha1Hex(String text) throws Exception {
-        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
+        return HexFormat.of()
+            .formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
     }
+
 }

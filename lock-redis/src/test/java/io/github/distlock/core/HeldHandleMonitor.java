@@ -9,18 +9,23 @@ import io.github.distlock.testsupport.RedisTestServer;
 import io.github.distlock.testsupport.RespConnection;
 
 /**
- * Checks, every few milliseconds while a sweep case runs, that each of its handles reporting the lock held has its
- * token in Redis ({@link SweepCase#checkHeldHandles}). Reads Redis over a connection of its own, not through the
- * fault proxy; while Redis is paused a read simply waits for it.
+ * Checks, every few milliseconds while a sweep case runs, that each of its handles
+ * reporting the lock held has its token in Redis ({@link SweepCase#checkHeldHandles}).
+ * Reads Redis over a connection of its own, not through the fault proxy; while Redis is
+ * paused a read simply waits for it.
  */
 final class HeldHandleMonitor implements AutoCloseable {
 
     private static final long PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final RedisTestServer redis;
+
     private final Thread thread;
+
     private volatile SweepCase watched;
+
     private volatile boolean closed;
+
     private RespConnection connection;
 
     HeldHandleMonitor(RedisTestServer redis) {
@@ -43,7 +48,8 @@ final class HeldHandleMonitor implements AutoCloseable {
                     sweepCase.checkHeldHandles(this::get);
                 }
                 catch (IllegalStateException ex) {
-                    // Redis did not answer the monitor (it is paused for longer than the read timeout): next round.
+                    // Redis did not answer the monitor (it is paused for longer than the
+                    // read timeout): next round.
                 }
             }
             LockSupport.parkNanos(PERIOD_NANOS);
@@ -74,4 +80,5 @@ final class HeldHandleMonitor implements AutoCloseable {
         closed = true;
         thread.join(TimeUnit.SECONDS.toMillis(35));
     }
+
 }

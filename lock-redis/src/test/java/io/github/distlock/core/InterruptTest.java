@@ -20,9 +20,9 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * An interrupt never skips a release, a cancel or an undo: whatever the interrupt flag says, the
- * lock ends up released or never taken, and the flag is still set afterwards for the caller's code
- * to act on.
+ * An interrupt never skips a release, a cancel or an undo: whatever the interrupt flag
+ * says, the lock ends up released or never taken, and the flag is still set afterwards
+ * for the caller's code to act on.
  */
 class InterruptTest {
 
@@ -32,7 +32,9 @@ class InterruptTest {
     static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
 
     private RedisTestServer redis;
+
     private LockServiceConnection instance;
+
     private LockServiceConnection other;
 
     /** The driver under test; a subclass runs these same tests on another one. */
@@ -45,7 +47,8 @@ class InterruptTest {
         redis = redisExtension.server();
         instance = new LockServiceConnection(driver(), redis);
         other = new LockServiceConnection(driver(), redis);
-        // Connected, and the scripts cached, before any test pauses Redis: these tests are about
+        // Connected, and the scripts cached, before any test pauses Redis: these tests
+        // are about
         // the lock commands, not about connecting or loading scripts.
         instance.service.lock(LockRequest.of("warm-up").withWaitTime(Duration.ZERO).withFencingToken()).release();
         other.service.lock(LockRequest.of("warm-up").withWaitTime(Duration.ZERO).withFencingToken()).release();
@@ -77,7 +80,8 @@ class InterruptTest {
     @Test
     void callLockedWhoseActionRestoresTheInterruptReturnsItsResultAndFreesTheKey() throws Exception {
         String result = instance.service.callLocked(LockRequest.of("interrupt").withWaitTime(Duration.ZERO), () -> {
-            // What code that catches InterruptedException is told to do: restore the flag.
+            // What code that catches InterruptedException is told to do: restore the
+            // flag.
             Thread.currentThread().interrupt();
             return "done";
         });
@@ -92,7 +96,8 @@ class InterruptTest {
     void tryLockWithTheInterruptFlagSetThrowsAndLeavesNoKeyBehind() {
         Thread.currentThread().interrupt();
         assertThatThrownBy(() -> instance.service.tryLock("interrupt", Duration.ofSeconds(30), Duration.ZERO))
-                .isInstanceOf(LockAcquisitionException.class).hasMessageContaining("Interrupted");
+            .isInstanceOf(LockAcquisitionException.class)
+            .hasMessageContaining("Interrupted");
         boolean flagAfterwards = Thread.interrupted();
 
         assertThat(flagAfterwards).isTrue();
@@ -102,14 +107,15 @@ class InterruptTest {
 
     @Test
     void anInterruptDuringAnAcquireLeavesNoKeyHeldByNobody() throws Exception {
-        // Redis paused: the acquire is on its way when the interrupt comes, and runs on resume.
+        // Redis paused: the acquire is on its way when the interrupt comes, and runs on
+        // resume.
         redis.pause();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         AtomicBoolean flag = new AtomicBoolean();
         Thread caller = new Thread(() -> {
             try {
                 instance.service.tryLock("interrupt", Duration.ofSeconds(30), Duration.ZERO)
-                        .ifPresent(handle -> failure.set(new AssertionError("acquired although interrupted")));
+                    .ifPresent(handle -> failure.set(new AssertionError("acquired although interrupted")));
             }
             catch (Throwable ex) {
                 failure.set(ex);
@@ -131,14 +137,17 @@ class InterruptTest {
     @Test
     void anInterruptDuringAQueuedAttemptLeavesNoQueueEntryForAReleaseToHandTheLockTo() throws Exception {
         LockHandle held = other.service.lock("interrupt", Duration.ofSeconds(30), Duration.ZERO);
-        // The waiter's first attempt is the queueing one (the token is requested up front); Redis is
+        // The waiter's first attempt is the queueing one (the token is requested up
+        // front); Redis is
         // paused so the interrupt comes while that attempt is on its way.
         redis.pause();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread waiter = new Thread(() -> {
             try {
-                instance.service.tryLock(LockRequest.of("interrupt").withTtl(Duration.ofSeconds(30))
-                        .withWaitTime(Duration.ofSeconds(20)).withFencingToken());
+                instance.service.tryLock(LockRequest.of("interrupt")
+                    .withTtl(Duration.ofSeconds(30))
+                    .withWaitTime(Duration.ofSeconds(20))
+                    .withFencingToken());
             }
             catch (Throwable ex) {
                 failure.set(ex);
@@ -153,7 +162,8 @@ class InterruptTest {
         assertThat(failure.get()).isInstanceOf(LockAcquisitionException.class).hasMessageContaining("Interrupted");
 
         assertThat(held.release()).isTrue();
-        // Had the interrupted waiter stayed queued, the release would have handed it the lock.
+        // Had the interrupted waiter stayed queued, the release would have handed it the
+        // lock.
         assertThat(redis.get(LOCK)).isNull();
     }
 
@@ -181,9 +191,13 @@ class InterruptTest {
         assertThat(redis.get(LOCK)).isNull();
     }
 
-    /** Waits until {@code thread} is blocked on the reply of a command to the paused Redis. */
+    /**
+     * Waits until {@code thread} is blocked on the reply of a command to the paused
+     * Redis.
+     */
     private static void awaitParked(Thread thread) {
-        await().atMost(Duration.ofSeconds(20)).until(() -> thread.getState() == Thread.State.TIMED_WAITING
-                || thread.getState() == Thread.State.WAITING);
+        await().atMost(Duration.ofSeconds(20))
+            .until(() -> thread.getState() == Thread.State.TIMED_WAITING || thread.getState() == Thread.State.WAITING);
     }
+
 }

@@ -1,8 +1,9 @@
 package io.github.distlock.core;
 
 /**
- * {@link InterruptTest} on a Jedis connection factory and {@code SpringDataLockBackend}: Jedis calls
- * block in socket reads, so the backend waits for them on its own threads, through interrupts.
+ * {@link InterruptTest} on a Jedis connection factory and {@code SpringDataLockBackend}:
+ * Jedis calls block in socket reads, so the backend waits for them on its own threads,
+ * through interrupts.
  */
 class JedisInterruptTest extends InterruptTest {
 
@@ -10,4 +11,5 @@ class JedisInterruptTest extends InterruptTest {
     LockServiceConnection.Driver driver() {
         return LockServiceConnection.Driver.JEDIS;
     }
+
 }

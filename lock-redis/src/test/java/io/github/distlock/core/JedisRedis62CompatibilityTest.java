@@ -16,17 +16,20 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Redis 6.2 refuses {@code SET ... NX ... GET}; on Jedis too, the first attempt then runs the
- * acquire script instead, and keeps doing so without asking the server again.
+ * Redis 6.2 refuses {@code SET ... NX ... GET}; on Jedis too, the first attempt then runs
+ * the acquire script instead, and keeps doing so without asking the server again.
  */
 class JedisRedis62CompatibilityTest {
 
     @RegisterExtension
     static final RedisServerExtension redisExtension = new RedisServerExtension(
-            RedisTestServer.builder().binary(RedisServerBinary.bundled())).resetBeforeEach();
+            RedisTestServer.builder().binary(RedisServerBinary.bundled()))
+        .resetBeforeEach();
 
     private RedisTestServer redis;
+
     private LockServiceConnection instance;
+
     private LockServiceConnection other;
 
     @BeforeEach
@@ -66,4 +69,5 @@ class JedisRedis62CompatibilityTest {
         assertThat(redis.scriptCalls()).as("the acquire script took the lock").isEqualTo(1);
         assertThat(handle.release()).isTrue();
     }
+
 }

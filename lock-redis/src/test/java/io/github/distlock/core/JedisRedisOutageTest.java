@@ -8,9 +8,10 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link RedisOutageTest} on a Jedis connection factory and {@code SpringDataLockBackend}: a stopped
- * or paused Redis fails calls within {@code operation-timeout}, although Jedis itself would block
- * for its socket timeout (a minute here).
+ * {@link RedisOutageTest} on a Jedis connection factory and
+ * {@code SpringDataLockBackend}: a stopped or paused Redis fails calls within
+ * {@code operation-timeout}, although Jedis itself would block for its socket timeout (a
+ * minute here).
  */
 class JedisRedisOutageTest extends RedisOutageTest {
 
@@ -19,13 +20,17 @@ class JedisRedisOutageTest extends RedisOutageTest {
         return LockServiceConnection.Driver.JEDIS;
     }
 
-    /** Replaces the Lettuce test, which looks for the Lettuce connect in the subscriber's stack. */
+    /**
+     * Replaces the Lettuce test, which looks for the Lettuce connect in the subscriber's
+     * stack.
+     */
     @Override
     @Test
     void shutdownDoesNotWaitForASubscriptionStuckConnectingToAHungRedis() throws Exception {
         redis.pause();
         assertThat(instance.subscriber.startListening()).isFalse();
-        // The subscription's connection now hangs in its handshake, for Jedis's 60 s socket timeout.
+        // The subscription's connection now hangs in its handshake, for Jedis's 60 s
+        // socket timeout.
         await().pollDelay(Duration.ofMillis(300)).until(() -> true);
 
         long started = System.nanoTime();
@@ -35,4 +40,5 @@ class JedisRedisOutageTest extends RedisOutageTest {
         assertThat(redis.isPaused()).as("Redis still hangs: close did not wait for it").isTrue();
         redis.resume();
     }
+
 }

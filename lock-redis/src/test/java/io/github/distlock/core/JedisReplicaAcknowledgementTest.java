@@ -1,8 +1,9 @@
 package io.github.distlock.core;
 
 /**
- * {@link ReplicaAcknowledgementTest}'s contract on a Jedis connection factory and {@code SpringDataLockBackend}:
- * the lock write and its {@code WAIT} share one borrowed pooled connection.
+ * {@link ReplicaAcknowledgementTest}'s contract on a Jedis connection factory and
+ * {@code SpringDataLockBackend}: the lock write and its {@code WAIT} share one borrowed
+ * pooled connection.
  */
 class JedisReplicaAcknowledgementTest extends ReplicaAcknowledgementTest {
 
@@ -10,4 +11,5 @@ class JedisReplicaAcknowledgementTest extends ReplicaAcknowledgementTest {
     LockServiceConnection.Driver driver() {
         return LockServiceConnection.Driver.JEDIS;
     }
+
 }

@@ -21,8 +21,8 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * The JVM never believes it holds a lock longer than Redis does: however the lock was obtained, the
- * handle's lease ends no later than the key's expiry in Redis.
+ * The JVM never believes it holds a lock longer than Redis does: however the lock was
+ * obtained, the handle's lease ends no later than the key's expiry in Redis.
  */
 class LeaseAccountingTest {
 
@@ -32,7 +32,9 @@ class LeaseAccountingTest {
     static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
 
     private RedisTestServer redis;
+
     private LockServiceConnection holder;
+
     private LockServiceConnection waiter;
 
     @BeforeEach
@@ -52,31 +54,39 @@ class LeaseAccountingTest {
     @Test
     void aHandOverFoundByALatePollEndsItsLeaseNoLaterThanRedisDoes() throws Exception {
         LockHandle held = holder.service.lock("lease", Duration.ofSeconds(30), Duration.ZERO);
-        // The waiter trusts wake-ups (so it re-checks only about once a second) but its hand-over
-        // message is lost; the release lands just after its first queued attempt, so it finds the
+        // The waiter trusts wake-ups (so it re-checks only about once a second) but its
+        // hand-over
+        // message is lost; the release lands just after its first queued attempt, so it
+        // finds the
         // hand-over by its next poll, about a second after Redis started the lease.
         AtomicBoolean released = new AtomicBoolean();
-        waiter = new LockServiceConnection(redis, Duration.ofSeconds(2), false, backend -> new CountingBackend(backend) {
-            @Override
-            public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis,
-                    boolean queued, boolean fencingToken) {
-                AcquireResult attempt = super.tryAcquire(key, token, ttlMillis, queueMillis, queued, fencingToken);
-                if (!attempt.acquired() && released.compareAndSet(false, true)) {
-                    held.release();
-                }
-                return attempt;
-            }
-        });
+        waiter = new LockServiceConnection(redis, Duration.ofSeconds(2), false,
+                backend -> new CountingBackend(backend) {
+                    @Override
+                    public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis,
+                            boolean queued, boolean fencingToken) {
+                        AcquireResult attempt = super.tryAcquire(key, token, ttlMillis, queueMillis, queued,
+                                fencingToken);
+                        if (!attempt.acquired() && released.compareAndSet(false, true)) {
+                            held.release();
+                        }
+                        return attempt;
+                    }
+                });
         waiter.subscriber.stop();
         waiter.waiters.notificationsFrom(() -> true, () -> true);
 
-        CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture.supplyAsync(() -> waiter.service.tryLock(
-                LockRequest.of("lease").withTtl(Duration.ofSeconds(4)).withWaitTime(Duration.ofSeconds(20))
-                        .withWatchdog(false).withFencingToken()));
+        CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
+            .supplyAsync(() -> waiter.service.tryLock(LockRequest.of("lease")
+                .withTtl(Duration.ofSeconds(4))
+                .withWaitTime(Duration.ofSeconds(20))
+                .withWatchdog(false)
+                .withFencingToken()));
         LockHandle handle = waiting.get(10, TimeUnit.SECONDS).orElseThrow();
         assertThat(handle.isHeld()).isTrue();
 
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).until(() -> redis.get(LOCK) == null);
         assertThat(handle.isHeld()).isFalse();
     }
+
 }

@@ -11,10 +11,12 @@ import io.github.distlock.testsupport.RedisCommand;
 import io.github.distlock.testsupport.RedisCommandMatcher;
 
 /**
- * The lock commands as a {@link io.github.distlock.testsupport.RedisFaultProxy} sees them, so a fault can hit
- * exactly one of them for one key. A script is recognised by its text: the digest of {@code EVALSHA} is the SHA-1
- * of the script, with or without the fencing-token functions in front of it, and {@code EVAL} carries the text
- * itself. (Their shapes do not tell them apart: fence.lua and cancel.lua both take four keys and two arguments.)
+ * The lock commands as a {@link io.github.distlock.testsupport.RedisFaultProxy} sees
+ * them, so a fault can hit exactly one of them for one key. A script is recognised by its
+ * text: the digest of {@code EVALSHA} is the SHA-1 of the script, with or without the
+ * fencing-token functions in front of it, and {@code EVAL} carries the text itself.
+ * (Their shapes do not tell them apart: fence.lua and cancel.lua both take four keys and
+ * two arguments.)
  */
 enum LockCommand {
 
@@ -32,6 +34,7 @@ enum LockCommand {
     RENEW_SCRIPT("renew.lua");
 
     private final String source;
+
     private final Set<String> digests;
 
     LockCommand(String script) {
@@ -56,7 +59,10 @@ enum LockCommand {
         };
     }
 
-    /** The first argument after the keys: the token, for every lock command but the renewal. */
+    /**
+     * The first argument after the keys: the token, for every lock command but the
+     * renewal.
+     */
     static String token(RedisCommand command) {
         if (command.name().equals("SET")) {
             return command.argument(2);
@@ -78,9 +84,14 @@ enum LockCommand {
         }
     }
 
-    /** The fencing-token functions that most scripts are sent behind (an enum constant may not read a static field). */
+    /**
+     * The fencing-token functions that most scripts are sent behind (an enum constant may
+     * not read a static field).
+     */
     private static final class Prelude {
+
         static final String SOURCE = source("fencing.lua");
+
     }
 
     private static String source(String script) {
@@ -94,4 +105,5 @@ enum LockCommand {
             throw new UncheckedIOException(ex);
         }
     }
+
 }

@@ -22,8 +22,8 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Every outcome of a lock passes through the {@link LockListener} seam, in order, with what
- * metrics and the Actuator need to know, against a real Redis.
+ * Every outcome of a lock passes through the {@link LockListener} seam, in order, with
+ * what metrics and the Actuator need to know, against a real Redis.
  */
 class LockListenerTest {
 
@@ -61,7 +61,7 @@ class LockListenerTest {
             assertThat(instance.events.of("plain")).first().isEqualTo("acquiring plain unnamed");
         }
         assertThatThrownBy(() -> LockRequest.of("k").withName(" ")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("name must not be blank");
+            .hasMessageContaining("name must not be blank");
     }
 
     @Test
@@ -69,11 +69,13 @@ class LockListenerTest {
         try (LockServiceConnection instance = new LockServiceConnection(redisExtension.server())) {
             LockHandle holder = instance.service.lock("hot", Duration.ofSeconds(30), Duration.ZERO);
             CompletableFuture<LockHandle> waiter = CompletableFuture
-                    .supplyAsync(() -> instance.service.lock("hot", Duration.ofSeconds(30), Duration.ofSeconds(20)));
+                .supplyAsync(() -> instance.service.lock("hot", Duration.ofSeconds(30), Duration.ofSeconds(20)));
             await().atMost(Duration.ofSeconds(10)).until(() -> instance.events.of("hot").contains("waiting hot"));
-            // Told it waits before it queues: released earlier, the lock would be taken, not handed over.
-            await().atMost(Duration.ofSeconds(10)).until(() -> Long.valueOf(1).equals(redisExtension.server()
-                    .command("ZCARD", "lock:{hot}" + LettuceLockBackend.QUEUE_SUFFIX)));
+            // Told it waits before it queues: released earlier, the lock would be taken,
+            // not handed over.
+            await().atMost(Duration.ofSeconds(10))
+                .until(() -> Long.valueOf(1)
+                    .equals(redisExtension.server().command("ZCARD", "lock:{hot}" + LettuceLockBackend.QUEUE_SUFFIX)));
             LockContext waiting = instance.events.contexts.get(1);
             assertThat(waiting.waited()).isTrue();
             assertThat(waiting.handle()).isNull();
@@ -84,7 +86,8 @@ class LockListenerTest {
             assertThat(events).hasSize(7);
             assertThat(events.subList(0, 4)).containsExactly("acquiring hot unnamed", "acquired hot at-once",
                     "acquiring hot unnamed", "waiting hot");
-            // The holder's release and the waiter's hand-over are told on two threads, in either order on a busy
+            // The holder's release and the waiter's hand-over are told on two threads, in
+            // either order on a busy
             // machine; the waiter's own release comes last.
             assertThat(events.subList(4, 7)).containsExactlyInAnyOrder("released hot released",
                     "acquired hot waited handed-over", "released hot released");
@@ -113,7 +116,7 @@ class LockListenerTest {
             Thread.currentThread().interrupt();
             try {
                 assertThatThrownBy(() -> instance.service.lock("k", null, null))
-                        .isInstanceOf(LockAcquisitionException.class);
+                    .isInstanceOf(LockAcquisitionException.class);
             }
             finally {
                 Thread.interrupted();
@@ -121,7 +124,7 @@ class LockListenerTest {
             redis.pause();
             try {
                 assertThatThrownBy(() -> instance.service.lock("k", null, Duration.ZERO))
-                        .isInstanceOf(LockBackendException.class);
+                    .isInstanceOf(LockBackendException.class);
             }
             finally {
                 redis.resume();
@@ -142,7 +145,7 @@ class LockListenerTest {
 
             redis.del("lock:{renewed}");
             await().atMost(Duration.ofSeconds(10))
-                    .until(() -> instance.events.of("renewed").contains("lost renewed expired-or-taken"));
+                .until(() -> instance.events.of("renewed").contains("lost renewed expired-or-taken"));
             assertThat(instance.lostLeases).singleElement().asString().startsWith("renewed: the key is gone");
             assertThat(handle.release()).isFalse();
             assertThat(instance.events.of("renewed")).last().isEqualTo("released renewed already-gone");
@@ -177,7 +180,8 @@ class LockListenerTest {
 
     @Test
     void anErrorFromARenewalListenerLeavesEveryOtherLeaseOfTheBatchRenewedInThisJvm() throws Exception {
-        // The listener seam shields against exceptions only; an Error used to stop the batch at the first lease,
+        // The listener seam shields against exceptions only; an Error used to stop the
+        // batch at the first lease,
         // and the others ran out in the JVM although Redis had renewed them.
         LockListener failing = new LockListener() {
             @Override
@@ -192,10 +196,13 @@ class LockListenerTest {
             List<LockHandle> handles = List.of(service.lock("batch:1", Duration.ofSeconds(3), Duration.ZERO),
                     service.lock("batch:2", Duration.ofSeconds(3), Duration.ZERO),
                     service.lock("batch:3", Duration.ofSeconds(3), Duration.ZERO));
-            // Held throughout more than two leases' worth of time: each renewal must have been applied.
-            await().during(Duration.ofSeconds(7)).atMost(Duration.ofSeconds(30))
-                    .until(() -> handles.stream().allMatch(LockHandle::isHeld));
+            // Held throughout more than two leases' worth of time: each renewal must have
+            // been applied.
+            await().during(Duration.ofSeconds(7))
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> handles.stream().allMatch(LockHandle::isHeld));
             assertThat(handles).allSatisfy(handle -> assertThat(handle.release()).isTrue());
         }
     }
+
 }

@@ -14,8 +14,9 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Lost-lease listeners run off the watchdog's thread: a slow listener (an {@code @EventListener}
- * that writes to a database, say) must not delay the renewal of every other lease.
+ * Lost-lease listeners run off the watchdog's thread: a slow listener (an
+ * {@code @EventListener} that writes to a database, say) must not delay the renewal of
+ * every other lease.
  */
 class LostLeaseListenerTest {
 
@@ -40,7 +41,8 @@ class LostLeaseListenerTest {
             redis.del("lock:{lost}");
             await().atMost(Duration.ofSeconds(20)).until(lost::isLost);
 
-            // Several of kept's leases long, while the lost lease's listener still blocks.
+            // Several of kept's leases long, while the lost lease's listener still
+            // blocks.
             await().during(Duration.ofMillis(2_000)).atMost(Duration.ofSeconds(20)).until(kept::isHeld);
             assertThat(redis.pttl("lock:{kept}")).isPositive();
             assertThat(kept.isLost()).isFalse();
@@ -52,4 +54,5 @@ class LostLeaseListenerTest {
             listenerMayReturn.countDown();
         }
     }
+
 }

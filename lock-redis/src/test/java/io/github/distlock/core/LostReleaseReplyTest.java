@@ -19,11 +19,12 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * A release that Redis ran but whose reply a dropped connection lost, on both drivers. The proxy lets Redis run
- * {@code release.lua}, drops its reply and closes the connection; the client (Lettuce by itself, the Spring Data
- * transport once on its own) sends it again, and the second delivery finds the lock no longer ours: its first
- * delivery deleted it. The holder held the lock until that release, so the release counts as released. It used to
- * on Lettuce only; on Jedis the lost reply failed the release.
+ * A release that Redis ran but whose reply a dropped connection lost, on both drivers.
+ * The proxy lets Redis run {@code release.lua}, drops its reply and closes the
+ * connection; the client (Lettuce by itself, the Spring Data transport once on its own)
+ * sends it again, and the second delivery finds the lock no longer ours: its first
+ * delivery deleted it. The holder held the lock until that release, so the release counts
+ * as released. It used to on Lettuce only; on Jedis the lost reply failed the release.
  */
 class LostReleaseReplyTest {
 
@@ -33,7 +34,9 @@ class LostReleaseReplyTest {
     static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
 
     private RedisFaultProxy proxy;
+
     private LockServiceConnection instance;
+
     private LockServiceConnection other;
 
     @AfterEach
@@ -55,14 +58,16 @@ class LostReleaseReplyTest {
         RedisTestServer redis = redisExtension.server();
         proxy = RedisFaultProxy.start(redis);
         instance = new LockServiceConnection(driver, proxy.host(), proxy.port(), Duration.ofSeconds(2), true,
-                backend -> backend).awaitConnected();
+                backend -> backend)
+            .awaitConnected();
         other = new LockServiceConnection(driver, redis);
-        // Scripts cached before the fault: the release is one EVALSHA, not EVALSHA and EVAL.
+        // Scripts cached before the fault: the release is one EVALSHA, not EVALSHA and
+        // EVAL.
         instance.service.lock(LockRequest.of("warm-up").withWaitTime(Duration.ZERO)).release();
         LockHandle handle = instance.service.lock("resent", Duration.ofSeconds(30), Duration.ZERO);
         long sentBefore = proxy.commandCount("EVALSHA");
         FaultRule lostReply = proxy.onNext(RedisCommandMatcher.named("EVALSHA").withArgument(3, LOCK))
-                .dropReplyAndClose();
+            .dropReplyAndClose();
 
         boolean released = handle.release();
 
@@ -73,4 +78,5 @@ class LostReleaseReplyTest {
         assertThat(redis.get(LOCK)).isNull();
         assertThat(other.service.tryLock("resent", Duration.ofSeconds(30), Duration.ZERO)).isPresent();
     }
+
 }

@@ -25,8 +25,8 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * {@code LockService.lockAll}/{@code tryLockAll} against a real redis-server: sorted order, duplicates locked once,
- * all or none, one wait for all keys.
+ * {@code LockService.lockAll}/{@code tryLockAll} against a real redis-server: sorted
+ * order, duplicates locked once, all or none, one wait for all keys.
  */
 class MultiKeyLockTest {
 
@@ -80,8 +80,7 @@ class MultiKeyLockTest {
         assertThat(exists("a")).isFalse();
         assertThat(exists("z")).isFalse();
         assertThatThrownBy(() -> instanceA.service.lockAll(List.of("z", "m", "a"), null, Duration.ZERO))
-                .isInstanceOfSatisfying(LockTimeoutException.class,
-                        timeout -> assertThat(timeout.getKey()).isEqualTo("m"));
+            .isInstanceOfSatisfying(LockTimeoutException.class, timeout -> assertThat(timeout.getKey()).isEqualTo("m"));
         assertThat(exists("a")).isFalse();
 
         middle.release();
@@ -95,12 +94,12 @@ class MultiKeyLockTest {
         // Sorted, "a" is taken first; "b" then fails validation.
         List<LockRequest> requests = List.of(LockRequest.of("b").withTtl(Duration.ZERO), LockRequest.of("a"));
 
-        assertThatThrownBy(() -> instanceA.service.lockAll(requests))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("ttl");
+        assertThatThrownBy(() -> instanceA.service.lockAll(requests)).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("ttl");
         assertThat(exists("a")).isFalse();
-        assertThat(instanceB.service.tryLock("a", null, Duration.ZERO)).isPresent().get()
-                .satisfies(LockHandle::release);
+        assertThat(instanceB.service.tryLock("a", null, Duration.ZERO)).isPresent()
+            .get()
+            .satisfies(LockHandle::release);
     }
 
     @Test
@@ -108,12 +107,11 @@ class MultiKeyLockTest {
         List<LockRequest> requests = List.of(LockRequest.of("a"), LockRequest.of("b"),
                 LockRequest.of("b").withWatchdog(false));
 
-        assertThatThrownBy(() -> instanceA.service.lockAll(requests))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("'b'").hasMessageContaining("twice");
+        assertThatThrownBy(() -> instanceA.service.lockAll(requests)).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("'b'")
+            .hasMessageContaining("twice");
         assertThat(exists("a")).isFalse();
-        assertThatThrownBy(() -> instanceA.service.lockAll(List.of()))
-                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> instanceA.service.lockAll(List.of())).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
@@ -121,7 +119,7 @@ class MultiKeyLockTest {
         LockHandle second = instanceB.service.lock("k2", null, Duration.ZERO);
 
         CompletableFuture<MultiLockHandle> both = CompletableFuture
-                .supplyAsync(() -> instanceA.service.lockAll(List.of("k2", "k1"), null, LONG_WAIT));
+            .supplyAsync(() -> instanceA.service.lockAll(List.of("k2", "k1"), null, LONG_WAIT));
         await().atMost(10, TimeUnit.SECONDS).until(() -> exists("k1"));
         assertThat(both).isNotDone();
 
@@ -142,7 +140,8 @@ class MultiKeyLockTest {
                 for (int i = 0; i < 50; i++) {
                     try (MultiLockHandle locks = instance.service.lockAll(keys, null, LONG_WAIT)) {
                         assertThat(locks.isHeld()).isTrue();
-                    } catch (Throwable ex) {
+                    }
+                    catch (Throwable ex) {
                         failures.add(ex);
                     }
                 }
@@ -157,16 +156,17 @@ class MultiKeyLockTest {
 
     @Test
     void eachHandleCarriesItsOwnFencingToken() {
-        try (MultiLockHandle locks = instanceA.service.lockAll(List.of(LockRequest.of("ledger").withFencingToken(),
-                LockRequest.of("audit")))) {
+        try (MultiLockHandle locks = instanceA.service
+            .lockAll(List.of(LockRequest.of("ledger").withFencingToken(), LockRequest.of("audit")))) {
             assertThat(locks.handle("ledger").issuedFencingToken()).isPresent();
             assertThat(locks.handle("audit").fencingToken()).isPositive();
             assertThatThrownBy(() -> locks.handle("other")).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("audit");
+                .hasMessageContaining("audit");
         }
     }
 
     private boolean exists(String key) {
         return Long.valueOf(1).equals(redis.command("EXISTS", "lock:{" + key + "}"));
     }
+
 }

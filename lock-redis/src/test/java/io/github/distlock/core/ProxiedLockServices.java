@@ -16,29 +16,38 @@ import io.github.distlock.testsupport.RedisFaultProxy;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Two application instances on one test Redis: {@link #proxied} reaches it through a {@link RedisFaultProxy} (its
- * lock commands, renewals and release subscription all go through the proxy), {@link #direct} connects straight to
- * it. Faults hit the proxied instance; the direct one contends with it and watches Redis.
+ * Two application instances on one test Redis: {@link #proxied} reaches it through a
+ * {@link RedisFaultProxy} (its lock commands, renewals and release subscription all go
+ * through the proxy), {@link #direct} connects straight to it. Faults hit the proxied
+ * instance; the direct one contends with it and watches Redis.
  */
 final class ProxiedLockServices implements AutoCloseable {
 
     static final String PREFIX = "lock:";
 
     final RedisTestServer redis;
+
     final RedisFaultProxy proxy;
+
     final LockServiceConnection proxied;
+
     final LockServiceConnection direct;
+
     final Duration operationTimeout;
 
     private ProxiedLockServices(RedisTestServer redis, Duration operationTimeout) {
         this.redis = redis;
         this.operationTimeout = operationTimeout;
         this.proxy = RedisFaultProxy.start(redis);
-        this.proxied = new LockServiceConnection(proxy.host(), proxy.port(), operationTimeout, true, backend -> backend);
+        this.proxied = new LockServiceConnection(proxy.host(), proxy.port(), operationTimeout, true,
+                backend -> backend);
         this.direct = new LockServiceConnection(redis, operationTimeout, true);
     }
 
-    /** Starts both instances, connected and subscribed, with every lock script cached in Redis. */
+    /**
+     * Starts both instances, connected and subscribed, with every lock script cached in
+     * Redis.
+     */
     static ProxiedLockServices start(RedisTestServer redis, Duration operationTimeout) {
         ProxiedLockServices services = new ProxiedLockServices(redis, operationTimeout);
         services.warmUp();
@@ -46,28 +55,33 @@ final class ProxiedLockServices implements AutoCloseable {
     }
 
     /**
-     * Runs every lock script once, so that no EVALSHA of a test falls back to EVAL (a second command, which would
-     * change what a fault on "the next matching command" hits), and starts both release subscriptions.
+     * Runs every lock script once, so that no EVALSHA of a test falls back to EVAL (a
+     * second command, which would change what a fault on "the next matching command"
+     * hits), and starts both release subscriptions.
      */
     private void warmUp() {
         Duration ttl = Duration.ofSeconds(5);
         // The first connect of a cold JVM can take longer than a short operation timeout.
         for (LockServiceConnection instance : List.of(proxied, direct)) {
-            await().atMost(Duration.ofSeconds(10)).ignoreException(LockBackendException.class)
-                    .until(() -> instance.service.tryLock("connect", ttl, Duration.ZERO).map(LockHandle::release)
-                            .orElse(false));
+            await().atMost(Duration.ofSeconds(10))
+                .ignoreException(LockBackendException.class)
+                .until(() -> instance.service.tryLock("connect", ttl, Duration.ZERO)
+                    .map(LockHandle::release)
+                    .orElse(false));
         }
-        LockHandle held = proxied.service.lock(LockRequest.of("warm-up").withTtl(ttl).withWaitTime(Duration.ZERO)
-                .withWatchdog(false));
+        LockHandle held = proxied.service
+            .lock(LockRequest.of("warm-up").withTtl(ttl).withWaitTime(Duration.ZERO).withWatchdog(false));
         held.fencingToken();
         // A waiter that gives up runs acquire.lua (queued) and cancel.lua.
-        Optional<LockHandle> none = direct.service.tryLock(LockRequest.of("warm-up").withTtl(ttl)
-                .withWaitTime(Duration.ofMillis(100)));
+        Optional<LockHandle> none = direct.service
+            .tryLock(LockRequest.of("warm-up").withTtl(ttl).withWaitTime(Duration.ofMillis(100)));
         if (none.isPresent()) {
             throw new IllegalStateException("warm-up: the lock was taken twice");
         }
-        proxied.backend.renew(List.of(new LeaseRenewal(RedisKeyNaming.lockKey(PREFIX, "warm-up"), "not-the-token", 1_000)),
-                (index, outcome) -> { });
+        proxied.backend.renew(
+                List.of(new LeaseRenewal(RedisKeyNaming.lockKey(PREFIX, "warm-up"), "not-the-token", 1_000)),
+                (index, outcome) -> {
+                });
         held.release();
         for (LockServiceConnection instance : List.of(proxied, direct)) {
             await().atMost(Duration.ofSeconds(10)).until(instance.subscriber::startListening);
@@ -79,7 +93,10 @@ final class ProxiedLockServices implements AutoCloseable {
         return RedisKeyNaming.lockKey(PREFIX, name).storeKey();
     }
 
-    /** The value of the lock key in Redis now (a holder's token), or null; read directly, not through the proxy. */
+    /**
+     * The value of the lock key in Redis now (a holder's token), or null; read directly,
+     * not through the proxy.
+     */
     String lockValue(String redisKey) {
         return (String) redis.command("GET", redisKey);
     }
@@ -109,4 +126,5 @@ final class ProxiedLockServices implements AutoCloseable {
         direct.close();
         proxy.close();
     }
+
 }

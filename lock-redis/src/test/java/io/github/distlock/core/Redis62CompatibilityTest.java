@@ -18,26 +18,31 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Redis 6.2, the oldest supported server (the one the embedded-redis jar bundles), refuses
- * {@code SET ... NX ... GET}; the first attempt then runs the acquire script instead, just as
- * idempotent.
+ * Redis 6.2, the oldest supported server (the one the embedded-redis jar bundles),
+ * refuses {@code SET ... NX ... GET}; the first attempt then runs the acquire script
+ * instead, just as idempotent.
  */
 class Redis62CompatibilityTest {
 
     @RegisterExtension
     static final RedisServerExtension redisExtension = new RedisServerExtension(
-            RedisTestServer.builder().binary(RedisServerBinary.bundled())).resetBeforeEach();
+            RedisTestServer.builder().binary(RedisServerBinary.bundled()))
+        .resetBeforeEach();
 
     private RedisTestServer redis;
+
     private RedisFaultProxy proxy;
+
     private LockServiceConnection instance;
+
     private LockServiceConnection other;
 
     @BeforeEach
     void connect() {
         redis = redisExtension.server();
         proxy = RedisFaultProxy.start(redis);
-        instance = new LockServiceConnection(proxy.host(), proxy.port(), Duration.ofSeconds(2), true, backend -> backend);
+        instance = new LockServiceConnection(proxy.host(), proxy.port(), Duration.ofSeconds(2), true,
+                backend -> backend);
         other = new LockServiceConnection(redis);
     }
 
@@ -76,4 +81,5 @@ class Redis62CompatibilityTest {
         assertThat(other.service.tryLock("old", Duration.ofSeconds(30), Duration.ZERO)).isEmpty();
         assertThat(acquired.get().release()).isTrue();
     }
+
 }

@@ -19,7 +19,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockLostException;
 import io.github.distlock.LockRequest;
@@ -28,22 +27,27 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * The lock's contract against a real redis-server: exclusion, expiry, owner-checked release,
- * the wire format, fencing tokens, and what happens when Redis goes away. On Lettuce; the same
- * contract runs on Jedis in {@link JedisLockServiceTest}.
+ * The lock's contract against a real redis-server: exclusion, expiry, owner-checked
+ * release, the wire format, fencing tokens, and what happens when Redis goes away. On
+ * Lettuce; the same contract runs on Jedis in {@link JedisLockServiceTest}.
  */
 class RedisLockServiceTest {
 
     private static final Duration SHORT_TTL = Duration.ofMillis(300);
 
-    /** How long to wait for what must happen eventually: generous, as a loaded CI machine stalls for seconds. */
+    /**
+     * How long to wait for what must happen eventually: generous, as a loaded CI machine
+     * stalls for seconds.
+     */
     private static final Duration PATIENCE = Duration.ofSeconds(20);
 
     @RegisterExtension
     static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
 
     private RedisTestServer redis;
+
     private LockServiceConnection instanceA;
+
     private LockServiceConnection instanceB;
 
     @BeforeEach
@@ -81,8 +85,8 @@ class RedisLockServiceTest {
 
     @Test
     void lockIsFreeAgainAfterTheTtlExpiresWhenNothingRenewsIt() {
-        LockHandle first = instanceA.service.lock(LockRequest.of("order:2").withTtl(SHORT_TTL).withWatchdog(false)
-                .withFencingToken());
+        LockHandle first = instanceA.service
+            .lock(LockRequest.of("order:2").withTtl(SHORT_TTL).withWatchdog(false).withFencingToken());
         assertThat(instanceB.service.tryLock("order:2", null, Duration.ZERO)).isEmpty();
 
         // The waiter is woken no later than the holder's remaining lease.
@@ -104,7 +108,7 @@ class RedisLockServiceTest {
             long fence = handle.fencingToken();
             assertThat(redis.get("lock:{order:42}:fence")).isEqualTo(Long.toString(fence));
             assertThat(redis.pttl("lock:{order:42}:fence")).as("the counter expires, a day after its last use")
-                    .isBetween(Duration.ofDays(1).minusMinutes(1).toMillis(), Duration.ofDays(1).toMillis());
+                .isBetween(Duration.ofDays(1).minusMinutes(1).toMillis(), Duration.ofDays(1).toMillis());
             assertThat(handle.key()).isEqualTo("order:42");
         }
         assertThat(redis.get("lock:{order:42}")).isNull();
@@ -179,19 +183,17 @@ class RedisLockServiceTest {
         long heldSince = System.nanoTime();
 
         // For at least 5 × ttl, nobody else gets it and the key keeps a live lease.
-        await().pollInterval(Duration.ofMillis(50)).atMost(Duration.ofSeconds(10))
-                .until(() -> {
-                    assertThat(instanceB.service.tryLock("order:7", null, Duration.ZERO)).isEmpty();
-                    assertThat(handle.isHeld()).isTrue();
-                    assertThat(redis.pttl("lock:{order:7}")).isPositive();
-                    return Duration.ofNanos(System.nanoTime() - heldSince).compareTo(SHORT_TTL.multipliedBy(5)) >= 0;
-                });
+        await().pollInterval(Duration.ofMillis(50)).atMost(Duration.ofSeconds(10)).until(() -> {
+            assertThat(instanceB.service.tryLock("order:7", null, Duration.ZERO)).isEmpty();
+            assertThat(handle.isHeld()).isTrue();
+            assertThat(redis.pttl("lock:{order:7}")).isPositive();
+            return Duration.ofNanos(System.nanoTime() - heldSince).compareTo(SHORT_TTL.multipliedBy(5)) >= 0;
+        });
 
         assertThat(handle.release()).isTrue();
         assertThat(redis.get("lock:{order:7}")).isNull();
         // No renewal that was in flight may bring the key back.
-        await().during(SHORT_TTL.multipliedBy(3)).atMost(PATIENCE)
-                .until(() -> redis.get("lock:{order:7}") == null);
+        await().during(SHORT_TTL.multipliedBy(3)).atMost(PATIENCE).until(() -> redis.get("lock:{order:7}") == null);
         assertThat(instanceA.watchdog.watchedLeases()).isZero();
     }
 
@@ -206,7 +208,8 @@ class RedisLockServiceTest {
 
         await().atMost(PATIENCE).until(handle::isLost);
         assertThat(handle.isHeld()).isFalse();
-        // The listeners run on the watchdog's listener thread, just after the handle is marked lost.
+        // The listeners run on the watchdog's listener thread, just after the handle is
+        // marked lost.
         await().atMost(PATIENCE).until(() -> !told.isEmpty() && !instanceA.lostLeases.isEmpty());
         assertThat(told).containsExactly(handle);
         assertThat(instanceA.lostLeases).singleElement().asString().startsWith("order:8: the key is gone");
@@ -249,17 +252,20 @@ class RedisLockServiceTest {
         redis.resetStats();
         long started = System.nanoTime();
 
-        // At least two renewal periods of 500 ms, and at least two renewal calls: a busy machine may take longer.
-        await().atMost(PATIENCE).until(() -> Duration.ofNanos(System.nanoTime() - started).toMillis() >= 1100
-                && redis.scriptCalls() >= 2);
+        // At least two renewal periods of 500 ms, and at least two renewal calls: a busy
+        // machine may take longer.
+        await().atMost(PATIENCE)
+            .until(() -> Duration.ofNanos(System.nanoTime() - started).toMillis() >= 1100 && redis.scriptCalls() >= 2);
 
         long renewCalls = redis.scriptCalls();
         Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
-        // Batched, that is at most 20 calls per 700 ms of waiting; one call per lease would be 300 per period.
+        // Batched, that is at most 20 calls per 700 ms of waiting; one call per lease
+        // would be 300 per period.
         long fewCalls = 20 * (elapsed.toMillis() / 700 + 1);
         assertThat(renewCalls).isBetween(2L, fewCalls);
         assertThat(handles).allMatch(LockHandle::isHeld);
-        // Without a renewal, no lease could have more left than what remains of the first one.
+        // Without a renewal, no lease could have more left than what remains of the first
+        // one.
         assertThat(redis.pttl("lock:{bulk:0}")).isGreaterThan(ttl.minus(elapsed).toMillis());
         handles.forEach(LockHandle::release);
     }
@@ -270,10 +276,13 @@ class RedisLockServiceTest {
         for (int i = 0; i < 1000; i++) {
             DefaultLockService service = (i % 2 == 0 ? instanceA : instanceB).service;
             boolean letItExpire = i % 50 == 0;
-            // Every lease is long enough to be used: a lease of a few ms may run out before its reply
+            // Every lease is long enough to be used: a lease of a few ms may run out
+            // before its reply
             // arrives on a busy machine, which the service rightly refuses.
-            LockRequest request = LockRequest.of("fenced").withWaitTime(Duration.ofSeconds(3))
-                    .withTtl(Duration.ofSeconds(10)).withWatchdog(false);
+            LockRequest request = LockRequest.of("fenced")
+                .withWaitTime(Duration.ofSeconds(3))
+                .withTtl(Duration.ofSeconds(10))
+                .withWatchdog(false);
             // Tokens issued with the lock and tokens issued on demand share one sequence.
             // (A lock that had to be waited for comes with its token either way.)
             boolean upFront = i % 3 == 0;
@@ -284,7 +293,8 @@ class RedisLockServiceTest {
             assertThat(handle.fencingToken()).as("acquisition %d", i).isGreaterThan(previous);
             previous = handle.fencingToken();
             if (letItExpire) {
-                // The lease runs out in Redis, unreleased, once its token is drawn; the next
+                // The lease runs out in Redis, unreleased, once its token is drawn; the
+                // next
                 // acquisition starts only when the key is observably gone.
                 redis.command("PEXPIRE", "lock:{fenced}", "1");
                 await().atMost(Duration.ofSeconds(10)).until(() -> redis.get("lock:{fenced}") == null);
@@ -308,7 +318,8 @@ class RedisLockServiceTest {
 
     @Test
     void fencingTokensKeepIncreasingWhenTheServerClockIsBehindTheCounter() {
-        // As after the server clock stepped back an hour: the counter is ahead of the clock.
+        // As after the server clock stepped back an hour: the counter is ahead of the
+        // clock.
         List<?> time = (List<?>) redis.command("TIME");
         long hourAhead = Long.parseLong((String) time.get(0)) * 1_000_000 + Long.parseLong((String) time.get(1))
                 + Duration.ofHours(1).toNanos() / 1000;
@@ -333,7 +344,8 @@ class RedisLockServiceTest {
 
         LockHandle handle = instanceA.service.lock("foreign", null, Duration.ZERO);
 
-        assertThat(handle.fencingToken()).isBetween(serverMicros, serverMicros + Duration.ofMinutes(1).toNanos() / 1000);
+        assertThat(handle.fencingToken()).isBetween(serverMicros,
+                serverMicros + Duration.ofMinutes(1).toNanos() / 1000);
         assertThat(redis.get("lock:{foreign}:fence")).isEqualTo(Long.toString(handle.fencingToken()));
         handle.release();
     }
@@ -349,8 +361,8 @@ class RedisLockServiceTest {
             handle.fencingToken();
         }
 
-        assertThat(redis.pttl("lock:{renewed}:fence"))
-                .isBetween(Duration.ofDays(1).minusMinutes(1).toMillis(), Duration.ofDays(1).toMillis());
+        assertThat(redis.pttl("lock:{renewed}:fence")).isBetween(Duration.ofDays(1).minusMinutes(1).toMillis(),
+                Duration.ofDays(1).toMillis());
     }
 
     @Test
@@ -390,14 +402,13 @@ class RedisLockServiceTest {
     void aFencingTokenRequestedWithTheLockComesInTheAcquisitionsRoundTrip() {
         redis.resetStats();
 
-        try (LockHandle handle = instanceA.service.lock(LockRequest.of("up-front").withWaitTime(Duration.ZERO)
-                .withFencingToken())) {
+        try (LockHandle handle = instanceA.service
+            .lock(LockRequest.of("up-front").withWaitTime(Duration.ZERO).withFencingToken())) {
 
             assertThat(handle.issuedFencingToken()).isPresent();
             assertThat(redis.scriptCalls()).isEqualTo(1);
             assertThat(redis.get("lock:{up-front}:fence")).isEqualTo(Long.toString(handle.fencingToken()));
-            assertThat(redis.scriptCalls()).as("no second round trip")
-                    .isEqualTo(1);
+            assertThat(redis.scriptCalls()).as("no second round trip").isEqualTo(1);
         }
     }
 
@@ -419,15 +430,17 @@ class RedisLockServiceTest {
 
     @Test
     void aHolderWhoseLeaseRanOutGetsNoFencingTokenAndTheNextHolderIsNotDisturbed() {
-        LockHandle expired = instanceA.service.lock(LockRequest.of("late").withTtl(SHORT_TTL).withWatchdog(false)
-                .withWaitTime(Duration.ZERO));
+        LockHandle expired = instanceA.service
+            .lock(LockRequest.of("late").withTtl(SHORT_TTL).withWatchdog(false).withWaitTime(Duration.ZERO));
         await().atMost(Duration.ofSeconds(20)).until(() -> redis.get("lock:{late}") == null);
         LockHandle next = instanceB.service.lock("late", null, Duration.ZERO);
         long nextFence = next.fencingToken();
 
         assertThatThrownBy(expired::fencingToken).isInstanceOf(LockLostException.class)
-                .hasMessageContaining("'late'").hasMessageContaining("lock:{late}")
-                .hasMessageContaining("no fencing token can be issued").hasMessageContaining("withFencingToken()");
+            .hasMessageContaining("'late'")
+            .hasMessageContaining("lock:{late}")
+            .hasMessageContaining("no fencing token can be issued")
+            .hasMessageContaining("withFencingToken()");
         assertThat(expired.issuedFencingToken()).isEmpty();
         assertThat(redis.get("lock:{late}:fence")).as("the counter did not move").isEqualTo(Long.toString(nextFence));
         assertThat(next.isHeld()).isTrue();
@@ -440,7 +453,8 @@ class RedisLockServiceTest {
         handle.release();
 
         assertThatThrownBy(handle::fencingToken).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("'gone' was released").hasMessageContaining("before release()");
+            .hasMessageContaining("'gone' was released")
+            .hasMessageContaining("before release()");
         assertThat(redis.get("lock:{gone}:fence")).isNull();
     }
 
@@ -449,9 +463,9 @@ class RedisLockServiceTest {
         LockHandle holder = instanceA.service.lock("busy", null, Duration.ZERO);
 
         assertThatThrownBy(() -> instanceB.service.lock("busy", null, Duration.ofMillis(200)))
-                .isInstanceOf(LockTimeoutException.class)
-                .hasMessageContaining("'busy'")
-                .hasMessageContaining("PT0.2S");
+            .isInstanceOf(LockTimeoutException.class)
+            .hasMessageContaining("'busy'")
+            .hasMessageContaining("PT0.2S");
         holder.release();
     }
 
@@ -474,7 +488,7 @@ class RedisLockServiceTest {
         AtomicBoolean ran = new AtomicBoolean();
 
         assertThatThrownBy(() -> instanceA.service.callLocked("job2", null, Duration.ZERO, () -> ran.getAndSet(true)))
-                .isInstanceOf(LockTimeoutException.class);
+            .isInstanceOf(LockTimeoutException.class);
         assertThat(ran).isFalse();
         holder.release();
     }
@@ -482,10 +496,14 @@ class RedisLockServiceTest {
     @Test
     void badRequestsAreRejectedWithAClearMessage() {
         assertThatThrownBy(() -> instanceA.service.tryLock(" ", null, null))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("blank");
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("blank");
         assertThatThrownBy(() -> instanceA.service.tryLock("k", Duration.ZERO, null))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ttl");
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("ttl");
         assertThatThrownBy(() -> instanceA.service.tryLock("k", null, Duration.ofSeconds(-1)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not be negative");
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("must not be negative");
     }
+
 }

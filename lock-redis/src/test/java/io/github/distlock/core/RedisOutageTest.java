@@ -18,14 +18,15 @@ import io.github.distlock.LockRequest;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * What the lock does when Redis goes away: fail fast within the operation timeout, whatever the
- * client's own timeout, and tell the holder its lease is gone.
+ * What the lock does when Redis goes away: fail fast within the operation timeout,
+ * whatever the client's own timeout, and tell the holder its lease is gone.
  */
 class RedisOutageTest {
 
     private static final Duration OPERATION_TIMEOUT = Duration.ofMillis(500);
 
     RedisTestServer redis;
+
     LockServiceConnection instance;
 
     /** The driver under test; a subclass runs these same tests on another one. */
@@ -38,11 +39,15 @@ class RedisOutageTest {
         redis = RedisTestServer.start();
         instance = new LockServiceConnection(driver(), redis.host(), redis.port(), OPERATION_TIMEOUT, true,
                 backend -> backend);
-        // Establish the shared connection first, as a running application has; a cold connect on a busy
+        // Establish the shared connection first, as a running application has; a cold
+        // connect on a busy
         // machine can take longer than the 500 ms operation timeout, so it is retried.
         instance.awaitConnected();
-        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> instance.service
-                .tryLock("warm-up", null, Duration.ZERO).map(LockHandle::release).orElse(false));
+        await().atMost(Duration.ofSeconds(30))
+            .ignoreExceptions()
+            .until(() -> instance.service.tryLock("warm-up", null, Duration.ZERO)
+                .map(LockHandle::release)
+                .orElse(false));
     }
 
     @AfterEach
@@ -57,9 +62,10 @@ class RedisOutageTest {
 
         long started = System.nanoTime();
         assertThatThrownBy(() -> instance.service.tryLock("order:1", null, Duration.ofSeconds(30)))
-                .isInstanceOf(LockBackendException.class)
-                .hasMessageContaining("order:1");
-        // The client's own timeout is 60 s; only ours can have ended it this soon, even on a stalled machine.
+            .isInstanceOf(LockBackendException.class)
+            .hasMessageContaining("order:1");
+        // The client's own timeout is 60 s; only ours can have ended it this soon, even
+        // on a stalled machine.
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
     }
 
@@ -69,8 +75,8 @@ class RedisOutageTest {
 
         long started = System.nanoTime();
         assertThatThrownBy(() -> instance.service.tryLock("order:2", null, Duration.ofSeconds(30)))
-                .isInstanceOf(LockBackendException.class)
-                .hasMessageContaining("operation-timeout");
+            .isInstanceOf(LockBackendException.class)
+            .hasMessageContaining("operation-timeout");
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
         redis.resume();
     }
@@ -80,10 +86,11 @@ class RedisOutageTest {
         redis.pause();
         // The first wait's question starts the release subscription in the background.
         assertThat(instance.subscriber.startListening()).isFalse();
-        // Its connection handshake now hangs for the client's 60 s command timeout, holding the
+        // Its connection handshake now hangs for the client's 60 s command timeout,
+        // holding the
         // listener container's lock that the container's stop waits for.
         await().atMost(Duration.ofSeconds(10))
-                .until(() -> threadIsIn("distributed-lock-subscribe", "io.lettuce.core.RedisClient", "connect"));
+            .until(() -> threadIsIn("distributed-lock-subscribe", "io.lettuce.core.RedisClient", "connect"));
 
         long started = System.nanoTime();
         instance.subscriber.close();
@@ -94,20 +101,23 @@ class RedisOutageTest {
     }
 
     private static boolean threadIsIn(String threadName, String className, String methodName) {
-        return Thread.getAllStackTraces().entrySet().stream()
-                .filter(thread -> thread.getKey().getName().equals(threadName))
-                .flatMap(thread -> java.util.Arrays.stream(thread.getValue()))
-                .anyMatch(frame -> frame.getClassName().equals(className) && frame.getMethodName().equals(methodName));
+        return Thread.getAllStackTraces()
+            .entrySet()
+            .stream()
+            .filter(thread -> thread.getKey().getName().equals(threadName))
+            .flatMap(thread -> java.util.Arrays.stream(thread.getValue()))
+            .anyMatch(frame -> frame.getClassName().equals(className) && frame.getMethodName().equals(methodName));
     }
 
     @ParameterizedTest(name = "fencing token up front: {0}")
     @ValueSource(booleans = { false, true })
     void anAcquireThatTimedOutIsUndoneSoTheKeyDoesNotBlockOthersForAWholeTtl(boolean fencingTokenUpFront) {
-        // Without the token up front the attempt is a bare SET; with it, the acquire script.
+        // Without the token up front the attempt is a bare SET; with it, the acquire
+        // script.
         LockRequest request = LockRequest.of("order:3").withTtl(Duration.ofMinutes(5)).withWaitTime(Duration.ZERO);
         redis.pause();
         assertThatThrownBy(() -> instance.service.tryLock(fencingTokenUpFront ? request.withFencingToken() : request))
-                .isInstanceOf(LockBackendException.class);
+            .isInstanceOf(LockBackendException.class);
 
         redis.resume();
 
@@ -129,7 +139,8 @@ class RedisOutageTest {
 
     @Test
     void leaseSurvivesAnOutageShorterThanTheTtl() {
-        // An outage of half the lease, over the renewal due after a third of it: a stall of a busy machine on top
+        // An outage of half the lease, over the renewal due after a third of it: a stall
+        // of a busy machine on top
         // still leaves the lease time.
         LockHandle handle = instance.service.lock(LockRequest.of("order:5").withTtl(Duration.ofSeconds(6)));
 
@@ -149,9 +160,13 @@ class RedisOutageTest {
         redis.kill();
         redis.restart();
 
-        // The acquire, fence and release scripts each meet a server that has never seen them.
-        await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> instance.service
-                .tryLock(LockRequest.of("order:6").withWaitTime(Duration.ZERO).withFencingToken()).isPresent());
+        // The acquire, fence and release scripts each meet a server that has never seen
+        // them.
+        await().atMost(Duration.ofSeconds(10))
+            .ignoreExceptions()
+            .until(() -> instance.service
+                .tryLock(LockRequest.of("order:6").withWaitTime(Duration.ZERO).withFencingToken())
+                .isPresent());
         assertThat(redis.get("lock:{order:6}")).matches("[0-9a-f]{32}");
         LockHandle bare = instance.service.lock("order:7", null, Duration.ZERO);
         assertThat(bare.fencingToken()).isPositive();
@@ -165,7 +180,8 @@ class RedisOutageTest {
         redis.stop();
 
         assertThatThrownBy(handle::fencingToken).isInstanceOf(LockBackendException.class)
-                .hasMessageContaining("fencing token of lock 'order:8'");
+            .hasMessageContaining("fencing token of lock 'order:8'");
         assertThat(handle.issuedFencingToken()).isEmpty();
     }
+
 }

@@ -26,8 +26,9 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Waiting: a release hands the lock to the waiter and tells it through pub/sub, releases nobody
- * publishes are still picked up within the holder's lease, and waiting leaves nothing behind.
+ * Waiting: a release hands the lock to the waiter and tells it through pub/sub, releases
+ * nobody publishes are still picked up within the holder's lease, and waiting leaves
+ * nothing behind.
  */
 class ReleaseWakeUpTest {
 
@@ -37,8 +38,11 @@ class ReleaseWakeUpTest {
     static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
 
     private RedisTestServer redis;
+
     private LockServiceConnection holder;
+
     private LockServiceConnection waiter;
+
     private CountingBackend waiterBackend;
 
     @BeforeEach
@@ -52,17 +56,18 @@ class ReleaseWakeUpTest {
     }
 
     /**
-     * How many connections the two instances may open beyond those they had after one lock each,
-     * when 16 threads lock at once: none with Lettuce (one connection each).
+     * How many connections the two instances may open beyond those they had after one
+     * lock each, when 16 threads lock at once: none with Lettuce (one connection each).
      */
     long poolGrowth() {
         return 0;
     }
 
     /**
-     * How many distinct keys {@link #waitingOnManyDistinctKeysLeavesNoSubscriptionOrWaiterBehind} waits on: a
-     * hundred thousand on Lettuce, the default client, which backs the guide's "waiting on 100,000 distinct keys
-     * leaves nothing behind".
+     * How many distinct keys
+     * {@link #waitingOnManyDistinctKeysLeavesNoSubscriptionOrWaiterBehind} waits on: a
+     * hundred thousand on Lettuce, the default client, which backs the guide's "waiting
+     * on 100,000 distinct keys leaves nothing behind".
      */
     int distinctKeys() {
         return 100_000;
@@ -83,7 +88,7 @@ class ReleaseWakeUpTest {
     void aReleaseHandsTheLockToTheWaiterWithoutAnotherAttempt() throws Exception {
         LockHandle held = holder.service.lock("order:1", Duration.ofSeconds(30), Duration.ZERO);
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
-                .supplyAsync(() -> waiter.service.tryLock("order:1", null, Duration.ofSeconds(20)));
+            .supplyAsync(() -> waiter.service.tryLock("order:1", null, Duration.ofSeconds(20)));
         await().atMost(Duration.ofSeconds(20)).until(() -> queueLength("order:1") == 1);
         long attemptsBeforeRelease = waiterBackend.acquireAttempts.get();
         long heldFence = held.fencingToken();
@@ -92,7 +97,8 @@ class ReleaseWakeUpTest {
 
         Optional<LockHandle> acquired = waiting.get(10, TimeUnit.SECONDS);
         assertThat(acquired).isPresent();
-        // The release made the waiter the owner and told it so: no further attempt, and no poll
+        // The release made the waiter the owner and told it so: no further attempt, and
+        // no poll
         // (the holder's lease was 30 s and the fallback poll is 1 s away).
         assertThat(waiterBackend.acquireAttempts.get() - attemptsBeforeRelease).isZero();
         assertThat(acquired.get().issuedFencingToken()).as("a hand-over comes with its token").isPresent();
@@ -116,8 +122,9 @@ class ReleaseWakeUpTest {
                 handle.release();
                 return at;
             });
-            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(1))
-                    .until(() -> queueLength("handoff") == 1);
+            await().atMost(Duration.ofSeconds(20))
+                .pollInterval(Duration.ofMillis(1))
+                .until(() -> queueLength("handoff") == 1);
             long releasedAt = System.nanoTime();
             held.release();
             latencies[i] = acquiredAt.get(10, TimeUnit.SECONDS) - releasedAt;
@@ -126,20 +133,24 @@ class ReleaseWakeUpTest {
         System.out.printf("release-to-acquire handoff over %d runs: median %.2f ms, p99 %.2f ms, max %.2f ms%n",
                 handoffs, latencies[handoffs / 2] / 1e6, latencies[handoffs * 99 / 100] / 1e6,
                 latencies[handoffs - 1] / 1e6);
-        // Per hand-over, the bare first attempt fails and one queueing attempt queues the waiter;
-        // the release hands it the lock. Waiting for polls instead (one a second, the holder's
-        // lease being 30 s) would add at least one more to every hand-over; a stall of a second
+        // Per hand-over, the bare first attempt fails and one queueing attempt queues the
+        // waiter;
+        // the release hands it the lock. Waiting for polls instead (one a second, the
+        // holder's
+        // lease being 30 s) would add at least one more to every hand-over; a stall of a
+        // second
         // between queueing and release, on a busy machine, adds one to a few of them.
         assertThat(waiterBackend.acquireAttempts.get()).isBetween(2L * handoffs, 2L * handoffs + handoffs / 10);
     }
 
     @Test
     void aForeignDeleteThatPublishesNothingIsNoticedWithinTheHoldersRemainingTtl() throws Exception {
-        // A lease far longer than an ordinary stall, so "before it ended" cannot be missed by a busy machine.
+        // A lease far longer than an ordinary stall, so "before it ended" cannot be
+        // missed by a busy machine.
         redis.command("SET", "lock:{order:2}", "foreign", "PX", "30000");
         long started = System.nanoTime();
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
-                .supplyAsync(() -> waiter.service.tryLock("order:2", null, Duration.ofSeconds(20)));
+            .supplyAsync(() -> waiter.service.tryLock("order:2", null, Duration.ofSeconds(20)));
         await().atMost(Duration.ofSeconds(20)).until(() -> queueLength("order:2") == 1);
 
         redis.del("lock:{order:2}");
@@ -178,9 +189,10 @@ class ReleaseWakeUpTest {
             List<Future<Boolean>> results = IntStream.range(0, 16).mapToObj(worker -> pool.submit(() -> {
                 for (int i = worker; i < keys; i += 16) {
                     String key = "many:" + i;
-                    LockHandle held = holder.service.lock(LockRequest.of(key).withWatchdog(false)
-                            .withWaitTime(Duration.ZERO));
-                    // A short wait that times out: the waiter enters and leaves the registry.
+                    LockHandle held = holder.service
+                        .lock(LockRequest.of(key).withWatchdog(false).withWaitTime(Duration.ZERO));
+                    // A short wait that times out: the waiter enters and leaves the
+                    // registry.
                     if (waiter.service.tryLock(key, null, Duration.ofMillis(1)).isPresent()) {
                         return false;
                     }
@@ -197,7 +209,8 @@ class ReleaseWakeUpTest {
         }
 
         assertThat(waiter.waiters.waiting()).isZero();
-        // Every waiter that timed out left the queue: no queue or waiter entry of any key is left.
+        // Every waiter that timed out left the queue: no queue or waiter entry of any key
+        // is left.
         assertThat((List<Object>) redis.command("KEYS", "*:queue")).isEmpty();
         assertThat((List<Object>) redis.command("KEYS", "*:waiting")).isEmpty();
         assertThat(redis.subscriberCount(CHANNEL)).isEqualTo(1);
@@ -205,4 +218,5 @@ class ReleaseWakeUpTest {
         assertThat((List<Object>) redis.command("PUBSUB", "CHANNELS")).containsExactly((Object) CHANNEL);
         assertThat(redis.connectedClients()).isBetween(clientsBefore, clientsBefore + poolGrowth());
     }
+
 }

@@ -23,19 +23,23 @@ import io.github.distlock.testsupport.RedisTestServer;
 import io.github.distlock.testsupport.ReplicaFailover;
 
 /**
- * {@code distributed-lock.replica-acks} against real processes: a master, a replica, and a failover that
- * loses exactly the writes the test chooses ({@link ReplicaFailover}). Without acknowledgements the lost
- * write makes two holders; with one, the acquisition fails instead, and a hand-over that no replica has
- * is not taken.
+ * {@code distributed-lock.replica-acks} against real processes: a master, a replica, and
+ * a failover that loses exactly the writes the test chooses ({@link ReplicaFailover}).
+ * Without acknowledgements the lost write makes two holders; with one, the acquisition
+ * fails instead, and a hand-over that no replica has is not taken.
  */
 class ReplicaAcknowledgementTest {
 
     private static final String NAME = "order-42";
+
     private static final String KEY = "lock:{" + NAME + "}";
+
     private static final ReplicaAcks ONE_REPLICA = new ReplicaAcks(1, Duration.ofSeconds(1));
 
     private RedisTestServer master;
+
     private RedisTestServer replica;
+
     private final List<LockServiceConnection> connections = new ArrayList<>();
 
     /** The driver under test; a subclass runs this same contract on another one. */
@@ -47,9 +51,10 @@ class ReplicaAcknowledgementTest {
     void startMasterAndReplica() {
         master = RedisTestServer.start();
         replica = RedisTestServer.startReplicaOf(master);
-        // The replica's link is up; WAIT counts it only once the master, too, lists it as online.
-        await().atMost(Duration.ofSeconds(10)).until(() -> master.info("replication")
-                .contains("port=" + replica.port() + ",state=online"));
+        // The replica's link is up; WAIT counts it only once the master, too, lists it as
+        // online.
+        await().atMost(Duration.ofSeconds(10))
+            .until(() -> master.info("replication").contains("port=" + replica.port() + ",state=online"));
     }
 
     @AfterEach
@@ -96,22 +101,24 @@ class ReplicaAcknowledgementTest {
         failover.cutReplication();
 
         assertThatThrownBy(() -> first.service.tryLock(request()))
-                .isInstanceOfSatisfying(ReplicaAcknowledgementException.class, ex -> {
-                    assertThat(ex.getKey()).isEqualTo(NAME);
-                    assertThat(ex.getRequestedAcks()).isEqualTo(1);
-                    assertThat(ex.getReceivedAcks()).isZero();
-                    assertThat(ex.getTimeout()).isEqualTo(Duration.ofSeconds(1));
-                })
-                .hasMessageContaining("'order-42'").hasMessageContaining("only 0 of the 1 replica(s)")
-                .hasMessageContaining("distributed-lock.replica-acks=1")
-                .hasMessageContaining("distributed-lock.replica-ack-timeout=1s")
-                .hasMessageContaining("lower replica-acks");
+            .isInstanceOfSatisfying(ReplicaAcknowledgementException.class, ex -> {
+                assertThat(ex.getKey()).isEqualTo(NAME);
+                assertThat(ex.getRequestedAcks()).isEqualTo(1);
+                assertThat(ex.getReceivedAcks()).isZero();
+                assertThat(ex.getTimeout()).isEqualTo(Duration.ofSeconds(1));
+            })
+            .hasMessageContaining("'order-42'")
+            .hasMessageContaining("only 0 of the 1 replica(s)")
+            .hasMessageContaining("distributed-lock.replica-acks=1")
+            .hasMessageContaining("distributed-lock.replica-ack-timeout=1s")
+            .hasMessageContaining("lower replica-acks");
         // Undone before the exception reached the caller, not in the background.
         assertThat(master.get(KEY)).isNull();
 
         failover.killMasterAndPromoteReplica();
         LockServiceConnection second = connect(replica, ReplicaAcks.NONE);
-        assertThat(second.service.tryLock(request())).hasValueSatisfying(handle -> assertThat(handle.isHeld()).isTrue());
+        assertThat(second.service.tryLock(request()))
+            .hasValueSatisfying(handle -> assertThat(handle.isHeld()).isTrue());
         // The first client never held it: no two holders.
     }
 
@@ -123,7 +130,8 @@ class ReplicaAcknowledgementTest {
         LockHandle handle = first.service.tryLock(request()).orElseThrow();
 
         assertThat(handle.isHeld()).isTrue();
-        // WAIT returned 1, so the replica has applied the lock already: no waiting for it here.
+        // WAIT returned 1, so the replica has applied the lock already: no waiting for it
+        // here.
         assertThat(replica.get(KEY)).isNotNull().isEqualTo(master.get(KEY));
         assertThat(master.commandCalls("wait")).isEqualTo(waitsBefore + 1);
         assertThat(handle.release()).isTrue();
@@ -135,8 +143,8 @@ class ReplicaAcknowledgementTest {
         LockServiceConnection second = connect(master, ONE_REPLICA);
         LockHandle firstHandle = first.service.tryLock(request()).orElseThrow();
         String firstToken = master.get(KEY);
-        CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture.supplyAsync(
-                () -> second.service.tryLock(request().withWaitTime(Duration.ofSeconds(10))));
+        CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
+            .supplyAsync(() -> second.service.tryLock(request().withWaitTime(Duration.ofSeconds(10))));
         await().atMost(Duration.ofSeconds(20)).until(() -> second.waiters.waiting() == 1 && queued());
         long waitsBefore = master.commandCalls("wait");
 
@@ -147,7 +155,8 @@ class ReplicaAcknowledgementTest {
         assertThat(secondHandle.fencingToken()).isPositive();
         String secondToken = master.get(KEY);
         assertThat(secondToken).isNotNull().isNotEqualTo(firstToken);
-        // Confirmed on the new holder's connection before tryLock returned: the replica has the hand-over.
+        // Confirmed on the new holder's connection before tryLock returned: the replica
+        // has the hand-over.
         assertThat(replica.get(KEY)).isEqualTo(secondToken);
         assertThat(master.commandCalls("wait")).isEqualTo(waitsBefore + 1);
         assertThat(secondHandle.release()).isTrue();
@@ -159,16 +168,18 @@ class ReplicaAcknowledgementTest {
         LockServiceConnection first = connect(master, ONE_REPLICA);
         LockServiceConnection second = connect(master, ONE_REPLICA);
         LockHandle firstHandle = first.service.tryLock(request()).orElseThrow();
-        CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture.supplyAsync(
-                () -> second.service.tryLock(request().withWaitTime(Duration.ofSeconds(10))));
+        CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
+            .supplyAsync(() -> second.service.tryLock(request().withWaitTime(Duration.ofSeconds(10))));
         await().atMost(Duration.ofSeconds(20)).until(() -> second.waiters.waiting() == 1 && queued());
         failover.cutReplication();
 
         assertThat(firstHandle.release()).isTrue();
 
-        assertThat(waiting).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(Exception.class)
-                .havingRootCause().isInstanceOf(ReplicaAcknowledgementException.class)
-                .withMessageContaining("only 0 of the 1 replica(s)");
+        assertThat(waiting).failsWithin(Duration.ofSeconds(10))
+            .withThrowableOfType(Exception.class)
+            .havingRootCause()
+            .isInstanceOf(ReplicaAcknowledgementException.class)
+            .withMessageContaining("only 0 of the 1 replica(s)");
         assertThat(master.get(KEY)).isNull();
     }
 
@@ -196,7 +207,8 @@ class ReplicaAcknowledgementTest {
         LockHandle handle = first.service.tryLock(request().withTtl(Duration.ofMillis(1500))).orElseThrow();
         failover.cutReplication();
 
-        // Renewals run on the master but are not confirmed: the handle's lease is not extended, and it ends.
+        // Renewals run on the master but are not confirmed: the handle's lease is not
+        // extended, and it ends.
         await().atMost(Duration.ofSeconds(10)).until(() -> !handle.isHeld());
         assertThat(master.commandCalls("wait")).isGreaterThanOrEqualTo(2);
         assertThat(master.pttl(KEY)).as("extended on the master, which the handle does not count").isPositive();
@@ -207,4 +219,5 @@ class ReplicaAcknowledgementTest {
         Object size = master.command("ZCARD", KEY + ":queue");
         return size instanceof Long count && count == 1;
     }
+
 }

@@ -19,10 +19,11 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Lettuce re-sends a command whose reply a dropped connection lost (at-least-once), so every lock
- * command runs once, twice, or without its reply reaching us, and must be right in each case. The
- * proxy lets Redis run the command, drops the reply and closes the connection; Lettuce reconnects
- * and sends it again. A release whose reply was lost is {@link LostReleaseReplyTest}'s, on both drivers.
+ * Lettuce re-sends a command whose reply a dropped connection lost (at-least-once), so
+ * every lock command runs once, twice, or without its reply reaching us, and must be
+ * right in each case. The proxy lets Redis run the command, drops the reply and closes
+ * the connection; Lettuce reconnects and sends it again. A release whose reply was lost
+ * is {@link LostReleaseReplyTest}'s, on both drivers.
  */
 class ResentCommandTest {
 
@@ -32,17 +33,22 @@ class ResentCommandTest {
     static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
 
     private RedisTestServer redis;
+
     private RedisFaultProxy proxy;
+
     private LockServiceConnection instance;
+
     private LockServiceConnection other;
 
     @BeforeEach
     void connect() {
         redis = redisExtension.server();
         proxy = RedisFaultProxy.start(redis);
-        instance = new LockServiceConnection(proxy.host(), proxy.port(), Duration.ofSeconds(2), true, backend -> backend);
+        instance = new LockServiceConnection(proxy.host(), proxy.port(), Duration.ofSeconds(2), true,
+                backend -> backend);
         other = new LockServiceConnection(redis);
-        // Connected and scripts cached before the faults: these tests are about the lock commands.
+        // Connected and scripts cached before the faults: these tests are about the lock
+        // commands.
         instance.service.lock(LockRequest.of("warm-up").withFencingToken().withWaitTime(Duration.ZERO)).release();
     }
 
@@ -59,7 +65,8 @@ class ResentCommandTest {
 
         Optional<LockHandle> acquired = instance.service.tryLock("resent", Duration.ofSeconds(30), Duration.ZERO);
 
-        assertThat(proxy.commandCount("SET")).isEqualTo(2); // sent, and re-sent after the reconnect
+        assertThat(proxy.commandCount("SET")).isEqualTo(2); // sent, and re-sent after the
+                                                            // reconnect
         assertThat(acquired).isPresent();
         assertThat(acquired.get().isHeld()).isTrue();
         assertThat(other.service.tryLock("resent", Duration.ofSeconds(30), Duration.ZERO)).isEmpty();
@@ -69,8 +76,8 @@ class ResentCommandTest {
 
     @Test
     void aWaitingCallerWhoseSetWasResentGetsAFreshFencingTokenNotThePreviousHolders() {
-        LockHandle previous = other.service.lock(LockRequest.of("resent").withWaitTime(Duration.ZERO)
-                .withFencingToken());
+        LockHandle previous = other.service
+            .lock(LockRequest.of("resent").withWaitTime(Duration.ZERO).withFencingToken());
         long previousToken = previous.fencingToken();
         assertThat(previous.release()).isTrue();
         proxy.onNext(RedisCommandMatcher.named("SET").withArgument(1, LOCK)).dropReplyAndClose();
@@ -83,17 +90,21 @@ class ResentCommandTest {
 
     @Test
     void anAcquireScriptWhoseReplyWasLostIsStillAcquiredWithAFreshToken() {
-        LockHandle previous = other.service.lock(LockRequest.of("resent").withWaitTime(Duration.ZERO)
-                .withFencingToken());
+        LockHandle previous = other.service
+            .lock(LockRequest.of("resent").withWaitTime(Duration.ZERO).withFencingToken());
         long previousToken = previous.fencingToken();
         assertThat(previous.release()).isTrue();
         // With the token asked for up front, the first attempt is the acquire script.
         proxy.onNext(RedisCommandMatcher.named("EVALSHA")).dropReplyAndClose();
 
         Optional<LockHandle> acquired = instance.service.tryLock(LockRequest.of("resent")
-                .withTtl(Duration.ofSeconds(30)).withWaitTime(Duration.ZERO).withFencingToken());
+            .withTtl(Duration.ofSeconds(30))
+            .withWaitTime(Duration.ZERO)
+            .withFencingToken());
 
-        assertThat(proxy.commandCount("EVALSHA")).isGreaterThanOrEqualTo(4); // warm-up 2, then this one twice
+        assertThat(proxy.commandCount("EVALSHA")).isGreaterThanOrEqualTo(4); // warm-up 2,
+                                                                             // then this
+                                                                             // one twice
         assertThat(acquired).isPresent();
         assertThat(acquired.get().fencingToken()).isGreaterThan(previousToken);
         assertThat(acquired.get().release()).isTrue();
@@ -120,8 +131,10 @@ class ResentCommandTest {
 
     @Test
     void anAcquireWhoseReplyNeverCameIsUndoneOnceRedisAnswersAgain() {
-        // Redis runs the SET, but its reply, and everything after it on that connection, is lost
-        // until the connection is closed: the caller times out not knowing it holds the lock.
+        // Redis runs the SET, but its reply, and everything after it on that connection,
+        // is lost
+        // until the connection is closed: the caller times out not knowing it holds the
+        // lock.
         proxy.onNext(RedisCommandMatcher.named("SET").withArgument(1, LOCK)).dropReplyAndHang();
         try {
             instance.service.tryLock("resent", Duration.ofSeconds(30), Duration.ZERO);
@@ -136,4 +149,5 @@ class ResentCommandTest {
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(redis.get(LOCK)).isNull());
         assertThat(other.service.tryLock("resent", Duration.ofSeconds(30), Duration.ZERO)).isPresent();
     }
+
 }

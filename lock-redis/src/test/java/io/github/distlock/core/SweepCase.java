@@ -33,46 +33,67 @@ import io.github.distlock.testsupport.RedisCommand;
 import io.github.distlock.testsupport.RedisCommandMatcher;
 
 /**
- * One operation under one fault, on a lock key of its own, and the invariants checked against Redis itself:
+ * One operation under one fault, on a lock key of its own, and the invariants checked
+ * against Redis itself:
  * <ul>
- * <li>no key is left held by a token that no live handle owns, and no wait-queue entry of a caller that gave up,
- * for longer than the operation timeout plus one renewal period after the faults healed;</li>
- * <li>a handle that reports {@link LockHandle#isHeld()} has its token in Redis (sampled throughout by
- * {@link HeldHandleMonitor}), so no two handles of one key report it held;</li>
- * <li>every fencing token returned is greater than every token returned before it for the key;</li>
+ * <li>no key is left held by a token that no live handle owns, and no wait-queue entry of
+ * a caller that gave up, for longer than the operation timeout plus one renewal period
+ * after the faults healed;</li>
+ * <li>a handle that reports {@link LockHandle#isHeld()} has its token in Redis (sampled
+ * throughout by {@link HeldHandleMonitor}), so no two handles of one key report it
+ * held;</li>
+ * <li>every fencing token returned is greater than every token returned before it for the
+ * key;</li>
  * <li>every call returns within a bound: no thread is left blocked.</li>
  * </ul>
- * Breaches are collected as violations, with a timeline of the case (its calls, the commands the proxy saw for
- * the key, the fault's moves) to tell what happened.
+ * Breaches are collected as violations, with a timeline of the case (its calls, the
+ * commands the proxy saw for the key, the fault's moves) to tell what happened.
  */
 final class SweepCase {
 
     private static final Duration POLL = Duration.ofMillis(5);
 
     final SweepOperation operation;
+
     final SweepFault fault;
+
     final SweepTiming timing;
+
     final ProxiedLockServices services;
+
     /** The lock name, unique to this case. */
     final String name;
+
     final String redisKey;
+
     private final ExecutorService callers;
+
     private final ScheduledExecutorService faults;
+
     private final long startNanos = System.nanoTime();
 
     private final List<String> timeline = new CopyOnWriteArrayList<>();
+
     private final List<String> violations = new CopyOnWriteArrayList<>();
+
     private final List<String> outcomes = new CopyOnWriteArrayList<>();
+
     private final List<DefaultLockHandle> handles = new CopyOnWriteArrayList<>();
+
     private final List<String> flaggedTokens = new CopyOnWriteArrayList<>();
+
     private final List<Future<?>> faultTasks = new CopyOnWriteArrayList<>();
+
     private volatile FaultRule rule;
+
     private volatile long targetSentNanos;
+
     private long highestFencingToken;
+
     private String highestFencingTokenSource;
 
-    SweepCase(SweepOperation operation, SweepFault fault, SweepTiming timing, String name,
-            ProxiedLockServices services, ExecutorService callers, ScheduledExecutorService faults) {
+    SweepCase(SweepOperation operation, SweepFault fault, SweepTiming timing, String name, ProxiedLockServices services,
+            ExecutorService callers, ScheduledExecutorService faults) {
         this.operation = operation;
         this.fault = fault;
         this.timing = timing;
@@ -83,7 +104,10 @@ final class SweepCase {
         this.faults = faults;
     }
 
-    /** Runs the operation under the fault, heals, and checks the invariants; returns the violations found. */
+    /**
+     * Runs the operation under the fault, heals, and checks the invariants; returns the
+     * violations found.
+     */
     List<String> run() {
         log("case " + operation.name() + " x " + fault.name() + " on " + redisKey + ", " + timing);
         watchCommands();
@@ -93,7 +117,8 @@ final class SweepCase {
         return violations;
     }
 
-    // ------------------------------------------------------------------------------------------------ for operations
+    // ------------------------------------------------------------------------------------------------
+    // for operations
 
     LockService proxied() {
         return services.proxied.service;
@@ -104,8 +129,9 @@ final class SweepCase {
     }
 
     /**
-     * A call that prepares the operation, before its fault: retried until it succeeds, since a reply the previous
-     * case delayed may still hold up the proxied connection for a moment.
+     * A call that prepares the operation, before its fault: retried until it succeeds,
+     * since a reply the previous case delayed may still hold up the proxied connection
+     * for a moment.
      */
     LockHandle setUp(String what, Callable<LockHandle> call) {
         AtomicReference<LockHandle> handle = new AtomicReference<>();
@@ -132,8 +158,8 @@ final class SweepCase {
     }
 
     /**
-     * The call's result, or null if it threw (an expected lock exception, logged) or did not return within the
-     * bound (a violation: the thread is blocked).
+     * The call's result, or null if it threw (an expected lock exception, logged) or did
+     * not return within the bound (a violation: the thread is blocked).
      */
     <T> T join(String what, Future<T> future) {
         try {
@@ -171,8 +197,8 @@ final class SweepCase {
             DefaultLockHandle tracked = (DefaultLockHandle) handle;
             handles.add(tracked);
             log("handle " + shortToken(tracked.token()) + " returned, held=" + tracked.isHeld());
-            tracked.issuedFencingToken().ifPresent(token -> recordFencingToken("handle " + shortToken(tracked.token()),
-                    token));
+            tracked.issuedFencingToken()
+                .ifPresent(token -> recordFencingToken("handle " + shortToken(tracked.token()), token));
         }
         return handle;
     }
@@ -180,8 +206,8 @@ final class SweepCase {
     synchronized void recordFencingToken(String source, long token) {
         log("fencing token " + token + " from " + source);
         if (token <= highestFencingToken) {
-            violation("fencing token " + token + " from " + source + " is not above " + highestFencingToken
-                    + ", which " + highestFencingTokenSource + " returned before it");
+            violation("fencing token " + token + " from " + source + " is not above " + highestFencingToken + ", which "
+                    + highestFencingTokenSource + " returned before it");
             return;
         }
         highestFencingToken = token;
@@ -189,8 +215,9 @@ final class SweepCase {
     }
 
     /**
-     * The operation is about to send its target command: the fault's rules are armed (not earlier, so the set-up's
-     * commands cannot use them up) and outages start now, or after their offset.
+     * The operation is about to send its target command: the fault's rules are armed (not
+     * earlier, so the set-up's commands cannot use them up) and outages start now, or
+     * after their offset.
      */
     void beforeTarget() {
         log("target command " + operation.target + " about to go out");
@@ -198,7 +225,10 @@ final class SweepCase {
         fault.beforeTarget(this);
     }
 
-    /** Waits until the target command reached the proxy, or long enough that it never will. */
+    /**
+     * Waits until the target command reached the proxy, or long enough that it never
+     * will.
+     */
     void awaitTargetSent() {
         awaitQuietly(timing.operationTimeout().multipliedBy(2).plus(timing.outageOffset()).plusMillis(200),
                 () -> targetSentNanos != 0 || (rule != null && rule.triggerCount() > 0), "the target command sent");
@@ -221,7 +251,8 @@ final class SweepCase {
         }
     }
 
-    // ------------------------------------------------------------------------------------------------ for faults
+    // ------------------------------------------------------------------------------------------------
+    // for faults
 
     /** The fault rule builder for the operation's target command on this case's key. */
     FaultRule.Builder onTarget() {
@@ -245,7 +276,10 @@ final class SweepCase {
         }, 0, 1, TimeUnit.MILLISECONDS));
     }
 
-    /** An outage that starts now (or after the timing's offset) and heals after the timing's outage. */
+    /**
+     * An outage that starts now (or after the timing's offset) and heals after the
+     * timing's outage.
+     */
     void outage(String what, Runnable begin) {
         Runnable start = () -> {
             log(what);
@@ -274,11 +308,13 @@ final class SweepCase {
         timeline.add(String.format("%6d ms  %s", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos), event));
     }
 
-    // ------------------------------------------------------------------------------------------------ invariants
+    // ------------------------------------------------------------------------------------------------
+    // invariants
 
     /**
-     * Samples every tracked handle that reports the lock held: Redis must hold its token. Sound with sampling: the
-     * handle reported held before and after the read, and a lease never looks longer locally than in Redis.
+     * Samples every tracked handle that reports the lock held: Redis must hold its token.
+     * Sound with sampling: the handle reported held before and after the read, and a
+     * lease never looks longer locally than in Redis.
      */
     void checkHeldHandles(Function<String, String> readLockValue) {
         for (DefaultLockHandle handle : handles) {
@@ -294,7 +330,10 @@ final class SweepCase {
         }
     }
 
-    /** Lets a scheduled outage run its course, then ends every fault; returns when the faults ended. */
+    /**
+     * Lets a scheduled outage run its course, then ends every fault; returns when the
+     * faults ended.
+     */
     private long endFault() {
         long limit = System.nanoTime() + timing.outageOffset().plus(timing.outage()).plusSeconds(2).toNanos();
         // By index: a rule that hits meanwhile adds its heal to the list.
@@ -324,7 +363,8 @@ final class SweepCase {
     private void verify(long settled) {
         Duration bound = timing.orphanBound();
         awaitClean(settled, bound, true, "after the faults healed");
-        // A held handle without a fencing token draws one now: it must be above every token returned so far.
+        // A held handle without a fencing token draws one now: it must be above every
+        // token returned so far.
         for (DefaultLockHandle handle : handles) {
             if (!handle.isReleased() && handle.isHeld() && handle.issuedFencingToken().isEmpty()) {
                 Long token = call("fencingToken() of handle " + shortToken(handle.token()) + " after the faults",
@@ -340,9 +380,10 @@ final class SweepCase {
             }
         }
         awaitClean(System.nanoTime(), bound, false, "after every handle was released");
-        LockHandle probe = call("direct tryLock with a fencing token, after the case", () -> direct()
-                .tryLock(LockRequest.of(name).withTtl(timing.ttl()).withWaitTime(Duration.ZERO).withFencingToken())
-                .orElse(null));
+        LockHandle probe = call("direct tryLock with a fencing token, after the case",
+                () -> direct()
+                    .tryLock(LockRequest.of(name).withTtl(timing.ttl()).withWaitTime(Duration.ZERO).withFencingToken())
+                    .orElse(null));
         if (probe == null) {
             violation("the lock could not be taken after the case, with every handle released");
         }
@@ -353,14 +394,15 @@ final class SweepCase {
     }
 
     /**
-     * Waits until Redis holds no token but those of live handles (or none at all) and no queue entry, within
-     * {@code bound} of {@code from}.
+     * Waits until Redis holds no token but those of live handles (or none at all) and no
+     * queue entry, within {@code bound} of {@code from}.
      */
     private void awaitClean(long from, Duration bound, boolean liveHandlesMayHold, String when) {
         long deadline = from + bound.toNanos();
         try {
-            await().pollInterval(POLL).atMost(Duration.ofNanos(Math.max(deadline - System.nanoTime(), POLL.toNanos())))
-                    .until(() -> isClean(liveHandlesMayHold));
+            await().pollInterval(POLL)
+                .atMost(Duration.ofNanos(Math.max(deadline - System.nanoTime(), POLL.toNanos())))
+                .until(() -> isClean(liveHandlesMayHold));
         }
         catch (ConditionTimeoutException ex) {
             String value = services.lockValue(redisKey);
@@ -378,9 +420,13 @@ final class SweepCase {
         return owned && services.queueLength(redisKey) == 0 && services.waiterEntries(redisKey) == 0;
     }
 
-    // ------------------------------------------------------------------------------------------------ bookkeeping
+    // ------------------------------------------------------------------------------------------------
+    // bookkeeping
 
-    /** Registers a rule that matches no command but sees each one: the timeline of the key, and the target sent. */
+    /**
+     * Registers a rule that matches no command but sees each one: the timeline of the
+     * key, and the target sent.
+     */
     private void watchCommands() {
         services.proxy.onNext(RedisCommandMatcher.anyCommand().matching(this::sees)).delayReply(Duration.ofMillis(1));
     }
@@ -447,8 +493,8 @@ final class SweepCase {
 
     /** The case's violations and timeline, for a failure message. */
     String report() {
-        return this + ": " + violations.size() + " violation(s)\n  " + String.join("\n  ", violations) + "\n timeline:\n  "
-                + String.join("\n  ", timeline);
+        return this + ": " + violations.size() + " violation(s)\n  " + String.join("\n  ", violations)
+                + "\n timeline:\n  " + String.join("\n  ", timeline);
     }
 
     @Override
@@ -458,8 +504,11 @@ final class SweepCase {
 
     /** Ends a periodic fault task once it did its work. */
     private static final class CancellationMarker extends RuntimeException {
+
         CancellationMarker() {
             super(null, null, false, false);
         }
+
     }
+
 }

@@ -1,9 +1,10 @@
 package io.github.distlock.core;
 
 /**
- * The faults of the sweep, each aimed at one operation's command ({@link SweepCase#onTarget()}). Both kinds start
- * just before the operation sends that command ({@link SweepCase#beforeTarget()}): per-command faults are armed
- * then and hit the next matching command; outages begin then (or after the timing's offset).
+ * The faults of the sweep, each aimed at one operation's command
+ * ({@link SweepCase#onTarget()}). Both kinds start just before the operation sends that
+ * command ({@link SweepCase#beforeTarget()}): per-command faults are armed then and hit
+ * the next matching command; outages begin then (or after the timing's offset).
  */
 enum SweepFault {
 
@@ -47,7 +48,8 @@ enum SweepFault {
     RESET_CONNECTIONS("every connection reset while its reply was on the way") {
         @Override
         void arm(SweepCase sweepCase) {
-            // The reply is held back a moment, so the reset surely comes after Redis ran the command.
+            // The reply is held back a moment, so the reset surely comes after Redis ran
+            // the command.
             sweepCase.useRule(sweepCase.onTarget().delayReply(sweepCase.timing.resetProbeDelay()));
             sweepCase.whenTriggered(() -> {
                 sweepCase.log("reset every connection");
@@ -80,4 +82,5 @@ enum SweepFault {
     public String toString() {
         return description;
     }
+
 }

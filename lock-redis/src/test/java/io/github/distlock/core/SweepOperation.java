@@ -8,9 +8,10 @@ import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 
 /**
- * The operations of the sweep. Each drives one lock operation of the proxied instance whose target command the
- * fault hits, with the direct instance contending where the operation involves a second party. Calls go through
- * {@link SweepCase#call}, which bounds them and records their outcome; every handle returned is tracked, so the
+ * The operations of the sweep. Each drives one lock operation of the proxied instance
+ * whose target command the fault hits, with the direct instance contending where the
+ * operation involves a second party. Calls go through {@link SweepCase#call}, which
+ * bounds them and records their outcome; every handle returned is tracked, so the
  * invariants can be checked against Redis while and after the fault.
  */
 enum SweepOperation {
@@ -19,7 +20,8 @@ enum SweepOperation {
         @Override
         void run(SweepCase c) {
             c.beforeTarget();
-            c.track(c.call("proxied tryLock, no wait", () -> c.proxied().tryLock(c.name, c.timing.ttl(), Duration.ZERO)));
+            c.track(c.call("proxied tryLock, no wait",
+                    () -> c.proxied().tryLock(c.name, c.timing.ttl(), Duration.ZERO)));
         }
     },
     WAITING_TRY_LOCK("a tryLock with a wait, the lock free", LockCommand.BARE_ACQUIRE) {
@@ -37,8 +39,11 @@ enum SweepOperation {
             LockHandle holder = c.setUp("direct lock", () -> c.direct().lock(c.name, c.timing.ttl(), Duration.ZERO));
             c.beforeTarget();
             Future<Optional<LockHandle>> waiter = c.start("proxied tryLock, waiting, with fencing token",
-                    () -> c.proxied().tryLock(LockRequest.of(c.name).withTtl(c.timing.ttl())
-                            .withWaitTime(c.timing.waitTime()).withFencingToken()));
+                    () -> c.proxied()
+                        .tryLock(LockRequest.of(c.name)
+                            .withTtl(c.timing.ttl())
+                            .withWaitTime(c.timing.waitTime())
+                            .withFencingToken()));
             c.awaitTargetSent();
             c.call("direct release, the holder", holder::release);
             c.track(c.join("proxied tryLock, waiting, with fencing token", waiter));
@@ -80,10 +85,11 @@ enum SweepOperation {
         void run(SweepCase c) {
             Duration lease = c.timing.renewedTtl();
             DefaultLockHandle handle = (DefaultLockHandle) c.setUp("proxied lock, renewed", () -> c.proxied()
-                    .lock(LockRequest.of(c.name).withTtl(lease).withWaitTime(Duration.ZERO).withWatchdog(true)));
+                .lock(LockRequest.of(c.name).withTtl(lease).withWaitTime(Duration.ZERO).withWatchdog(true)));
             c.elapseUntil(handle.nextRenewalNanos() - Duration.ofMillis(20).toNanos());
             c.beforeTarget();
-            // Three renewal periods: the faulted renewal, its retries and the renewals after the fault healed.
+            // Three renewal periods: the faulted renewal, its retries and the renewals
+            // after the fault healed.
             c.elapse(SweepTiming.renewalPeriod(lease).multipliedBy(3));
         }
     },
@@ -92,7 +98,7 @@ enum SweepOperation {
         void run(SweepCase c) {
             LockHandle handle = c.setUp("proxied lock", () -> c.proxied().lock(c.name, c.timing.ttl(), Duration.ZERO));
             Future<Optional<LockHandle>> waiter = c.start("direct tryLock, waiting", () -> c.direct()
-                    .tryLock(LockRequest.of(c.name).withTtl(c.timing.ttl()).withWaitTime(c.timing.waitTime())));
+                .tryLock(LockRequest.of(c.name).withTtl(c.timing.ttl()).withWaitTime(c.timing.waitTime())));
             c.awaitQueued();
             c.beforeTarget();
             c.call("proxied release, handing over", handle::release);
@@ -105,7 +111,7 @@ enum SweepOperation {
             LockHandle holder = c.setUp("direct lock", () -> c.direct().lock(c.name, c.timing.ttl(), Duration.ZERO));
             long started = System.nanoTime();
             Future<Optional<LockHandle>> waiter = c.start("proxied tryLock, giving up", () -> c.proxied()
-                    .tryLock(LockRequest.of(c.name).withTtl(c.timing.ttl()).withWaitTime(c.timing.giveUpWaitTime())));
+                .tryLock(LockRequest.of(c.name).withTtl(c.timing.ttl()).withWaitTime(c.timing.giveUpWaitTime())));
             c.elapseUntil(started + c.timing.giveUpWaitTime().toNanos() - Duration.ofMillis(20).toNanos());
             c.beforeTarget();
             c.track(c.join("proxied tryLock, giving up", waiter));
@@ -115,6 +121,7 @@ enum SweepOperation {
     };
 
     private final String description;
+
     final LockCommand target;
 
     SweepOperation(String description, LockCommand target) {
@@ -129,4 +136,5 @@ enum SweepOperation {
     public String toString() {
         return description;
     }
+
 }

@@ -26,23 +26,29 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * The wait queue: a release hands the lock to the longest-waiting live waiter, in arrival order,
- * skips waiters that are gone, and a waiter that gives up leaves no entry a release could hand the
- * lock to.
+ * The wait queue: a release hands the lock to the longest-waiting live waiter, in arrival
+ * order, skips waiters that are gone, and a waiter that gives up leaves no entry a
+ * release could hand the lock to.
  */
 class WaitQueueTest {
 
     private static final String LOCK = "lock:{queue}";
+
     private static final String QUEUE = LOCK + LettuceLockBackend.QUEUE_SUFFIX;
+
     private static final String WAITING = LOCK + LettuceLockBackend.WAITING_SUFFIX;
 
-    /** Well below the fallback poll's second, and well above the few milliseconds an idle machine needs. */
+    /**
+     * Well below the fallback poll's second, and well above the few milliseconds an idle
+     * machine needs.
+     */
     private static final Duration PROMPT = Duration.ofMillis(750);
 
     @RegisterExtension
     static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
 
     private RedisTestServer redis;
+
     private final List<LockServiceConnection> connections = new ArrayList<>();
 
     @BeforeEach
@@ -104,12 +110,13 @@ class WaitQueueTest {
         LockServiceConnection holder = instance();
         LockServiceConnection waiter = instance();
         LockHandle held = holder.service.lock("queue", null, Duration.ZERO);
-        // A waiter that died after queueing: first in line, its entry lapsed a second ago.
+        // A waiter that died after queueing: first in line, its entry lapsed a second
+        // ago.
         long now = System.currentTimeMillis();
         redis.command("ZADD", QUEUE, "1", "dead-waiter");
         redis.command("HSET", WAITING, "dead-waiter", (now - 1000) + ":30000");
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
-                .supplyAsync(() -> waiter.service.tryLock("queue", null, Duration.ofSeconds(20)));
+            .supplyAsync(() -> waiter.service.tryLock("queue", null, Duration.ofSeconds(20)));
         await().atMost(Duration.ofSeconds(20)).until(() -> queueLength() == 2);
 
         held.release();
@@ -209,7 +216,7 @@ class WaitQueueTest {
         waiter.subscriber.stop();
         LockHandle held = holder.service.lock("queue", null, Duration.ZERO);
         CompletableFuture<Optional<LockHandle>> waiting = CompletableFuture
-                .supplyAsync(() -> waiter.service.tryLock("queue", null, Duration.ofSeconds(20)));
+            .supplyAsync(() -> waiter.service.tryLock("queue", null, Duration.ofSeconds(20)));
         await().atMost(Duration.ofSeconds(20)).until(() -> queueLength() == 1);
         long heldFence = held.fencingToken();
 
@@ -222,9 +229,9 @@ class WaitQueueTest {
     }
 
     @Test
-    void aHandOverPublishedBeforeTheSubscriptionStartedIsFoundWithoutWaitingForTheOnceASecondPoll()
-            throws Exception {
-        // Trusting the new subscription would sleep until the fallback poll, a second later, every time. A stall
+    void aHandOverPublishedBeforeTheSubscriptionStartedIsFoundWithoutWaitingForTheOnceASecondPoll() throws Exception {
+        // Trusting the new subscription would sleep until the fallback poll, a second
+        // later, every time. A stall
         // of a busy machine can make one hand-over slow too, not three in a row.
         List<Duration> took = new ArrayList<>();
         while (took.size() < 3 && (took.isEmpty() || took.get(took.size() - 1).compareTo(PROMPT) >= 0)) {
@@ -234,12 +241,17 @@ class WaitQueueTest {
         assertThat(took).as("hand-overs found, in order").anyMatch(duration -> duration.compareTo(PROMPT) < 0);
     }
 
-    /** How long a waiter took to find the hand-over of {@code name}, published before its subscription came up. */
+    /**
+     * How long a waiter took to find the hand-over of {@code name}, published before its
+     * subscription came up.
+     */
     private Duration handOverPublishedBeforeTheSubscriptionStarted(String name) {
         LockServiceConnection holder = instance();
         LockHandle held = holder.service.lock(name, null, Duration.ZERO);
-        // The waiter's subscription "comes up" right after its first attempt, too late for the
-        // hand-over, which is published while nobody listens (nothing is subscribed at all here).
+        // The waiter's subscription "comes up" right after its first attempt, too late
+        // for the
+        // hand-over, which is published while nobody listens (nothing is subscribed at
+        // all here).
         AtomicBoolean subscribed = new AtomicBoolean();
         LockServiceConnection waiter = new LockServiceConnection(driver(), redis.host(), redis.port(),
                 Duration.ofSeconds(2), true, backend -> new CountingBackend(backend) {
@@ -277,9 +289,11 @@ class WaitQueueTest {
             connection.service.lock("free:" + i, null, Duration.ofSeconds(5)).release();
         }
 
-        // A subscription starts in the background; give it the time it would need to show.
-        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(20))
-                .until(() -> redis.subscriberCount(LettuceLockBackend.handOverChannel("lock:")) == 0);
+        // A subscription starts in the background; give it the time it would need to
+        // show.
+        await().during(Duration.ofMillis(500))
+            .atMost(Duration.ofSeconds(20))
+            .until(() -> redis.subscriberCount(LettuceLockBackend.handOverChannel("lock:")) == 0);
     }
 
     @Test
@@ -292,11 +306,13 @@ class WaitQueueTest {
         LockHandle held = holder.service.lock("queue", null, Duration.ZERO);
 
         CompletableFuture<LockHandle> waiting = CompletableFuture
-                .supplyAsync(() -> waiter.service.lock("queue", null, Duration.ofSeconds(30)));
+            .supplyAsync(() -> waiter.service.lock("queue", null, Duration.ofSeconds(30)));
 
-        // Only the holder's instance was subscribed; the waiter's first failed attempt subscribes it.
+        // Only the holder's instance was subscribed; the waiter's first failed attempt
+        // subscribes it.
         await().atMost(Duration.ofSeconds(10)).until(() -> redis.subscriberCount(channel) == 2);
-        // Redis counts the subscriber before the client has read the confirmation that marks it delivering.
+        // Redis counts the subscriber before the client has read the confirmation that
+        // marks it delivering.
         LockKey queue = io.github.distlock.redis.RedisKeyNaming.lockKey("lock:", "queue");
         await().atMost(Duration.ofSeconds(10)).until(() -> waiter.waiters.notificationsDelivered(queue));
         assertThat(waiting).isNotDone();
@@ -318,4 +334,5 @@ class WaitQueueTest {
         assertThat(redis.get(LOCK)).isEqualTo("holder");
         assertThat(queueLength()).isEqualTo(1);
     }
+
 }

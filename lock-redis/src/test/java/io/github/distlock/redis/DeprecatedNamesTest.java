@@ -18,17 +18,21 @@ import io.github.distlock.testsupport.RedisTestServer;
 import io.lettuce.core.RedisClient;
 
 /**
- * The deprecated names: code written against them still compiles and gets the renamed classes, with the same keys,
- * channels and behaviour. {@code RedisLockBackend} is {@link LettuceLockBackend}; the release-signal types are the
- * hand-over ones ({@link HandOverSubscriber}, {@link HandOverChannel}, {@link ShardedHandOverChannels},
+ * The deprecated names: code written against them still compiles and gets the renamed
+ * classes, with the same keys, channels and behaviour. {@code RedisLockBackend} is
+ * {@link LettuceLockBackend}; the release-signal types are the hand-over ones
+ * ({@link HandOverSubscriber}, {@link HandOverChannel}, {@link ShardedHandOverChannels},
  * {@link RedisHandOverNotifications}).
  */
 @SuppressWarnings("deprecation")
 class DeprecatedNamesTest {
 
     private RedisTestServer redis;
+
     private RedisClient client;
+
     private RedisLockBackend backend;
+
     private LettuceConnectionFactory factory;
 
     @AfterEach
@@ -63,7 +67,7 @@ class DeprecatedNamesTest {
         assertThat(backend.release(key, "holder")).isTrue();
         assertThat(redis.get("lock:{order:7}")).isNull();
         assertThat(List.of(RedisLockBackend.QUEUE_SUFFIX, RedisLockBackend.WAITING_SUFFIX))
-                .containsExactly(LettuceLockBackend.QUEUE_SUFFIX, LettuceLockBackend.WAITING_SUFFIX);
+            .containsExactly(LettuceLockBackend.QUEUE_SUFFIX, LettuceLockBackend.WAITING_SUFFIX);
     }
 
     @Test
@@ -80,16 +84,18 @@ class DeprecatedNamesTest {
                 Duration.ofSeconds(2));
         try {
             assertThat(RedisReleaseSubscriber.releaseChannel("lock:")).isEqualTo("lock:released")
-                    .isEqualTo(HandOverSubscriber.handOverChannel("lock:"));
+                .isEqualTo(HandOverSubscriber.handOverChannel("lock:"));
             assertThat(subscriber).isInstanceOf(HandOverSubscriber.class);
             assertThat(notifications).isInstanceOf(RedisHandOverNotifications.class);
             assertThat(notifications.mode()).isEqualTo(RedisHandOverNotifications.Mode.GLOBAL);
             assertThat(notifications.apply(new LockKey("a", "lock:{a}")).toString())
-                    .isEqualTo(ReleaseChannel.global("lock:released").toString()).isEqualTo("PUBLISH lock:released");
+                .isEqualTo(ReleaseChannel.global("lock:released").toString())
+                .isEqualTo("PUBLISH lock:released");
             assertThat(ReleaseChannel.sharded("lock:released", "lock:released:{633}").toString())
-                    .isEqualTo(HandOverChannel.sharded("lock:released", "lock:released:{633}").toString());
+                .isEqualTo(HandOverChannel.sharded("lock:released", "lock:released:{633}").toString());
             assertThat(new ShardedReleaseChannels("lock:").channelOf(8691))
-                    .isEqualTo(new ShardedHandOverChannels("lock:").channelOf(8691)).isEqualTo("lock:released:{633}");
+                .isEqualTo(new ShardedHandOverChannels("lock:").channelOf(8691))
+                .isEqualTo("lock:released:{633}");
             // The first wait starts the subscription, on the old channel name.
             await().atMost(Duration.ofSeconds(10)).until(subscriber::startListening);
             assertThat(redis.subscriberCount("lock:released")).isEqualTo(1);
@@ -99,4 +105,5 @@ class DeprecatedNamesTest {
             subscriber.close();
         }
     }
+
 }

@@ -18,14 +18,18 @@ import io.github.distlock.LockService;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Everything an application does with a lock, against one Redis, for tests that change how the
- * application reaches Redis (ACL user, TLS): an uncontended acquisition, its fencing token, a
- * waiter that gives up, watchdog renewals, a contended wait that ends with a hand-over, release.
- * Redis state is checked through the fixture, by the keys under the default prefix {@code lock:}.
+ * Everything an application does with a lock, against one Redis, for tests that change
+ * how the application reaches Redis (ACL user, TLS): an uncontended acquisition, its
+ * fencing token, a waiter that gives up, watchdog renewals, a contended wait that ends
+ * with a hand-over, release. Redis state is checked through the fixture, by the keys
+ * under the default prefix {@code lock:}.
  */
 final class LockLifecycle {
 
-    /** Short, so the watchdog renews it several times; long enough that a stall of a busy machine is no loss. */
+    /**
+     * Short, so the watchdog renews it several times; long enough that a stall of a busy
+     * machine is no loss.
+     */
     private static final Duration TTL = Duration.ofMillis(1000);
 
     private LockLifecycle() {
@@ -33,20 +37,26 @@ final class LockLifecycle {
 
     /**
      * Runs the lifecycle on lock {@code name}.
-     *
      * @param holder takes the lock first
      * @param waiter contends for it, from another instance or the same one
      */
     static void run(String name, LockService holder, LockService waiter, RedisTestServer redis) throws Exception {
-        // Connected first: a cold connection (through Sentinel, on a busy machine) can take longer
-        // than the short lease below, and a lease over before the call returns is given back.
-        // Only not having connected yet is waited out: any other answer (an ACL denial, say) ends the
+        // Connected first: a cold connection (through Sentinel, on a busy machine) can
+        // take longer
+        // than the short lease below, and a lease over before the call returns is given
+        // back.
+        // Only not having connected yet is waited out: any other answer (an ACL denial,
+        // say) ends the
         // warm-up at once and fails the run, as it would without one.
         for (LockService service : List.of(holder, waiter)) {
             await().atMost(Duration.ofSeconds(20)).until(() -> {
                 try {
-                    return service.tryLock(LockRequest.of(name + ":warm-up").withTtl(Duration.ofSeconds(5))
-                            .withWaitTime(Duration.ZERO)).map(LockHandle::release).orElse(false);
+                    return service
+                        .tryLock(LockRequest.of(name + ":warm-up")
+                            .withTtl(Duration.ofSeconds(5))
+                            .withWaitTime(Duration.ZERO))
+                        .map(LockHandle::release)
+                        .orElse(false);
                 }
                 catch (LockBackendException ex) {
                     String message = String.valueOf(ex.getMessage());
@@ -57,11 +67,13 @@ final class LockLifecycle {
                 }
             });
         }
-        LockHandle held = holder.tryLock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO)
-                .withWatchdog(true)).orElseThrow();
+        LockHandle held = holder
+            .tryLock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO).withWatchdog(true))
+            .orElseThrow();
         assertThat(held.fencingToken()).isPositive();
         assertThat(waiter.tryLock(LockRequest.of(name).withWaitTime(Duration.ofMillis(100))))
-                .as("a waiter that gives up").isEmpty();
+            .as("a waiter that gives up")
+            .isEmpty();
 
         long heldSince = System.nanoTime();
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).until(() -> {
@@ -72,9 +84,10 @@ final class LockLifecycle {
 
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try {
-            Future<LockHandle> next = pool.submit(() -> waiter.lock(LockRequest.of(name).withTtl(TTL)
-                    .withWaitTime(Duration.ofSeconds(10))));
-            // Give the waiter time to queue; the lock must reach it whether or not it had.
+            Future<LockHandle> next = pool
+                .submit(() -> waiter.lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ofSeconds(10))));
+            // Give the waiter time to queue; the lock must reach it whether or not it
+            // had.
             await().pollDelay(Duration.ofMillis(100)).until(() -> true);
             assertThat(held.release()).isTrue();
             LockHandle handedOver = next.get(15, TimeUnit.SECONDS);
@@ -87,10 +100,14 @@ final class LockLifecycle {
         assertThat(leaseKeys(redis)).as("nothing held").isEmpty();
     }
 
-    /** Keys under {@code lock:} with a lease of at most the lifecycle's ttl: the held lock's key. */
+    /**
+     * Keys under {@code lock:} with a lease of at most the lifecycle's ttl: the held
+     * lock's key.
+     */
     private static List<String> leaseKeys(RedisTestServer redis) {
         List<String> keys = redis.scan("lock:*");
         Map<String, Long> pttls = redis.pttls(keys);
         return keys.stream().filter(key -> pttls.get(key) > 0 && pttls.get(key) <= TTL.toMillis()).toList();
     }
+
 }

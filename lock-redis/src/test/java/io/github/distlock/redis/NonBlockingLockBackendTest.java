@@ -21,15 +21,17 @@ import io.lettuce.core.RedisClient;
 
 /**
  * The calls Redlock makes to each node without a thread waiting for the answer
- * ({@link LettuceLockBackend#tryAcquireAsync}, {@link LettuceLockBackend#releaseAsync}): the same
- * answers as the blocking calls, on every path the blocking calls take (scripts not cached, Redis
- * 6.2), bounded by the same timeout, and a {@code null} answer, which sends the caller to the
- * blocking call, while there is no open connection to send on.
+ * ({@link LettuceLockBackend#tryAcquireAsync}, {@link LettuceLockBackend#releaseAsync}):
+ * the same answers as the blocking calls, on every path the blocking calls take (scripts
+ * not cached, Redis 6.2), bounded by the same timeout, and a {@code null} answer, which
+ * sends the caller to the blocking call, while there is no open connection to send on.
  */
 class NonBlockingLockBackendTest {
 
     private RedisTestServer redis;
+
     private RedisClient client;
+
     private LettuceLockBackend backend;
 
     @AfterEach
@@ -85,7 +87,8 @@ class NonBlockingLockBackendTest {
 
     @Test
     void anAcquireAskedAgainWithTheSameTokenIsStillOurs() throws Exception {
-        // What a re-send after a reconnect looks like to Redis: the key already holds our token.
+        // What a re-send after a reconnect looks like to Redis: the key already holds our
+        // token.
         LettuceLockBackend node = connect(RedisTestServer.start(), Duration.ofSeconds(2));
         node.awaitConnected(System.nanoTime() + TimeUnit.SECONDS.toNanos(10));
         LockKey key = node.lockKey("order:2");
@@ -132,9 +135,10 @@ class NonBlockingLockBackendTest {
 
         assertThat(acquire).isNotNull();
         assertThatThrownBy(() -> acquire.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
-                .cause().isInstanceOf(LockBackendException.class)
-                .hasMessageContaining("did not answer the acquire of lock")
-                .hasMessageContaining("distributed-lock.operation-timeout=PT0.2S");
+            .cause()
+            .isInstanceOf(LockBackendException.class)
+            .hasMessageContaining("did not answer the acquire of lock")
+            .hasMessageContaining("distributed-lock.operation-timeout=PT0.2S");
     }
 
     @Test
@@ -150,6 +154,7 @@ class NonBlockingLockBackendTest {
         assertThat(node.releaseAsync(key, "holder")).isNull();
         // The blocking call is the one that connects, and says why it could not.
         assertThatThrownBy(() -> node.tryAcquire(key, "holder", 30_000)).isInstanceOf(LockBackendException.class)
-                .hasMessageContaining("connect");
+            .hasMessageContaining("connect");
     }
+
 }

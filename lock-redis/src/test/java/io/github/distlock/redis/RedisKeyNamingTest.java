@@ -12,8 +12,9 @@ import io.github.distlock.LockKeys;
 import io.lettuce.core.cluster.SlotHash;
 
 /**
- * The stored key of a lock name: readable and unchanged for names without braces, one Cluster slot
- * for the lock and all its companion keys whatever the name, and distinct names never share a key.
+ * The stored key of a lock name: readable and unchanged for names without braces, one
+ * Cluster slot for the lock and all its companion keys whatever the name, and distinct
+ * names never share a key.
  */
 class RedisKeyNamingTest {
 
@@ -58,6 +59,7 @@ class RedisKeyNamingTest {
         assertThat(LockKeys.printable("a\nb\r\tc\\d\u0007")).isEqualTo("'a\\nb\\r\\tc\\\\d\\u0007'");
         assertThat(RedisKeyNaming.lockKey("lock:", "x\nFAKE LOG LINE").printableName()).doesNotContain("\n");
         assertThat(new io.github.distlock.LockTimeoutException("x\nFAKE", java.time.Duration.ZERO).getMessage())
-                .doesNotContain("\n");
+            .doesNotContain("\n");
     }
+
 }

@@ -30,31 +30,44 @@ import io.github.distlock.testsupport.RedisTestServer;
 import io.github.distlock.testsupport.ServerKind;
 
 /**
- * Release notifications on a real Valkey Cluster (a {@code valkey-server} from {@code valkey.server.bin},
- * {@code VALKEY_SERVER_BIN} or the {@code PATH}; skipped without one, failed on CI). Valkey reports
- * {@code redis_version:7.2.4} whatever its own version, so the choice must come from what the nodes have: they
- * are asked for {@code SPUBLISH}, and where an ACL forbids asking, {@code valkey_version} decides. Either way the
- * log names the server as "Valkey 9.1.2", and a release announces its hand-over on the lock's shard.
+ * Release notifications on a real Valkey Cluster (a {@code valkey-server} from
+ * {@code valkey.server.bin}, {@code VALKEY_SERVER_BIN} or the {@code PATH}; skipped
+ * without one, failed on CI). Valkey reports {@code redis_version:7.2.4} whatever its own
+ * version, so the choice must come from what the nodes have: they are asked for
+ * {@code SPUBLISH}, and where an ACL forbids asking, {@code valkey_version} decides.
+ * Either way the log names the server as "Valkey 9.1.2", and a release announces its
+ * hand-over on the lock's shard.
  *
- * <p>Tagged {@code valkey}: {@code .ci/run} leaves it out of the main build (the Valkey binary may still be building
- * then) and runs it in the Valkey leg.
+ * <p>
+ * Tagged {@code valkey}: {@code .ci/run} leaves it out of the main build (the Valkey
+ * binary may still be building then) and runs it in the Valkey leg.
  */
 @Tag("valkey")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ReleaseNotificationsOnValkeyTest {
 
     private static final String PREFIX = "lock:";
+
     private static final String GLOBAL_CHANNEL = RedisReleaseSubscriber.releaseChannel(PREFIX);
+
     private static final Duration TIMEOUT = Duration.ofSeconds(2);
+
     private static final String USER = "no-command";
+
     private static final String PASSWORD = "no-command-password";
 
     private RedisTestCluster cluster;
+
     private String valkeyVersion;
+
     private final ListAppender<ILoggingEvent> log = new ListAppender<>();
+
     private final Logger logger = (Logger) LoggerFactory.getLogger(ReleaseNotifications.class);
 
-    /** Started by the first test, so that without Valkey each test reports itself skipped, with the reason. */
+    /**
+     * Started by the first test, so that without Valkey each test reports itself skipped,
+     * with the reason.
+     */
     private void startValkeyCluster() {
         if (cluster != null) {
             return;
@@ -104,12 +117,12 @@ class ReleaseNotificationsOnValkeyTest {
             await().atMost(Duration.ofSeconds(10)).until(() -> instance.notifications.mode() != null);
 
             assertThat(instance.notifications.mode()).isEqualTo(Mode.SHARDED);
-            assertThat(cluster.nodes()).allSatisfy(node -> assertThat(node.commandCalls("command|info"))
-                    .as("COMMAND INFO on %s", node).isEqualTo(1));
+            assertThat(cluster.nodes()).allSatisfy(
+                    node -> assertThat(node.commandCalls("command|info")).as("COMMAND INFO on %s", node).isEqualTo(1));
             assertThat(infoLines()).singleElement(InstanceOfAssertFactories.STRING)
-                    .contains("sharded pub/sub")
-                    .endsWith(" on Cluster of Valkey " + valkeyVersion)
-                    .doesNotContain("7.2.4");
+                .contains("sharded pub/sub")
+                .endsWith(" on Cluster of Valkey " + valkeyVersion)
+                .doesNotContain("7.2.4");
         }
     }
 
@@ -121,9 +134,10 @@ class ReleaseNotificationsOnValkeyTest {
 
             assertThat(instance.notifications.mode()).isEqualTo(Mode.SHARDED);
             assertThat(cluster.nodes().stream().mapToLong(node -> node.errorReplies("NOPERM")).sum())
-                    .as("COMMAND INFO refused on every node").isEqualTo(3);
+                .as("COMMAND INFO refused on every node")
+                .isEqualTo(3);
             assertThat(infoLines()).singleElement(InstanceOfAssertFactories.STRING)
-                    .endsWith(" on Cluster of Valkey " + valkeyVersion);
+                .endsWith(" on Cluster of Valkey " + valkeyVersion);
         }
     }
 
@@ -137,8 +151,7 @@ class ReleaseNotificationsOnValkeyTest {
                 LockKey key = RedisKeyNaming.lockKey(PREFIX, "valkey:1");
                 RedisTestServer owner = cluster.nodeForKey(key.storeKey());
                 assertThat(backend.tryAcquire(key, "holder-token", 30_000, 0, false, false).acquired()).isTrue();
-                assertThat(backend.tryAcquire(key, "waiter-token", 30_000, 10_000, false, false).acquired())
-                        .isFalse();
+                assertThat(backend.tryAcquire(key, "waiter-token", 30_000, 10_000, false, false).acquired()).isFalse();
                 owner.resetStats();
 
                 assertThat(backend.release(key, "holder-token")).isTrue();
@@ -155,15 +168,22 @@ class ReleaseNotificationsOnValkeyTest {
     }
 
     private List<String> infoLines() {
-        return log.list.stream().map(ILoggingEvent::getFormattedMessage)
-                .filter(message -> message.startsWith("Lock release notifications:")).toList();
+        return log.list.stream()
+            .map(ILoggingEvent::getFormattedMessage)
+            .filter(message -> message.startsWith("Lock release notifications:"))
+            .toList();
     }
 
-    /** What an application wires for release notifications over a Lettuce Cluster connection factory. */
+    /**
+     * What an application wires for release notifications over a Lettuce Cluster
+     * connection factory.
+     */
     private final class Instance implements AutoCloseable {
 
         final LettuceConnectionFactory connectionFactory;
+
         final RedisReleaseSubscriber subscriber;
+
         final ReleaseNotifications notifications;
 
         Instance(String user, String password) {
@@ -186,5 +206,7 @@ class ReleaseNotificationsOnValkeyTest {
             subscriber.close();
             connectionFactory.destroy();
         }
+
     }
+
 }

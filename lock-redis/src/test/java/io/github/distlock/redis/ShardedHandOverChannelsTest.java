@@ -13,9 +13,9 @@ import io.github.distlock.core.LockKey;
 import io.lettuce.core.cluster.SlotHash;
 
 /**
- * The sharded release channels: one per hash slot, each in its own slot, so release.lua may
- * {@code SPUBLISH} to the lock's channel from inside a script. Slots are checked with Lettuce's
- * {@link SlotHash}, not with the CRC16 the channels were computed with.
+ * The sharded release channels: one per hash slot, each in its own slot, so release.lua
+ * may {@code SPUBLISH} to the lock's channel from inside a script. Slots are checked with
+ * Lettuce's {@link SlotHash}, not with the CRC16 the channels were computed with.
  */
 class ShardedHandOverChannelsTest {
 
@@ -37,12 +37,13 @@ class ShardedHandOverChannelsTest {
     void aLocksChannelIsInTheLocksSlotWhateverItsName() {
         for (String name : List.of("order:42", "a}b", "{}x}", "}", "{", "x{y}z", "ключ", "🔒", "")) {
             LockKey key = RedisKeyNaming.lockKey("lock:", name);
-            assertThat(SlotHash.getSlot(channels.channelFor(key))).as(name)
-                    .isEqualTo(SlotHash.getSlot(key.storeKey()));
+            assertThat(SlotHash.getSlot(channels.channelFor(key))).as(name).isEqualTo(SlotHash.getSlot(key.storeKey()));
         }
     }
 
-    /** The wire format, as the guide states it: other clients compute the same channel. */
+    /**
+     * The wire format, as the guide states it: other clients compute the same channel.
+     */
     @Test
     void theChannelOfOrder42IsFixed() {
         assertThat(channels.channelFor(RedisKeyNaming.lockKey("lock:", "order:42"))).isEqualTo("lock:released:{633}");
@@ -72,6 +73,7 @@ class ShardedHandOverChannelsTest {
     @Test
     void aPrefixWithBracesIsRefused() {
         assertThatIllegalArgumentException().isThrownBy(() -> new ShardedHandOverChannels("lock:{x}"))
-                .withMessageContaining("lock:{x}");
+            .withMessageContaining("lock:{x}");
     }
+
 }

@@ -44,22 +44,29 @@ import io.github.distlock.testsupport.RedisFaultProxy;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Redlock over five real, independent {@code redis-server} processes, each reached through a fault
- * proxy so that a test can slow, cut or black-hole any node: the majority rule, the validity rule,
- * the release everywhere, renewal by majority, and exclusion under contention.
+ * Redlock over five real, independent {@code redis-server} processes, each reached
+ * through a fault proxy so that a test can slow, cut or black-hole any node: the majority
+ * rule, the validity rule, the release everywhere, renewal by majority, and exclusion
+ * under contention.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RedlockBackendTest {
 
     private static final int NODES = 5;
-    // Generous: a build machine under load can take hundreds of milliseconds to schedule a reply.
+
+    // Generous: a build machine under load can take hundreds of milliseconds to schedule
+    // a reply.
     private static final Duration NODE_TIMEOUT = Duration.ofSeconds(1);
 
     private final List<RedisTestServer> servers = new ArrayList<>();
+
     private final List<RedisFaultProxy> proxies = new ArrayList<>();
+
     private final List<Service> services = new ArrayList<>();
 
-    /** One application instance's view: a lock service on a Redlock of its own clients. */
+    /**
+     * One application instance's view: a lock service on a Redlock of its own clients.
+     */
     private record Service(DefaultLockService service, RedlockBackend backend, LeaseWatchdog watchdog,
             List<String> lost) implements AutoCloseable {
 
@@ -108,9 +115,9 @@ class RedlockBackendTest {
     }
 
     /**
-     * An instance without restart protection: these servers were started moments ago, and with it
-     * every node would rightly hold its vote back until it had been up for the longest lease. The
-     * protection has tests of its own below.
+     * An instance without restart protection: these servers were started moments ago, and
+     * with it every node would rightly hold its vote back until it had been up for the
+     * longest lease. The protection has tests of its own below.
      */
     private Service service() {
         return service(false, Duration.ofSeconds(30), true);
@@ -119,28 +126,35 @@ class RedlockBackendTest {
     /**
      * @param restartProtection whether recently restarted nodes' votes are held back
      * @param longestLease the default ttl, which the longest lease is never shorter than
-     * @param throughProxies whether to reach the nodes through their fault proxies; restart tests
-     *        connect directly: a restart drops a direct connection, which is how the client notices
-     *        it at once, while a proxy keeps the client's side open and only the check once a
-     *        second would catch it
+     * @param throughProxies whether to reach the nodes through their fault proxies;
+     * restart tests connect directly: a restart drops a direct connection, which is how
+     * the client notices it at once, while a proxy keeps the client's side open and only
+     * the check once a second would catch it
      */
     private Service service(boolean restartProtection, Duration longestLease, boolean throughProxies) {
         List<String> uris = throughProxies ? proxies.stream().map(RedisFaultProxy::redisUri).toList()
                 : servers.stream().map(RedisTestServer::redisUri).toList();
         Service created = service(uris, restartProtection, longestLease);
-        // A majority answers before the test's first vote (a cold connect can outlast the node timeout).
-        await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> created.service().tryLock("warm-up",
-                Duration.ofSeconds(1), Duration.ZERO).map(LockHandle::release).orElse(false));
+        // A majority answers before the test's first vote (a cold connect can outlast the
+        // node timeout).
+        await().atMost(Duration.ofSeconds(10))
+            .ignoreExceptions()
+            .until(() -> created.service()
+                .tryLock("warm-up", Duration.ofSeconds(1), Duration.ZERO)
+                .map(LockHandle::release)
+                .orElse(false));
         return created;
     }
 
-    /** An instance on Lettuce clients of its own to {@code uris}, connected (where they answer). */
+    /**
+     * An instance on Lettuce clients of its own to {@code uris}, connected (where they
+     * answer).
+     */
     private Service service(List<String> uris, boolean restartProtection, Duration longestLease) {
         return service(uris, restartProtection, longestLease, NODE_TIMEOUT);
     }
 
-    private Service service(List<String> uris, boolean restartProtection, Duration longestLease,
-            Duration nodeTimeout) {
+    private Service service(List<String> uris, boolean restartProtection, Duration longestLease, Duration nodeTimeout) {
         LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(uris, nodeTimeout, "lock:", longestLease,
                 restartProtection, Set.of());
         nodes.awaitConnected(Duration.ofSeconds(10));
@@ -161,8 +175,10 @@ class RedlockBackendTest {
     }
 
     private long nodesHolding(String name) {
-        return servers.stream().filter(server -> server.isRunning() && !server.isPaused())
-                .filter(server -> server.get("lock:{" + name + "}") != null).count();
+        return servers.stream()
+            .filter(server -> server.isRunning() && !server.isPaused())
+            .filter(server -> server.get("lock:{" + name + "}") != null)
+            .count();
     }
 
     @Test
@@ -171,7 +187,8 @@ class RedlockBackendTest {
 
         LockHandle held = instance.service().lock("order:1", Duration.ofSeconds(10), Duration.ZERO);
 
-        // Decided by the first majority: the other grants, and then the other deletes, land just after.
+        // Decided by the first majority: the other grants, and then the other deletes,
+        // land just after.
         await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("order:1") == NODES);
         assertThat(instance.backend().quorum()).isEqualTo(3);
         assertThat(held.release()).isTrue();
@@ -216,13 +233,14 @@ class RedlockBackendTest {
         }
 
         assertThatThrownBy(() -> instance.service().lock("order:4", Duration.ofSeconds(10), Duration.ofSeconds(2)))
-                .isInstanceOfSatisfying(RedlockQuorumException.class, ex -> {
-                    assertThat(ex.answered()).isEqualTo(2);
-                    assertThat(ex.nodes()).isEqualTo(5);
-                    assertThat(ex.quorum()).isEqualTo(3);
-                    assertThat(ex).hasMessageContaining("Only 2 of 5 Redlock nodes answered the acquire")
-                            .hasMessageContaining("'order:4'").hasMessageContaining("distributed-lock.redlock.nodes");
-                });
+            .isInstanceOfSatisfying(RedlockQuorumException.class, ex -> {
+                assertThat(ex.answered()).isEqualTo(2);
+                assertThat(ex.nodes()).isEqualTo(5);
+                assertThat(ex.quorum()).isEqualTo(3);
+                assertThat(ex).hasMessageContaining("Only 2 of 5 Redlock nodes answered the acquire")
+                    .hasMessageContaining("'order:4'")
+                    .hasMessageContaining("distributed-lock.redlock.nodes");
+            });
         // The two nodes that granted it were given it back.
         assertThat(nodesHolding("order:4")).isZero();
     }
@@ -235,18 +253,22 @@ class RedlockBackendTest {
         LockHandle held = instance.service().lock("order:5", Duration.ofSeconds(10), Duration.ZERO);
 
         assertThat(held.isHeld()).isTrue();
-        // Decided once a majority granted it: the fourth live node's grant may land just after.
+        // Decided once a majority granted it: the fourth live node's grant may land just
+        // after.
         await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("order:5") == 4);
         held.release();
         servers.get(4).resume();
-        // The paused node may have applied the SET when it woke up; the release-everywhere of the
-        // acquisition, or the lease, takes care of it: nothing of ours may stay there for long.
+        // The paused node may have applied the SET when it woke up; the
+        // release-everywhere of the
+        // acquisition, or the lease, takes care of it: nothing of ours may stay there for
+        // long.
         await().atMost(Duration.ofSeconds(15)).until(() -> nodesHolding("order:5") == 0);
     }
 
     @Test
     void aStoppedNodeIsNotWaitedForOnceAMajorityHasAnswered() {
-        // A node timeout far longer than any lock cycle, even on a loaded machine: had the vote
+        // A node timeout far longer than any lock cycle, even on a loaded machine: had
+        // the vote
         // waited for the stopped node, acquire and release would each take it.
         Duration nodeTimeout = Duration.ofSeconds(30);
         Service instance = service(servers.stream().map(RedisTestServer::redisUri).toList(), false,
@@ -255,8 +277,11 @@ class RedlockBackendTest {
         servers.get(0).pause();
         try {
             long started = System.nanoTime();
-            LockHandle held = instance.service().lock(LockRequest.of("order:10").withTtl(Duration.ofSeconds(60))
-                    .withWaitTime(Duration.ZERO).withFencingToken());
+            LockHandle held = instance.service()
+                .lock(LockRequest.of("order:10")
+                    .withTtl(Duration.ofSeconds(60))
+                    .withWaitTime(Duration.ZERO)
+                    .withFencingToken());
             assertThat(held.fencingToken()).isPositive();
             assertThat(held.release()).isTrue();
             assertThat(System.nanoTime() - started).isLessThan(nodeTimeout.toNanos());
@@ -264,27 +289,34 @@ class RedlockBackendTest {
         finally {
             servers.get(0).resume();
         }
-        // The stopped node ran the queued SET and DEL in order when it woke: nothing is left there.
+        // The stopped node ran the queued SET and DEL in order when it woke: nothing is
+        // left there.
         await().atMost(Duration.ofSeconds(15)).until(() -> nodesHolding("order:10") == 0);
     }
 
     /**
-     * A stopped node keeps its connection open and answers nothing: every command sent to it waits in the
-     * client until the node wakes, which then works through them all at once. Once one has gone unanswered
-     * past the node timeout, the node is only probed, one command at a time, until it answers again.
+     * A stopped node keeps its connection open and answers nothing: every command sent to
+     * it waits in the client until the node wakes, which then works through them all at
+     * once. Once one has gone unanswered past the node timeout, the node is only probed,
+     * one command at a time, until it answers again.
      */
     @Test
     void aStoppedNodeIsOnlyProbedOnceACommandToItWentUnansweredPastTheNodeTimeout() {
         Duration nodeTimeout = Duration.ofMillis(200);
         Service instance = service(servers.stream().map(RedisTestServer::redisUri).toList(), false,
                 Duration.ofSeconds(30), nodeTimeout);
-        await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> instance.service().tryLock("warm-up",
-                Duration.ofSeconds(1), Duration.ZERO).map(LockHandle::release).orElse(false));
+        await().atMost(Duration.ofSeconds(10))
+            .ignoreExceptions()
+            .until(() -> instance.service()
+                .tryLock("warm-up", Duration.ofSeconds(1), Duration.ZERO)
+                .map(LockHandle::release)
+                .orElse(false));
         servers.get(4).resetStats();
         servers.get(4).pause();
         int cycles = 0;
         try {
-            // Two seconds, ten node timeouts, for the cycles before the first timeout to be few of all; and more than
+            // Two seconds, ten node timeouts, for the cycles before the first timeout to
+            // be few of all; and more than
             // 20 cycles however long a loaded machine takes for them.
             long minimum = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -317,16 +349,18 @@ class RedlockBackendTest {
         long tookNanos = System.nanoTime() - started;
 
         assertThat(held.isHeld()).isTrue();
-        // Bounded by the node timeout the silent node costs, not by any client default (no latency
+        // Bounded by the node timeout the silent node costs, not by any client default
+        // (no latency
         // figure is asserted; the slack only absorbs a busy build machine).
         assertThat(tookNanos).isLessThan(NODE_TIMEOUT.toNanos() + TimeUnit.SECONDS.toNanos(15));
         held.release();
     }
 
     /**
-     * Uncontended, the two nodes beyond the majority answer after the vote, often after the release
-     * was sent. On the connection that carries both commands, the release runs after the grant and
-     * deletes it: it is not sent a second time (which made every cycle 12 commands instead of 10).
+     * Uncontended, the two nodes beyond the majority answer after the vote, often after
+     * the release was sent. On the connection that carries both commands, the release
+     * runs after the grant and deletes it: it is not sent a second time (which made every
+     * cycle 12 commands instead of 10).
      */
     @Test
     void aLateGrantThatTheReleaseDeletedIsNotReleasedAgain() {
@@ -340,18 +374,22 @@ class RedlockBackendTest {
         LockHandle held = instance.service().lock("order:late", Duration.ofSeconds(60), Duration.ZERO);
         assertThat(held.release()).isTrue();
 
-        // The slow nodes ran the grant and then the release at once; only their answers are late.
+        // The slow nodes ran the grant and then the release at once; only their answers
+        // are late.
         await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("order:late") == 0);
         assertThat(slow).allSatisfy(node -> assertThat(node.commandCalls("set")).isEqualTo(1));
-        // A second release would reach each slow node just after its grant's answer came back.
-        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(20))
-                .until(() -> slow.stream().allMatch(node -> node.commandCalls("evalsha") == 1));
+        // A second release would reach each slow node just after its grant's answer came
+        // back.
+        await().during(Duration.ofSeconds(1))
+            .atMost(Duration.ofSeconds(20))
+            .until(() -> slow.stream().allMatch(node -> node.commandCalls("evalsha") == 1));
     }
 
     /**
-     * A grant that lands on a node after the release already ran there (the two went on different
-     * threads) would keep a key nobody deletes until its lease ends. That node's release found no key
-     * of ours, so once the grant is in, the release is sent to it again.
+     * A grant that lands on a node after the release already ran there (the two went on
+     * different threads) would keep a key nobody deletes until its lease ends. That
+     * node's release found no key of ours, so once the grant is in, the release is sent
+     * to it again.
      */
     @Test
     void aGrantThatLandsAfterTheReleaseRanOnItsNodeIsReleasedAgain() {
@@ -362,23 +400,25 @@ class RedlockBackendTest {
         List<FencingLockBackend> route = new ArrayList<>(nodes.backends());
         AcquiresAfterItsRelease lastNode = new AcquiresAfterItsRelease(nodes.backends().get(4));
         route.set(4, lastNode);
-        try (RedlockBackend redlock = new RedlockBackend(route, nodes.names(), "lock:", NODE_TIMEOUT, 0.01, null,
-                null, nodes)) {
+        try (RedlockBackend redlock = new RedlockBackend(route, nodes.names(), "lock:", NODE_TIMEOUT, 0.01, null, null,
+                nodes)) {
             LockKey key = redlock.lockKey("order:overtaken");
 
             assertThat(redlock.tryAcquire(key, "token-1", 60_000).acquired()).isTrue();
             assertThat(redlock.release(key, "token-1")).isTrue();
 
             await().atMost(Duration.ofSeconds(20)).until(() -> lastNode.granted.get());
-            // Without the second release, the last node would hold the key for its 60 s lease.
+            // Without the second release, the last node would hold the key for its 60 s
+            // lease.
             await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("order:overtaken") == 0);
         }
     }
 
     /**
-     * The same for an attempt that failed: its give-back reached the node before the grant did, so
-     * the grant, which comes after the attempt was decided, is given back when it comes (issue 27).
-     * Without that, the node kept a key nobody owned for its whole lease.
+     * The same for an attempt that failed: its give-back reached the node before the
+     * grant did, so the grant, which comes after the attempt was decided, is given back
+     * when it comes (issue 27). Without that, the node kept a key nobody owned for its
+     * whole lease.
      */
     @Test
     void aGrantThatLandsAfterAFailedAttemptGaveItBackIsGivenBackWhenItComes() {
@@ -392,8 +432,8 @@ class RedlockBackendTest {
         for (int node = 0; node < 3; node++) {
             servers.get(node).command("SET", "lock:{order:outvoted}", "other-owner", "PX", "60000");
         }
-        try (RedlockBackend redlock = new RedlockBackend(route, nodes.names(), "lock:", NODE_TIMEOUT, 0.01, null,
-                null, nodes)) {
+        try (RedlockBackend redlock = new RedlockBackend(route, nodes.names(), "lock:", NODE_TIMEOUT, 0.01, null, null,
+                nodes)) {
             LockKey key = redlock.lockKey("order:outvoted");
 
             assertThat(redlock.tryAcquire(key, "token-1", 60_000).acquired()).isFalse();
@@ -405,13 +445,16 @@ class RedlockBackendTest {
     }
 
     /**
-     * A node whose acquire waits until its release has run: a node asked on the fan-out threads (it
-     * cannot be asked without blocking), where nothing keeps the two in order.
+     * A node whose acquire waits until its release has run: a node asked on the fan-out
+     * threads (it cannot be asked without blocking), where nothing keeps the two in
+     * order.
      */
     private static final class AcquiresAfterItsRelease implements FencingLockBackend {
 
         private final FencingLockBackend node;
+
         private final CountDownLatch released = new CountDownLatch(1);
+
         final AtomicBoolean granted = new AtomicBoolean();
 
         AcquiresAfterItsRelease(FencingLockBackend node) {
@@ -452,13 +495,15 @@ class RedlockBackendTest {
         public long issueFencingToken(LockKey key, String token, long ttlMillis) {
             return node.issueFencingToken(key, token, ttlMillis);
         }
+
     }
 
     /**
-     * A vote split between contenders, as when every instance's waiter is woken by the same release:
-     * here nodes 0 and 1 grant it to us, 2 and 3 are held by another caller whose lease runs out
-     * moments later, and node 4 is stopped. Nobody has a majority; we hold the first node that
-     * answered, so we keep our grants and ask the others again rather than giving up.
+     * A vote split between contenders, as when every instance's waiter is woken by the
+     * same release: here nodes 0 and 1 grant it to us, 2 and 3 are held by another caller
+     * whose lease runs out moments later, and node 4 is stopped. Nobody has a majority;
+     * we hold the first node that answered, so we keep our grants and ask the others
+     * again rather than giving up.
      */
     @Test
     void theContenderHoldingTheFirstNodeOfASplitVoteKeepsItsGrantsAndAsksTheOthersAgain() {
@@ -467,9 +512,10 @@ class RedlockBackendTest {
         servers.get(3).command("SET", "lock:{split:1}", "other", "PX", "300");
         servers.get(4).pause();
         try {
-            // The first round waits the node timeout (1 s) for node 4: by then the other lease is over.
-            LockBackend.AcquireResult result = instance.backend().tryAcquire(instance.backend().lockKey("split:1"),
-                    "ours", 30_000);
+            // The first round waits the node timeout (1 s) for node 4: by then the other
+            // lease is over.
+            LockBackend.AcquireResult result = instance.backend()
+                .tryAcquire(instance.backend().lockKey("split:1"), "ours", 30_000);
 
             assertThat(result.acquired()).isTrue();
             for (int node = 0; node < 4; node++) {
@@ -482,7 +528,10 @@ class RedlockBackendTest {
         }
     }
 
-    /** The same split seen by a contender that does not hold the first node: it gives its grants back at once. */
+    /**
+     * The same split seen by a contender that does not hold the first node: it gives its
+     * grants back at once.
+     */
     @Test
     void aContenderWithoutTheFirstNodeOfASplitVoteGivesItsGrantsBack() {
         Service instance = service();
@@ -490,8 +539,8 @@ class RedlockBackendTest {
         servers.get(2).command("SET", "lock:{split:2}", "other", "PX", "30000");
         servers.get(4).pause();
         try {
-            LockBackend.AcquireResult result = instance.backend().tryAcquire(instance.backend().lockKey("split:2"),
-                    "ours", 30_000);
+            LockBackend.AcquireResult result = instance.backend()
+                .tryAcquire(instance.backend().lockKey("split:2"), "ours", 30_000);
 
             assertThat(result.acquired()).isFalse();
             assertThat(servers.get(1).get("lock:{split:2}")).isNull();
@@ -504,10 +553,11 @@ class RedlockBackendTest {
     }
 
     /**
-     * Once an instance found a lock taken, its attempts ask the arbiter (node 0) alone, and nothing
-     * else while it says "taken"; a contended lock is still put to every node every 100 ms, so the
-     * other nodes see at most a few of the attempts. Once the lock is free, the arbiter grants it
-     * and the others are asked: the lock is held on every node.
+     * Once an instance found a lock taken, its attempts ask the arbiter (node 0) alone,
+     * and nothing else while it says "taken"; a contended lock is still put to every node
+     * every 100 ms, so the other nodes see at most a few of the attempts. Once the lock
+     * is free, the arbiter grants it and the others are asked: the lock is held on every
+     * node.
      */
     @Test
     void aContendedLockAsksTheArbiterAloneUntilItGrants() {
@@ -539,9 +589,10 @@ class RedlockBackendTest {
     }
 
     /**
-     * A key left on the arbiter alone (here set by hand, as a client that died mid-vote leaves it)
-     * while the other four nodes are free: a contended instance's attempts there say "taken", and
-     * the next full vote, within 100 ms, wins the other four, a majority.
+     * A key left on the arbiter alone (here set by hand, as a client that died mid-vote
+     * leaves it) while the other four nodes are free: a contended instance's attempts
+     * there say "taken", and the next full vote, within 100 ms, wins the other four, a
+     * majority.
      */
     @Test
     void aLeftoverOnTheArbiterAloneDoesNotStallAContendedLock() {
@@ -555,8 +606,8 @@ class RedlockBackendTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("arbiter:2") == 0);
         servers.get(0).command("SET", "lock:{arbiter:2}", "died-mid-vote", "PX", "30000");
 
-        Optional<LockHandle> taken = waiter.service().tryLock("arbiter:2", Duration.ofSeconds(30),
-                Duration.ofSeconds(5));
+        Optional<LockHandle> taken = waiter.service()
+            .tryLock("arbiter:2", Duration.ofSeconds(30), Duration.ofSeconds(5));
 
         assertThat(taken).as("granted by the four free nodes well before the leftover's 30 s").isPresent();
         assertThat(servers.get(0).get("lock:{arbiter:2}")).isEqualTo("died-mid-vote");
@@ -566,25 +617,31 @@ class RedlockBackendTest {
     @Test
     void aMajorityThatAnswersTooLateForTheTtlGrantsNothingAndSaysTheVoteAteTheTtl() {
         Service instance = service();
-        // Three nodes answer after 150 ms, inside the node timeout; with a 100 ms ttl the vote
-        // succeeds on every node but the lock would already have expired: no lock, and the reason is
+        // Three nodes answer after 150 ms, inside the node timeout; with a 100 ms ttl the
+        // vote
+        // succeeds on every node but the lock would already have expired: no lock, and
+        // the reason is
         // the ttl, not another owner.
         for (int i = 0; i < 3; i++) {
             proxies.get(i).delayAllReplies(Duration.ofMillis(150));
         }
 
-        assertThatThrownBy(() -> instance.service().tryLock(LockRequest.of("order:6")
-                .withTtl(Duration.ofMillis(100)).withWaitTime(Duration.ofSeconds(2)).withWatchdog(false)))
-                .isInstanceOfSatisfying(RedlockValidityException.class, ex -> {
-                    assertThat(ex.ttlMillis()).isEqualTo(100);
-                    assertThat(ex.elapsedMillis()).isGreaterThanOrEqualTo(150);
-                    assertThat(ex).hasMessageContaining("'order:6'")
-                            .hasMessageContaining("the vote took " + ex.elapsedMillis() + " ms")
-                            .hasMessageContaining("ttl of 100 ms").hasMessageContaining("Raise the ttl")
-                            .hasMessageContaining("distributed-lock.redlock.node-timeout (1000 ms)")
-                            .hasMessageContaining("no other owner holds it");
-                    assertThat(ex.getMessage()).doesNotContain("held by another owner");
-                });
+        assertThatThrownBy(() -> instance.service()
+            .tryLock(LockRequest.of("order:6")
+                .withTtl(Duration.ofMillis(100))
+                .withWaitTime(Duration.ofSeconds(2))
+                .withWatchdog(false)))
+            .isInstanceOfSatisfying(RedlockValidityException.class, ex -> {
+                assertThat(ex.ttlMillis()).isEqualTo(100);
+                assertThat(ex.elapsedMillis()).isGreaterThanOrEqualTo(150);
+                assertThat(ex).hasMessageContaining("'order:6'")
+                    .hasMessageContaining("the vote took " + ex.elapsedMillis() + " ms")
+                    .hasMessageContaining("ttl of 100 ms")
+                    .hasMessageContaining("Raise the ttl")
+                    .hasMessageContaining("distributed-lock.redlock.node-timeout (1000 ms)")
+                    .hasMessageContaining("no other owner holds it");
+                assertThat(ex.getMessage()).doesNotContain("held by another owner");
+            });
         for (int i = 0; i < NODES; i++) {
             proxies.get(i).delayAllReplies(Duration.ZERO);
         }
@@ -594,8 +651,8 @@ class RedlockBackendTest {
     @Test
     void theWatchdogKeepsALockPastItsTtlOnAMajority() throws Exception {
         Service instance = service();
-        LockHandle held = instance.service().lock(LockRequest.of("order:7").withTtl(Duration.ofSeconds(2))
-                .withWaitTime(Duration.ZERO));
+        LockHandle held = instance.service()
+            .lock(LockRequest.of("order:7").withTtl(Duration.ofSeconds(2)).withWaitTime(Duration.ZERO));
         servers.get(0).stop();
 
         Thread.sleep(5_000);
@@ -609,9 +666,10 @@ class RedlockBackendTest {
     @Test
     void aLockDeletedFromAMajorityBehindItsHoldersBackIsReportedLost() {
         Service instance = service();
-        LockHandle held = instance.service().lock(LockRequest.of("order:8").withTtl(Duration.ofMillis(900))
-                .withWaitTime(Duration.ZERO));
-        // The lock returns once a majority granted it; on a loaded machine a late node's SET can land after
+        LockHandle held = instance.service()
+            .lock(LockRequest.of("order:8").withTtl(Duration.ofMillis(900)).withWaitTime(Duration.ZERO));
+        // The lock returns once a majority granted it; on a loaded machine a late node's
+        // SET can land after
         // the deletes below and leave a majority holding it, rightly not lost.
         await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("order:8") == NODES);
 
@@ -620,14 +678,17 @@ class RedlockBackendTest {
         }
 
         await().atMost(Duration.ofSeconds(20)).until(() -> !held.isHeld());
-        // The listeners are told on their own executor, just after the handle is marked lost.
+        // The listeners are told on their own executor, just after the handle is marked
+        // lost.
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(instance.lost()).contains("order:8"));
     }
 
     @Test
     void fencingTokensStrictlyIncreaseWhateverQuorumEachHolderGets() {
-        // One node's counter runs far ahead of the others (as after a clock that ran fast): a holder
-        // whose majority includes it gets a token from it that a majority without it would not
+        // One node's counter runs far ahead of the others (as after a clock that ran
+        // fast): a holder
+        // whose majority includes it gets a token from it that a majority without it
+        // would not
         // reach, unless the token was written back to a majority before it was issued.
         servers.get(0).set("lock:{fenced}:fence", Long.toString(System.currentTimeMillis() * 1_000 + 3_600_000_000L));
         int[][] minoritiesDown = { { 3, 4 }, { 0, 1 }, { 0, 2 }, { 1, 2 }, { 3, 0 }, { 4, 1 }, { 2, 3 }, { 0, 4 } };
@@ -637,16 +698,19 @@ class RedlockBackendTest {
                 proxies.get(node).refuseConnections();
                 proxies.get(node).resetConnections();
             }
-            // A new instance per holder, as in a fleet: it reaches exactly the nodes that are up
+            // A new instance per holder, as in a fleet: it reaches exactly the nodes that
+            // are up
             // now, with no reconnect backoff left over from the previous round.
             Service holder = service();
-            LockRequest request = LockRequest.of("fenced").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO)
-                    .withWatchdog(false);
+            LockRequest request = LockRequest.of("fenced")
+                .withTtl(Duration.ofSeconds(10))
+                .withWaitTime(Duration.ZERO)
+                .withWatchdog(false);
             LockHandle held = holder.service().lock(round % 3 == 0 ? request.withFencingToken() : request);
             long token = held.fencingToken();
 
             assertThat(token).as("round %d, nodes %s down", round, Arrays.toString(minoritiesDown[round]))
-                    .isGreaterThan(last);
+                .isGreaterThan(last);
             last = token;
             held.release();
             holder.close();
@@ -660,9 +724,13 @@ class RedlockBackendTest {
     @Test
     void aFencingTokenIsRefusedOnceTheLockIsLostOnAMajority() {
         Service instance = service();
-        LockHandle held = instance.service().lock(LockRequest.of("fenced:lost").withTtl(Duration.ofSeconds(10))
-                .withWaitTime(Duration.ZERO).withWatchdog(false));
-        // The acquisition returns once a majority said yes; the other nodes' SETs may still be on their way, and one
+        LockHandle held = instance.service()
+            .lock(LockRequest.of("fenced:lost")
+                .withTtl(Duration.ofSeconds(10))
+                .withWaitTime(Duration.ZERO)
+                .withWatchdog(false));
+        // The acquisition returns once a majority said yes; the other nodes' SETs may
+        // still be on their way, and one
         // landing after the deletes below would leave the lock on a majority after all.
         await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("fenced:lost") == NODES);
         for (int i = 0; i < 3; i++) {
@@ -673,10 +741,11 @@ class RedlockBackendTest {
     }
 
     /**
-     * A network split: group A's instances reach nodes 0 and 1 plus the shared node 2, group B's
-     * reach nodes 3 and 4 plus node 2 (each group through proxies of its own, the others refusing
-     * them). Four threads per group contend; a shared counter sees every overlap, and a resource
-     * that refuses a token lower than the last it accepted sees every token out of order.
+     * A network split: group A's instances reach nodes 0 and 1 plus the shared node 2,
+     * group B's reach nodes 3 and 4 plus node 2 (each group through proxies of its own,
+     * the others refusing them). Four threads per group contend; a shared counter sees
+     * every overlap, and a resource that refuses a token lower than the last it accepted
+     * sees every token out of order.
      */
     @Test
     void underAPartitionTwoGroupsThatShareOneNodeNeverHoldALockTogether() throws Exception {
@@ -709,8 +778,10 @@ class RedlockBackendTest {
                 workers.add(threads.submit(() -> {
                     while (System.nanoTime() < end) {
                         try {
-                            Optional<LockHandle> held = instance.service().tryLock(LockRequest.of("split")
-                                    .withTtl(Duration.ofSeconds(5)).withWaitTime(Duration.ofSeconds(2)));
+                            Optional<LockHandle> held = instance.service()
+                                .tryLock(LockRequest.of("split")
+                                    .withTtl(Duration.ofSeconds(5))
+                                    .withWaitTime(Duration.ofSeconds(2)));
                             if (held.isEmpty()) {
                                 continue;
                             }
@@ -718,7 +789,8 @@ class RedlockBackendTest {
                                 overlaps.incrementAndGet();
                             }
                             long token = held.get().fencingToken();
-                            // The resource: accepts a write only with a token above the last one.
+                            // The resource: accepts a write only with a token above the
+                            // last one.
                             if (lastAccepted.getAndAccumulate(token, Math::max) >= token) {
                                 refusedTokens.incrementAndGet();
                             }
@@ -752,7 +824,10 @@ class RedlockBackendTest {
         return service(route.stream().map(RedisFaultProxy::redisUri).toList(), false, Duration.ofSeconds(30));
     }
 
-    /** Restarts a majority of the nodes, empty (no persistence), and waits until each answers again. */
+    /**
+     * Restarts a majority of the nodes, empty (no persistence), and waits until each
+     * answers again.
+     */
     private void restartMajorityEmpty() {
         for (int i = 0; i < 3; i++) {
             servers.get(i).restart();
@@ -763,13 +838,20 @@ class RedlockBackendTest {
     void withoutRestartProtectionNodesThatRestartedEmptyGiveASecondClientALockThatIsStillHeld() {
         Service first = service(false, Duration.ofSeconds(30), false);
         Service second = service(false, Duration.ofSeconds(30), false);
-        LockHandle held = first.service().lock(LockRequest.of("restart:1").withTtl(Duration.ofSeconds(30))
-                .withWaitTime(Duration.ZERO).withWatchdog(false));
+        LockHandle held = first.service()
+            .lock(LockRequest.of("restart:1")
+                .withTtl(Duration.ofSeconds(30))
+                .withWaitTime(Duration.ZERO)
+                .withWatchdog(false));
 
         restartMajorityEmpty();
-        Optional<LockHandle> stolen = await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
-                .until(() -> second.service().tryLock(LockRequest.of("restart:1").withTtl(Duration.ofSeconds(30))
-                        .withWaitTime(Duration.ZERO).withWatchdog(false)), Optional::isPresent);
+        Optional<LockHandle> stolen = await().atMost(Duration.ofSeconds(10))
+            .ignoreExceptions()
+            .until(() -> second.service()
+                .tryLock(LockRequest.of("restart:1")
+                    .withTtl(Duration.ofSeconds(30))
+                    .withWaitTime(Duration.ZERO)
+                    .withWatchdog(false)), Optional::isPresent);
 
         // The unsafe scenario of the Redlock description, for real: two holders at once.
         assertThat(held.isHeld()).isTrue();
@@ -782,14 +864,19 @@ class RedlockBackendTest {
         Duration lease = Duration.ofSeconds(3);
         Service first = service(true, lease, false);
         Service second = service(true, lease, false);
-        // Granted once the nodes have been up for the lease (they may have started just now).
-        LockHandle held = await().atMost(Duration.ofSeconds(15)).ignoreExceptions()
-                .until(() -> first.service().tryLock(LockRequest.of("restart:2").withTtl(lease)
-                        .withWaitTime(Duration.ZERO).withWatchdog(false)), Optional::isPresent).get();
+        // Granted once the nodes have been up for the lease (they may have started just
+        // now).
+        LockHandle held = await().atMost(Duration.ofSeconds(15))
+            .ignoreExceptions()
+            .until(() -> first.service()
+                .tryLock(LockRequest.of("restart:2").withTtl(lease).withWaitTime(Duration.ZERO).withWatchdog(false)),
+                    Optional::isPresent)
+            .get();
 
         restartMajorityEmpty();
 
-        // The restarted nodes forgot the lock, the others still have it: while the first lease
+        // The restarted nodes forgot the lock, the others still have it: while the first
+        // lease
         // lasts, no majority may form for anyone else, however often it is asked.
         int refusedWhileHeld = 0;
         Optional<LockHandle> next = Optional.empty();
@@ -797,11 +884,13 @@ class RedlockBackendTest {
         while (next.isEmpty() && System.nanoTime() < deadline) {
             boolean heldBefore = held.isHeld();
             try {
-                next = second.service().tryLock(LockRequest.of("restart:2").withTtl(lease)
-                        .withWaitTime(Duration.ZERO).withWatchdog(false));
+                next = second.service()
+                    .tryLock(
+                            LockRequest.of("restart:2").withTtl(lease).withWaitTime(Duration.ZERO).withWatchdog(false));
             }
             catch (RedlockQuorumException ex) {
-                // Held back, or refused in the vote by the restarted node itself (NOSCRIPT), whichever came first.
+                // Held back, or refused in the vote by the restarted node itself
+                // (NOSCRIPT), whichever came first.
                 assertThat(ex.getMessage()).containsAnyOf("held back", "NOSCRIPT");
             }
             if (heldBefore && next.isEmpty()) {
@@ -809,15 +898,15 @@ class RedlockBackendTest {
             }
             boolean heldAfter = held.isHeld();
             Optional<LockHandle> got = next;
-            assertThat(got.isPresent() && heldAfter).as(() -> "two holders: " + held + " and " + got.get()
-                    + ", restarted nodes' keys " + servers.stream().map(server -> server.get("lock:{restart:2}"))
-                            .toList() + " pttl " + servers.stream().map(server -> server.pttl("lock:{restart:2}"))
-                            .toList()).isFalse();
+            assertThat(got.isPresent() && heldAfter)
+                .as(() -> "two holders: " + held + " and " + got.get() + ", restarted nodes' keys "
+                        + servers.stream().map(server -> server.get("lock:{restart:2}")).toList() + " pttl "
+                        + servers.stream().map(server -> server.pttl("lock:{restart:2}")).toList())
+                .isFalse();
         }
 
         assertThat(refusedWhileHeld).as("attempts refused while the first lease lasted").isPositive();
-        assertThat(next).as("granted once the first lease is over and the nodes have been up that long")
-                .isPresent();
+        assertThat(next).as("granted once the first lease is over and the nodes have been up that long").isPresent();
         next.get().release();
     }
 
@@ -836,8 +925,8 @@ class RedlockBackendTest {
             workers.add(threads.submit(() -> {
                 while (System.nanoTime() < end) {
                     try {
-                        Optional<LockHandle> held = instance.service().tryLock("hot", Duration.ofSeconds(5),
-                                Duration.ofSeconds(2));
+                        Optional<LockHandle> held = instance.service()
+                            .tryLock("hot", Duration.ofSeconds(5), Duration.ofSeconds(2));
                         if (held.isEmpty()) {
                             continue;
                         }
@@ -865,4 +954,5 @@ class RedlockBackendTest {
         // The last release was decided by a majority; the other deletes land just after.
         await().atMost(Duration.ofSeconds(20)).until(() -> nodesHolding("hot") == 0);
     }
+
 }

@@ -57,37 +57,49 @@ import io.github.distlock.testsupport.RedisKeepAliveProxy;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Redlock under random faults, alone and combined, while two application instances contend for a few keys, and the
- * history checked after every case.
+ * Redlock under random faults, alone and combined, while two application instances
+ * contend for a few keys, and the history checked after every case.
  *
- * <p>The setup: five {@code redis-server} nodes under libfaketime, each with an hour of uptime on its clock so
- * that restart protection (on, as by default) trusts them. Nodes 0 to 2 sit behind a {@link RedisKeepAliveProxy}
- * (a client never sees them restart) with an empty standby each to switch to; nodes 3 and 4 are reached directly
- * (a restart drops the client's connection). Each instance has its own {@link LettuceRedlockNodes}, lock service
- * and watchdog, and reaches every node through a {@link RedisFaultProxy} of its own, so a partition or a slow link
- * can hit one instance only. Three threads per instance run tryLock, fencingToken, writes to a fenced resource and
- * release, on two keys of their own per case.
+ * <p>
+ * The setup: five {@code redis-server} nodes under libfaketime, each with an hour of
+ * uptime on its clock so that restart protection (on, as by default) trusts them. Nodes 0
+ * to 2 sit behind a {@link RedisKeepAliveProxy} (a client never sees them restart) with
+ * an empty standby each to switch to; nodes 3 and 4 are reached directly (a restart drops
+ * the client's connection). Each instance has its own {@link LettuceRedlockNodes}, lock
+ * service and watchdog, and reaches every node through a {@link RedisFaultProxy} of its
+ * own, so a partition or a slow link can hit one instance only. Three threads per
+ * instance run tryLock, fencingToken, writes to a fenced resource and release, on two
+ * keys of their own per case.
  *
- * <p>Faults ({@link FaultKind}): reply delays around the node timeout, pauses (SIGSTOP), kills and empty restarts
- * directly and behind the keep-alive proxy, switches of a keep-alive proxy to an empty standby, partitions (a fault
- * proxy's black hole), and forward clock jumps on a minority, stepped back later. A jump on a majority is left out:
- * that is the documented limit ({@link RedlockClockJumpTest}).
+ * <p>
+ * Faults ({@link FaultKind}): reply delays around the node timeout, pauses (SIGSTOP),
+ * kills and empty restarts directly and behind the keep-alive proxy, switches of a
+ * keep-alive proxy to an empty standby, partitions (a fault proxy's black hole), and
+ * forward clock jumps on a minority, stepped back later. A jump on a majority is left
+ * out: that is the documented limit ({@link RedlockClockJumpTest}).
  *
- * <p>After each case:
+ * <p>
+ * After each case:
  * <ul>
- * <li>no two handles of a key were held at once, by their own {@link LockHandle#isHeld()}, sampled every 2 ms and
- * around every write, on this JVM's one monotonic clock;</li>
- * <li>the fenced resource (it takes a write only with a token at least the highest it took) shows no write refused
- * to a handle that still reported the lock held afterwards, and no two holders writing in turn while both held;</li>
- * <li>fencing tokens strictly increase in the order the handles were first seen held;</li>
- * <li>once every handle is released and the faults are healed, no key stays on a majority of the nodes for longer
- * than its ttl;</li>
- * <li>the key can be taken again, with a token above all before (a liveness figure, not a violation).</li>
+ * <li>no two handles of a key were held at once, by their own
+ * {@link LockHandle#isHeld()}, sampled every 2 ms and around every write, on this JVM's
+ * one monotonic clock;</li>
+ * <li>the fenced resource (it takes a write only with a token at least the highest it
+ * took) shows no write refused to a handle that still reported the lock held afterwards,
+ * and no two holders writing in turn while both held;</li>
+ * <li>fencing tokens strictly increase in the order the handles were first seen
+ * held;</li>
+ * <li>once every handle is released and the faults are healed, no key stays on a majority
+ * of the nodes for longer than its ttl;</li>
+ * <li>the key can be taken again, with a token above all before (a liveness figure, not a
+ * violation).</li>
  * </ul>
  *
- * <p>The default run is the short sweep: every fault kind alone at its widest (a majority where that is allowed)
- * and a few combinations, 60 to 90 s, from a fixed seed. The long sweep runs random cases from a printed seed for
- * as long as asked, and prints the cases, the faults tried by kind and the violations:
+ * <p>
+ * The default run is the short sweep: every fault kind alone at its widest (a majority
+ * where that is allowed) and a few combinations, 60 to 90 s, from a fixed seed. The long
+ * sweep runs random cases from a printed seed for as long as asked, and prints the cases,
+ * the faults tried by kind and the violations:
  *
  * <pre>
  * ./mvnw -B -o -pl lock-spring-boot-autoconfigure test -Dtest=RedlockFaultSweepTest \
@@ -95,43 +107,80 @@ import io.github.distlock.testsupport.RedisTestServer;
  *     [-Dredlock.sweep.seed=42]
  * </pre>
  *
- * Every case prints its seed and faults; {@code -Dredlock.sweep.caseSeed=<seed> -Dredlock.sweep.faults=<KIND,...>}
- * (with {@code -Dredlock.sweep.widest=true} if it says so, and {@code -Dredlock.sweep.repeat=<n>} to run it n
- * times) runs that case again under the long flag. The faults' nodes, times and sizes come from the case seed;
- * the threads' interleaving does not, so a rerun replays the faults, not the exact history. The output goes to
+ * Every case prints its seed and faults;
+ * {@code -Dredlock.sweep.caseSeed=<seed> -Dredlock.sweep.faults=<KIND,...>} (with
+ * {@code -Dredlock.sweep.widest=true} if it says so, and
+ * {@code -Dredlock.sweep.repeat=<n>} to run it n times) runs that case again under the
+ * long flag. The faults' nodes, times and sizes come from the case seed; the threads'
+ * interleaving does not, so a rerun replays the faults, not the exact history. The output
+ * goes to
  * {@code target/surefire-reports/io.github.distlock.redlock.RedlockFaultSweepTest-output.txt}.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RedlockFaultSweepTest {
 
     private static final int NODES = 5;
+
     private static final int QUORUM = NODES / 2 + 1;
-    /** Nodes 0 .. KEEP_ALIVE_NODES-1 are behind keep-alive proxies; the others are reached directly. */
+
+    /**
+     * Nodes 0 .. KEEP_ALIVE_NODES-1 are behind keep-alive proxies; the others are reached
+     * directly.
+     */
     private static final int KEEP_ALIVE_NODES = 3;
+
     private static final int INSTANCES = 2;
+
     private static final int THREADS_PER_INSTANCE = 3;
+
     private static final int KEYS_PER_CASE = 2;
+
     private static final Duration NODE_TIMEOUT = Duration.ofMillis(200);
-    /** Every lease; also the longest lease, so a restarted node is held back this long. */
+
+    /**
+     * Every lease; also the longest lease, so a restarted node is held back this long.
+     */
     private static final Duration TTL = Duration.ofSeconds(2);
+
     private static final List<Duration> WAIT_TIMES = List.of(Duration.ZERO, Duration.ofMillis(200),
             Duration.ofSeconds(1));
-    /** How long the contenders go on after the last fault ended: what a fault leaves behind shows here. */
+
+    /**
+     * How long the contenders go on after the last fault ended: what a fault leaves
+     * behind shows here.
+     */
     private static final long AFTER_FAULTS_MILLIS = 1_000;
-    /** Beyond the ttl, how long a key may stay on a majority once all is released and healed: a slow machine. */
+
+    /**
+     * Beyond the ttl, how long a key may stay on a majority once all is released and
+     * healed: a slow machine.
+     */
     private static final Duration KEY_LEFT_SLACK = Duration.ofMillis(1_500);
-    /** Every server's clock runs this far ahead, so that it has been up that long by its uptime. */
+
+    /**
+     * Every server's clock runs this far ahead, so that it has been up that long by its
+     * uptime.
+     */
     private static final Duration CLOCK_OFFSET = Duration.ofHours(1);
+
     private static final long MONITOR_PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+
     private static final long SHORT_SEED = 20261127L;
+
     private static final int SHORT_COMBINED_CASES = 4;
 
     private final List<Node> nodes = new ArrayList<>();
+
     private final List<Instance> instances = new ArrayList<>();
+
     private final Figures figures = new Figures();
+
     private final AtomicInteger caseNumbers = new AtomicInteger();
+
     private ExecutorService contenders;
+
     private ExecutorService faultThreads;
+
     private long startedNanos;
 
     @BeforeAll
@@ -164,9 +213,10 @@ class RedlockFaultSweepTest {
     }
 
     /**
-     * Every fault kind alone at its widest, then a few combinations, from a fixed seed. Today the keep-alive
-     * restarts and switches of a majority may find two holders (issue 27, violation 2: such a node votes until the
-     * once-a-second check); they stay in, and so does this test's verdict on them.
+     * Every fault kind alone at its widest, then a few combinations, from a fixed seed.
+     * Today the keep-alive restarts and switches of a majority may find two holders
+     * (issue 27, violation 2: such a node votes until the once-a-second check); they stay
+     * in, and so does this test's verdict on them.
      */
     @Test
     @DisabledIfSystemProperty(named = "redlock.sweep.long", matches = "true")
@@ -178,8 +228,8 @@ class RedlockFaultSweepTest {
             reports.addAll(runCase(CasePlan.of(random.nextLong(), List.of(kind), true)));
         }
         for (int i = 0; i < SHORT_COMBINED_CASES; i++) {
-            reports.addAll(runCase(CasePlan.of(random.nextLong(), randomKinds(random, List.of(FaultKind.values()),
-                    2 + random.nextInt(2)), false)));
+            reports.addAll(runCase(CasePlan.of(random.nextLong(),
+                    randomKinds(random, List.of(FaultKind.values()), 2 + random.nextInt(2)), false)));
         }
         assertThat(reports).as("violations of the short Redlock fault sweep, seed " + SHORT_SEED).isEmpty();
     }
@@ -196,8 +246,8 @@ class RedlockFaultSweepTest {
             List<FaultKind> kinds = selectedKinds();
             boolean widest = Boolean.getBoolean("redlock.sweep.widest");
             int repeat = Integer.getInteger("redlock.sweep.repeat", 1);
-            System.out.println("Rerunning Redlock sweep case seed " + caseSeed + " with " + kinds + " " + repeat
-                    + " time(s)");
+            System.out.println(
+                    "Rerunning Redlock sweep case seed " + caseSeed + " with " + kinds + " " + repeat + " time(s)");
             for (int i = 0; i < repeat; i++) {
                 reports.addAll(runCase(CasePlan.of(caseSeed, kinds, widest)));
             }
@@ -215,11 +265,16 @@ class RedlockFaultSweepTest {
             while (System.nanoTime() - deadline < 0);
         }
         // The figures are printed once all is closed (stop()).
-        assertThat(reports).as("violations of the long Redlock fault sweep, " + (caseSeed != null
-                ? "case seed " + caseSeed : "seed " + seed)).isEmpty();
+        assertThat(reports)
+            .as("violations of the long Redlock fault sweep, "
+                    + (caseSeed != null ? "case seed " + caseSeed : "seed " + seed))
+            .isEmpty();
     }
 
-    /** The checks must be able to fail: two handles held at once, tokens out of order, a key left on a majority. */
+    /**
+     * The checks must be able to fail: two handles held at once, tokens out of order, a
+     * key left on a majority.
+     */
     @Test
     void theChecksReportTwoHoldersTokensOutOfOrderAFencedHolderThatStillHeldAndAKeyLeftOnAMajority() {
         SweepCase sweepCase = new SweepCase(0, CasePlan.of(1, List.of(FaultKind.REPLY_DELAY), false),
@@ -244,15 +299,16 @@ class RedlockFaultSweepTest {
             }
         }
 
-        assertThat(sweepCase.violations).hasSize(5).satisfiesExactlyInAnyOrder(
-                overlap -> assertThat(overlap).startsWith("two holders at once"),
-                interleaving -> assertThat(interleaving).startsWith("two holders wrote in turn"),
-                order -> assertThat(order).startsWith("fencing tokens out of grant order"),
-                refused -> assertThat(refused).startsWith("a write refused by the fence"),
-                left -> assertThat(left).startsWith("key left on a majority"));
+        assertThat(sweepCase.violations).hasSize(5)
+            .satisfiesExactlyInAnyOrder(overlap -> assertThat(overlap).startsWith("two holders at once"),
+                    interleaving -> assertThat(interleaving).startsWith("two holders wrote in turn"),
+                    order -> assertThat(order).startsWith("fencing tokens out of grant order"),
+                    refused -> assertThat(refused).startsWith("a write refused by the fence"),
+                    left -> assertThat(left).startsWith("key left on a majority"));
     }
 
-    // ------------------------------------------------------------------------------------------------ one case
+    // ------------------------------------------------------------------------------------------------
+    // one case
 
     private List<String> runCase(CasePlan plan) {
         awaitHealthy();
@@ -296,8 +352,8 @@ class RedlockFaultSweepTest {
         figures.add(sweepCase);
         String summary = sweepCase.summary();
         if (sweepCase.violations.isEmpty()) {
-            System.out.println(Boolean.getBoolean("redlock.sweep.verbose") ? summary + "\n" + sweepCase.timeline()
-                    : summary);
+            System.out
+                .println(Boolean.getBoolean("redlock.sweep.verbose") ? summary + "\n" + sweepCase.timeline() : summary);
             return List.of();
         }
         String report = summary + "\n" + sweepCase.timeline();
@@ -305,13 +361,17 @@ class RedlockFaultSweepTest {
         return List.of(report);
     }
 
-    /** One contender thread: lock, draw the token, write to the fenced resource for a while, release; repeat. */
+    /**
+     * One contender thread: lock, draw the token, write to the fenced resource for a
+     * while, release; repeat.
+     */
     private void contend(SweepCase sweepCase, Instance instance, String who, Random random) {
         while (sweepCase.running) {
             String key = sweepCase.keys.get(random.nextInt(sweepCase.keys.size()));
             boolean longHold = random.nextInt(4) == 0;
-            LockRequest request = LockRequest.of(key).withTtl(TTL)
-                    .withWaitTime(WAIT_TIMES.get(random.nextInt(WAIT_TIMES.size())));
+            LockRequest request = LockRequest.of(key)
+                .withTtl(TTL)
+                .withWaitTime(WAIT_TIMES.get(random.nextInt(WAIT_TIMES.size())));
             if (!longHold && random.nextInt(5) == 0) {
                 request = request.withWatchdog(false);
             }
@@ -405,7 +465,10 @@ class RedlockFaultSweepTest {
         }
     }
 
-    /** After every handle was released and the faults healed: no key may outlive its ttl on a majority. */
+    /**
+     * After every handle was released and the faults healed: no key may outlive its ttl
+     * on a majority.
+     */
     private void checkNoKeyLeft(SweepCase sweepCase, Duration bound) {
         for (String key : sweepCase.keys) {
             try {
@@ -415,8 +478,11 @@ class RedlockFaultSweepTest {
                 StringBuilder perNode = new StringBuilder();
                 for (Node node : nodes) {
                     String value = node.current().get(redisKey(key));
-                    perNode.append(" node ").append(node.index).append('=').append(value == null ? "-"
-                            : shortToken(value) + " pttl " + node.current().pttl(redisKey(key)));
+                    perNode.append(" node ")
+                        .append(node.index)
+                        .append('=')
+                        .append(value == null ? "-"
+                                : shortToken(value) + " pttl " + node.current().pttl(redisKey(key)));
                 }
                 sweepCase.violation("key left on a majority: " + redisKey(key) + " is still on " + nodesHolding(key)
                         + " of " + NODES + " nodes " + bound.toMillis() + " ms after every handle was released and "
@@ -435,13 +501,16 @@ class RedlockFaultSweepTest {
         return holding;
     }
 
-    /** The key can be taken again, with a fencing token above every one the case issued for it. */
+    /**
+     * The key can be taken again, with a fencing token above every one the case issued
+     * for it.
+     */
     private void probe(SweepCase sweepCase) {
         for (String key : sweepCase.keys) {
             Optional<LockHandle> probe;
             try {
-                probe = instances.get(0).service.tryLock(LockRequest.of(key).withTtl(TTL)
-                        .withWaitTime(Duration.ofSeconds(5)).withFencingToken());
+                probe = instances.get(0).service
+                    .tryLock(LockRequest.of(key).withTtl(TTL).withWaitTime(Duration.ofSeconds(5)).withFencingToken());
             }
             catch (LockAcquisitionException ex) {
                 probe = Optional.empty();
@@ -472,11 +541,12 @@ class RedlockFaultSweepTest {
         }
     }
 
-    // ------------------------------------------------------------------------------------------------ faults
+    // ------------------------------------------------------------------------------------------------
+    // faults
 
     private void inject(SweepCase sweepCase, Fault fault) {
-        LockSupport.parkNanos(sweepCase.startNanos + TimeUnit.MILLISECONDS.toNanos(fault.startMillis)
-                - System.nanoTime());
+        LockSupport
+            .parkNanos(sweepCase.startNanos + TimeUnit.MILLISECONDS.toNanos(fault.startMillis) - System.nanoTime());
         sweepCase.event("start " + fault);
         onEachNode(fault, index -> start(fault, index));
         sweepCase.event("started " + fault.kind);
@@ -487,7 +557,10 @@ class RedlockFaultSweepTest {
         }
     }
 
-    /** Applies a fault to its nodes at once, each on a thread of its own: a majority restarts together. */
+    /**
+     * Applies a fault to its nodes at once, each on a thread of its own: a majority
+     * restarts together.
+     */
     private void onEachNode(Fault fault, IntConsumer action) {
         List<Future<?>> parts = new ArrayList<>();
         for (int index : fault.nodes) {
@@ -510,8 +583,8 @@ class RedlockFaultSweepTest {
     private void start(Fault fault, int index) {
         Node node = nodes.get(index);
         switch (fault.kind) {
-            case REPLY_DELAY -> faultProxies(fault, index).forEach(proxy -> proxy.delayAllReplies(
-                    Duration.ofMillis(fault.amountMillis)));
+            case REPLY_DELAY -> faultProxies(fault, index)
+                .forEach(proxy -> proxy.delayAllReplies(Duration.ofMillis(fault.amountMillis)));
             case PARTITION -> faultProxies(fault, index).forEach(RedisFaultProxy::blackhole);
             case PAUSE -> node.current().pause();
             case KILL_DIRECT, KILL_BEHIND_PROXY -> node.current().kill();
@@ -538,7 +611,8 @@ class RedlockFaultSweepTest {
 
     private List<RedisFaultProxy> faultProxies(Fault fault, int index) {
         return (fault.instance < 0 ? instances : List.of(instances.get(fault.instance))).stream()
-                .map(instance -> instance.proxies.get(index)).toList();
+            .map(instance -> instance.proxies.get(index))
+            .toList();
     }
 
     /** Ends whatever a case left: delays, black holes, paused and stopped servers. */
@@ -551,10 +625,15 @@ class RedlockFaultSweepTest {
         }
     }
 
-    /** Until every instance counts every node's votes again (restarted nodes are held back for a lease). */
+    /**
+     * Until every instance counts every node's votes again (restarted nodes are held back
+     * for a lease).
+     */
     private void awaitHealthy() {
         try {
-            await().pollInterval(Duration.ofMillis(50)).atMost(Duration.ofSeconds(30)).until(() -> instances.stream()
+            await().pollInterval(Duration.ofMillis(50))
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> instances.stream()
                     .allMatch(instance -> instance.nodes.guards().stream().allMatch(NodeRestartGuard::votes)));
         }
         catch (ConditionTimeoutException ex) {
@@ -577,7 +656,10 @@ class RedlockFaultSweepTest {
         return Arrays.stream(names.split(",")).map(String::trim).map(FaultKind::valueOf).toList();
     }
 
-    /** @param failureIsAViolation whether a failure of the task is the product's (a lock call) or the harness's */
+    /**
+     * @param failureIsAViolation whether a failure of the task is the product's (a lock
+     * call) or the harness's
+     */
     private static void awaitQuietly(Future<?> task, Duration atMost, SweepCase sweepCase, String what,
             boolean failureIsAViolation) {
         try {
@@ -621,30 +703,57 @@ class RedlockFaultSweepTest {
         };
     }
 
-    // ------------------------------------------------------------------------------------------------ the plan
+    // ------------------------------------------------------------------------------------------------
+    // the plan
 
-    /** What can go wrong, on which nodes; each kind's widest reach is what the short sweep tries. */
+    /**
+     * What can go wrong, on which nodes; each kind's widest reach is what the short sweep
+     * tries.
+     */
     enum FaultKind {
-        /** Every reply of some nodes, to one instance or all, delayed by half to one and a half node timeouts. */
+
+        /**
+         * Every reply of some nodes, to one instance or all, delayed by half to one and a
+         * half node timeouts.
+         */
         REPLY_DELAY,
-        /** SIGSTOP of some nodes (up to a majority) for a while: connections stay open, nothing answers. */
+        /**
+         * SIGSTOP of some nodes (up to a majority) for a while: connections stay open,
+         * nothing answers.
+         */
         PAUSE,
-        /** One instance's links to up to a majority of the nodes black-holed for a while. */
+        /**
+         * One instance's links to up to a majority of the nodes black-holed for a while.
+         */
         PARTITION,
-        /** Nodes reached directly killed (SIGKILL), down for a while, then started again empty. */
+        /**
+         * Nodes reached directly killed (SIGKILL), down for a while, then started again
+         * empty.
+         */
         KILL_DIRECT,
-        /** The same behind keep-alive proxies: the clients' connections stay open throughout. */
+        /**
+         * The same behind keep-alive proxies: the clients' connections stay open
+         * throughout.
+         */
         KILL_BEHIND_PROXY,
-        /** Nodes reached directly restarted empty at once: the clients' connections drop. */
+        /**
+         * Nodes reached directly restarted empty at once: the clients' connections drop.
+         */
         RESTART_DIRECT,
-        /** Nodes behind keep-alive proxies restarted empty at once, up to a majority: no connection drops. */
+        /**
+         * Nodes behind keep-alive proxies restarted empty at once, up to a majority: no
+         * connection drops.
+         */
         RESTART_BEHIND_PROXY,
-        /** Keep-alive proxies pointed at an empty, long-running standby, up to a majority. */
+        /**
+         * Keep-alive proxies pointed at an empty, long-running standby, up to a majority.
+         */
         SWITCH_UPSTREAM,
         /**
-         * The wall clock of a minority of the nodes stepped forward by half to nine tenths of a lease, and back after
-         * a while, as NTP would correct it. Less than a lease: a fencing token drawn on a clock that ran ahead must
-         * be overtaken by the time a node that forgot the counter votes again (docs/redlock.md, fencing).
+         * The wall clock of a minority of the nodes stepped forward by half to nine
+         * tenths of a lease, and back after a while, as NTP would correct it. Less than a
+         * lease: a fencing token drawn on a clock that ran ahead must be overtaken by the
+         * time a node that forgot the counter votes again (docs/redlock.md, fencing).
          */
         CLOCK_JUMP_MINORITY;
 
@@ -677,33 +786,37 @@ class RedlockFaultSweepTest {
                 default -> Math.min(QUORUM, candidates().size());
             };
         }
+
     }
 
     /**
      * One fault of a case.
      *
-     * @param instance the instance whose links it hits (index), or -1 for all; only for link faults
+     * @param instance the instance whose links it hits (index), or -1 for all; only for
+     * link faults
      * @param startMillis when it starts, after the contenders did
-     * @param durationMillis how long it lasts; 0 for one that happens at once (restart, switch)
+     * @param durationMillis how long it lasts; 0 for one that happens at once (restart,
+     * switch)
      * @param amountMillis the delay of {@link FaultKind#REPLY_DELAY} or the jump of
-     *        {@link FaultKind#CLOCK_JUMP_MINORITY}
+     * {@link FaultKind#CLOCK_JUMP_MINORITY}
      */
     record Fault(FaultKind kind, int instance, List<Integer> nodes, long startMillis, long durationMillis,
             long amountMillis) {
 
         @Override
         public String toString() {
-            return kind + " on nodes " + nodes + (kind.hitsServers() ? "" : instance < 0 ? " (all instances)"
-                    : " (instance " + (char) ('A' + instance) + ")") + " at " + startMillis + " ms"
-                    + (durationMillis > 0 ? " for " + durationMillis + " ms" : "")
-                    + (amountMillis > 0 ? (kind == FaultKind.REPLY_DELAY ? ", delay " : ", jump +") + amountMillis
-                            + " ms" : "");
+            return kind + " on nodes " + nodes
+                    + (kind.hitsServers() ? ""
+                            : instance < 0 ? " (all instances)" : " (instance " + (char) ('A' + instance) + ")")
+                    + " at " + startMillis + " ms" + (durationMillis > 0 ? " for " + durationMillis + " ms" : "")
+                    + (amountMillis > 0
+                            ? (kind == FaultKind.REPLY_DELAY ? ", delay " : ", jump +") + amountMillis + " ms" : "");
         }
     }
 
     /**
-     * The faults of one case, drawn from its seed: which nodes (a node's server takes at most one fault per case),
-     * when, how long.
+     * The faults of one case, drawn from its seed: which nodes (a node's server takes at
+     * most one fault per case), when, how long.
      */
     record CasePlan(long seed, List<FaultKind> kinds, boolean widest, List<Fault> faults) {
 
@@ -765,14 +878,21 @@ class RedlockFaultSweepTest {
         }
     }
 
-    // ------------------------------------------------------------------------------------------------ the setup
+    // ------------------------------------------------------------------------------------------------
+    // the setup
 
-    /** One Redlock node: its server, and for a keep-alive node the proxy in front and an empty standby. */
+    /**
+     * One Redlock node: its server, and for a keep-alive node the proxy in front and an
+     * empty standby.
+     */
     private static final class Node {
 
         final int index;
+
         private final RedisTestServer primary;
+
         final RedisKeepAliveProxy keepAlive;
+
         /** The server not behind the proxy now, for the next switch. */
         private volatile RedisTestServer standby;
 
@@ -783,7 +903,10 @@ class RedlockFaultSweepTest {
             this.standby = keepAlive ? longRunning() : null;
         }
 
-        /** An empty server up for an hour by its clock: restart protection counts its votes at once. */
+        /**
+         * An empty server up for an hour by its clock: restart protection counts its
+         * votes at once.
+         */
         private static RedisTestServer longRunning() {
             RedisTestServer server = RedisTestServer.builder().withFakeClock().start();
             server.jumpClock(CLOCK_OFFSET);
@@ -803,7 +926,10 @@ class RedlockFaultSweepTest {
             return keepAlive != null ? keepAlive.port() : primary.port();
         }
 
-        /** Points the keep-alive proxy at the standby, emptied first; the server it leaves is the next standby. */
+        /**
+         * Points the keep-alive proxy at the standby, emptied first; the server it leaves
+         * is the next standby.
+         */
         synchronized void switchToStandby() {
             RedisTestServer next = standby;
             next.flushAll();
@@ -834,16 +960,25 @@ class RedlockFaultSweepTest {
             }
             primary.close();
         }
+
     }
 
-    /** An application instance: Redlock clients, lock service and watchdog of its own, behind its own fault proxies. */
+    /**
+     * An application instance: Redlock clients, lock service and watchdog of its own,
+     * behind its own fault proxies.
+     */
     private static final class Instance implements AutoCloseable {
 
         final String name;
+
         final List<RedisFaultProxy> proxies = new ArrayList<>();
+
         final LettuceRedlockNodes nodes;
+
         private final RedlockBackend redlock;
+
         private final LeaseWatchdog watchdog;
+
         final DefaultLockService service;
 
         Instance(String name, List<Node> redlockNodes) {
@@ -860,9 +995,13 @@ class RedlockFaultSweepTest {
             watchdog = new LeaseWatchdog(redlock, 1.0 / 3);
             service = new DefaultLockService(redlock, watchdog,
                     new LockDefaults(TTL, Duration.ZERO, true, Duration.ofMillis(50)), waiters);
-            // A majority answers before the first case (a cold connect can outlast the node timeout).
-            await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> service.tryLock("rsweep:warm-up:"
-                    + name, TTL, Duration.ZERO).map(LockHandle::release).orElse(false));
+            // A majority answers before the first case (a cold connect can outlast the
+            // node timeout).
+            await().atMost(Duration.ofSeconds(20))
+                .ignoreExceptions()
+                .until(() -> service.tryLock("rsweep:warm-up:" + name, TTL, Duration.ZERO)
+                    .map(LockHandle::release)
+                    .orElse(false));
         }
 
         @Override
@@ -872,26 +1011,43 @@ class RedlockFaultSweepTest {
             redlock.close();
             proxies.forEach(RedisFaultProxy::close);
         }
+
     }
 
-    // ------------------------------------------------------------------------------------------------ the history
+    // ------------------------------------------------------------------------------------------------
+    // the history
 
     /** One case: its plan, its keys, its history, resource, events and findings. */
     private static final class SweepCase {
 
         final int number;
+
         final CasePlan plan;
+
         final List<String> keys;
+
         final long startNanos = System.nanoTime();
+
         final History history = new History();
+
         final FencedResource resource = new FencedResource();
+
         final List<String> events = new CopyOnWriteArrayList<>();
+
         final List<String> violations = new CopyOnWriteArrayList<>();
-        /** Pairs of holds already reported by a resource check: one line per pair, not one per write. */
+
+        /**
+         * Pairs of holds already reported by a resource check: one line per pair, not one
+         * per write.
+         */
         private final Set<String> reportedPairs = new HashSet<>();
+
         final List<String> liveness = new CopyOnWriteArrayList<>();
+
         final Map<String, LongAdder> counts = new ConcurrentHashMap<>();
+
         volatile boolean running = true;
+
         volatile boolean monitoring = true;
 
         SweepCase(int number, CasePlan plan, List<String> keys) {
@@ -922,7 +1078,10 @@ class RedlockFaultSweepTest {
             event("LIVENESS " + description);
         }
 
-        /** An exception a lock call must never throw (only lock acquisition and lost-lock exceptions are expected). */
+        /**
+         * An exception a lock call must never throw (only lock acquisition and lost-lock
+         * exceptions are expected).
+         */
         void unexpected(String where, Throwable ex) {
             StringBuilder trace = new StringBuilder(where + " threw " + ex);
             StackTraceElement[] stack = ex.getStackTrace();
@@ -932,14 +1091,18 @@ class RedlockFaultSweepTest {
             violation("unexpected exception: " + trace);
         }
 
-        /** The checks on the recorded history: overlaps, token order, the resource's refusals and turns. */
+        /**
+         * The checks on the recorded history: overlaps, token order, the resource's
+         * refusals and turns.
+         */
         void checkHistory() {
             for (String key : keys) {
                 List<Hold> holds = history.of(key);
                 checkOverlaps(key, holds);
                 checkTokenOrder(key, holds);
             }
-            // A refused write or a change of writer is expected where a lease ran out under a fault; it is a
+            // A refused write or a change of writer is expected where a lease ran out
+            // under a fault; it is a
             // violation only if both holders were seen held at the same moment.
             for (FencedResource.Refusal refusal : resource.refusals) {
                 if (refusal.writer.heldAt(refusal.winnerSeenHeld)
@@ -997,8 +1160,10 @@ class RedlockFaultSweepTest {
         }
 
         private void checkTokenOrder(String key, List<Hold> holds) {
-            List<Hold> withTokens = holds.stream().filter(hold -> hold.token > 0 && hold.firstHeldNanos() != 0)
-                    .sorted(Comparator.comparingLong(hold -> hold.firstHeldNanos() - startNanos)).toList();
+            List<Hold> withTokens = holds.stream()
+                .filter(hold -> hold.token > 0 && hold.firstHeldNanos() != 0)
+                .sorted(Comparator.comparingLong(hold -> hold.firstHeldNanos() - startNanos))
+                .toList();
             for (int i = 1; i < withTokens.size(); i++) {
                 Hold before = withTokens.get(i - 1);
                 Hold after = withTokens.get(i);
@@ -1010,9 +1175,9 @@ class RedlockFaultSweepTest {
         }
 
         String summary() {
-            return String.format(Locale.ROOT, "Case %d (seed %d) %s: %d hold(s), %d violation(s), %d liveness "
-                    + "finding(s); rerun: %s", number, plan.seed, plan.faults, history.all.size(), violations.size(),
-                    liveness.size(), plan.rerun())
+            return String.format(Locale.ROOT,
+                    "Case %d (seed %d) %s: %d hold(s), %d violation(s), %d liveness " + "finding(s); rerun: %s", number,
+                    plan.seed, plan.faults, history.all.size(), violations.size(), liveness.size(), plan.rerun())
                     + (violations.isEmpty() ? "" : "\n  " + String.join("\n  ", violations))
                     + (liveness.isEmpty() ? "" : "\n  liveness: " + String.join("\n  liveness: ", liveness));
         }
@@ -1026,12 +1191,14 @@ class RedlockFaultSweepTest {
             return " timeline of case " + number + ":\n  " + String.join("\n  ", lines) + "\n  counts: "
                     + new TreeMap<>(counts);
         }
+
     }
 
     /** Every acquisition of a case, by key, and those not released yet. */
     private static final class History {
 
         final List<Hold> all = new CopyOnWriteArrayList<>();
+
         final Set<Hold> open = ConcurrentHashMap.newKeySet();
 
         Hold acquired(String who, String key, LockHandle handle) {
@@ -1048,7 +1215,10 @@ class RedlockFaultSweepTest {
             open.remove(hold);
         }
 
-        /** A hold made up by the self-test: held from {@code from} to {@code to}, with {@code token}. */
+        /**
+         * A hold made up by the self-test: held from {@code from} to {@code to}, with
+         * {@code token}.
+         */
         Hold synthetic(String who, String key, long from, long to, long token) {
             Hold hold = new Hold(who, key, null, "made-up");
             hold.heldBetween(from, to);
@@ -1064,24 +1234,35 @@ class RedlockFaultSweepTest {
         long highestToken(String key) {
             return of(key).stream().mapToLong(hold -> hold.token).max().orElse(0);
         }
+
     }
 
     /**
-     * One handle from its acquisition to its release, and when it reported {@link LockHandle#isHeld()}: the runs
-     * of consecutive observations that found it held. Observations are taken under the hold's monitor, so a true
-     * and a false one are recorded in the order they were made.
+     * One handle from its acquisition to its release, and when it reported
+     * {@link LockHandle#isHeld()}: the runs of consecutive observations that found it
+     * held. Observations are taken under the hold's monitor, so a true and a false one
+     * are recorded in the order they were made.
      */
     private static final class Hold {
 
         final String who;
+
         final String key;
+
         final LockHandle handle;
+
         final String handleToken;
+
         final long acquiredNanos = System.nanoTime();
+
         private final List<long[]> segments = new ArrayList<>();
+
         private long[] current;
+
         volatile long token;
+
         volatile String releaseOutcome = "not released";
+
         volatile boolean closed;
 
         Hold(String who, String key, LockHandle handle, String handleToken) {
@@ -1091,7 +1272,10 @@ class RedlockFaultSweepTest {
             this.handleToken = handleToken;
         }
 
-        /** Whether the handle reports the lock held now; recorded with the time read just before asking. */
+        /**
+         * Whether the handle reports the lock held now; recorded with the time read just
+         * before asking.
+         */
         synchronized boolean observe() {
             long now = System.nanoTime();
             boolean held = handle.isHeld();
@@ -1134,38 +1318,53 @@ class RedlockFaultSweepTest {
         }
 
         synchronized String describe(SweepCase sweepCase) {
-            String held = segments.stream().map(segment -> sweepCase.millis(segment[0]) + ".."
-                    + sweepCase.millis(segment[1])).collect(Collectors.joining(", "));
+            String held = segments.stream()
+                .map(segment -> sweepCase.millis(segment[0]) + ".." + sweepCase.millis(segment[1]))
+                .collect(Collectors.joining(", "));
             return who + " handle " + handleToken + " (" + key + ", token " + (token > 0 ? token : "none") + ", held "
                     + (held.isEmpty() ? "never" : held + " ms") + ", " + releaseOutcome
                     + (handle != null && handle.isLost() ? ", found lost" : "") + ")";
         }
+
     }
 
     /**
-     * The protected resource, one record per key: it takes a write only with a fencing token at least the highest it
-     * took, and records the writes it refused. It also records each write that follows another holder's while that
-     * holder had not released yet: without the fence, those two would have interleaved.
+     * The protected resource, one record per key: it takes a write only with a fencing
+     * token at least the highest it took, and records the writes it refused. It also
+     * records each write that follows another holder's while that holder had not released
+     * yet: without the fence, those two would have interleaved.
      */
     private static final class FencedResource {
 
-        /** A write refused: {@code winner} had written {@code highest} and was seen held at {@code winnerSeenHeld}. */
+        /**
+         * A write refused: {@code winner} had written {@code highest} and was seen held
+         * at {@code winnerSeenHeld}.
+         */
         record Refusal(Hold writer, long token, Hold winner, long highest, long winnerSeenHeld, long atNanos) {
         }
 
-        /** A write of {@code next}, seen held at {@code nextSeenHeld}, after {@code previous}'s, not yet released. */
+        /**
+         * A write of {@code next}, seen held at {@code nextSeenHeld}, after
+         * {@code previous}'s, not yet released.
+         */
         record Turn(Hold previous, Hold next, long nextSeenHeld, long atNanos) {
         }
 
         private final Map<String, Hold> lastWriter = new LinkedHashMap<>();
+
         private final Map<String, Long> lastWriterSeenHeld = new LinkedHashMap<>();
+
         private final Map<String, Long> highest = new LinkedHashMap<>();
+
         final List<Refusal> refusals = new CopyOnWriteArrayList<>();
+
         final List<Turn> turns = new CopyOnWriteArrayList<>();
+
         final AtomicLong accepted = new AtomicLong();
 
         /**
-         * @param seenHeld when the writer was last seen holding the lock, just before this write
+         * @param seenHeld when the writer was last seen holding the lock, just before
+         * this write
          * @return whether the write was taken
          */
         synchronized boolean write(Hold writer, long token, long seenHeld) {
@@ -1185,18 +1384,26 @@ class RedlockFaultSweepTest {
             accepted.incrementAndGet();
             return true;
         }
+
     }
 
     /** Figures over the whole sweep. */
     private static final class Figures {
 
         private final AtomicInteger cases = new AtomicInteger();
+
         private final Map<FaultKind, LongAdder> faultsByKind = new ConcurrentHashMap<>();
+
         private final Map<FaultKind, LongAdder> casesByKind = new ConcurrentHashMap<>();
+
         private final Map<FaultKind, LongAdder> violationsByKind = new ConcurrentHashMap<>();
+
         private final Map<FaultKind, LongAdder> violatedCasesByKind = new ConcurrentHashMap<>();
+
         private final Map<String, LongAdder> counts = new ConcurrentHashMap<>();
+
         private final List<String> violations = new CopyOnWriteArrayList<>();
+
         private final List<String> liveness = new CopyOnWriteArrayList<>();
 
         void caseRun(CasePlan plan) {
@@ -1204,8 +1411,10 @@ class RedlockFaultSweepTest {
             for (Fault fault : plan.faults) {
                 faultsByKind.computeIfAbsent(fault.kind, kind -> new LongAdder()).increment();
             }
-            plan.faults.stream().map(Fault::kind).distinct()
-                    .forEach(kind -> casesByKind.computeIfAbsent(kind, key -> new LongAdder()).increment());
+            plan.faults.stream()
+                .map(Fault::kind)
+                .distinct()
+                .forEach(kind -> casesByKind.computeIfAbsent(kind, key -> new LongAdder()).increment());
         }
 
         void count(String what) {
@@ -1213,8 +1422,8 @@ class RedlockFaultSweepTest {
         }
 
         void add(SweepCase sweepCase) {
-            sweepCase.counts.forEach((what, count) -> counts.computeIfAbsent(what, key -> new LongAdder())
-                    .add(count.sum()));
+            sweepCase.counts
+                .forEach((what, count) -> counts.computeIfAbsent(what, key -> new LongAdder()).add(count.sum()));
             counts.computeIfAbsent("holds (acquisitions)", key -> new LongAdder()).add(sweepCase.history.all.size());
             for (String violation : sweepCase.violations) {
                 violations.add("case " + sweepCase.number + " (" + sweepCase.plan.rerun() + "): "
@@ -1242,8 +1451,8 @@ class RedlockFaultSweepTest {
                         sum(casesByKind, kind), sum(violatedCasesByKind, kind), sum(violationsByKind, kind)));
             }
             text.append("  (a case of several kinds counts under each of them)\n");
-            new TreeMap<>(counts).forEach((what, count) -> text.append(String.format(Locale.ROOT, "  %8d  %s%n",
-                    count.sum(), what)));
+            new TreeMap<>(counts)
+                .forEach((what, count) -> text.append(String.format(Locale.ROOT, "  %8d  %s%n", count.sum(), what)));
             violations.forEach(violation -> text.append("  VIOLATION ").append(violation).append('\n'));
             liveness.forEach(finding -> text.append("  LIVENESS ").append(finding).append('\n'));
             return text.toString();
@@ -1253,5 +1462,7 @@ class RedlockFaultSweepTest {
             LongAdder adder = map.get(kind);
             return adder == null ? 0 : adder.sum();
         }
+
     }
+
 }

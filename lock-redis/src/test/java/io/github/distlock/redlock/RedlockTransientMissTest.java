@@ -39,25 +39,31 @@ import io.github.distlock.testsupport.RedisFaultProxy;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Issue 27, liveness under contention: healthy nodes whose answers come too late for one round (a
- * loaded machine, a pause of the client) decide nothing that round, and a lock call that still has
- * wait time tries again rather than fail with {@link RedlockQuorumException}. Five real nodes, each
- * behind a fault proxy that delays chosen replies past the node timeout.
+ * Issue 27, liveness under contention: healthy nodes whose answers come too late for one
+ * round (a loaded machine, a pause of the client) decide nothing that round, and a lock
+ * call that still has wait time tries again rather than fail with
+ * {@link RedlockQuorumException}. Five real nodes, each behind a fault proxy that delays
+ * chosen replies past the node timeout.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RedlockTransientMissTest {
 
     private static final int NODES = 5;
-    // Generous, so that only the proxies' delays, never the machine's load, make an answer late.
+
+    // Generous, so that only the proxies' delays, never the machine's load, make an
+    // answer late.
     private static final Duration NODE_TIMEOUT = Duration.ofSeconds(1);
+
     /**
-     * Past the node timeout, yet within the second after it for which a node that answered before
-     * counts as up (a node silent for longer is taken to be down).
+     * Past the node timeout, yet within the second after it for which a node that
+     * answered before counts as up (a node silent for longer is taken to be down).
      */
     private static final Duration LATE = Duration.ofMillis(1_500);
 
     private final List<RedisTestServer> servers = new ArrayList<>();
+
     private final List<RedisFaultProxy> proxies = new ArrayList<>();
+
     private final List<AutoCloseable> closeAfterEach = new ArrayList<>();
 
     @BeforeAll
@@ -91,10 +97,14 @@ class RedlockTransientMissTest {
         closeAfterEach.clear();
     }
 
-    /** One application instance: a lock service on a Redlock of its own clients, through the proxies. */
+    /**
+     * One application instance: a lock service on a Redlock of its own clients, through
+     * the proxies.
+     */
     private DefaultLockService instance() {
-        LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(proxies.stream().map(RedisFaultProxy::redisUri)
-                .toList(), NODE_TIMEOUT, "lock:", Duration.ofSeconds(30), false, Set.of());
+        LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(
+                proxies.stream().map(RedisFaultProxy::redisUri).toList(), NODE_TIMEOUT, "lock:", Duration.ofSeconds(30),
+                false, Set.of());
         nodes.awaitConnected(Duration.ofSeconds(10));
         RedlockBackend redlock = nodes.redlock(0.01);
         LeaseWatchdog watchdog = new LeaseWatchdog(redlock, 1.0 / 3);
@@ -104,9 +114,13 @@ class RedlockTransientMissTest {
         closeAfterEach.add(redlock);
         closeAfterEach.add(watchdog);
         closeAfterEach.add(service);
-        // A majority answers before the test's first vote (a cold connect can outlast the node timeout).
-        await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> service.tryLock("warm-up",
-                Duration.ofSeconds(1), Duration.ZERO).map(LockHandle::release).orElse(false));
+        // A majority answers before the test's first vote (a cold connect can outlast the
+        // node timeout).
+        await().atMost(Duration.ofSeconds(10))
+            .ignoreExceptions()
+            .until(() -> service.tryLock("warm-up", Duration.ofSeconds(1), Duration.ZERO)
+                .map(LockHandle::release)
+                .orElse(false));
         return service;
     }
 
@@ -114,7 +128,10 @@ class RedlockTransientMissTest {
         return LockRequest.of(name).withTtl(Duration.ofSeconds(30)).withWaitTime(waitTime).withWatchdog(false);
     }
 
-    /** Delays the next acquire of {@code key} on each of {@code nodes} past the node timeout. */
+    /**
+     * Delays the next acquire of {@code key} on each of {@code nodes} past the node
+     * timeout.
+     */
     private void answerTheNextAcquireLate(String key, int... nodes) {
         for (int node : nodes) {
             proxies.get(node).onNext(RedisCommandMatcher.named("SET").withArgument(1, key)).delayReply(LATE);
@@ -122,9 +139,10 @@ class RedlockTransientMissTest {
     }
 
     /**
-     * The first round hears from two nodes of five in time: it decides nothing. All five nodes are up
-     * and their answers are on the way, so the next round passes, and the call, with wait time left,
-     * must get there. It used to fail at once with "Only 2 of 5 Redlock nodes answered".
+     * The first round hears from two nodes of five in time: it decides nothing. All five
+     * nodes are up and their answers are on the way, so the next round passes, and the
+     * call, with wait time left, must get there. It used to fail at once with "Only 2 of
+     * 5 Redlock nodes answered".
      */
     @Test
     void aLockCallWithWaitTimeLeftIsNotFailedByOneRoundWhoseAnswersCameTooLate() {
@@ -136,7 +154,8 @@ class RedlockTransientMissTest {
         LockHandle held = service.lock(request(name, Duration.ofSeconds(20)));
 
         assertThat(held.isHeld()).isTrue();
-        // Only the winning round's token counts, on a majority; what the late round set there was given back.
+        // Only the winning round's token counts, on a majority; what the late round set
+        // there was given back.
         String token = HandleTokens.tokenOf(held);
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
             int ours = 0;
@@ -159,11 +178,12 @@ class RedlockTransientMissTest {
     }
 
     /**
-     * A release whose answers from three nodes of five come after their commands' own timeout has no
-     * majority in its first round, although it ran everywhere. Those nodes are up: it asks them again
-     * once their first commands have ended, and a node that now finds no key of ours had it deleted by
-     * the first delivery. It used to throw "Only 2 of 5 Redlock nodes answered the release" to a caller
-     * whose lock was released all the same.
+     * A release whose answers from three nodes of five come after their commands' own
+     * timeout has no majority in its first round, although it ran everywhere. Those nodes
+     * are up: it asks them again once their first commands have ended, and a node that
+     * now finds no key of ours had it deleted by the first delivery. It used to throw
+     * "Only 2 of 5 Redlock nodes answered the release" to a caller whose lock was
+     * released all the same.
      */
     @Test
     void aReleaseWhoseMajorityAnsweredTooLateAsksThoseNodesAgainRatherThanFail() {
@@ -185,12 +205,13 @@ class RedlockTransientMissTest {
     }
 
     /**
-     * A failed attempt's grant whose answer never came is taken back when its command ends, by a release
-     * sent then. The node had another command outstanding at that moment, and it used to count as "not
-     * answering", so that release was never sent: the grant stayed set, owned by nobody, for its whole
-     * lease. Under load, three such leftovers of different attempts on three nodes of five stalled the
-     * contended benchmark's lock for every instance until they expired. Node 4 here runs every command at
-     * once but holds its acquire answers back until the test gives them.
+     * A failed attempt's grant whose answer never came is taken back when its command
+     * ends, by a release sent then. The node had another command outstanding at that
+     * moment, and it used to count as "not answering", so that release was never sent:
+     * the grant stayed set, owned by nobody, for its whole lease. Under load, three such
+     * leftovers of different attempts on three nodes of five stalled the contended
+     * benchmark's lock for every instance until they expired. Node 4 here runs every
+     * command at once but holds its acquire answers back until the test gives them.
      */
     @Test
     void aLateGrantIsTakenBackEvenWhileItsNodeHasAnotherCommandOutstanding() throws Exception {
@@ -203,28 +224,33 @@ class RedlockTransientMissTest {
         servers.get(1).command("SET", key.storeKey(), "other-owner", "PX", "60000");
         long ttl = 60_000;
 
-        // Another lock's acquire stays outstanding on node 4; nodes 0 to 3 grant that one.
+        // Another lock's acquire stays outstanding on node 4; nodes 0 to 3 grant that
+        // one.
         assertThat(redlock.tryAcquire(other, "other-token", ttl).acquired()).isTrue();
-        // This attempt: two grants (nodes 2, 3), two "taken", and node 4, which set the key, answers too late.
+        // This attempt: two grants (nodes 2, 3), two "taken", and node 4, which set the
+        // key, answers too late.
         assertThat(redlock.tryAcquire(key, "late-token", ttl).acquired()).isFalse();
         assertThat(servers.get(4).get(key.storeKey())).isEqualTo("late-token");
-        // Its command ends by its timeout, while the other lock's is still outstanding there.
-        lastNode.answer("late-token").completeExceptionally(new LockBackendException(key.name(), "no answer in time",
-                new TimeoutException()));
+        // Its command ends by its timeout, while the other lock's is still outstanding
+        // there.
+        lastNode.answer("late-token")
+            .completeExceptionally(new LockBackendException(key.name(), "no answer in time", new TimeoutException()));
 
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(servers.get(4).get(key.storeKey()))
-                .as("the late grant on node 4").isNull());
+        await().atMost(Duration.ofSeconds(10))
+            .untilAsserted(
+                    () -> assertThat(servers.get(4).get(key.storeKey())).as("the late grant on node 4").isNull());
         assertThat(servers.get(2).get(key.storeKey())).isNull();
         assertThat(servers.get(0).get(key.storeKey())).isEqualTo("other-owner");
         lastNode.answer("other-token").complete(FencingLockBackend.AcquireResult.acquired(0, ttl));
     }
 
     /**
-     * A failed attempt's grant that did come in time is given back at once, also on a node that by then
-     * has another command outstanding for longer than the node timeout: that give-back used to be skipped
-     * as "not answering", and as the grant had come in time nothing sent it later. Node 4 answers this
-     * attempt at once and holds another lock's answer back; node 3 holds every answer back, so the vote
-     * waits out the node timeout first.
+     * A failed attempt's grant that did come in time is given back at once, also on a
+     * node that by then has another command outstanding for longer than the node timeout:
+     * that give-back used to be skipped as "not answering", and as the grant had come in
+     * time nothing sent it later. Node 4 answers this attempt at once and holds another
+     * lock's answer back; node 3 holds every answer back, so the vote waits out the node
+     * timeout first.
      */
     @Test
     void aGrantOfAFailedAttemptIsGivenBackEvenWhileItsNodeHasAnotherCommandOutstanding() {
@@ -238,28 +264,32 @@ class RedlockTransientMissTest {
         long ttl = 60_000;
         assertThat(redlock.tryAcquire(other, "other-token", ttl).acquired()).isTrue();
 
-        // Two grants (nodes 2 and 4, in time), two "taken", node 3 late: given back after the node timeout.
+        // Two grants (nodes 2 and 4, in time), two "taken", node 3 late: given back after
+        // the node timeout.
         assertThat(redlock.tryAcquire(key, "failed-token", ttl).acquired()).isFalse();
 
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(servers.get(4).get(key.storeKey()))
-                .as("the grant on node 4").isNull());
+        await().atMost(Duration.ofSeconds(10))
+            .untilAsserted(() -> assertThat(servers.get(4).get(key.storeKey())).as("the grant on node 4").isNull());
         assertThat(servers.get(2).get(key.storeKey())).isNull();
         // Node 3's grant goes once its answer ends.
-        held.get(3).answer("failed-token").completeExceptionally(new LockBackendException(key.name(),
-                "no answer in time", new TimeoutException()));
+        held.get(3)
+            .answer("failed-token")
+            .completeExceptionally(new LockBackendException(key.name(), "no answer in time", new TimeoutException()));
         await().atMost(Duration.ofSeconds(10)).until(() -> servers.get(3).get(key.storeKey()) == null);
         held.get(3).answer("other-token").complete(FencingLockBackend.AcquireResult.acquired(0, ttl));
         held.get(4).answer("other-token").complete(FencingLockBackend.AcquireResult.acquired(0, ttl));
     }
 
     /**
-     * A Redlock over the five nodes, each behind a {@link HeldAcquireAnswers} that holds back the answers to
-     * the acquires whose token its predicate names ({@code null}: none held, the node as it is).
+     * A Redlock over the five nodes, each behind a {@link HeldAcquireAnswers} that holds
+     * back the answers to the acquires whose token its predicate names ({@code null}:
+     * none held, the node as it is).
      */
     @SafeVarargs
     private RedlockBackend redlockHoldingAnswers(List<HeldAcquireAnswers> held, Predicate<String>... holds) {
-        LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(proxies.stream().map(RedisFaultProxy::redisUri)
-                .toList(), NODE_TIMEOUT, "lock:", Duration.ofSeconds(30), false, Set.of());
+        LettuceRedlockNodes nodes = LettuceRedlockNodes.connect(
+                proxies.stream().map(RedisFaultProxy::redisUri).toList(), NODE_TIMEOUT, "lock:", Duration.ofSeconds(30),
+                false, Set.of());
         nodes.awaitConnected(Duration.ofSeconds(10));
         List<FencingLockBackend> route = new ArrayList<>();
         for (int i = 0; i < NODES; i++) {
@@ -275,8 +305,8 @@ class RedlockTransientMissTest {
     }
 
     /**
-     * Without wait time there is no next round: the miss is reported as before, and nothing of the
-     * attempt stays on the nodes.
+     * Without wait time there is no next round: the miss is reported as before, and
+     * nothing of the attempt stays on the nodes.
      */
     @Test
     void aCallWithoutWaitTimeStillReportsTheMissAndLeavesNothingBehind() {
@@ -286,18 +316,20 @@ class RedlockTransientMissTest {
         answerTheNextAcquireLate(key, 0, 1, 2);
 
         assertThatThrownBy(() -> service.tryLock(request(name, Duration.ZERO)))
-                .isInstanceOfSatisfying(RedlockQuorumException.class, ex -> {
-                    assertThat(ex.answered()).isEqualTo(2);
-                    assertThat(ex.late()).as("taken for a late answer of nodes that are up").isTrue();
-                });
+            .isInstanceOfSatisfying(RedlockQuorumException.class, ex -> {
+                assertThat(ex.answered()).isEqualTo(2);
+                assertThat(ex.late()).as("taken for a late answer of nodes that are up").isTrue();
+            });
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> servers.stream().allMatch(server -> server.get(key) == null));
+        await().atMost(Duration.ofSeconds(10))
+            .until(() -> servers.stream().allMatch(server -> server.get(key) == null));
     }
 
     /**
-     * A majority that stays down (here: the nodes refuse connections) is no late answer: once those
-     * nodes have been silent for a second beyond the node timeout, a waiting call fails, naming how
-     * many answered, rather than wait out its minute. The miss it then reports is not a transient one.
+     * A majority that stays down (here: the nodes refuse connections) is no late answer:
+     * once those nodes have been silent for a second beyond the node timeout, a waiting
+     * call fails, naming how many answered, rather than wait out its minute. The miss it
+     * then reports is not a transient one.
      */
     @Test
     void aMajorityThatStaysDownStillFailsAWaitingCallWithoutWaitingOutItsWaitTime() {
@@ -308,22 +340,25 @@ class RedlockTransientMissTest {
         }
 
         assertThatThrownBy(() -> service.lock(request("order:down", Duration.ofMinutes(1))))
-                .isInstanceOfSatisfying(RedlockQuorumException.class, ex -> {
-                    assertThat(ex.answered()).isEqualTo(2);
-                    // A call that waited out its wait time would end on a miss still taken for a late one.
-                    assertThat(ex.late()).as("reported as a late answer of nodes that are up").isFalse();
-                });
+            .isInstanceOfSatisfying(RedlockQuorumException.class, ex -> {
+                assertThat(ex.answered()).isEqualTo(2);
+                // A call that waited out its wait time would end on a miss still taken
+                // for a late one.
+                assertThat(ex.late()).as("reported as a late answer of nodes that are up").isFalse();
+            });
     }
 
     /**
-     * A real node whose acquires run at once, like any other's, but whose answers to the acquires of the
-     * tokens it holds reach the Redlock only when the test gives them ({@link #answer}): a node whose replies
-     * are late, without timers to race.
+     * A real node whose acquires run at once, like any other's, but whose answers to the
+     * acquires of the tokens it holds reach the Redlock only when the test gives them
+     * ({@link #answer}): a node whose replies are late, without timers to race.
      */
     private static final class HeldAcquireAnswers implements FencingLockBackend, NonBlockingLockBackend {
 
         private final LettuceLockBackend node;
+
         private final Predicate<String> holds;
+
         private final Map<String, CompletableFuture<AcquireResult>> answers = new ConcurrentHashMap<>();
 
         HeldAcquireAnswers(LettuceLockBackend node, Predicate<String> holds) {
@@ -341,7 +376,8 @@ class RedlockTransientMissTest {
             if (!holds.test(token)) {
                 return node.tryAcquireAsync(key, token, ttlMillis);
             }
-            // Run now, answered later: the real reply is dropped, as a client drops a reply after its timeout.
+            // Run now, answered later: the real reply is dropped, as a client drops a
+            // reply after its timeout.
             node.tryAcquire(key, token, ttlMillis);
             return answer(token);
         }
@@ -375,5 +411,7 @@ class RedlockTransientMissTest {
         public long issueFencingToken(LockKey key, String token, long ttlMillis) {
             return node.issueFencingToken(key, token, ttlMillis);
         }
+
     }
+
 }

@@ -6,17 +6,19 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 
 /**
- * An inventory service whose stock deduction is a non-atomic read-modify-write in Redis: exactly
- * the code that oversells when several instances run behind a load balancer, and that
- * {@code @DistributedLock} makes safe.
+ * An inventory service whose stock deduction is a non-atomic read-modify-write in Redis:
+ * exactly the code that oversells when several instances run behind a load balancer, and
+ * that {@code @DistributedLock} makes safe.
  *
- * <p>Two ways to run it:
+ * <p>
+ * Two ways to run it:
  * <ul>
- *   <li>without arguments: a web application on port 8080 with {@code /stock/{sku}} endpoints,
- *       using the Redis at {@code spring.data.redis.*} (localhost:6379 by default) or, if none
- *       answers there, an embedded redis-server;</li>
- *   <li>with {@code --demo}: runs the four demos of {@link DemoCommand} (oversell, hot item, paused
- *       holder, failover), each printing a table, and exits; {@code --demo=<name>} runs one.</li>
+ * <li>without arguments: a web application on port 8080 with {@code /stock/{sku}}
+ * endpoints, using the Redis at {@code spring.data.redis.*} (localhost:6379 by default)
+ * or, if none answers there, an embedded redis-server;</li>
+ * <li>with {@code --demo}: runs the four demos of {@link DemoCommand} (oversell, hot
+ * item, paused holder, failover), each printing a table, and exits; {@code --demo=<name>}
+ * runs one.</li>
  * </ul>
  */
 @SpringBootApplication
@@ -24,15 +26,16 @@ public class SampleApplication {
 
     /**
      * Starts the web application, or the demo when the arguments contain {@code --demo}.
-     *
      * @param args command-line arguments; Spring Boot properties such as
-     *        {@code --spring.data.redis.port=6380} are honoured in both modes
+     * {@code --spring.data.redis.port=6380} are honoured in both modes
      */
     public static void main(String[] args) {
         if (DemoCommand.requested(args)) {
-            // The demos build their own application instances; exit explicitly so the status reaches the shell.
+            // The demos build their own application instances; exit explicitly so the
+            // status reaches the shell.
             System.exit(DemoCommand.run(args, System.out));
         }
         SpringApplication.run(SampleApplication.class, args);
     }
+
 }

@@ -12,13 +12,16 @@ import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockBackend;
 
 /**
- * Whether locks work in this instance, free of any Spring Boot health API so that each Boot
- * generation's health contributor is a thin adapter around it: up when enough stores answer a
- * ping (one, or a Redlock majority) within their timeout, and the lease watchdog is not lagging.
+ * Whether locks work in this instance, free of any Spring Boot health API so that each
+ * Boot generation's health contributor is a thin adapter around it: up when enough stores
+ * answer a ping (one, or a Redlock majority) within their timeout, and the lease watchdog
+ * is not lagging.
  *
- * <p>The watchdog lags when its most overdue renewal is behind schedule by more than the limit
- * (the operation timeout: one renewal round never takes longer, so a healthy watchdog is not
- * behind by more). Then leases may run out while their holders still work.
+ * <p>
+ * The watchdog lags when its most overdue renewal is behind schedule by more than the
+ * limit (the operation timeout: one renewal round never takes longer, so a healthy
+ * watchdog is not behind by more). Then leases may run out while their holders still
+ * work.
  *
  * <pre>{@code
  * LockBackendHealth.Check check = new LockBackendHealth(backend, watchdog, Duration.ofSeconds(2)).check();
@@ -28,13 +31,17 @@ import io.github.distlock.core.LockBackend;
 public final class LockBackendHealth {
 
     private final LockBackend backend;
+
     private final LeaseWatchdog watchdog;
+
     private final Duration lagLimit;
 
     /**
-     * @param backend the store; one that is not an {@link InspectableLockBackend} is not pinged
+     * @param backend the store; one that is not an {@link InspectableLockBackend} is not
+     * pinged
      * @param watchdog the lease watchdog, or {@code null} if there is none to check
-     * @param lagLimit how far behind schedule the watchdog may be before it counts as lagging
+     * @param lagLimit how far behind schedule the watchdog may be before it counts as
+     * lagging
      */
     public LockBackendHealth(LockBackend backend, LeaseWatchdog watchdog, Duration lagLimit) {
         this.backend = Objects.requireNonNull(backend, "backend");
@@ -46,12 +53,16 @@ public final class LockBackendHealth {
      * The outcome of one check.
      *
      * @param up whether locks work
-     * @param details what was found, for the health endpoint: plain maps, strings and numbers
+     * @param details what was found, for the health endpoint: plain maps, strings and
+     * numbers
      */
     public record Check(boolean up, Map<String, Object> details) {
     }
 
-    /** Pings the store and reads the watchdog's lag; never throws for an unreachable store. */
+    /**
+     * Pings the store and reads the watchdog's lag; never throws for an unreachable
+     * store.
+     */
     public Check check() {
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("backend", backend.getClass().getSimpleName());
@@ -74,8 +85,8 @@ public final class LockBackendHealth {
             up = reachability.reachable();
         }
         else {
-            details.put("ping", "not supported: " + backend.getClass().getName()
-                    + " does not implement InspectableLockBackend");
+            details.put("ping",
+                    "not supported: " + backend.getClass().getName() + " does not implement InspectableLockBackend");
         }
         if (watchdog != null) {
             Duration lag = watchdog.lag();
@@ -95,4 +106,5 @@ public final class LockBackendHealth {
     private static double millis(Duration duration) {
         return Math.round(duration.toNanos() / 1_000.0) / 1_000.0;
     }
+
 }

@@ -22,17 +22,20 @@ import io.github.distlock.core.LockContext;
 import io.github.distlock.core.LockKey;
 
 /**
- * The {@code locks} Actuator endpoint, read-only: the locks this instance holds and the callers of
- * this instance waiting for one ({@code GET /actuator/locks}), and what Redis holds for one key
- * ({@code GET /actuator/locks/{key}}).
+ * The {@code locks} Actuator endpoint, read-only: the locks this instance holds and the
+ * callers of this instance waiting for one ({@code GET /actuator/locks}), and what Redis
+ * holds for one key ({@code GET /actuator/locks/{key}}).
  *
- * <p>It never shows a holder's random token: that token is a capability (whoever knows it can
- * release the lock). It shows the fencing token, which grants nothing.
+ * <p>
+ * It never shows a holder's random token: that token is a capability (whoever knows it
+ * can release the lock). It shows the fencing token, which grants nothing.
  *
- * <p>A key may contain {@code /}: {@code GET /actuator/locks/orders/42} inspects the key
- * {@code orders/42}. Other characters that are special in a URL ({@code ?}, {@code #}, {@code %},
- * spaces) are percent-encoded as usual ({@code order%3F1} for {@code order?1}); an encoded slash
- * ({@code %2F}) is refused by most servlet containers, so write {@code /} as it is.
+ * <p>
+ * A key may contain {@code /}: {@code GET /actuator/locks/orders/42} inspects the key
+ * {@code orders/42}. Other characters that are special in a URL ({@code ?}, {@code #},
+ * {@code %}, spaces) are percent-encoded as usual ({@code order%3F1} for
+ * {@code order?1}); an encoded slash ({@code %2F}) is refused by most servlet containers,
+ * so write {@code /} as it is.
  *
  * <pre>{@code
  * management.endpoints.web.exposure.include=health,locks
@@ -43,10 +46,12 @@ import io.github.distlock.core.LockKey;
 public class LocksEndpoint {
 
     private final ActiveLocks activeLocks;
+
     private final LockBackend backend;
 
     /**
-     * @param activeLocks this instance's holders and waiters (a {@code LockListener} of the lock service)
+     * @param activeLocks this instance's holders and waiters (a {@code LockListener} of
+     * the lock service)
      * @param backend the store to inspect keys in
      */
     public LocksEndpoint(ActiveLocks activeLocks, LockBackend backend) {
@@ -54,17 +59,20 @@ public class LocksEndpoint {
         this.backend = Objects.requireNonNull(backend, "backend");
     }
 
-    /** The locks this instance holds, longest-held first, and its callers waiting, longest-waiting first. */
+    /**
+     * The locks this instance holds, longest-held first, and its callers waiting,
+     * longest-waiting first.
+     */
     @ReadOperation
     public Locks locks() {
         return new Locks(holders(activeLocks.held(), null), waiters(activeLocks.waiting(), null));
     }
 
     /**
-     * What the store holds for {@code key} now (held or free, remaining lease, queue length, last
-     * fencing token), and who in this instance holds it or waits for it.
-     *
-     * @param key the key's path segments, joined by {@code /} again: a key may contain slashes
+     * What the store holds for {@code key} now (held or free, remaining lease, queue
+     * length, last fencing token), and who in this instance holds it or waits for it.
+     * @param key the key's path segments, joined by {@code /} again: a key may contain
+     * slashes
      */
     @ReadOperation
     public KeyState lock(@Selector(match = Match.ALL_REMAINING) String... key) {
@@ -91,11 +99,14 @@ public class LocksEndpoint {
             nodes.add(of == null ? new Node(node.node(), null, null, null, null, node.error())
                     : new Node(node.node(), of.held(), pttl(of), of.queueLength(), fence(of), node.error()));
         }
-        return new KeyState(name, lockKey.storeKey(), state.held(), pttl(state), state.queueLength(),
-                fence(state), nodes, heldHere, waitingHere, null);
+        return new KeyState(name, lockKey.storeKey(), state.held(), pttl(state), state.queueLength(), fence(state),
+                nodes, heldHere, waitingHere, null);
     }
 
-    /** The lease left as the endpoint has always shown it, in the terms of Redis's PTTL: -2 for a free lock. */
+    /**
+     * The lease left as the endpoint has always shown it, in the terms of Redis's PTTL:
+     * -2 for a free lock.
+     */
     private static long pttl(LockState state) {
         return state.held() ? state.leaseLeftMillis() : -2;
     }
@@ -148,7 +159,8 @@ public class LocksEndpoint {
      * A lock this instance holds.
      *
      * @param key the lock's key, for example {@code order:42}
-     * @param name what metrics call it: the request's name, {@code Class.method} for the annotation, or {@code unnamed}
+     * @param name what metrics call it: the request's name, {@code Class.method} for the
+     * annotation, or {@code unnamed}
      * @param redisKey the key in Redis, for example {@code lock:{order:42}}
      * @param thread the thread that acquired it
      * @param since when it was acquired (ISO-8601)
@@ -176,8 +188,7 @@ public class LocksEndpoint {
      * @param since when it started to acquire (ISO-8601)
      * @param waitingForMillis how long it has waited so far
      */
-    public record Waiter(String key, String name, String redisKey, String thread, String since,
-            long waitingForMillis) {
+    public record Waiter(String key, String name, String redisKey, String thread, String since, long waitingForMillis) {
     }
 
     /**
@@ -185,8 +196,10 @@ public class LocksEndpoint {
      *
      * @param key the key
      * @param redisKey the key in Redis
-     * @param held whether the lock is held, by any instance or client ({@code null} if the store could not be asked)
-     * @param pttlMillis Redis's {@code PTTL} of the lock: milliseconds left, -1 for no expiry, -2 for free
+     * @param held whether the lock is held, by any instance or client ({@code null} if
+     * the store could not be asked)
+     * @param pttlMillis Redis's {@code PTTL} of the lock: milliseconds left, -1 for no
+     * expiry, -2 for free
      * @param queueLength entries in its wait queue
      * @param lastFencingToken the last fencing token issued for it, if any within a day
      * @param nodes for Redlock, each node's state; otherwise empty
@@ -211,4 +224,5 @@ public class LocksEndpoint {
     public record Node(String node, Boolean held, Long pttlMillis, Long queueLength, Long lastFencingToken,
             String error) {
     }
+
 }

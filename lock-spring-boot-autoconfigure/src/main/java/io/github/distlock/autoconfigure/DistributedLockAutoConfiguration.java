@@ -27,32 +27,36 @@ import io.github.distlock.core.LockWaiters;
 import io.github.distlock.core.LockBackend;
 
 /**
- * Auto-configures the {@link LockService} on top of a {@link LockBackend}: by default one on
- * Spring Boot's Redis connection factory.
+ * Auto-configures the {@link LockService} on top of a {@link LockBackend}: by default one
+ * on Spring Boot's Redis connection factory.
  *
- * <p>With {@code distributed-lock.redlock.nodes} set, {@link RedlockBackendConfiguration Redlock}
- * over those independent masters backs every lock. Otherwise the backend depends on the driver, as
- * Spring Boot's own Redis configurations do, each
- * configuration with its own conditions: the native {@link LettuceLockBackendConfiguration Lettuce
- * backend} for a Lettuce connection factory, and {@link SpringDataLockBackendConfiguration Spring
- * Data's template and script API} for any other (Jedis). Both need Spring Data Redis and a single
- * {@link RedisConnectionFactory}. An application's own {@link LockBackend} bean replaces either,
- * and then nothing Redis-specific is wired (no connection, no hand-over subscription) and no
- * connection factory is needed at all:
+ * <p>
+ * With {@code distributed-lock.redlock.nodes} set, {@link RedlockBackendConfiguration
+ * Redlock} over those independent masters backs every lock. Otherwise the backend depends
+ * on the driver, as Spring Boot's own Redis configurations do, each configuration with
+ * its own conditions: the native {@link LettuceLockBackendConfiguration Lettuce backend}
+ * for a Lettuce connection factory, and {@link SpringDataLockBackendConfiguration Spring
+ * Data's template and script API} for any other (Jedis). Both need Spring Data Redis and
+ * a single {@link RedisConnectionFactory}. An application's own {@link LockBackend} bean
+ * replaces either, and then nothing Redis-specific is wired (no connection, no hand-over
+ * subscription) and no connection factory is needed at all:
  *
  * <pre>{@code
- * @Bean
+ * &#64;Bean
  * LockBackend lockBackend() {
  *     return new MyRedlockBackend(...);   // LockService, the watchdog and the annotation use it
  * }
  * }</pre>
  *
- * <p>Backs off when there is no backend (no Spring Data Redis, or no single connection factory,
- * and none declared) or with {@code distributed-lock.enabled=false}. Every bean can be replaced by
- * declaring one of the same type.
+ * <p>
+ * Backs off when there is no backend (no Spring Data Redis, or no single connection
+ * factory, and none declared) or with {@code distributed-lock.enabled=false}. Every bean
+ * can be replaced by declaring one of the same type.
  */
-// By name, not by class: Spring Boot 4 moved Redis's auto-configuration to its own module and
-// package, so each name exists on one Boot generation only, and a class literal would not load on
+// By name, not by class: Spring Boot 4 moved Redis's auto-configuration to its own module
+// and
+// package, so each name exists on one Boot generation only, and a class literal would not
+// load on
 // the other. Ordering after an absent name is simply ignored, so one jar serves both.
 @AutoConfiguration(afterName = { "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
         "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration" })
@@ -64,7 +68,8 @@ import io.github.distlock.core.LockBackend;
 public class DistributedLockAutoConfiguration {
 
     // The backend configurations are imported, so their beans are registered before the
-    // @ConditionalOnBean(LockBackend.class) below is evaluated, as are an application's own beans.
+    // @ConditionalOnBean(LockBackend.class) below is evaluated, as are an application's
+    // own beans.
 
     /** The threads waiting for a lock in this JVM, woken by hand-over messages. */
     @Bean
@@ -83,9 +88,9 @@ public class DistributedLockAutoConfiguration {
     }
 
     /**
-     * The lock service used by the annotation and injected by applications. Everything that
-     * happens to a lock goes to the {@link LockListener} beans, in {@code @Order}, after the
-     * built-in ones: the lost-lease WARN and the {@link LockLostEvent}.
+     * The lock service used by the annotation and injected by applications. Everything
+     * that happens to a lock goes to the {@link LockListener} beans, in {@code @Order},
+     * after the built-in ones: the lost-lease WARN and the {@link LockLostEvent}.
      */
     @Bean
     @ConditionalOnBean(LockBackend.class)
@@ -105,7 +110,7 @@ public class DistributedLockAutoConfiguration {
         List<LockListener> listeners = new ArrayList<>();
         listeners.add(new LockLostEventPublisher(eventPublisher));
         lockListeners.orderedStream().forEach(listeners::add);
-        return new DefaultLockService(lockBackend, leaseWatchdog, defaults, lockWaiters,
-                LockListeners.of(listeners));
+        return new DefaultLockService(lockBackend, leaseWatchdog, defaults, lockWaiters, LockListeners.of(listeners));
     }
+
 }

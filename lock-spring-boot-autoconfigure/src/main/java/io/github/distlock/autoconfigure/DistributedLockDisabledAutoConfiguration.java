@@ -8,9 +8,10 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Role;
 
 /**
- * With {@code distributed-lock.enabled=false} nothing locks: no lock service, no interceptor, and every
- * {@code @DistributedLock} method runs without its lock. This logs a WARN at startup naming each of those methods
- * ({@link UnguardedMethodsWarning}), so that turning the starter off is never silent.
+ * With {@code distributed-lock.enabled=false} nothing locks: no lock service, no
+ * interceptor, and every {@code @DistributedLock} method runs without its lock. This logs
+ * a WARN at startup naming each of those methods ({@link UnguardedMethodsWarning}), so
+ * that turning the starter off is never silent.
  */
 @AutoConfiguration
 @Conditional(OnDistributedLockEnabledCondition.Disabled.class)
@@ -19,7 +20,6 @@ public class DistributedLockDisabledAutoConfiguration {
 
     /**
      * Names the methods that run without a lock.
-     *
      * @param beanFactory where the methods are looked for
      * @return the warning, logged once every singleton exists
      */
@@ -28,4 +28,5 @@ public class DistributedLockDisabledAutoConfiguration {
     static UnguardedMethodsWarning distributedLockUnguardedMethodsWarning(ConfigurableListableBeanFactory beanFactory) {
         return new UnguardedMethodsWarning(beanFactory);
     }
+
 }

@@ -15,9 +15,9 @@ import io.github.distlock.LockDurations;
 import io.github.distlock.LockKeys;
 
 /**
- * Settings of the distributed lock starter, under {@code distributed-lock.*}. Every value is
- * checked at startup by {@link #validate()}; a bad one fails the startup with a message naming the
- * property.
+ * Settings of the distributed lock starter, under {@code distributed-lock.*}. Every value
+ * is checked at startup by {@link #validate()}; a bad one fails the startup with a
+ * message naming the property.
  */
 @ConfigurationProperties(prefix = DistributedLockProperties.PREFIX)
 public class DistributedLockProperties implements InitializingBean {
@@ -26,139 +26,169 @@ public class DistributedLockProperties implements InitializingBean {
     public static final String PREFIX = "distributed-lock";
 
     /**
-     * The default aspect order: just outside {@code @Transactional} (whose default order is
-     * {@link Ordered#LOWEST_PRECEDENCE}), so the lock is released only after the commit.
+     * The default aspect order: just outside {@code @Transactional} (whose default order
+     * is {@link Ordered#LOWEST_PRECEDENCE}), so the lock is released only after the
+     * commit.
      */
     public static final int DEFAULT_ASPECT_ORDER = Ordered.LOWEST_PRECEDENCE - 100;
 
     /**
-     * Whether to auto-configure the lock service and the @DistributedLock interceptor. false turns the whole starter
-     * off (no LockService bean, and @DistributedLock methods run without a lock); only true or false are accepted,
-     * any other value fails the startup.
+     * Whether to auto-configure the lock service and the @DistributedLock interceptor.
+     * false turns the whole starter off (no LockService bean, and @DistributedLock
+     * methods run without a lock); only true or false are accepted, any other value fails
+     * the startup.
      */
     private boolean enabled = true;
 
     /**
-     * Prefix of every lock key in Redis: with the default, the key order:42 is stored as lock:{order:42}. Give each
-     * application its own prefix (such as billing:lock:) when several share a Redis and their lock names could clash.
-     * Not empty (release messages go to the channel named prefix + "released", and ACL key patterns such as ~lock:*
-     * need a prefix to match), and without braces, which are the Redis Cluster hash tag around the key.
+     * Prefix of every lock key in Redis: with the default, the key order:42 is stored as
+     * lock:{order:42}. Give each application its own prefix (such as billing:lock:) when
+     * several share a Redis and their lock names could clash. Not empty (release messages
+     * go to the channel named prefix + "released", and ACL key patterns such as ~lock:*
+     * need a prefix to match), and without braces, which are the Redis Cluster hash tag
+     * around the key.
      */
     private String keyPrefix = "lock:";
 
     /**
-     * Longest lock key accepted, in characters of the key as the application gives it (before key-prefix), at least
-     * 1. A longer key, from a @DistributedLock key expression or a LockService call, fails with
-     * InvalidLockKeyException (a 400 problem detail in web applications) before anything is sent to Redis, so a
-     * key built from unchecked input cannot store megabytes per lock. Lock on an id or a hash of a long value.
+     * Longest lock key accepted, in characters of the key as the application gives it
+     * (before key-prefix), at least 1. A longer key, from a @DistributedLock key
+     * expression or a LockService call, fails with InvalidLockKeyException (a 400 problem
+     * detail in web applications) before anything is sent to Redis, so a key built from
+     * unchecked input cannot store megabytes per lock. Lock on an id or a hash of a long
+     * value.
      */
-    // A literal (LockKeys.DEFAULT_MAX_LENGTH), so that the configuration processor records it as the default.
+    // A literal (LockKeys.DEFAULT_MAX_LENGTH), so that the configuration processor
+    // records it as the default.
     private int maxKeyLength = 1024;
 
     /**
-     * Lease length of a lock that does not name one (an empty ttl in @DistributedLock, a null ttl in LockService),
-     * from 1ms to 36500d: a duration such as 30s, 500ms, 5m or PT30S, and a bare number means milliseconds. With the
-     * watchdog on, the lease is renewed until release, so this only bounds how long a crashed holder blocks the
+     * Lease length of a lock that does not name one (an empty ttl in @DistributedLock, a
+     * null ttl in LockService), from 1ms to 36500d: a duration such as 30s, 500ms, 5m or
+     * PT30S, and a bare number means milliseconds. With the watchdog on, the lease is
+     * renewed until release, so this only bounds how long a crashed holder blocks the
      * others; with it off, the lock expires after this long even while the work goes on.
      */
     private Duration defaultTtl = Duration.ofSeconds(30);
 
     /**
-     * How long a caller waits for the current holder when its lock does not say (an empty waitTime in
-     * @DistributedLock, a null waitTime in LockService), from 0s to 36500d: a duration such as 3s or 500ms, and a
-     * bare number means milliseconds. 0s tries once and gives up at once if the lock is taken.
+     * How long a caller waits for the current holder when its lock does not say (an empty
+     * waitTime in @DistributedLock, a null waitTime in LockService), from 0s to 36500d: a
+     * duration such as 3s or 500ms, and a bare number means milliseconds. 0s tries once
+     * and gives up at once if the lock is taken.
      */
     private Duration defaultWaitTime = Duration.ofSeconds(3);
 
     /**
-     * Upper bound on every single lock command (acquire, renew, release), independent of the Redis client's own
-     * command timeout (60 s by default in Lettuce), so that a hung Redis fails guarded calls quickly with
-     * LockBackendException instead of blocking them. A positive duration such as 2s or 500ms, at most 36500d; a bare
-     * number means milliseconds.
+     * Upper bound on every single lock command (acquire, renew, release), independent of
+     * the Redis client's own command timeout (60 s by default in Lettuce), so that a hung
+     * Redis fails guarded calls quickly with LockBackendException instead of blocking
+     * them. A positive duration such as 2s or 500ms, at most 36500d; a bare number means
+     * milliseconds.
      */
     private Duration operationTimeout = Duration.ofSeconds(2);
 
     /**
-     * How many replicas must confirm each lock write (acquire, hand-over and renewal) with Redis's WAIT before it
-     * counts; 0 (the default) waits for none. Closes most of the window in which a master fails over before a lock
-     * reached a replica, at the cost of one more round trip per acquisition. Too few confirmations within
-     * replica-ack-timeout fail the acquisition with ReplicaAcknowledgementException, and the lock is released.
+     * How many replicas must confirm each lock write (acquire, hand-over and renewal)
+     * with Redis's WAIT before it counts; 0 (the default) waits for none. Closes most of
+     * the window in which a master fails over before a lock reached a replica, at the
+     * cost of one more round trip per acquisition. Too few confirmations within
+     * replica-ack-timeout fail the acquisition with ReplicaAcknowledgementException, and
+     * the lock is released.
      */
     private int replicaAcks = 0;
 
     /**
-     * How long one WAIT may wait for replica-acks replicas to confirm a lock write: a duration such as 1s or 200ms,
-     * at least 1ms and at most operation-timeout; a bare number means milliseconds. Only used when replica-acks is
-     * above 0.
+     * How long one WAIT may wait for replica-acks replicas to confirm a lock write: a
+     * duration such as 1s or 200ms, at least 1ms and at most operation-timeout; a bare
+     * number means milliseconds. Only used when replica-acks is above 0.
      */
     private Duration replicaAckTimeout = Duration.ofSeconds(1);
 
     /**
-     * Order of the @DistributedLock interceptor among the other advice on a method, any int; lower runs further
-     * outside. The default, Ordered.LOWEST_PRECEDENCE - 100, runs just outside @Transactional (whose order is
-     * Ordered.LOWEST_PRECEDENCE), so the lock is taken before the transaction begins and released after it commits.
+     * Order of the @DistributedLock interceptor among the other advice on a method, any
+     * int; lower runs further outside. The default, Ordered.LOWEST_PRECEDENCE - 100, runs
+     * just outside @Transactional (whose order is Ordered.LOWEST_PRECEDENCE), so the lock
+     * is taken before the transaction begins and released after it commits.
      */
     private int aspectOrder = DEFAULT_ASPECT_ORDER;
 
     /**
-     * Whether a @DistributedLock method whose lease was lost while it ran throws LockLostException after it returns,
-     * so the caller learns that another instance may have run the same work meanwhile. Off, the call returns the
-     * method's result, and only the LockLostEvent and a WARN log line tell.
+     * Whether a @DistributedLock method whose lease was lost while it ran throws
+     * LockLostException after it returns, so the caller learns that another instance may
+     * have run the same work meanwhile. Off, the call returns the method's result, and
+     * only the LockLostEvent and a WARN log line tell.
      */
     private boolean throwOnLeaseLost = true;
 
     /**
-     * What a @DistributedLock call does when another owner held its lock for the whole wait time, if the annotation
-     * sets neither onBusy nor onFailure: throw (the default) fails the call with LockTimeoutException; skip returns
-     * an empty value without running the method, the usual choice for a scheduled job that one instance should run.
+     * What a @DistributedLock call does when another owner held its lock for the whole
+     * wait time, if the annotation sets neither onBusy nor onFailure: throw (the default)
+     * fails the call with LockTimeoutException; skip returns an empty value without
+     * running the method, the usual choice for a scheduled job that one instance should
+     * run.
      */
     private FailureAction onBusy = FailureAction.THROW;
 
     /**
-     * What a @DistributedLock call does when the lock store could not be reached or failed, if the annotation sets
-     * neither onUnavailable nor onFailure: throw (the default) fails the call with LockBackendException; skip returns
-     * an empty value without running the method and logs a WARN, at most one a minute per lock. With skip, no
-     * instance runs the work while the store is down.
+     * What a @DistributedLock call does when the lock store could not be reached or
+     * failed, if the annotation sets neither onUnavailable nor onFailure: throw (the
+     * default) fails the call with LockBackendException; skip returns an empty value
+     * without running the method and logs a WARN, at most one a minute per lock. With
+     * skip, no instance runs the work while the store is down.
      */
     private FailureAction onUnavailable = FailureAction.THROW;
 
     /**
-     * What to do with a @DistributedLock method that no Spring proxy can intercept, so that every call would run
-     * without the lock: a private or static method, or a final one on a class-based (CGLIB) proxy. Keep fail unless
-     * such a method is known and harmless.
+     * What to do with a @DistributedLock method that no Spring proxy can intercept, so
+     * that every call would run without the lock: a private or static method, or a final
+     * one on a class-based (CGLIB) proxy. Keep fail unless such a method is known and
+     * harmless.
      */
     private UnguardedMethods unguardedMethods = UnguardedMethods.FAIL;
 
     /**
-     * How @DistributedLock is applied. proxy (the default): a Spring AOP proxy around each bean locks calls made
-     * through the bean, so a this.-call from inside the class and a final method run without the lock. aspectj: an
-     * AspectJ aspect woven into the classes at load time (the aspectjweaver agent with a META-INF/aop.xml naming
-     * io.github.distlock.aop.AnnotationDistributedLockAspect) locks every execution; no proxy is made for the lock.
+     * How @DistributedLock is applied. proxy (the default): a Spring AOP proxy around
+     * each bean locks calls made through the bean, so a this.-call from inside the class
+     * and a final method run without the lock. aspectj: an AspectJ aspect woven into the
+     * classes at load time (the aspectjweaver agent with a META-INF/aop.xml naming
+     * io.github.distlock.aop.AnnotationDistributedLockAspect) locks every execution; no
+     * proxy is made for the lock.
      */
     private AdviceMode adviceMode = AdviceMode.PROXY;
 
     /**
-     * How a release wakes waiters in a Redis Cluster, on Lettuce: auto (the default) uses sharded pub/sub, SPUBLISH on
-     * a channel in the lock's own hash slot so that only the shard owning the lock forwards the message, when every
-     * node runs Redis 7 or later. global keeps the one global channel, which every node forwards to every other: for
-     * a fleet in which some instances listen only there (Jedis, or a rolling upgrade from a version without sharded
-     * pub/sub). Outside a Cluster, and on Jedis, the global channel is used either way.
+     * How a release wakes waiters in a Redis Cluster, on Lettuce: auto (the default) uses
+     * sharded pub/sub, SPUBLISH on a channel in the lock's own hash slot so that only the
+     * shard owning the lock forwards the message, when every node runs Redis 7 or later.
+     * global keeps the one global channel, which every node forwards to every other: for
+     * a fleet in which some instances listen only there (Jedis, or a rolling upgrade from
+     * a version without sharded pub/sub). Outside a Cluster, and on Jedis, the global
+     * channel is used either way.
      */
     private ClusterNotifications clusterNotifications = ClusterNotifications.AUTO;
 
     /** Lease renewal while a lock is held. */
     private final Watchdog watchdog = new Watchdog();
 
-    /** The single Redis (standalone, Sentinel or Cluster) that locks use when no Redlock nodes are set. */
+    /**
+     * The single Redis (standalone, Sentinel or Cluster) that locks use when no Redlock
+     * nodes are set.
+     */
     private final Redis redis = new Redis();
 
     /** How lock failures look in Spring MVC and WebFlux applications. */
     private final Web web = new Web();
 
-    /** Metrics and traces of every lock, through Micrometer, when the application has it. */
+    /**
+     * Metrics and traces of every lock, through Micrometer, when the application has it.
+     */
     private final Observation observation = new Observation();
 
-    /** Redlock over independent Redis masters instead of the single Redis of spring.data.redis.*. */
+    /**
+     * Redlock over independent Redis masters instead of the single Redis of
+     * spring.data.redis.*.
+     */
     @NestedConfigurationProperty
     private final RedlockProperties redlock = new RedlockProperties();
 
@@ -309,9 +339,10 @@ public class DistributedLockProperties implements InitializingBean {
     }
 
     /**
-     * Checks every value, so that a typo fails the startup rather than the first guarded call.
-     *
-     * @throws InvalidConfigurationPropertyValueException naming the property, the value and the fix
+     * Checks every value, so that a typo fails the startup rather than the first guarded
+     * call.
+     * @throws InvalidConfigurationPropertyValueException naming the property, the value
+     * and the fix
      */
     public void validate() {
         if (keyPrefix == null || keyPrefix.isBlank()) {
@@ -364,19 +395,22 @@ public class DistributedLockProperties implements InitializingBean {
         if (redlock.hasNodes()) {
             redlock.validate();
             if (replicaAcks > 0) {
-                // Silently ignored, the setting would promise a safety the Redlock backend does not give.
+                // Silently ignored, the setting would promise a safety the Redlock
+                // backend does not give.
                 throw new InvalidConfigurationPropertyValueException(PREFIX + ".replica-acks", replicaAcks,
-                        "Replica acknowledgements apply to the single-Redis backend; with "
-                                + RedlockProperties.PREFIX + ".nodes set, locks are Redlocks over independent "
-                                + "masters, which do not wait for replicas. Remove replica-acks, or the Redlock nodes.");
+                        "Replica acknowledgements apply to the single-Redis backend; with " + RedlockProperties.PREFIX
+                                + ".nodes set, locks are Redlocks over independent "
+                                + "masters, which do not wait for replicas. "
+                                + "Remove replica-acks, or the Redlock nodes.");
             }
         }
     }
 
     /**
-     * No upper bound on replica-acks: Redis has none on replicas, and a number above the replicas present fails the
-     * first acquisition with a message giving both counts. The timeout is checked against operation-timeout only
-     * when acks are asked for, so that a short operation-timeout alone never fails on a feature that is off.
+     * No upper bound on replica-acks: Redis has none on replicas, and a number above the
+     * replicas present fails the first acquisition with a message giving both counts. The
+     * timeout is checked against operation-timeout only when acks are asked for, so that
+     * a short operation-timeout alone never fails on a feature that is off.
      */
     private void validateReplicaAcks() {
         if (replicaAcks < 0) {
@@ -384,7 +418,8 @@ public class DistributedLockProperties implements InitializingBean {
                     "The number of replicas may not be negative. Use 0 to wait for no replica, or the number of "
                             + "replicas that must confirm each lock, such as 1.");
         }
-        // WAIT with a timeout of 0 blocks for ever; a sub-millisecond timeout would be sent as 0.
+        // WAIT with a timeout of 0 blocks for ever; a sub-millisecond timeout would be
+        // sent as 0.
         if (replicaAckTimeout == null || replicaAckTimeout.toMillis() < 1) {
             throw new InvalidConfigurationPropertyValueException(PREFIX + ".replica-ack-timeout",
                     describe(replicaAckTimeout), "The timeout must be at least 1ms (Redis's WAIT counts whole "
@@ -392,28 +427,32 @@ public class DistributedLockProperties implements InitializingBean {
         }
         if (replicaAcks > 0 && replicaAckTimeout.compareTo(operationTimeout) > 0) {
             throw new InvalidConfigurationPropertyValueException(PREFIX + ".replica-ack-timeout",
-                    describe(replicaAckTimeout), "With " + PREFIX + ".replica-acks=" + replicaAcks + " the wait for "
-                            + "replicas may be at most " + PREFIX + ".operation-timeout ("
-                            + LockDurations.describe(operationTimeout) + "): a lock write that takes longer to "
+                    describe(replicaAckTimeout),
+                    "With " + PREFIX + ".replica-acks=" + replicaAcks + " the wait for " + "replicas may be at most "
+                            + PREFIX + ".operation-timeout (" + LockDurations.describe(operationTimeout)
+                            + "): a lock write that takes longer to "
                             + "confirm than a command may take to answer is a Redis in trouble. Lower "
                             + "replica-ack-timeout or raise operation-timeout.");
         }
     }
 
     /**
-     * {@code default} is an annotation value ("not set here"); a property is the last word and must decide.
-     *
-     * @param name the property below the prefix, {@code on-busy} or {@code on-unavailable}
+     * {@code default} is an annotation value ("not set here"); a property is the last
+     * word and must decide.
+     * @param name the property below the prefix, {@code on-busy} or
+     * {@code on-unavailable}
      * @param action its bound value
      * @return the value, {@code THROW} or {@code SKIP}
-     * @throws InvalidConfigurationPropertyValueException naming the property, the value and the fix otherwise
+     * @throws InvalidConfigurationPropertyValueException naming the property, the value
+     * and the fix otherwise
      */
     static FailureAction requireThrowOrSkip(String name, FailureAction action) {
         if (action == null || action == FailureAction.DEFAULT) {
             String attribute = name.equals("on-busy") ? "onBusy" : "onUnavailable";
             throw new InvalidConfigurationPropertyValueException(PREFIX + "." + name,
-                    (action == null ? null : action.name().toLowerCase(Locale.ROOT)), "The property is the last word "
-                            + "on what a call does when its annotation sets neither " + attribute + " nor onFailure, "
+                    (action == null ? null : action.name().toLowerCase(Locale.ROOT)),
+                    "The property is the last word " + "on what a call does when its annotation sets neither "
+                            + attribute + " nor onFailure, "
                             + "so it must decide: use throw (the default: the call fails) or skip (the method does "
                             + "not run and the call returns an empty value), or remove the property. default is only "
                             + "meaningful on the annotation, where it means \"follow onFailure, then this property\".");
@@ -421,7 +460,10 @@ public class DistributedLockProperties implements InitializingBean {
         return action;
     }
 
-    /** A duration as written in a property ({@code 1ns}, {@code 30s}), followed by its ISO form. */
+    /**
+     * A duration as written in a property ({@code 1ns}, {@code 30s}), followed by its ISO
+     * form.
+     */
     private static String describe(Duration value) {
         return (value == null ? null : LockDurations.describe(value) + " (" + value + ")");
     }
@@ -446,26 +488,32 @@ public class DistributedLockProperties implements InitializingBean {
 
         /** Log a WARN and start; calls of the method run without the lock. */
         WARN
+
     }
 
     /** How a release wakes waiters in a Redis Cluster. */
     public enum ClusterNotifications {
 
-        /** Sharded pub/sub where every node runs Redis 7 or later, else the global channel. */
+        /**
+         * Sharded pub/sub where every node runs Redis 7 or later, else the global
+         * channel.
+         */
         AUTO,
 
         /** Always the global channel, which every node forwards to every other. */
         GLOBAL
+
     }
 
     /** Which Redis connection the locks use. */
     public static class Redis {
 
         /**
-         * Name of the RedisConnectionFactory bean that locks use, for an application with several (a cache Redis and
-         * a session Redis, say), so that it need not mark one @Primary for every other user. Empty (the default) uses
-         * the only RedisConnectionFactory bean, or the @Primary one. A name that is no RedisConnectionFactory bean fails the
-         * startup.
+         * Name of the RedisConnectionFactory bean that locks use, for an application with
+         * several (a cache Redis and a session Redis, say), so that it need not mark
+         * one @Primary for every other user. Empty (the default) uses the only
+         * RedisConnectionFactory bean, or the @Primary one. A name that is no
+         * RedisConnectionFactory bean fails the startup.
          */
         private String connectionFactory = "";
 
@@ -476,21 +524,24 @@ public class DistributedLockProperties implements InitializingBean {
         public void setConnectionFactory(String connectionFactory) {
             this.connectionFactory = connectionFactory;
         }
+
     }
 
     /** Lease renewal settings. */
     public static class Watchdog {
 
         /**
-         * Whether held locks are renewed until release: true or false. Off means every lease is fixed and expires after
-         * its ttl even while the work goes on. Each lock can override it (the watchdog attribute of @DistributedLock,
+         * Whether held locks are renewed until release: true or false. Off means every
+         * lease is fixed and expires after its ttl even while the work goes on. Each lock
+         * can override it (the watchdog attribute of @DistributedLock,
          * LockRequest.withWatchdog).
          */
         private boolean enabled = true;
 
         /**
-         * Fraction of the ttl after which a lease is renewed, a number between 0 and 1 (both exclusive): 0.5 renews a
-         * 30s lease every 15s. The default, 1/3, leaves two renewal attempts before the lease would run out.
+         * Fraction of the ttl after which a lease is renewed, a number between 0 and 1
+         * (both exclusive): 0.5 renews a 30s lease every 15s. The default, 1/3, leaves
+         * two renewal attempts before the lease would run out.
          */
         private double renewalRatio = 1.0 / 3;
 
@@ -509,6 +560,7 @@ public class DistributedLockProperties implements InitializingBean {
         public void setRenewalRatio(double renewalRatio) {
             this.renewalRatio = renewalRatio;
         }
+
     }
 
     private static void requireNotNegative(String name, Duration value) {
@@ -522,17 +574,20 @@ public class DistributedLockProperties implements InitializingBean {
     public static class Observation {
 
         /**
-         * Whether acquisitions and holds are observed (timers, traces) and renewals, lost leases, hand-overs and
-         * releases counted, when the application has a Micrometer ObservationRegistry or MeterRegistry.
+         * Whether acquisitions and holds are observed (timers, traces) and renewals, lost
+         * leases, hand-overs and releases counted, when the application has a Micrometer
+         * ObservationRegistry or MeterRegistry.
          */
         private boolean enabled = true;
 
         /**
-         * Whether the acquire and hold timers are recorded directly on the MeterRegistry, without observations, when
-         * those observations could become nothing but these timers: the application's only observation handler is
-         * Micrometer's DefaultMeterObservationHandler (no tracer), on Spring Boot's own ObservationRegistry, with no
-         * observation convention, filter, predicate or common key-value of its own. The same meters at a fraction
-         * of the cost. False always observes.
+         * Whether the acquire and hold timers are recorded directly on the MeterRegistry,
+         * without observations, when those observations could become nothing but these
+         * timers: the application's only observation handler is Micrometer's
+         * DefaultMeterObservationHandler (no tracer), on Spring Boot's own
+         * ObservationRegistry, with no observation convention, filter, predicate or
+         * common key-value of its own. The same meters at a fraction of the cost. False
+         * always observes.
          */
         private boolean directMeters = true;
 
@@ -551,6 +606,7 @@ public class DistributedLockProperties implements InitializingBean {
         public void setDirectMeters(boolean directMeters) {
             this.directMeters = directMeters;
         }
+
     }
 
     /** How lock failures look in Spring MVC and WebFlux applications. */
@@ -567,21 +623,25 @@ public class DistributedLockProperties implements InitializingBean {
         public static class ProblemDetails {
 
             /**
-             * Whether a lock failure in a Spring MVC or WebFlux request is answered with an RFC 9457 problem detail (409
-             * when the lock is busy, 503 when the lock store is unavailable, 500 when the lease was lost) instead of the
-             * generic error response: true or false. Off, the exceptions reach your own handlers unchanged.
+             * Whether a lock failure in a Spring MVC or WebFlux request is answered with
+             * an RFC 9457 problem detail (409 when the lock is busy, 503 when the lock
+             * store is unavailable, 500 when the lease was lost) instead of the generic
+             * error response: true or false. Off, the exceptions reach your own handlers
+             * unchanged.
              */
             private boolean enabled = true;
 
             /**
-             * Retry-After of a 409 (another request held the lock for the whole wait time): a duration such as 1s,
-             * rounded up to whole seconds, not negative; a bare number means milliseconds. 0s sends no Retry-After.
+             * Retry-After of a 409 (another request held the lock for the whole wait
+             * time): a duration such as 1s, rounded up to whole seconds, not negative; a
+             * bare number means milliseconds. 0s sends no Retry-After.
              */
             private Duration busyRetryAfter = Duration.ofSeconds(1);
 
             /**
-             * Retry-After of a 503 (the lock store could not be reached): a duration such as 5s, rounded up to whole
-             * seconds, not negative; a bare number means milliseconds. 0s sends no Retry-After.
+             * Retry-After of a 503 (the lock store could not be reached): a duration such
+             * as 5s, rounded up to whole seconds, not negative; a bare number means
+             * milliseconds. 0s sends no Retry-After.
              */
             private Duration unavailableRetryAfter = Duration.ofSeconds(5);
 
@@ -608,6 +668,9 @@ public class DistributedLockProperties implements InitializingBean {
             public void setUnavailableRetryAfter(Duration unavailableRetryAfter) {
                 this.unavailableRetryAfter = unavailableRetryAfter;
             }
+
         }
+
     }
+
 }

@@ -29,21 +29,28 @@ import org.springframework.core.env.SystemEnvironmentPropertySource;
 import org.springframework.util.unit.DataSize;
 
 /**
- * The property names under {@code distributed-lock.*}, read off {@link DistributedLockProperties} so that a new
- * field is known at once, and the check that fails the startup on any other name: Spring Boot ignores a property
- * nothing binds, so a typo such as {@code distributed-lock.default-tll} would silently leave the default in place.
+ * The property names under {@code distributed-lock.*}, read off
+ * {@link DistributedLockProperties} so that a new field is known at once, and the check
+ * that fails the startup on any other name: Spring Boot ignores a property nothing binds,
+ * so a typo such as {@code distributed-lock.default-tll} would silently leave the default
+ * in place.
  *
- * <p>Names are compared the way Boot's relaxed binding matches them: {@code default-ttl}, {@code defaultTtl} and
- * {@code default_ttl} are one name in properties and YAML files, system properties and command-line arguments;
- * environment variables must have one of the forms Boot binds ({@code DISTRIBUTED_LOCK_DEFAULT_TTL} or
+ * <p>
+ * Names are compared the way Boot's relaxed binding matches them: {@code default-ttl},
+ * {@code defaultTtl} and {@code default_ttl} are one name in properties and YAML files,
+ * system properties and command-line arguments; environment variables must have one of
+ * the forms Boot binds ({@code DISTRIBUTED_LOCK_DEFAULT_TTL} or
  * {@code DISTRIBUTEDLOCK_DEFAULTTTL}).
  */
 final class DistributedLockPropertyNames {
 
     private static final ConfigurationPropertyName PREFIX = ConfigurationPropertyName
-            .of(DistributedLockProperties.PREFIX);
+        .of(DistributedLockProperties.PREFIX);
 
-    /** Every leaf property, relative to the prefix, in dashed form: {@code default-ttl}, {@code watchdog.enabled}. */
+    /**
+     * Every leaf property, relative to the prefix, in dashed form: {@code default-ttl},
+     * {@code watchdog.enabled}.
+     */
     private static final Set<String> LEAVES = new TreeSet<>();
 
     /** Map, list and array properties, which accept any name below them. */
@@ -65,9 +72,8 @@ final class DistributedLockPropertyNames {
     }
 
     /**
-     * Fails on the first property under the prefix that no field binds, naming it, its source and the nearest
-     * valid names.
-     *
+     * Fails on the first property under the prefix that no field binds, naming it, its
+     * source and the nearest valid names.
      * @param environment the application's environment, with every property source
      * @throws InvalidConfigurationPropertyValueException naming the unknown property
      */
@@ -76,13 +82,17 @@ final class DistributedLockPropertyNames {
             Object underlying = source.getUnderlyingSource();
             if (underlying instanceof SystemEnvironmentPropertySource variables && isSystemEnvironment(variables)) {
                 checkEnvironmentVariables(variables);
-            } else if (source instanceof IterableConfigurationPropertySource iterable) {
+            }
+            else if (source instanceof IterableConfigurationPropertySource iterable) {
                 iterable.stream().filter(PREFIX::isAncestorOf).forEach(name -> check(iterable, name));
             }
         }
     }
 
-    /** Boot reads environment variable names with its relaxed mapping only in the sources it names this way. */
+    /**
+     * Boot reads environment variable names with its relaxed mapping only in the sources
+     * it names this way.
+     */
     private static boolean isSystemEnvironment(PropertySource<?> source) {
         String name = source.getName();
         return name.equals(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME)
@@ -104,7 +114,10 @@ final class DistributedLockPropertyNames {
         throw unknown(name.toString(), (property != null ? property.getValue() : null), origin, relative, false);
     }
 
-    /** Whether the uniform elements ({@code defaultttl}) name a leaf, or something under a container. */
+    /**
+     * Whether the uniform elements ({@code defaultttl}) name a leaf, or something under a
+     * container.
+     */
     private static boolean isKnown(List<String> elements) {
         String joined = String.join(".", elements);
         for (String leaf : LEAVES) {
@@ -122,8 +135,9 @@ final class DistributedLockPropertyNames {
     }
 
     /**
-     * Environment variable names are matched against the two forms Boot binds, in either case: for example
-     * {@code DISTRIBUTED_LOCK_WATCHDOG_RENEWAL_RATIO} and {@code DISTRIBUTEDLOCK_WATCHDOG_RENEWALRATIO}.
+     * Environment variable names are matched against the two forms Boot binds, in either
+     * case: for example {@code DISTRIBUTED_LOCK_WATCHDOG_RENEWAL_RATIO} and
+     * {@code DISTRIBUTEDLOCK_WATCHDOG_RENEWALRATIO}.
      */
     private static void checkEnvironmentVariables(EnumerablePropertySource<?> variables) {
         for (String variable : variables.getPropertyNames()) {
@@ -133,9 +147,9 @@ final class DistributedLockPropertyNames {
             }
             if (!isKnownVariable(upper)) {
                 String relative = upper.substring(upper.indexOf("LOCK_") + "LOCK_".length())
-                        .toLowerCase(Locale.ROOT).replace('_', '-');
-                throw unknown(variable, variables.getProperty(variable), "the environment variables", relative,
-                        true);
+                    .toLowerCase(Locale.ROOT)
+                    .replace('_', '-');
+                throw unknown(variable, variables.getProperty(variable), "the environment variables", relative, true);
             }
         }
     }
@@ -159,8 +173,9 @@ final class DistributedLockPropertyNames {
     }
 
     /**
-     * The variable names Boot binds to a property, the usual one first: {@code watchdog.renewal-ratio} is
-     * {@code DISTRIBUTED_LOCK_WATCHDOG_RENEWAL_RATIO} or {@code DISTRIBUTEDLOCK_WATCHDOG_RENEWALRATIO}.
+     * The variable names Boot binds to a property, the usual one first:
+     * {@code watchdog.renewal-ratio} is {@code DISTRIBUTED_LOCK_WATCHDOG_RENEWAL_RATIO}
+     * or {@code DISTRIBUTEDLOCK_WATCHDOG_RENEWALRATIO}.
      */
     private static List<String> variableForms(String relative) {
         String full = (DistributedLockProperties.PREFIX + "." + relative).toUpperCase(Locale.ROOT).replace('.', '_');
@@ -170,35 +185,43 @@ final class DistributedLockPropertyNames {
     private static InvalidConfigurationPropertyValueException unknown(String name, Object value, String origin,
             String relative, boolean variable) {
         List<String> close = closest(relative).stream()
-                .map(candidate -> variable ? variableForms(candidate).get(0) + " (" + DistributedLockProperties.PREFIX
-                        + "." + candidate + ")" : DistributedLockProperties.PREFIX + "." + candidate)
-                .toList();
+            .map(candidate -> variable
+                    ? variableForms(candidate).get(0) + " (" + DistributedLockProperties.PREFIX + "." + candidate + ")"
+                    : DistributedLockProperties.PREFIX + "." + candidate)
+            .toList();
         String suggestion = (close.isEmpty() ? "" : " Did you mean " + String.join(" or ", close) + "?");
-        return new InvalidConfigurationPropertyValueException(name, value, "There is no property " + name
-                + " (from " + origin + "), so its value would be ignored." + suggestion + " The properties under "
-                + DistributedLockProperties.PREFIX + " are: " + String.join(", ", all())
-                + ". Correct the name, or remove the property.");
+        return new InvalidConfigurationPropertyValueException(name, value,
+                "There is no property " + name + " (from " + origin + "), so its value would be ignored." + suggestion
+                        + " The properties under " + DistributedLockProperties.PREFIX + " are: "
+                        + String.join(", ", all()) + ". Correct the name, or remove the property.");
     }
 
-    /** The valid names (relative) within a few typos of {@code relative}, nearest first. */
+    /**
+     * The valid names (relative) within a few typos of {@code relative}, nearest first.
+     */
     private static List<String> closest(String relative) {
         String wanted = uniform(relative).replace(".", "");
         List<String> candidates = new ArrayList<>(LEAVES);
         candidates.addAll(CONTAINERS);
         int limit = Math.max(2, wanted.length() / 3);
         return candidates.stream()
-                .filter(candidate -> distance(flat(candidate), wanted) <= limit)
-                .sorted(Comparator.comparingInt(candidate -> distance(flat(candidate), wanted)))
-                .limit(3)
-                .toList();
+            .filter(candidate -> distance(flat(candidate), wanted) <= limit)
+            .sorted(Comparator.comparingInt(candidate -> distance(flat(candidate), wanted)))
+            .limit(3)
+            .toList();
     }
 
-    /** Without separators, so that an environment variable's underscores compare with dots and dashes alike. */
+    /**
+     * Without separators, so that an environment variable's underscores compare with dots
+     * and dashes alike.
+     */
     private static String flat(String dashed) {
         return uniform(dashed).replace(".", "");
     }
 
-    /** {@code watchdog.renewal-ratio} as Boot compares it: {@code watchdog.renewalratio}. */
+    /**
+     * {@code watchdog.renewal-ratio} as Boot compares it: {@code watchdog.renewalratio}.
+     */
     private static String uniform(String dashed) {
         return dashed.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9.]", "");
     }
@@ -224,8 +247,9 @@ final class DistributedLockPropertyNames {
     }
 
     /**
-     * Walks the bean properties as Boot's JavaBean binder does: a settable simple value is a leaf, a map, collection
-     * or array a container, and a getter without a setter returning an object of another type a nested group.
+     * Walks the bean properties as Boot's JavaBean binder does: a settable simple value
+     * is a leaf, a map, collection or array a container, and a getter without a setter
+     * returning an object of another type a nested group.
      */
     private static void collect(Class<?> type, String prefix) {
         for (PropertyDescriptor descriptor : BeanUtils.getPropertyDescriptors(type)) {
@@ -237,14 +261,18 @@ final class DistributedLockPropertyNames {
             if (Map.class.isAssignableFrom(propertyType) || Collection.class.isAssignableFrom(propertyType)
                     || propertyType.isArray()) {
                 CONTAINERS.add(name);
-            } else if (isValue(propertyType)) {
+            }
+            else if (isValue(propertyType)) {
                 if (descriptor.getWriteMethod() != null) {
                     LEAVES.add(name);
                 }
-            } else if (propertyType.getName().startsWith("io.github.distlock.")) {
+            }
+            else if (propertyType.getName().startsWith("io.github.distlock.")) {
                 collect(propertyType, name + ".");
-            } else if (descriptor.getWriteMethod() != null) {
-                LEAVES.add(name); // a value Boot converts, such as a Charset or a Resource
+            }
+            else if (descriptor.getWriteMethod() != null) {
+                LEAVES.add(name); // a value Boot converts, such as a Charset or a
+                                  // Resource
             }
         }
     }
@@ -253,4 +281,5 @@ final class DistributedLockPropertyNames {
         return BeanUtils.isSimpleValueType(type) || type == Duration.class || type == Period.class
                 || type == DataSize.class;
     }
+
 }

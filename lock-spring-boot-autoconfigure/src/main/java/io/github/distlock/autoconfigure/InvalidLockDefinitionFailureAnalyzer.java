@@ -6,9 +6,9 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import io.github.distlock.aop.InvalidLockDefinitionException;
 
 /**
- * Shows an invalid {@code @DistributedLock} the way Spring Boot shows a bad property, in its "APPLICATION FAILED TO
- * START" report instead of a bean-creation stack trace: the method, the attribute, the value as written, what is
- * wrong with it and the fix.
+ * Shows an invalid {@code @DistributedLock} the way Spring Boot shows a bad property, in
+ * its "APPLICATION FAILED TO START" report instead of a bean-creation stack trace: the
+ * method, the attribute, the value as written, what is wrong with it and the fix.
  */
 class InvalidLockDefinitionFailureAnalyzer extends AbstractFailureAnalyzer<InvalidLockDefinitionException> {
 
@@ -25,4 +25,5 @@ class InvalidLockDefinitionFailureAnalyzer extends AbstractFailureAnalyzer<Inval
                 : "Change " + method + " so that its lock can take effect: " + cause.getProblem();
         return new FailureAnalysis(description.toString(), action, cause);
     }
+
 }

@@ -18,14 +18,16 @@ import io.github.distlock.redis.RedisHandOverNotifications;
 import io.github.distlock.redis.ReplicaAcks;
 
 /**
- * The native Lettuce backend, when the locks' connection factory (the only one, the {@code @Primary} one, or the one
- * {@code distributed-lock.redis.connection-factory} names) is a {@link LettuceConnectionFactory} (Spring Boot's
- * default): its own pipelined connection, with re-sent commands detected. Backs off, subscription included, when the
+ * The native Lettuce backend, when the locks' connection factory (the only one, the
+ * {@code @Primary} one, or the one {@code distributed-lock.redis.connection-factory}
+ * names) is a {@link LettuceConnectionFactory} (Spring Boot's default): its own pipelined
+ * connection, with re-sent commands detected. Backs off, subscription included, when the
  * application defines its own {@link LockBackend}.
  *
- * <p>The factory is matched by its bean type, so a factory declared as a plain
- * {@link RedisConnectionFactory} gets {@link SpringDataLockBackendConfiguration}'s backend, which
- * works on Lettuce too.
+ * <p>
+ * The factory is matched by its bean type, so a factory declared as a plain
+ * {@link RedisConnectionFactory} gets {@link SpringDataLockBackendConfiguration}'s
+ * backend, which works on Lettuce too.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(name = { "org.springframework.data.redis.connection.RedisConnectionFactory",
@@ -44,8 +46,9 @@ class LettuceLockBackendConfiguration {
     }
 
     /**
-     * Chooses, and logs, how releases announce hand-overs: sharded pub/sub in a Redis Cluster 7+, the
-     * global channel otherwise. Waiters then ask it, not the global subscriber, whether wake-ups arrive.
+     * Chooses, and logs, how releases announce hand-overs: sharded pub/sub in a Redis
+     * Cluster 7+, the global channel otherwise. Waiters then ask it, not the global
+     * subscriber, whether wake-ups arrive.
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
@@ -53,21 +56,23 @@ class LettuceLockBackendConfiguration {
             Environment environment, HandOverSubscriber redisReleaseSubscriber, LockWaiters lockWaiters,
             DistributedLockProperties properties) {
         RedisConnectionFactory connectionFactory = LockConnectionFactorySelection.resolve(beanFactory, environment);
-        boolean shardedAllowed = properties.getClusterNotifications()
-                != DistributedLockProperties.ClusterNotifications.GLOBAL;
+        boolean shardedAllowed = properties
+            .getClusterNotifications() != DistributedLockProperties.ClusterNotifications.GLOBAL;
         return new RedisHandOverNotifications(connectionFactory, properties.getKeyPrefix(), shardedAllowed,
                 redisReleaseSubscriber, lockWaiters, properties.getOperationTimeout());
     }
 
     /**
-     * The JVM's one subscription to hand-over messages; it subscribes on the first wait. The bean keeps the name it
-     * had before its type was renamed, as does {@link #releaseNotifications}.
+     * The JVM's one subscription to hand-over messages; it subscribes on the first wait.
+     * The bean keeps the name it had before its type was renamed, as does
+     * {@link #releaseNotifications}.
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    HandOverSubscriber redisReleaseSubscriber(ConfigurableListableBeanFactory beanFactory,
-            Environment environment, LockWaiters lockWaiters, DistributedLockProperties properties) {
+    HandOverSubscriber redisReleaseSubscriber(ConfigurableListableBeanFactory beanFactory, Environment environment,
+            LockWaiters lockWaiters, DistributedLockProperties properties) {
         return new HandOverSubscriber(LockConnectionFactorySelection.resolve(beanFactory, environment),
                 HandOverSubscriber.handOverChannel(properties.getKeyPrefix()), lockWaiters);
     }
+
 }

@@ -15,9 +15,10 @@ import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
- * Which {@link RedisConnectionFactory} bean the locks use: the one {@value #PROPERTY} names, else the only one, else
- * the only {@code @Primary} one. Decided from bean definitions, without creating a bean, so that the backends'
- * conditions, their bean methods and the failure analysis of a missing lock service all give the same answer.
+ * Which {@link RedisConnectionFactory} bean the locks use: the one {@value #PROPERTY}
+ * names, else the only one, else the only {@code @Primary} one. Decided from bean
+ * definitions, without creating a bean, so that the backends' conditions, their bean
+ * methods and the failure analysis of a missing lock service all give the same answer.
  */
 final class LockConnectionFactorySelection {
 
@@ -32,7 +33,8 @@ final class LockConnectionFactorySelection {
      *
      * @param beanName the chosen bean, or {@code null} if none could be chosen
      * @param candidates every {@link RedisConnectionFactory} bean that may be injected
-     * @param named whether {@link #PROPERTY} chose it (the bean may then not exist: {@link #resolve} says so)
+     * @param named whether {@link #PROPERTY} chose it (the bean may then not exist:
+     * {@link #resolve} says so)
      */
     record Choice(String beanName, List<String> candidates, boolean named) {
 
@@ -52,7 +54,6 @@ final class LockConnectionFactorySelection {
 
     /**
      * Chooses the factory.
-     *
      * @param beanFactory the context's bean factory (its ancestors are searched too)
      * @param environment where {@value #PROPERTY} is read from
      * @return the choice; never {@code null}
@@ -78,9 +79,10 @@ final class LockConnectionFactorySelection {
 
     /**
      * The chosen factory.
-     *
-     * @throws InvalidConfigurationPropertyValueException if {@value #PROPERTY} names no connection factory
-     * @throws IllegalStateException if none could be chosen (the backends' conditions prevent that)
+     * @throws InvalidConfigurationPropertyValueException if {@value #PROPERTY} names no
+     * connection factory
+     * @throws IllegalStateException if none could be chosen (the backends' conditions
+     * prevent that)
      */
     static RedisConnectionFactory resolve(ConfigurableListableBeanFactory beanFactory, Environment environment) {
         Choice choice = choose(beanFactory, environment);
@@ -93,9 +95,9 @@ final class LockConnectionFactorySelection {
                             + " Name one of them, or remove the property to use the only (or @Primary) one.");
         }
         if (choice.named() && !beanFactory.isTypeMatch(choice.beanName(), RedisConnectionFactory.class)) {
-            throw new InvalidConfigurationPropertyValueException(PROPERTY, choice.beanName(), "That bean is a "
-                    + beanFactory.getType(choice.beanName()).getName() + ", not a RedisConnectionFactory. "
-                    + available(choice));
+            throw new InvalidConfigurationPropertyValueException(PROPERTY, choice.beanName(),
+                    "That bean is a " + beanFactory.getType(choice.beanName()).getName()
+                            + ", not a RedisConnectionFactory. " + available(choice));
         }
         return beanFactory.getBean(choice.beanName(), RedisConnectionFactory.class);
     }
@@ -111,7 +113,10 @@ final class LockConnectionFactorySelection {
                 : "The RedisConnectionFactory beans are " + quoted(choice.candidates()) + ".";
     }
 
-    /** Beans declared with {@code autowireCandidate = false} or {@code defaultCandidate = false} are not ours. */
+    /**
+     * Beans declared with {@code autowireCandidate = false} or
+     * {@code defaultCandidate = false} are not ours.
+     */
     private static boolean isCandidate(ConfigurableListableBeanFactory beanFactory, String name) {
         BeanDefinition definition = definition(beanFactory, name);
         if (definition == null) {
@@ -129,7 +134,8 @@ final class LockConnectionFactorySelection {
     private static BeanDefinition definition(ConfigurableListableBeanFactory beanFactory, String name) {
         try {
             return beanFactory.getMergedBeanDefinition(name);
-        } catch (NoSuchBeanDefinitionException ex) {
+        }
+        catch (NoSuchBeanDefinitionException ex) {
             return null;
         }
     }
@@ -137,4 +143,5 @@ final class LockConnectionFactorySelection {
     static String quoted(List<String> names) {
         return names.stream().map(name -> "'" + name + "'").collect(Collectors.joining(", "));
     }
+
 }

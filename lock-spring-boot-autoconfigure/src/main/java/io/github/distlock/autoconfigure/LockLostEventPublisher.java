@@ -6,7 +6,10 @@ import io.github.distlock.LockLostEvent;
 import io.github.distlock.core.LockContext;
 import io.github.distlock.core.LockListener;
 
-/** Turns every lost lease into a {@link LockLostEvent} for the application's {@code @EventListener}s. */
+/**
+ * Turns every lost lease into a {@link LockLostEvent} for the application's
+ * {@code @EventListener}s.
+ */
 final class LockLostEventPublisher implements LockListener {
 
     private final ApplicationEventPublisher publisher;
@@ -19,4 +22,5 @@ final class LockLostEventPublisher implements LockListener {
     public void leaseLost(LockContext lock, LeaseLossReason reason, String description) {
         publisher.publishEvent(new LockLostEvent(lock.handle(), description));
     }
+
 }

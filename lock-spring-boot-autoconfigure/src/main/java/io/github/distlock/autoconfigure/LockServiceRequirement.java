@@ -16,12 +16,13 @@ import io.github.distlock.LockService;
 import io.github.distlock.aop.LockedMethods;
 
 /**
- * Fails the startup when the application has {@code @DistributedLock} methods but no {@link LockService} the
- * annotation can use, whatever the reason: the lock service's auto-configuration backed off (several Redis connection
- * factories, none primary; no Redis at all; an exclusion), or the application's own lock service is not an autowire
- * candidate, or there are several. Without this the interceptor would exist with nothing to lock with, or the
- * annotation would silently do nothing. Checked once every singleton exists, so that the lock service, whoever
- * declares it, is there if it will ever be.
+ * Fails the startup when the application has {@code @DistributedLock} methods but no
+ * {@link LockService} the annotation can use, whatever the reason: the lock service's
+ * auto-configuration backed off (several Redis connection factories, none primary; no
+ * Redis at all; an exclusion), or the application's own lock service is not an autowire
+ * candidate, or there are several. Without this the interceptor would exist with nothing
+ * to lock with, or the annotation would silently do nothing. Checked once every singleton
+ * exists, so that the lock service, whoever declares it, is there if it will ever be.
  */
 class LockServiceRequirement implements SmartInitializingSingleton {
 
@@ -35,10 +36,12 @@ class LockServiceRequirement implements SmartInitializingSingleton {
     private final Environment environment;
 
     /**
-     * @param lockService injected as the interceptor's is, so that both see the same beans: a bean factory's own
-     *        provider would also return a lone bean that is no autowire candidate, which injection refuses
+     * @param lockService injected as the interceptor's is, so that both see the same
+     * beans: a bean factory's own provider would also return a lone bean that is no
+     * autowire candidate, which injection refuses
      * @param beanFactory where the annotated methods are looked for
-     * @param environment where the connection settings are read from, to explain a missing lock service
+     * @param environment where the connection settings are read from, to explain a
+     * missing lock service
      */
     LockServiceRequirement(ObjectProvider<LockService> lockService, ConfigurableListableBeanFactory beanFactory,
             Environment environment) {
@@ -59,13 +62,17 @@ class LockServiceRequirement implements SmartInitializingSingleton {
         }
     }
 
-    /** Why there is no usable lock service, and the fix: the first cause that applies, most specific first. */
+    /**
+     * Why there is no usable lock service, and the fix: the first cause that applies,
+     * most specific first.
+     */
     private Explanation explain() {
         String[] services = BeanFactoryUtils.beanNamesForTypeIncludingAncestors(beanFactory, LockService.class, true,
                 false);
         if (services.length > 1) {
-            return new Explanation("there are " + services.length + " LockService beans, "
-                    + String.join(", ", services) + ", and none is @Primary",
+            return new Explanation(
+                    "there are " + services.length + " LockService beans, " + String.join(", ", services)
+                            + ", and none is @Primary",
                     "Mark the one the annotation should use @Primary, or keep only one.");
         }
         if (services.length == 1) {
@@ -73,24 +80,32 @@ class LockServiceRequirement implements SmartInitializingSingleton {
                     + "(declared with autowireCandidate = false or defaultCandidate = false), so the annotation "
                     + "cannot use it", "Declare it as an ordinary bean, or remove it to use the auto-configured one.");
         }
-        if (ConditionEvaluationReport.get(beanFactory).getExclusions()
-                .contains(DistributedLockAutoConfiguration.class.getName())) {
-            return new Explanation(DistributedLockAutoConfiguration.class.getSimpleName() + " is excluded "
-                    + "(spring.autoconfigure.exclude, or exclude on @SpringBootApplication or @EnableAutoConfiguration)",
+        if (ConditionEvaluationReport.get(beanFactory)
+            .getExclusions()
+            .contains(DistributedLockAutoConfiguration.class.getName())) {
+            return new Explanation(
+                    DistributedLockAutoConfiguration.class.getSimpleName() + " is excluded "
+                            + "(spring.autoconfigure.exclude, or exclude on @SpringBootApplication or "
+                            + "@EnableAutoConfiguration)",
                     "Remove the exclusion, or declare a LockService bean of your own.");
         }
         ClassLoader classLoader = beanFactory.getBeanClassLoader();
-        boolean redlock = Binder.get(environment).bind(RedlockProperties.PREFIX + ".nodes",
-                Bindable.listOf(String.class)).map(nodes -> !nodes.isEmpty()).orElse(false);
+        boolean redlock = Binder.get(environment)
+            .bind(RedlockProperties.PREFIX + ".nodes", Bindable.listOf(String.class))
+            .map(nodes -> !nodes.isEmpty())
+            .orElse(false);
         if (redlock && !ClassUtils.isPresent("io.lettuce.core.RedisClient", classLoader)) {
-            return new Explanation(RedlockProperties.PREFIX + ".nodes is set, but Redlock needs Lettuce "
-                    + "(io.lettuce:lettuce-core), which is not on the classpath",
+            return new Explanation(
+                    RedlockProperties.PREFIX + ".nodes is set, but Redlock needs Lettuce "
+                            + "(io.lettuce:lettuce-core), which is not on the classpath",
                     "Add io.lettuce:lettuce-core to the dependencies, or remove " + RedlockProperties.PREFIX
                             + ".nodes to lock on spring.data.redis.*.");
         }
         if (!ClassUtils.isPresent(REDIS_BACKEND, classLoader)) {
-            return new Explanation("the Redis backend (io.github.distlock:lock-redis) is not on the classpath, so "
-                    + "there is no store to lock in", "Depend on io.github.distlock:lock-spring-boot-starter, which "
+            return new Explanation(
+                    "the Redis backend (io.github.distlock:lock-redis) is not on the classpath, so "
+                            + "there is no store to lock in",
+                    "Depend on io.github.distlock:lock-spring-boot-starter, which "
                             + "brings it with Spring Data Redis, or declare a LockBackend bean of your own (an "
                             + "InMemoryLockBackend in tests).");
         }
@@ -106,9 +121,9 @@ class LockServiceRequirement implements SmartInitializingSingleton {
                     + "declare a RedisConnectionFactory bean.");
         }
         if (!choice.chosen()) {
-            return new Explanation(choice.problem(), "Name the one the locks should use, for example "
-                    + LockConnectionFactorySelection.PROPERTY + "=" + choice.candidates().get(0)
-                    + ", or mark one of them @Primary.");
+            return new Explanation(choice.problem(),
+                    "Name the one the locks should use, for example " + LockConnectionFactorySelection.PROPERTY + "="
+                            + choice.candidates().get(0) + ", or mark one of them @Primary.");
         }
         return new Explanation("the lock service's auto-configuration did not apply",
                 "Start the application with --debug and look for DistributedLockAutoConfiguration and its backend "
@@ -118,4 +133,5 @@ class LockServiceRequirement implements SmartInitializingSingleton {
     /** Why there is no lock service, as a clause, and what to do, as sentences. */
     private record Explanation(String reason, String action) {
     }
+
 }

@@ -3,8 +3,9 @@ package io.github.distlock.autoconfigure;
 import java.util.List;
 
 /**
- * The application has {@code @DistributedLock} methods but no {@link io.github.distlock.LockService} to lock them
- * with, so every call would run unguarded. Fails the startup; {@link NoLockServiceFailureAnalyzer} explains it.
+ * The application has {@code @DistributedLock} methods but no
+ * {@link io.github.distlock.LockService} to lock them with, so every call would run
+ * unguarded. Fails the startup; {@link NoLockServiceFailureAnalyzer} explains it.
  */
 class NoLockServiceException extends IllegalStateException {
 
@@ -40,4 +41,5 @@ class NoLockServiceException extends IllegalStateException {
     String getAction() {
         return action;
     }
+
 }

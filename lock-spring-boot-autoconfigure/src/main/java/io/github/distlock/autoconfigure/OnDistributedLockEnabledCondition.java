@@ -11,11 +11,13 @@ import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
- * Matches unless {@code distributed-lock.enabled} is false, and fails the startup on configuration the starter
- * would otherwise ignore: an {@code enabled} that is not a boolean ({@code @ConditionalOnProperty} would read
- * {@code nope} as "not true" and back off without a word), or a property under {@code distributed-lock.*} that
- * no field binds ({@link DistributedLockPropertyNames}). Checked here because this is the first place the starter
- * reads its configuration, for every property source: files, YAML, system properties, environment variables.
+ * Matches unless {@code distributed-lock.enabled} is false, and fails the startup on
+ * configuration the starter would otherwise ignore: an {@code enabled} that is not a
+ * boolean ({@code @ConditionalOnProperty} would read {@code nope} as "not true" and back
+ * off without a word), or a property under {@code distributed-lock.*} that no field binds
+ * ({@link DistributedLockPropertyNames}). Checked here because this is the first place
+ * the starter reads its configuration, for every property source: files, YAML, system
+ * properties, environment variables.
  */
 class OnDistributedLockEnabledCondition extends SpringBootCondition {
 
@@ -31,10 +33,10 @@ class OnDistributedLockEnabledCondition extends SpringBootCondition {
     }
 
     /**
-     * The value as the properties class binds it ({@code true}/{@code false}, also {@code on}/{@code off},
-     * {@code yes}/{@code no}), absent meaning true.
-     *
-     * @throws InvalidConfigurationPropertyValueException for anything else, blank included
+     * The value as the properties class binds it ({@code true}/{@code false}, also
+     * {@code on}/{@code off}, {@code yes}/{@code no}), absent meaning true.
+     * @throws InvalidConfigurationPropertyValueException for anything else, blank
+     * included
      */
     static boolean isEnabled(Environment environment) {
         Binder binder = Binder.get(environment);
@@ -45,18 +47,22 @@ class OnDistributedLockEnabledCondition extends SpringBootCondition {
         Boolean enabled = null;
         try {
             enabled = (raw.isBlank() ? null : binder.bind(ENABLED, Boolean.class).orElse(null));
-        } catch (BindException ex) {
+        }
+        catch (BindException ex) {
             // reported below, with the fix
         }
         if (enabled == null) {
-            throw new InvalidConfigurationPropertyValueException(ENABLED, raw, "It must be true or false, so the "
-                    + "starter cannot tell whether to start. Use " + ENABLED + "=false to turn it off, or remove the "
-                    + "property (the default is true).");
+            throw new InvalidConfigurationPropertyValueException(ENABLED, raw,
+                    "It must be true or false, so the " + "starter cannot tell whether to start. Use " + ENABLED
+                            + "=false to turn it off, or remove the " + "property (the default is true).");
         }
         return enabled;
     }
 
-    /** The opposite: matches only when {@code distributed-lock.enabled} is false, with the same checks. */
+    /**
+     * The opposite: matches only when {@code distributed-lock.enabled} is false, with the
+     * same checks.
+     */
     static class Disabled extends SpringBootCondition {
 
         @Override
@@ -66,5 +72,7 @@ class OnDistributedLockEnabledCondition extends SpringBootCondition {
             return (isEnabled(environment) ? ConditionOutcome.noMatch(message.because(ENABLED + " is true or absent"))
                     : ConditionOutcome.match(message.because(ENABLED + " is false")));
         }
+
     }
+
 }

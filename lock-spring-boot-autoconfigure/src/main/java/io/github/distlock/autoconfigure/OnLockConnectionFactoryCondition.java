@@ -11,9 +11,11 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.util.ObjectUtils;
 
 /**
- * Matches when {@link LockConnectionFactorySelection} can choose the locks' connection factory: one is named by
- * {@value LockConnectionFactorySelection#PROPERTY}, or there is exactly one, or exactly one {@code @Primary}. Like
- * {@code @ConditionalOnSingleCandidate}, which it replaces so that the property can pick among several.
+ * Matches when {@link LockConnectionFactorySelection} can choose the locks' connection
+ * factory: one is named by {@value LockConnectionFactorySelection#PROPERTY}, or there is
+ * exactly one, or exactly one {@code @Primary}. Like
+ * {@code @ConditionalOnSingleCandidate}, which it replaces so that the property can pick
+ * among several.
  */
 class OnLockConnectionFactoryCondition extends SpringBootCondition implements ConfigurationCondition {
 
@@ -32,28 +34,36 @@ class OnLockConnectionFactoryCondition extends SpringBootCondition implements Co
             return ConditionOutcome.noMatch(message.because(choice.problem()));
         }
         if (!accepts(beanFactory, choice.beanName())) {
-            return ConditionOutcome.noMatch(message.because("RedisConnectionFactory bean '" + choice.beanName()
-                    + "' is not of the type this backend needs"));
+            return ConditionOutcome.noMatch(message.because(
+                    "RedisConnectionFactory bean '" + choice.beanName() + "' is not of the type this backend needs"));
         }
         return ConditionOutcome.match(message.because("locks use RedisConnectionFactory bean '" + choice.beanName()
                 + "'" + (choice.named() ? " (" + LockConnectionFactorySelection.PROPERTY + ")" : "")));
     }
 
-    /** Whether this backend works on the chosen bean: any factory does, through Spring Data's template. */
+    /**
+     * Whether this backend works on the chosen bean: any factory does, through Spring
+     * Data's template.
+     */
     boolean accepts(ConfigurableListableBeanFactory beanFactory, String beanName) {
         return true;
     }
 
-    /** The native Lettuce backend: only for a bean declared as a {@code LettuceConnectionFactory}. */
+    /**
+     * The native Lettuce backend: only for a bean declared as a
+     * {@code LettuceConnectionFactory}.
+     */
     static class Lettuce extends OnLockConnectionFactoryCondition {
 
-        private static final String LETTUCE_FACTORY =
-                "org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory";
+        private static final String LETTUCE_FACTORY = "org.springframework.data.redis.connection.lettuce."
+                + "LettuceConnectionFactory";
 
         @Override
         boolean accepts(ConfigurableListableBeanFactory beanFactory, String beanName) {
-            // By declared type, as @ConditionalOnBean matches, so a factory declared as a plain
-            // RedisConnectionFactory goes through Spring Data's template (which works on Lettuce too).
+            // By declared type, as @ConditionalOnBean matches, so a factory declared as a
+            // plain
+            // RedisConnectionFactory goes through Spring Data's template (which works on
+            // Lettuce too).
             Class<?> lettuce = resolve(LETTUCE_FACTORY, beanFactory.getBeanClassLoader());
             return lettuce != null && ObjectUtils.containsElement(
                     BeanFactoryUtils.beanNamesForTypeIncludingAncestors(beanFactory, lettuce, true, false), beanName);
@@ -62,9 +72,12 @@ class OnLockConnectionFactoryCondition extends SpringBootCondition implements Co
         private static Class<?> resolve(String name, ClassLoader classLoader) {
             try {
                 return Class.forName(name, false, classLoader);
-            } catch (ClassNotFoundException | LinkageError ex) {
+            }
+            catch (ClassNotFoundException | LinkageError ex) {
                 return null;
             }
         }
+
     }
+
 }

@@ -25,39 +25,47 @@ import io.micrometer.observation.ObservationRegistry;
 
 /**
  * Matches when the lock observations could become nothing but the meters of Micrometer's
- * {@code DefaultMeterObservationHandler}, so that {@link MeterTimingLockListener} can record those meters directly
- * instead: {@code distributed-lock.observation.direct-meters} is true or absent, no
- * {@link LockAcquireObservationConvention} or {@link LockHoldObservationConvention} bean, and either no
- * {@link ObservationRegistry} bean (the starter's own registry would hold only that handler) or one that Spring
- * Boot's {@code ObservationAutoConfiguration} declared, with:
+ * {@code DefaultMeterObservationHandler}, so that {@link MeterTimingLockListener} can
+ * record those meters directly instead:
+ * {@code distributed-lock.observation.direct-meters} is true or absent, no
+ * {@link LockAcquireObservationConvention} or {@link LockHoldObservationConvention} bean,
+ * and either no {@link ObservationRegistry} bean (the starter's own registry would hold
+ * only that handler) or one that Spring Boot's {@code ObservationAutoConfiguration}
+ * declared, with:
  * <ul>
- * <li>at least one {@link ObservationHandler} bean, each Boot's own {@code DefaultMeterObservationHandler} (a
- * tracer's handlers, or any other, need the observations; a meter handler of the application's may record other
- * meters);</li>
- * <li>no {@code ObservationRegistryCustomizer}, {@link GlobalObservationConvention}, {@link ObservationFilter} or
- * {@link ObservationPredicate} bean besides Boot's own properties filter, and no
- * {@code management.observations.key-values.*} (they could add tags or handlers the direct path would miss).</li>
+ * <li>at least one {@link ObservationHandler} bean, each Boot's own
+ * {@code DefaultMeterObservationHandler} (a tracer's handlers, or any other, need the
+ * observations; a meter handler of the application's may record other meters);</li>
+ * <li>no {@code ObservationRegistryCustomizer}, {@link GlobalObservationConvention},
+ * {@link ObservationFilter} or {@link ObservationPredicate} bean besides Boot's own
+ * properties filter, and no {@code management.observations.key-values.*} (they could add
+ * tags or handlers the direct path would miss).</li>
  * </ul>
- * Boot's registry is required because its handlers are then exactly the handler beans: Boot's post-processor adds
- * those to any registry, but a registry the application built itself may hold handlers no bean shows. Decided on
- * bean definitions, before any bean exists: a handler added later by code is not seen, and
- * {@code direct-meters=false} is the way out.
+ * Boot's registry is required because its handlers are then exactly the handler beans:
+ * Boot's post-processor adds those to any registry, but a registry the application built
+ * itself may hold handlers no bean shows. Decided on bean definitions, before any bean
+ * exists: a handler added later by code is not seen, and {@code direct-meters=false} is
+ * the way out.
  */
 class OnMetersOnlyObservationsCondition extends SpringBootCondition {
 
     static final String DIRECT_METERS = DistributedLockProperties.PREFIX + ".observation.direct-meters";
 
-    private static final String DEFAULT_METER_HANDLER =
-            "io.micrometer.core.instrument.observation.DefaultMeterObservationHandler";
+    private static final String DEFAULT_METER_HANDLER = "io.micrometer.core.instrument.observation."
+            + "DefaultMeterObservationHandler";
 
-    /** Where Boot declares its {@code ObservationRegistry}: Boot 3's and Boot 4's packages. */
+    /**
+     * Where Boot declares its {@code ObservationRegistry}: Boot 3's and Boot 4's
+     * packages.
+     */
     private static final Set<String> BOOT_OBSERVATION_AUTO_CONFIGURATIONS = Set.of(
             "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration",
             "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration");
 
     /**
-     * Where Boot declares its {@code DefaultMeterObservationHandler}: on Boot 3 a nested class of its observation
-     * auto-configuration, on Boot 4 its metrics auto-configuration.
+     * Where Boot declares its {@code DefaultMeterObservationHandler}: on Boot 3 a nested
+     * class of its observation auto-configuration, on Boot 4 its metrics
+     * auto-configuration.
      */
     private static final Set<String> BOOT_METER_HANDLER_AUTO_CONFIGURATIONS = Set.of(
             "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration",
@@ -87,8 +95,8 @@ class OnMetersOnlyObservationsCondition extends SpringBootCondition {
                     + "hold only the default meter handler"));
         }
         if (registries.length > 1 || !declaredBy(beans, registries[0], BOOT_OBSERVATION_AUTO_CONFIGURATIONS)) {
-            return ConditionOutcome.noMatch(message.because("the ObservationRegistry is not Spring Boot's own, so "
-                    + "its handlers are not known"));
+            return ConditionOutcome.noMatch(message
+                .because("the ObservationRegistry is not Spring Boot's own, so " + "its handlers are not known"));
         }
         String[] handlers = beans.getBeanNamesForType(ObservationHandler.class, true, false);
         if (handlers.length == 0) {
@@ -96,7 +104,8 @@ class OnMetersOnlyObservationsCondition extends SpringBootCondition {
         }
         for (String handler : handlers) {
             Class<?> type = beans.getType(handler, false);
-            // Boot's own bean, not merely its type: an application's DefaultMeterObservationHandler (or subclass)
+            // Boot's own bean, not merely its type: an application's
+            // DefaultMeterObservationHandler (or subclass)
             // may feed another registry or tag differently.
             if (type == null || !type.getName().equals(DEFAULT_METER_HANDLER)
                     || !declaredBy(beans, handler, BOOT_METER_HANDLER_AUTO_CONFIGURATIONS)) {
@@ -109,33 +118,37 @@ class OnMetersOnlyObservationsCondition extends SpringBootCondition {
             for (String name : beans.getBeanNamesForType(changer, true, false)) {
                 Class<?> type = beans.getType(name, false);
                 if (type == null || !BOOT_PROPERTIES_FILTERS.contains(type.getName())) {
-                    return ConditionOutcome.noMatch(message.because("the " + changer.getSimpleName() + " bean '"
-                            + name + "' may change the observations"));
+                    return ConditionOutcome.noMatch(message.because(
+                            "the " + changer.getSimpleName() + " bean '" + name + "' may change the observations"));
                 }
             }
         }
         for (String customizer : BOOT_REGISTRY_CUSTOMIZERS) {
-            if (ClassUtils.isPresent(customizer, context.getClassLoader()) && beans.getBeanNamesForType(
-                    ClassUtils.resolveClassName(customizer, context.getClassLoader()), true, false).length > 0) {
-                return ConditionOutcome.noMatch(message.because("an ObservationRegistryCustomizer bean may add "
-                        + "handlers"));
+            if (ClassUtils.isPresent(customizer, context.getClassLoader())
+                    && beans.getBeanNamesForType(ClassUtils.resolveClassName(customizer, context.getClassLoader()),
+                            true, false).length > 0) {
+                return ConditionOutcome
+                    .noMatch(message.because("an ObservationRegistryCustomizer bean may add " + "handlers"));
             }
         }
         Map<String, String> keyValues = Binder.get(context.getEnvironment())
-                .bind("management.observations.key-values", Bindable.mapOf(String.class, String.class))
-                .orElse(Map.of());
+            .bind("management.observations.key-values", Bindable.mapOf(String.class, String.class))
+            .orElse(Map.of());
         if (!keyValues.isEmpty()) {
             return ConditionOutcome.noMatch(message.because("management.observations.key-values adds tags"));
         }
-        return ConditionOutcome.match(message.because("the only observation handlers are default meter handlers "
-                + "on Spring Boot's ObservationRegistry"));
+        return ConditionOutcome.match(message.because(
+                "the only observation handlers are default meter handlers " + "on Spring Boot's ObservationRegistry"));
     }
 
     private static boolean has(ConfigurableListableBeanFactory beans, Class<?> type) {
         return beans.getBeanNamesForType(type, true, false).length > 0;
     }
 
-    /** Whether the bean comes from a {@code @Bean} method of one of {@code configurations} or their nested classes. */
+    /**
+     * Whether the bean comes from a {@code @Bean} method of one of {@code configurations}
+     * or their nested classes.
+     */
     private static boolean declaredBy(ConfigurableListableBeanFactory beans, String name, Set<String> configurations) {
         if (!beans.containsBeanDefinition(name)) {
             // A singleton registered by hand: built by the application.
@@ -151,7 +164,8 @@ class OnMetersOnlyObservationsCondition extends SpringBootCondition {
             return false;
         }
         for (String boot : configurations) {
-            // Declared by the class itself (Boot 3's registry, Boot 4's) or by one of its nested classes (Boot 3's
+            // Declared by the class itself (Boot 3's registry, Boot 4's) or by one of its
+            // nested classes (Boot 3's
             // meter handler).
             if (declaringClass.equals(boot) || declaringClass.startsWith(boot + "$")) {
                 return true;
@@ -170,5 +184,7 @@ class OnMetersOnlyObservationsCondition extends SpringBootCondition {
             ConditionOutcome outcome = condition.getMatchOutcome(context, metadata);
             return new ConditionOutcome(!outcome.isMatch(), outcome.getConditionMessage());
         }
+
     }
+
 }

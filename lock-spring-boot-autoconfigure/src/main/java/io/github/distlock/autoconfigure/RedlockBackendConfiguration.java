@@ -23,10 +23,11 @@ import io.github.distlock.redlock.RedlockBackend;
 import io.github.distlock.redlock.RedlockReleaseHints;
 
 /**
- * Redlock over the independent masters of {@code distributed-lock.redlock.nodes}, when any are
- * configured: then it backs every lock, and the single-Redis backends back off. Each node gets a
- * Lettuce client of its own (sharing one set of client resources), so Lettuce must be on the
- * classpath; {@code spring.data.redis.*} is not used for locks then.
+ * Redlock over the independent masters of {@code distributed-lock.redlock.nodes}, when
+ * any are configured: then it backs every lock, and the single-Redis backends back off.
+ * Each node gets a Lettuce client of its own (sharing one set of client resources), so
+ * Lettuce must be on the classpath; {@code spring.data.redis.*} is not used for locks
+ * then.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(name = { "io.lettuce.core.RedisClient", LockServiceRequirement.REDIS_BACKEND })
@@ -52,8 +53,10 @@ class RedlockBackendConfiguration {
                     + ", so it tolerates " + (count / 2 - 1) + " failed node(s), no more than " + (count - 1)
                     + " nodes would. Add or remove a node in " + RedlockProperties.PREFIX + ".nodes.");
         }
-        // Connecting takes longer than the node timeout allows one call, so the first locks after a
-        // start would fail for want of connections: give the nodes a moment (they connect side by side).
+        // Connecting takes longer than the node timeout allows one call, so the first
+        // locks after a
+        // start would fail for want of connections: give the nodes a moment (they connect
+        // side by side).
         int connected = nodes.awaitConnected(STARTUP_CONNECT_WAIT);
         if (connected < count / 2 + 1) {
             logger.warn("Only " + connected + " of " + count + " Redlock nodes " + nodes.names() + " connected within "
@@ -65,27 +68,35 @@ class RedlockBackendConfiguration {
     }
 
     /**
-     * Wakes this JVM's waiting threads when a release of their lock is announced on any node; the
-     * subscriptions open on the first wait. Closed with the backend, not as a bean of its own.
+     * Wakes this JVM's waiting threads when a release of their lock is announced on any
+     * node; the subscriptions open on the first wait. Closed with the backend, not as a
+     * bean of its own.
      */
     @Bean(destroyMethod = "")
     @ConditionalOnMissingBean
     RedlockReleaseHints redlockReleaseHints(RedlockBackend lockBackend, LockWaiters lockWaiters,
             DistributedLockProperties properties) {
-        return lockBackend.releaseHints().waitersRetryEvery(properties.getRedlock().getRetryDelay())
-                .deliverTo(lockWaiters);
+        return lockBackend.releaseHints()
+            .waitersRetryEvery(properties.getRedlock().getRetryDelay())
+            .deliverTo(lockWaiters);
     }
 
-    /** Matches when {@code distributed-lock.redlock.nodes} lists at least one node, in any form Boot binds. */
+    /**
+     * Matches when {@code distributed-lock.redlock.nodes} lists at least one node, in any
+     * form Boot binds.
+     */
     static class OnRedlockNodes extends SpringBootCondition {
 
         @Override
         public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
             boolean configured = Binder.get(context.getEnvironment())
-                    .bind(RedlockProperties.PREFIX + ".nodes", Bindable.listOf(String.class))
-                    .map(nodes -> !nodes.isEmpty()).orElse(false);
+                .bind(RedlockProperties.PREFIX + ".nodes", Bindable.listOf(String.class))
+                .map(nodes -> !nodes.isEmpty())
+                .orElse(false);
             return configured ? ConditionOutcome.match(RedlockProperties.PREFIX + ".nodes is set")
                     : ConditionOutcome.noMatch(RedlockProperties.PREFIX + ".nodes is not set");
         }
+
     }
+
 }

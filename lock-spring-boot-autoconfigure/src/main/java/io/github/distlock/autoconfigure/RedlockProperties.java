@@ -31,48 +31,56 @@ public class RedlockProperties {
     public static final String PREFIX = DistributedLockProperties.PREFIX + ".redlock";
 
     /**
-     * The independent masters, as a comma-separated list of Redis URIs (redis://[user:password@]host[:port][/database],
-     * or rediss:// for TLS): at least 3, 5 recommended, an odd number, each listed once. Each gets its own client.
-     * Empty (the default) means no Redlock: locks live in the single Redis of spring.data.redis.*.
+     * The independent masters, as a comma-separated list of Redis URIs
+     * (redis://[user:password@]host[:port][/database], or rediss:// for TLS): at least 3,
+     * 5 recommended, an odd number, each listed once. Each gets its own client. Empty
+     * (the default) means no Redlock: locks live in the single Redis of
+     * spring.data.redis.*.
      */
     private List<String> nodes = new ArrayList<>();
 
     /**
-     * Upper bound on each command to each node, from 1ms to 1m, such as 50ms; a bare number means milliseconds. A node
-     * that has not answered by then counts as a no vote, so keep it short (a few round trips of the network to the
-     * nodes), well below the ttl.
+     * Upper bound on each command to each node, from 1ms to 1m, such as 50ms; a bare
+     * number means milliseconds. A node that has not answered by then counts as a no
+     * vote, so keep it short (a few round trips of the network to the nodes), well below
+     * the ttl.
      */
     private Duration nodeTimeout = Duration.ofMillis(50);
 
     /**
-     * Share of the ttl allowed for the clocks of the nodes running at different rates: a lock is valid for the ttl
-     * less the time the vote took, less ttl x drift-factor + 2 ms. A number from 0 (inclusive) to 0.5 (exclusive);
-     * 0.01 allows the clocks to run 1% apart.
+     * Share of the ttl allowed for the clocks of the nodes running at different rates: a
+     * lock is valid for the ttl less the time the vote took, less ttl x drift-factor + 2
+     * ms. A number from 0 (inclusive) to 0.5 (exclusive); 0.01 allows the clocks to run
+     * 1% apart.
      */
     private double driftFactor = 0.01;
 
     /**
-     * Longest pause between two attempts of a caller that waits for a Redlock, from 1ms to 1m, such as 50ms; a bare
-     * number means milliseconds. Each pause is random between half of it and all of it, so that two callers that
-     * split the votes do not collide again. A release announced by any node wakes the longest waiter of each
-     * instance sooner; this pause is the fallback when nothing is announced.
+     * Longest pause between two attempts of a caller that waits for a Redlock, from 1ms
+     * to 1m, such as 50ms; a bare number means milliseconds. Each pause is random between
+     * half of it and all of it, so that two callers that split the votes do not collide
+     * again. A release announced by any node wakes the longest waiter of each instance
+     * sooner; this pause is the fallback when nothing is announced.
      */
     private Duration retryDelay = Duration.ofMillis(50);
 
     /**
-     * Whether a node that restarted recently, or whose connection dropped and has not been checked since, has its
-     * votes held back until it has been up longer than the longest lease the application uses: true or false. A node
-     * whose run_id changed is held back for one longest lease from when the change is seen, whatever uptime it
-     * reports (another server may answer at its address). A node without persistence forgets the locks it granted
-     * when it restarts, so its fresh vote could grant a lock that another owner still holds; turn this off only if
-     * every node persists every write (see durable-nodes).
+     * Whether a node that restarted recently, or whose connection dropped and has not
+     * been checked since, has its votes held back until it has been up longer than the
+     * longest lease the application uses: true or false. A node whose run_id changed is
+     * held back for one longest lease from when the change is seen, whatever uptime it
+     * reports (another server may answer at its address). A node without persistence
+     * forgets the locks it granted when it restarts, so its fresh vote could grant a lock
+     * that another owner still holds; turn this off only if every node persists every
+     * write (see durable-nodes).
      */
     private boolean restartProtection = true;
 
     /**
-     * Nodes that keep every acknowledged write across a restart (AOF with appendfsync always), as a comma-separated
-     * list of host:port or Redis URIs from nodes: their votes count again as soon as they are reachable after a
-     * restart. Each must be one of nodes. Empty (the default) means none.
+     * Nodes that keep every acknowledged write across a restart (AOF with appendfsync
+     * always), as a comma-separated list of host:port or Redis URIs from nodes: their
+     * votes count again as soon as they are reachable after a restart. Each must be one
+     * of nodes. Empty (the default) means none.
      */
     private List<String> durableNodes = new ArrayList<>();
 
@@ -140,16 +148,17 @@ public class RedlockProperties {
 
     /**
      * Checks the settings; only called when nodes are configured.
-     *
-     * @throws InvalidConfigurationPropertyValueException naming the property, the value and the fix
+     * @throws InvalidConfigurationPropertyValueException naming the property, the value
+     * and the fix
      */
     void validate() {
         String joined = String.join(", ", nodes);
         if (nodes.size() < 3) {
-            throw new InvalidConfigurationPropertyValueException(PREFIX + ".nodes", joined, "Redlock needs at least 3 "
-                    + "independent masters, so that a majority survives the loss of one; " + nodes.size() + " "
-                    + (nodes.size() == 1 ? "is" : "are") + " configured. Add nodes (5 is the usual choice), or remove "
-                    + PREFIX + ".nodes to lock on the single Redis of spring.data.redis.*.");
+            throw new InvalidConfigurationPropertyValueException(PREFIX + ".nodes", joined,
+                    "Redlock needs at least 3 " + "independent masters, so that a majority survives the loss of one; "
+                            + nodes.size() + " " + (nodes.size() == 1 ? "is" : "are")
+                            + " configured. Add nodes (5 is the usual choice), or remove " + PREFIX
+                            + ".nodes to lock on the single Redis of spring.data.redis.*.");
         }
         Map<String, String> seen = new HashMap<>();
         for (String node : nodes) {
@@ -178,9 +187,9 @@ public class RedlockProperties {
         for (String durable : durableNodes) {
             String address = address(durable.contains("://") ? durable : "redis://" + durable);
             if (!configured.contains(address)) {
-                throw new InvalidConfigurationPropertyValueException(PREFIX + ".durable-nodes", durable, "The node "
-                        + address + " is not one of " + PREFIX + ".nodes (" + String.join(", ", configured)
-                        + "). List only configured nodes, as host:port or as written in nodes.");
+                throw new InvalidConfigurationPropertyValueException(PREFIX + ".durable-nodes", durable,
+                        "The node " + address + " is not one of " + PREFIX + ".nodes (" + String.join(", ", configured)
+                                + "). List only configured nodes, as host:port or as written in nodes.");
             }
         }
         if (retryDelay == null || retryDelay.toMillis() < 1 || retryDelay.compareTo(Duration.ofMinutes(1)) > 0) {
@@ -191,8 +200,8 @@ public class RedlockProperties {
 
     /**
      * The {@code host:port} a node URI points at, for finding duplicates.
-     *
-     * @throws InvalidConfigurationPropertyValueException if it is not a redis:// or rediss:// URI with a host
+     * @throws InvalidConfigurationPropertyValueException if it is not a redis:// or
+     * rediss:// URI with a host
      */
     static String address(String node) {
         URI uri;
@@ -214,8 +223,10 @@ public class RedlockProperties {
     }
 
     private static InvalidConfigurationPropertyValueException badNode(String node, String why) {
-        return new InvalidConfigurationPropertyValueException(PREFIX + ".nodes", node, "The node '" + node
-                + "' is not a Redis URI: " + why + ". Write each node as redis://[user:password@]host[:port], or "
-                + "rediss://... for TLS, for example redis://lock-1:6379.");
+        return new InvalidConfigurationPropertyValueException(PREFIX + ".nodes", node,
+                "The node '" + node + "' is not a Redis URI: " + why
+                        + ". Write each node as redis://[user:password@]host[:port], or "
+                        + "rediss://... for TLS, for example redis://lock-1:6379.");
     }
+
 }

@@ -10,9 +10,10 @@ import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import io.github.distlock.aop.LockedMethods;
 
 /**
- * With {@code distributed-lock.enabled=false}, the one way to run {@code @DistributedLock} methods without their
- * lock on purpose, says so once at startup, naming every such method, so that a copied test setting cannot turn the
- * locks off in production unnoticed.
+ * With {@code distributed-lock.enabled=false}, the one way to run
+ * {@code @DistributedLock} methods without their lock on purpose, says so once at
+ * startup, naming every such method, so that a copied test setting cannot turn the locks
+ * off in production unnoticed.
  */
 class UnguardedMethodsWarning implements SmartInitializingSingleton {
 
@@ -33,4 +34,5 @@ class UnguardedMethodsWarning implements SmartInitializingSingleton {
                     + String.join(", ", methods) + ". Remove the property (or set it to true) to lock them.");
         }
     }
+
 }

@@ -12,14 +12,18 @@ import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockKey;
 
 /**
- * An application's own backend without the {@link io.github.distlock.core.InspectableLockBackend}
- * capability: the endpoint still lists this instance's locks and says why it cannot show a key's
- * state, and the health check judges the watchdog alone. No store is involved: nothing is asked of
- * this backend but its key naming.
+ * An application's own backend without the
+ * {@link io.github.distlock.core.InspectableLockBackend} capability: the endpoint still
+ * lists this instance's locks and says why it cannot show a key's state, and the health
+ * check judges the watchdog alone. No store is involved: nothing is asked of this backend
+ * but its key naming.
  */
 class BackendWithoutInspectionTest {
 
-    /** Names keys and refuses everything else: the endpoint and the health check must not call it. */
+    /**
+     * Names keys and refuses everything else: the endpoint and the health check must not
+     * call it.
+     */
     private static final LockBackend UNINSPECTABLE = new LockBackend() {
 
         @Override
@@ -59,4 +63,5 @@ class BackendWithoutInspectionTest {
         assertThat(check.details()).doesNotContainKey("nodes").containsKey("ping");
         assertThat((String) check.details().get("ping")).contains("not supported");
     }
+
 }

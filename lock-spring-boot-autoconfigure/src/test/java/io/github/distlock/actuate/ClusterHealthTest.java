@@ -22,9 +22,9 @@ import io.github.distlock.testsupport.RedisClusterExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * The health check on a real 3-master Redis Cluster, on both drivers: every master is pinged and
- * shown by its address, and one master that does not answer makes the whole check down (its share
- * of the locks fails), with that master's error in plain words.
+ * The health check on a real 3-master Redis Cluster, on both drivers: every master is
+ * pinged and shown by its address, and one master that does not answer makes the whole
+ * check down (its share of the locks fails), with that master's error in plain words.
  */
 class ClusterHealthTest {
 
@@ -47,38 +47,38 @@ class ClusterHealthTest {
         String seeds = String.join(",", clusterExtension.cluster().hostAndPorts());
         String[] addresses = masters.stream().map(ClusterHealthTest::address).toArray(String[]::new);
         new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
-                        DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
-                        BootAutoConfigurations.HEALTH_CONTRIBUTOR, DistributedLockActuatorAutoConfiguration.class))
-                .withPropertyValues(
-                        "spring.data.redis.cluster.nodes=" + seeds,
-                        "spring.data.redis.client-type=" + driver, "spring.data.redis.timeout=5s",
-                        "distributed-lock.operation-timeout=1s")
-                .run(context -> {
-                    Supplier<HealthReading> indicator = HealthReading.of(context);
-                    HealthReading up = await().atMost(Duration.ofSeconds(20)).until(indicator::get,
-                            HealthReading::isUp);
-                    assertThat(nodes(up)).containsOnlyKeys(addresses).allSatisfy((address, node) -> assertThat(node)
-                            .containsEntry("reachable", true).containsKey("latencyMillis").doesNotContainKey("error"));
-                    assertThat(up.details()).containsEntry("reachableNodes", 3).containsEntry("quorum", 3);
+            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
+                    DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
+                    BootAutoConfigurations.HEALTH_CONTRIBUTOR, DistributedLockActuatorAutoConfiguration.class))
+            .withPropertyValues("spring.data.redis.cluster.nodes=" + seeds, "spring.data.redis.client-type=" + driver,
+                    "spring.data.redis.timeout=5s", "distributed-lock.operation-timeout=1s")
+            .run(context -> {
+                Supplier<HealthReading> indicator = HealthReading.of(context);
+                HealthReading up = await().atMost(Duration.ofSeconds(20)).until(indicator::get, HealthReading::isUp);
+                assertThat(nodes(up)).containsOnlyKeys(addresses)
+                    .allSatisfy((address, node) -> assertThat(node).containsEntry("reachable", true)
+                        .containsKey("latencyMillis")
+                        .doesNotContainKey("error"));
+                assertThat(up.details()).containsEntry("reachableNodes", 3).containsEntry("quorum", 3);
 
-                    RedisTestServer paused = masters.get(1);
-                    paused.pause();
-                    try {
-                        // Awaited: on a loaded machine a healthy master may miss one operation timeout too.
-                        HealthReading down = await().atMost(Duration.ofSeconds(20)).until(indicator::get,
-                                health -> health.details().get("reachableNodes").equals(2));
-                        assertThat(down.status()).isEqualTo("DOWN");
-                        assertThat(nodes(down).get(address(paused))).containsEntry("reachable", false)
-                                .containsEntry("error", "no answer within distributed-lock.operation-timeout=PT1S");
-                        assertThat(nodes(down).get(addresses[0])).containsEntry("reachable", true);
-                        assertThat(nodes(down).get(addresses[2])).containsEntry("reachable", true);
-                    }
-                    finally {
-                        paused.resume();
-                    }
-                    await().atMost(Duration.ofSeconds(20))
-                            .until(() -> indicator.get().isUp());
-                });
+                RedisTestServer paused = masters.get(1);
+                paused.pause();
+                try {
+                    // Awaited: on a loaded machine a healthy master may miss one
+                    // operation timeout too.
+                    HealthReading down = await().atMost(Duration.ofSeconds(20))
+                        .until(indicator::get, health -> health.details().get("reachableNodes").equals(2));
+                    assertThat(down.status()).isEqualTo("DOWN");
+                    assertThat(nodes(down).get(address(paused))).containsEntry("reachable", false)
+                        .containsEntry("error", "no answer within distributed-lock.operation-timeout=PT1S");
+                    assertThat(nodes(down).get(addresses[0])).containsEntry("reachable", true);
+                    assertThat(nodes(down).get(addresses[2])).containsEntry("reachable", true);
+                }
+                finally {
+                    paused.resume();
+                }
+                await().atMost(Duration.ofSeconds(20)).until(() -> indicator.get().isUp());
+            });
     }
+
 }

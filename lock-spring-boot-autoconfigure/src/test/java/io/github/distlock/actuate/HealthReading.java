@@ -7,9 +7,10 @@ import java.util.function.Supplier;
 import org.springframework.context.ApplicationContext;
 
 /**
- * One reading of the {@code distributedLock} health contributor, whichever Spring Boot generation registered it:
- * Boot 3's and Boot 4's {@code Health} have the same {@code getStatus()} and {@code getDetails()} in different
- * packages, so the tests of what the check reports run unchanged on both lines. Which class each generation
+ * One reading of the {@code distributedLock} health contributor, whichever Spring Boot
+ * generation registered it: Boot 3's and Boot 4's {@code Health} have the same
+ * {@code getStatus()} and {@code getDetails()} in different packages, so the tests of
+ * what the check reports run unchanged on both lines. Which class each generation
  * registers is tested per generation ({@code boot3} and {@code boot4} packages).
  *
  * <pre>{@code
@@ -23,7 +24,10 @@ import org.springframework.context.ApplicationContext;
  */
 public record HealthReading(String status, Map<String, Object> details) {
 
-    /** The bean name that makes the contributor {@code distributedLock} in {@code /actuator/health}. */
+    /**
+     * The bean name that makes the contributor {@code distributedLock} in
+     * {@code /actuator/health}.
+     */
     public static final String BEAN_NAME = "distributedLockHealthIndicator";
 
     /** A fresh reading of the context's contributor on each call. */
@@ -46,8 +50,7 @@ public record HealthReading(String status, Map<String, Object> details) {
             return target.getClass().getMethod(method).invoke(target);
         }
         catch (InvocationTargetException ex) {
-            throw new IllegalStateException(method + "() of " + target.getClass().getName() + " failed",
-                    ex.getCause());
+            throw new IllegalStateException(method + "() of " + target.getClass().getName() + " failed", ex.getCause());
         }
         catch (ReflectiveOperationException ex) {
             throw new IllegalStateException(target.getClass().getName() + " has no public " + method + "()", ex);

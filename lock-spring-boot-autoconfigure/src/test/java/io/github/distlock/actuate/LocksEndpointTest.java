@@ -29,9 +29,10 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * The {@code locks} endpoint against a real Redis, on both drivers (Lettuce's native backend and
- * Spring Data's on Jedis): this instance's holders and waiters with what an operator needs, a key's
- * state as Redis holds it, and never a holder's random token anywhere in the output.
+ * The {@code locks} endpoint against a real Redis, on both drivers (Lettuce's native
+ * backend and Spring Data's on Jedis): this instance's holders and waiters with what an
+ * operator needs, a key's state as Redis holds it, and never a holder's random token
+ * anywhere in the output.
  */
 class LocksEndpointTest {
 
@@ -43,20 +44,23 @@ class LocksEndpointTest {
     private void run(String driver, ContextConsumer<AssertableApplicationContext> test) {
         RedisTestServer redis = redisExtension.server();
         new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
-                        DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
-                        DistributedLockActuatorAutoConfiguration.class))
-                .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
-                        "spring.data.redis.client-type=" + driver, "management.endpoints.web.exposure.include=locks",
-                        // Only distributed-lock.operation-timeout may end a call to a store that does not answer:
-                        // the client's own timeout (Jedis's read timeout, also 2 s) raced it on a loaded machine.
-                        "spring.data.redis.timeout=60s")
-                .run(context -> {
-                    // A cold client's first connect can outlast one operation timeout on a loaded machine.
-                    LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
-                    await().atMost(Duration.ofSeconds(20)).until(() -> endpoint.lock("warm-up").error() == null);
-                    test.accept(context);
-                });
+            .withConfiguration(
+                    AutoConfigurations.of(BootAutoConfigurations.REDIS, DistributedLockAutoConfiguration.class,
+                            EndpointAutoConfiguration.class, DistributedLockActuatorAutoConfiguration.class))
+            .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
+                    "spring.data.redis.client-type=" + driver, "management.endpoints.web.exposure.include=locks",
+                    // Only distributed-lock.operation-timeout may end a call to a store
+                    // that does not answer:
+                    // the client's own timeout (Jedis's read timeout, also 2 s) raced it
+                    // on a loaded machine.
+                    "spring.data.redis.timeout=60s")
+            .run(context -> {
+                // A cold client's first connect can outlast one operation timeout on a
+                // loaded machine.
+                LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
+                await().atMost(Duration.ofSeconds(20)).until(() -> endpoint.lock("warm-up").error() == null);
+                test.accept(context);
+            });
     }
 
     @ParameterizedTest
@@ -66,12 +70,12 @@ class LocksEndpointTest {
             LockService locks = context.getBean(LockService.class);
             LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
             Instant before = Instant.now();
-            try (LockHandle fenced = locks.lock(LockRequest.of("order:42").withName("orders")
-                    .withTtl(Duration.ofMillis(900)).withFencingToken());
+            try (LockHandle fenced = locks
+                .lock(LockRequest.of("order:42").withName("orders").withTtl(Duration.ofMillis(900)).withFencingToken());
                     LockHandle plain = locks.lock(LockRequest.of("report").withTtl(Duration.ofSeconds(30)))) {
-                // A 900 ms lease is renewed every 300 ms: wait for one renewal to be counted.
-                await().atMost(Duration.ofSeconds(10))
-                        .until(() -> endpoint.locks().held().get(0).renewals() >= 1);
+                // A 900 ms lease is renewed every 300 ms: wait for one renewal to be
+                // counted.
+                await().atMost(Duration.ofSeconds(10)).until(() -> endpoint.locks().held().get(0).renewals() >= 1);
                 LocksEndpoint.Locks listed = endpoint.locks();
                 assertThat(listed.waiting()).isEmpty();
                 assertThat(listed.held()).extracting(LocksEndpoint.Holder::key).containsExactly("order:42", "report");
@@ -113,12 +117,13 @@ class LocksEndpointTest {
             LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
             LockHandle holder = locks.lock("hot", Duration.ofSeconds(30), Duration.ZERO);
             CompletableFuture<LockHandle> waiter = new CompletableFuture<>();
-            Thread thread = new Thread(() -> waiter.complete(locks.lock("hot", Duration.ofSeconds(30),
-                    Duration.ofSeconds(30))), "waiting-caller");
+            Thread thread = new Thread(
+                    () -> waiter.complete(locks.lock("hot", Duration.ofSeconds(30), Duration.ofSeconds(30))),
+                    "waiting-caller");
             thread.start();
             await().atMost(Duration.ofSeconds(10)).until(() -> !endpoint.locks().waiting().isEmpty());
             await().atMost(Duration.ofSeconds(10))
-                    .until(() -> endpoint.locks().waiting().get(0).waitingForMillis() >= 50);
+                .until(() -> endpoint.locks().waiting().get(0).waitingForMillis() >= 50);
             LocksEndpoint.Waiter waiting = endpoint.locks().waiting().get(0);
             assertThat(waiting.key()).isEqualTo("hot");
             assertThat(waiting.thread()).isEqualTo("waiting-caller");
@@ -127,10 +132,12 @@ class LocksEndpointTest {
             LocksEndpoint.KeyState state = endpoint.lock("hot");
             assertThat(state.held()).isTrue();
             assertThat(state.queueLength()).isEqualTo(1);
-            assertThat(state.heldHere()).singleElement().extracting(LocksEndpoint.Holder::thread)
-                    .isEqualTo(Thread.currentThread().getName());
-            assertThat(state.waitingHere()).singleElement().extracting(LocksEndpoint.Waiter::thread)
-                    .isEqualTo("waiting-caller");
+            assertThat(state.heldHere()).singleElement()
+                .extracting(LocksEndpoint.Holder::thread)
+                .isEqualTo(Thread.currentThread().getName());
+            assertThat(state.waitingHere()).singleElement()
+                .extracting(LocksEndpoint.Waiter::thread)
+                .isEqualTo("waiting-caller");
 
             holder.release();
             LockHandle second = waiter.get(10, TimeUnit.SECONDS);
@@ -189,10 +196,11 @@ class LocksEndpointTest {
         run(driver, context -> {
             LockService locks = context.getBean(LockService.class);
             LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
-            LockHandle forgotten = locks.lock(LockRequest.of("forgotten").withTtl(Duration.ofMillis(300))
-                    .withWatchdog(false));
+            LockHandle forgotten = locks
+                .lock(LockRequest.of("forgotten").withTtl(Duration.ofMillis(300)).withWatchdog(false));
             assertThat(endpoint.locks().held()).extracting(LocksEndpoint.Holder::key).containsExactly("forgotten");
-            // Never released, and nobody renews it: once its lease is over, it is not held by anyone here.
+            // Never released, and nobody renews it: once its lease is over, it is not
+            // held by anyone here.
             await().atMost(Duration.ofSeconds(10)).until(() -> !forgotten.isHeld());
             assertThat(endpoint.locks().held()).isEmpty();
         });
@@ -215,4 +223,5 @@ class LocksEndpointTest {
             }
         });
     }
+
 }

@@ -26,8 +26,8 @@ import io.github.distlock.core.LockBackend;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Application contexts as an application using the starter gets them: Boot's Redis auto-configuration, the lock
- * service and the annotation support, against a test Redis.
+ * Application contexts as an application using the starter gets them: Boot's Redis
+ * auto-configuration, the lock service and the annotation support, against a test Redis.
  */
 final class LockTestContexts {
 
@@ -37,28 +37,31 @@ final class LockTestContexts {
     private LockTestContexts() {
     }
 
-    /** A runner whose contexts each get their own Redis connection factory, pointing at {@code server}. */
+    /**
+     * A runner whose contexts each get their own Redis connection factory, pointing at
+     * {@code server}.
+     */
     static ApplicationContextRunner runner(RedisTestServer server) {
-        return new ApplicationContextRunner()
-                .withConfiguration(LOCK_AUTO_CONFIGURATIONS)
-                .withBean(LockProbe.class, () -> new LockProbe(server))
-                .withBean(ConnectedBeforeTheTest.class)
-                .withPropertyValues("spring.data.redis.host=" + server.host(),
-                        "spring.data.redis.port=" + server.port());
+        return new ApplicationContextRunner().withConfiguration(LOCK_AUTO_CONFIGURATIONS)
+            .withBean(LockProbe.class, () -> new LockProbe(server))
+            .withBean(ConnectedBeforeTheTest.class)
+            .withPropertyValues("spring.data.redis.host=" + server.host(), "spring.data.redis.port=" + server.port());
     }
 
     /**
-     * The lock commands clients sent since the server's stats were last reset: bare {@code SET}s
-     * (a free lock's acquisition) plus scripts (everything else). Valid while no script ran a
-     * {@code SET} of its own, which Redis 7 would count too: a contended acquisition or a hand-over.
+     * The lock commands clients sent since the server's stats were last reset: bare
+     * {@code SET}s (a free lock's acquisition) plus scripts (everything else). Valid
+     * while no script ran a {@code SET} of its own, which Redis 7 would count too: a
+     * contended acquisition or a hand-over.
      */
     static long lockRoundTrips(RedisTestServer server) {
         return server.commandCalls("set") + server.scriptCalls();
     }
 
     /**
-     * Looks at the lock keys in the test Redis from inside a guarded method. A separate type rather than the
-     * server itself, because the context would close an {@link AutoCloseable} bean (and with it the server).
+     * Looks at the lock keys in the test Redis from inside a guarded method. A separate
+     * type rather than the server itself, because the context would close an
+     * {@link AutoCloseable} bean (and with it the server).
      */
     static final class LockProbe {
 
@@ -68,7 +71,10 @@ final class LockTestContexts {
             this.server = server;
         }
 
-        /** The lock keys present right now, without companion keys such as {@code lock:{k}:fence}. */
+        /**
+         * The lock keys present right now, without companion keys such as
+         * {@code lock:{k}:fence}.
+         */
         List<String> heldLocks() {
             List<?> keys = (List<?>) server.command("KEYS", "lock:*");
             return keys.stream().map(String.class::cast).filter(key -> key.endsWith("}")).sorted().toList();
@@ -87,9 +93,13 @@ final class LockTestContexts {
         RedisTestServer server() {
             return server;
         }
+
     }
 
-    /** Receives {@link LockLostEvent}s the way an application does, through {@code @EventListener}. */
+    /**
+     * Receives {@link LockLostEvent}s the way an application does, through
+     * {@code @EventListener}.
+     */
     static final class LostLeases {
 
         private final List<LockLostEvent> events = new CopyOnWriteArrayList<>();
@@ -108,14 +118,16 @@ final class LockTestContexts {
         boolean lost(String key) {
             return events.stream().anyMatch(event -> event.getKey().equals(key));
         }
+
     }
 
     /**
-     * Opens the lock's connection once the context is up, retrying: in a cold test JVM on a busy machine the first
-     * connect (Lettuce's event loops, class loading) can take longer than the operation timeout (2 s by default,
-     * 300 ms in some tests), and would then fail the test's first acquire with a {@code LockBackendException}.
-     * A PING, not a lock: no listener, meter or command count sees it. Best effort: a context without one lock
-     * backend, or whose Redis is meant to be down, starts as before.
+     * Opens the lock's connection once the context is up, retrying: in a cold test JVM on
+     * a busy machine the first connect (Lettuce's event loops, class loading) can take
+     * longer than the operation timeout (2 s by default, 300 ms in some tests), and would
+     * then fail the test's first acquire with a {@code LockBackendException}. A PING, not
+     * a lock: no listener, meter or command count sees it. Best effort: a context without
+     * one lock backend, or whose Redis is meant to be down, starts as before.
      */
     static final class ConnectedBeforeTheTest implements ApplicationListener<ContextRefreshedEvent> {
 
@@ -127,20 +139,22 @@ final class LockTestContexts {
                     await().atMost(Duration.ofSeconds(10)).until(() -> inspectable.ping().reachable());
                 }
                 catch (ConditionTimeoutException ex) {
-                    // Unreachable on purpose, or still connecting: the test finds out for itself.
+                    // Unreachable on purpose, or still connecting: the test finds out for
+                    // itself.
                 }
             }
         }
+
     }
 
     /** Holds 'busy' through another handle (another owner) while {@code action} runs. */
-    static void whileBusyIsHeldElsewhere(ApplicationContext context, ThrowingRunnable action)
-            throws Exception {
+    static void whileBusyIsHeldElsewhere(ApplicationContext context, ThrowingRunnable action) throws Exception {
         LockHandle other = context.getBean(LockService.class)
-                .lock(LockRequest.of("busy").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO));
+            .lock(LockRequest.of("busy").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO));
         try {
             action.run();
-        } finally {
+        }
+        finally {
             other.release();
         }
     }
@@ -149,5 +163,7 @@ final class LockTestContexts {
     interface ThrowingRunnable {
 
         void run() throws Exception;
+
     }
+
 }

@@ -3,19 +3,23 @@ package io.github.distlock.autoconfigure;
 import org.springframework.util.ClassUtils;
 
 /**
- * Spring Boot's own auto-configurations (and a few other types) that the tests start, found by name because Spring
- * Boot 4 moved them into per-technology modules and packages: the same test sources then compile and run against
- * Boot 4.1 (the default build) and Boot 3.5 ({@code -Pboot3}). Each constant is the class of whichever generation is
- * on the test class path; a name missing from both fails the test class's initialisation, naming both.
+ * Spring Boot's own auto-configurations (and a few other types) that the tests start,
+ * found by name because Spring Boot 4 moved them into per-technology modules and
+ * packages: the same test sources then compile and run against Boot 4.1 (the default
+ * build) and Boot 3.5 ({@code -Pboot3}). Each constant is the class of whichever
+ * generation is on the test class path; a name missing from both fails the test class's
+ * initialisation, naming both.
  *
  * <pre>{@code
  * new ApplicationContextRunner()
- *         .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS, DistributedLockAutoConfiguration.class));
+ *         .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
+ *                 DistributedLockAutoConfiguration.class));
  * }</pre>
  */
 public final class BootAutoConfigurations {
 
-    public static final Class<?> REDIS = either("org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
+    public static final Class<?> REDIS = either(
+            "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
             "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration");
 
     public static final Class<?> DATA_SOURCE = either(
@@ -71,12 +75,18 @@ public final class BootAutoConfigurations {
             "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration",
             "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration");
 
-    /** Not an auto-configuration: the callback interface that customizes Boot's {@code ObservationRegistry}. */
+    /**
+     * Not an auto-configuration: the callback interface that customizes Boot's
+     * {@code ObservationRegistry}.
+     */
     public static final Class<?> OBSERVATION_REGISTRY_CUSTOMIZER = either(
             "org.springframework.boot.actuate.autoconfigure.observation.ObservationRegistryCustomizer",
             "org.springframework.boot.micrometer.observation.autoconfigure.ObservationRegistryCustomizer");
 
-    /** Not an auto-configuration: a health contributor that reports a status, the type of ours. */
+    /**
+     * Not an auto-configuration: a health contributor that reports a status, the type of
+     * ours.
+     */
     public static final Class<?> HEALTH_INDICATOR = either("org.springframework.boot.actuate.health.HealthIndicator",
             "org.springframework.boot.health.contributor.HealthIndicator");
 
@@ -89,15 +99,18 @@ public final class BootAutoConfigurations {
     }
 
     /**
-     * The property that turns off the long-task timers of Boot's meter observation handler: Boot 4 lists the meters
-     * to leave out, Boot 3 had a switch.
+     * The property that turns off the long-task timers of Boot's meter observation
+     * handler: Boot 4 lists the meters to leave out, Boot 3 had a switch.
      */
     public static String longTaskTimersOff() {
         return isBoot4() ? "management.metrics.observations.ignored-meters=long-task-timer"
                 : "management.observations.long-task-timer.enabled=false";
     }
 
-    /** Whether the test class path has Spring Boot 4 (its Redis auto-configuration is in Boot 4's package). */
+    /**
+     * Whether the test class path has Spring Boot 4 (its Redis auto-configuration is in
+     * Boot 4's package).
+     */
     public static boolean isBoot4() {
         return REDIS.getName().startsWith("org.springframework.boot.data.redis.");
     }
@@ -112,4 +125,5 @@ public final class BootAutoConfigurations {
         throw new IllegalStateException("Neither " + boot3Name + " (Spring Boot 3) nor " + boot4Name
                 + " (Spring Boot 4) is on the test class path; add the Boot module that holds it as a test dependency");
     }
+
 }

@@ -47,15 +47,14 @@ import io.github.distlock.redis.RedisHandOverNotifications;
 import io.github.distlock.redis.SpringDataLockBackend;
 
 /**
- * Each condition of {@link DistributedLockAutoConfiguration} and of its backend configurations (one
- * per driver), and the startup validation of its
- * properties. No Redis is needed: the connection factory connects lazily.
+ * Each condition of {@link DistributedLockAutoConfiguration} and of its backend
+ * configurations (one per driver), and the startup validation of its properties. No Redis
+ * is needed: the connection factory connects lazily.
  */
 class DistributedLockAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
-                    DistributedLockAutoConfiguration.class));
+        .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS, DistributedLockAutoConfiguration.class));
 
     @Test
     void providesTheLockServiceOnTopOfBootsRedisConnectionFactory() {
@@ -76,16 +75,17 @@ class DistributedLockAutoConfigurationTest {
     @Test
     void backsOffWhenDisabled() {
         runner.withPropertyValues("distributed-lock.enabled=false")
-                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class)
-                        .doesNotHaveBean(LockBackend.class).doesNotHaveBean(LeaseWatchdog.class));
+            .run(context -> assertThat(context).hasNotFailed()
+                .doesNotHaveBean(LockService.class)
+                .doesNotHaveBean(LockBackend.class)
+                .doesNotHaveBean(LeaseWatchdog.class));
     }
 
     @Test
     void backsOffWhenSpringDataRedisIsAbsent() {
-        new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
-                .withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class))
-                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class));
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
+            .withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class))
+            .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class));
     }
 
     @Test
@@ -101,25 +101,25 @@ class DistributedLockAutoConfigurationTest {
         runner.run(context -> {
             assertThat(context).hasSingleBean(RedisHandOverNotifications.class);
             assertThat(context.getBean(RedisHandOverNotifications.class).mode())
-                    .isEqualTo(RedisHandOverNotifications.Mode.GLOBAL);
+                .isEqualTo(RedisHandOverNotifications.Mode.GLOBAL);
         });
     }
 
     @Test
     void shardedPubSubIsLettuceOnlyJedisAndUserBackendsGetNoReleaseNotifications() {
         runner.withPropertyValues("spring.data.redis.client-type=jedis")
-                .run(context -> assertThat(context).doesNotHaveBean(RedisHandOverNotifications.class));
+            .run(context -> assertThat(context).doesNotHaveBean(RedisHandOverNotifications.class));
         runner.withUserConfiguration(CustomBackend.class)
-                .run(context -> assertThat(context).doesNotHaveBean(RedisHandOverNotifications.class));
+            .run(context -> assertThat(context).doesNotHaveBean(RedisHandOverNotifications.class));
     }
 
     @Test
     void clusterNotificationsIsBoundAndDefaultsToAuto() {
         runner.run(context -> assertThat(context.getBean(DistributedLockProperties.class).getClusterNotifications())
-                .isEqualTo(DistributedLockProperties.ClusterNotifications.AUTO));
+            .isEqualTo(DistributedLockProperties.ClusterNotifications.AUTO));
         runner.withPropertyValues("distributed-lock.cluster-notifications=global")
-                .run(context -> assertThat(context.getBean(DistributedLockProperties.class)
-                        .getClusterNotifications()).isEqualTo(DistributedLockProperties.ClusterNotifications.GLOBAL));
+            .run(context -> assertThat(context.getBean(DistributedLockProperties.class).getClusterNotifications())
+                .isEqualTo(DistributedLockProperties.ClusterNotifications.GLOBAL));
     }
 
     @Test
@@ -127,7 +127,7 @@ class DistributedLockAutoConfigurationTest {
         runner.withPropertyValues("distributed-lock.cluster-notifications=sharded-always").run(context -> {
             assertThat(context).hasFailed();
             assertThat(context.getStartupFailure()).hasStackTraceContaining("sharded-always")
-                    .hasStackTraceContaining("Failed to bind properties under 'distributed-lock.cluster-notifications'");
+                .hasStackTraceContaining("Failed to bind properties under 'distributed-lock.cluster-notifications'");
         });
     }
 
@@ -153,89 +153,95 @@ class DistributedLockAutoConfigurationTest {
 
     @Test
     void aLettuceFactoryDeclaredAsAPlainRedisConnectionFactoryGetsTheSpringDataBackend() {
-        new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
-                .withUserConfiguration(PlainlyDeclaredFactory.class).run(context -> {
-                    assertThat(context).getBean(LockBackend.class).isInstanceOf(SpringDataLockBackend.class);
-                    assertThat(context).hasSingleBean(HandOverSubscriber.class);
-                });
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
+            .withUserConfiguration(PlainlyDeclaredFactory.class)
+            .run(context -> {
+                assertThat(context).getBean(LockBackend.class).isInstanceOf(SpringDataLockBackend.class);
+                assertThat(context).hasSingleBean(HandOverSubscriber.class);
+            });
     }
 
     @Test
     void aUserDefinedBackendWinsAndNothingRedisSpecificIsWired() {
         runner.withUserConfiguration(CustomBackend.class).run(context -> {
             assertThat(context.getBean(LockBackend.class)).isSameAs(CustomBackend.BACKEND);
-            assertThat(context).doesNotHaveBean(LettuceLockBackend.class).doesNotHaveBean(SpringDataLockBackend.class)
-                    .doesNotHaveBean(HandOverSubscriber.class);
+            assertThat(context).doesNotHaveBean(LettuceLockBackend.class)
+                .doesNotHaveBean(SpringDataLockBackend.class)
+                .doesNotHaveBean(HandOverSubscriber.class);
         });
-        runner.withPropertyValues("spring.data.redis.client-type=jedis").withUserConfiguration(CustomBackend.class)
-                .run(context -> {
-                    assertThat(context.getBean(LockBackend.class)).isSameAs(CustomBackend.BACKEND);
-                    assertThat(context).doesNotHaveBean(HandOverSubscriber.class);
-                });
+        runner.withPropertyValues("spring.data.redis.client-type=jedis")
+            .withUserConfiguration(CustomBackend.class)
+            .run(context -> {
+                assertThat(context.getBean(LockBackend.class)).isSameAs(CustomBackend.BACKEND);
+                assertThat(context).doesNotHaveBean(HandOverSubscriber.class);
+            });
     }
 
     @Test
     void aUserDefinedBackendNeedsNoRedisConnectionFactoryNorSpringDataRedis() {
-        new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
-                .withUserConfiguration(CustomBackend.class)
-                .withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class)).run(context -> {
-                    assertThat(context).hasNotFailed().hasSingleBean(LockService.class)
-                            .doesNotHaveBean(HandOverSubscriber.class);
-                    assertThat(context.getBean(LockBackend.class)).isSameAs(CustomBackend.BACKEND);
-                });
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
+            .withUserConfiguration(CustomBackend.class)
+            .withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class))
+            .run(context -> {
+                assertThat(context).hasNotFailed()
+                    .hasSingleBean(LockService.class)
+                    .doesNotHaveBean(HandOverSubscriber.class);
+                assertThat(context.getBean(LockBackend.class)).isSameAs(CustomBackend.BACKEND);
+            });
     }
 
     @Test
     void aUserDefinedBackendWorksNextToSeveralConnectionFactories() {
-        new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
-                .withUserConfiguration(TwoConnectionFactories.class, CustomBackend.class).run(context -> {
-                    assertThat(context).hasNotFailed().hasSingleBean(LockService.class)
-                            .doesNotHaveBean(HandOverSubscriber.class);
-                    LockHandle handle = context.getBean(LockService.class).lock("order:42", Duration.ofSeconds(5),
-                            Duration.ZERO);
-                    assertThat(handle.isHeld()).isTrue();
-                    // The minimal backend issues no fencing tokens: asking fails, naming the backend.
-                    assertThatThrownBy(handle::fencingToken).isInstanceOf(UnsupportedOperationException.class)
-                            .hasMessageContaining("FencingLockBackend");
-                    assertThatThrownBy(() -> context.getBean(LockService.class)
-                            .tryLock(LockRequest.of("order:43").withFencingToken()))
-                            .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("order:43")
-                            .hasMessageContaining("FencingLockBackend");
-                    assertThat(handle.release()).isTrue();
-                });
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
+            .withUserConfiguration(TwoConnectionFactories.class, CustomBackend.class)
+            .run(context -> {
+                assertThat(context).hasNotFailed()
+                    .hasSingleBean(LockService.class)
+                    .doesNotHaveBean(HandOverSubscriber.class);
+                LockHandle handle = context.getBean(LockService.class)
+                    .lock("order:42", Duration.ofSeconds(5), Duration.ZERO);
+                assertThat(handle.isHeld()).isTrue();
+                // The minimal backend issues no fencing tokens: asking fails, naming the
+                // backend.
+                assertThatThrownBy(handle::fencingToken).isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("FencingLockBackend");
+                assertThatThrownBy(
+                        () -> context.getBean(LockService.class).tryLock(LockRequest.of("order:43").withFencingToken()))
+                    .isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("order:43")
+                    .hasMessageContaining("FencingLockBackend");
+                assertThat(handle.release()).isTrue();
+            });
     }
 
     @Test
     void aUserDefinedBackendThatDeliversItsOwnHandOversWakesTheWaiters() {
-        new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
-                .withUserConfiguration(NotifyingBackend.class).run(context -> {
-                    assertThat(context).hasNotFailed().hasSingleBean(LockService.class);
-                    LockWaiters waiters = context.getBean(LockWaiters.class);
-                    LockKey key = new LockKey("a", "custom/a");
-                    assertThat(waiters.notificationsDelivered(key)).isFalse();
-                    assertThat(waiters.startNotifications(key)).isTrue();
-                    assertThat(waiters.notificationsDelivered(key)).isTrue();
-                });
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
+            .withUserConfiguration(NotifyingBackend.class)
+            .run(context -> {
+                assertThat(context).hasNotFailed().hasSingleBean(LockService.class);
+                LockWaiters waiters = context.getBean(LockWaiters.class);
+                LockKey key = new LockKey("a", "custom/a");
+                assertThat(waiters.notificationsDelivered(key)).isFalse();
+                assertThat(waiters.startNotifications(key)).isTrue();
+                assertThat(waiters.notificationsDelivered(key)).isTrue();
+            });
     }
 
     @Test
     void backsOffWithSeveralConnectionFactoriesAndNoBackend() {
-        new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
-                .withUserConfiguration(TwoConnectionFactories.class)
-                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class)
-                        .doesNotHaveBean(LockBackend.class).doesNotHaveBean(HandOverSubscriber.class));
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
+            .withUserConfiguration(TwoConnectionFactories.class)
+            .run(context -> assertThat(context).hasNotFailed()
+                .doesNotHaveBean(LockService.class)
+                .doesNotHaveBean(LockBackend.class)
+                .doesNotHaveBean(HandOverSubscriber.class));
     }
 
     @Test
     void backsOffWithoutARedisConnectionFactoryBean() {
-        new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
-                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class));
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
+            .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class));
     }
 
     @Test
@@ -252,30 +258,31 @@ class DistributedLockAutoConfigurationTest {
 
     @Test
     void propertiesAreBound() {
-        runner.withPropertyValues("distributed-lock.key-prefix=shop:lock:", "distributed-lock.default-ttl=10s",
-                "distributed-lock.default-wait-time=0", "distributed-lock.operation-timeout=250ms",
-                "distributed-lock.watchdog.enabled=false", "distributed-lock.aspect-order=5").run(context -> {
-                    DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
-                    assertThat(properties.getKeyPrefix()).isEqualTo("shop:lock:");
-                    assertThat(properties.getDefaultTtl()).hasSeconds(10);
-                    assertThat(properties.getDefaultWaitTime()).isZero();
-                    assertThat(properties.getOperationTimeout()).hasMillis(250);
-                    assertThat(properties.getWatchdog().isEnabled()).isFalse();
-                    assertThat(properties.getAspectOrder()).isEqualTo(5);
-                });
+        runner
+            .withPropertyValues("distributed-lock.key-prefix=shop:lock:", "distributed-lock.default-ttl=10s",
+                    "distributed-lock.default-wait-time=0", "distributed-lock.operation-timeout=250ms",
+                    "distributed-lock.watchdog.enabled=false", "distributed-lock.aspect-order=5")
+            .run(context -> {
+                DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
+                assertThat(properties.getKeyPrefix()).isEqualTo("shop:lock:");
+                assertThat(properties.getDefaultTtl()).hasSeconds(10);
+                assertThat(properties.getDefaultWaitTime()).isZero();
+                assertThat(properties.getOperationTimeout()).hasMillis(250);
+                assertThat(properties.getWatchdog().isEnabled()).isFalse();
+                assertThat(properties.getAspectOrder()).isEqualTo(5);
+            });
     }
 
     @Test
     void aKeyPrefixWithBracesFailsTheStartupNamingTheProperty() {
-        assertStartupFails("distributed-lock.key-prefix=app{x}:", "distributed-lock.key-prefix", "app{x}:",
-                "hash tag");
+        assertStartupFails("distributed-lock.key-prefix=app{x}:", "distributed-lock.key-prefix", "app{x}:", "hash tag");
     }
 
     @Test
     void theMaximumKeyLengthIs1024ByDefaultAndReachesTheLockService() {
         runner.run(context -> {
             assertThat(context.getBean(DistributedLockProperties.class).getMaxKeyLength()).isEqualTo(1024)
-                    .isEqualTo(LockKeys.DEFAULT_MAX_LENGTH);
+                .isEqualTo(LockKeys.DEFAULT_MAX_LENGTH);
             assertThat(context.getBean(LockService.class).maxKeyLength()).isEqualTo(1024);
         });
         runner.withPropertyValues("distributed-lock.max-key-length=200").run(context -> {
@@ -324,13 +331,13 @@ class DistributedLockAutoConfigurationTest {
             assertThat(properties.getReplicaAckTimeout()).hasSeconds(1);
         });
         runner.withPropertyValues("distributed-lock.replica-acks=2", "distributed-lock.replica-ack-timeout=500ms")
-                .run(context -> {
-                    assertThat(context).hasNotFailed();
-                    DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
-                    assertThat(properties.getReplicaAcks()).isEqualTo(2);
-                    assertThat(properties.getReplicaAckTimeout()).hasMillis(500);
-                    assertThat(context).getBean(LockBackend.class).isInstanceOf(LettuceLockBackend.class);
-                });
+            .run(context -> {
+                assertThat(context).hasNotFailed();
+                DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
+                assertThat(properties.getReplicaAcks()).isEqualTo(2);
+                assertThat(properties.getReplicaAckTimeout()).hasMillis(500);
+                assertThat(context).getBean(LockBackend.class).isInstanceOf(LettuceLockBackend.class);
+            });
     }
 
     @Test
@@ -350,19 +357,20 @@ class DistributedLockAutoConfigurationTest {
     @Test
     void aReplicaAckTimeoutLongerThanTheOperationTimeoutFailsTheStartupWhenAcksAreAskedFor() {
         runner.withPropertyValues("distributed-lock.replica-acks=1", "distributed-lock.replica-ack-timeout=3s")
-                .run(context -> {
-                    assertThat(context).hasFailed();
-                    assertThat(context.getStartupFailure()).rootCause()
-                            .hasMessageContaining("distributed-lock.replica-ack-timeout").hasMessageContaining("3s")
-                            .hasMessageContaining("distributed-lock.operation-timeout (2s)")
-                            .hasMessageContaining("Lower replica-ack-timeout or raise operation-timeout");
-                });
+            .run(context -> {
+                assertThat(context).hasFailed();
+                assertThat(context.getStartupFailure()).rootCause()
+                    .hasMessageContaining("distributed-lock.replica-ack-timeout")
+                    .hasMessageContaining("3s")
+                    .hasMessageContaining("distributed-lock.operation-timeout (2s)")
+                    .hasMessageContaining("Lower replica-ack-timeout or raise operation-timeout");
+            });
     }
 
     @Test
     void aShortOperationTimeoutDoesNotTripOverTheReplicaAckTimeoutWhileAcksAreOff() {
         runner.withPropertyValues("distributed-lock.operation-timeout=200ms")
-                .run(context -> assertThat(context).hasNotFailed());
+            .run(context -> assertThat(context).hasNotFailed());
     }
 
     @Test
@@ -376,9 +384,10 @@ class DistributedLockAutoConfigurationTest {
         runner.withPropertyValues("distributed-lock.default-ttl=thirty seconds").run(context -> {
             assertThat(context).hasFailed();
             assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("thirty seconds");
-            // Boot's BindException carries the property name; its failure analyzer prints it.
+            // Boot's BindException carries the property name; its failure analyzer prints
+            // it.
             assertThat(context.getStartupFailure())
-                    .hasStackTraceContaining("Failed to bind properties under 'distributed-lock.default-ttl'");
+                .hasStackTraceContaining("Failed to bind properties under 'distributed-lock.default-ttl'");
         });
     }
 
@@ -404,8 +413,9 @@ class DistributedLockAutoConfigurationTest {
 
     @Test
     void aBareNumberInAPropertyIsMilliseconds() {
-        runner.withPropertyValues("distributed-lock.default-ttl=5000").run(context -> assertThat(
-                context.getBean(DistributedLockProperties.class).getDefaultTtl()).isEqualTo(Duration.ofMillis(5000)));
+        runner.withPropertyValues("distributed-lock.default-ttl=5000")
+            .run(context -> assertThat(context.getBean(DistributedLockProperties.class).getDefaultTtl())
+                .isEqualTo(Duration.ofMillis(5000)));
     }
 
     @Test
@@ -424,7 +434,7 @@ class DistributedLockAutoConfigurationTest {
     @Test
     void anEnabledValueSpringReadsAsTrueTurnsTheStarterOn() {
         runner.withPropertyValues("distributed-lock.enabled=on")
-                .run(context -> assertThat(context).hasSingleBean(LockService.class));
+            .run(context -> assertThat(context).hasSingleBean(LockService.class));
     }
 
     @Test
@@ -442,42 +452,43 @@ class DistributedLockAutoConfigurationTest {
     @Test
     void anUnknownPropertyFailsTheStartupEvenWhenTheStarterIsTurnedOff() {
         runner.withPropertyValues("distributed-lock.enabled=false", "distributed-lock.key-prefx=app:")
-                .run(context -> assertThat(context.getStartupFailure()).rootCause()
-                        .hasMessageContaining("distributed-lock.key-prefx")
-                        .hasMessageContaining("distributed-lock.key-prefix"));
+            .run(context -> assertThat(context.getStartupFailure()).rootCause()
+                .hasMessageContaining("distributed-lock.key-prefx")
+                .hasMessageContaining("distributed-lock.key-prefix"));
     }
 
     @Test
     void anUnknownSystemPropertyFailsTheStartup() {
-        runner.withSystemProperties("distributed-lock.operation-timout=1s").run(context -> assertThat(
-                context.getStartupFailure()).rootCause().hasMessageContaining("distributed-lock.operation-timout")
+        runner.withSystemProperties("distributed-lock.operation-timout=1s")
+            .run(context -> assertThat(context.getStartupFailure()).rootCause()
+                .hasMessageContaining("distributed-lock.operation-timout")
                 .hasMessageContaining("Did you mean distributed-lock.operation-timeout?"));
     }
 
     @Test
     void anUnknownEnvironmentVariableFailsTheStartupAndKnownOnesBind() {
         runner.withInitializer(environmentVariables(Map.of("DISTRIBUTED_LOCK_DEFAULT_TLL", "5s")))
-                .run(context -> assertThat(context.getStartupFailure()).rootCause()
-                        .hasMessageContaining("DISTRIBUTED_LOCK_DEFAULT_TLL")
-                        .hasMessageContaining("DISTRIBUTED_LOCK_DEFAULT_TTL (distributed-lock.default-ttl)"));
-        runner.withInitializer(environmentVariables(Map.of("DISTRIBUTED_LOCK_DEFAULT_TTL", "5s",
-                "DISTRIBUTEDLOCK_WATCHDOG_RENEWALRATIO", "0.5", "DISTRIBUTED_LOCK_UNGUARDED_METHODS", "warn")))
-                .run(context -> {
-                    assertThat(context).hasNotFailed();
-                    DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
-                    assertThat(properties.getDefaultTtl()).hasSeconds(5);
-                    assertThat(properties.getWatchdog().getRenewalRatio()).isEqualTo(0.5);
-                    assertThat(properties.getUnguardedMethods())
-                            .isEqualTo(DistributedLockProperties.UnguardedMethods.WARN);
-                });
+            .run(context -> assertThat(context.getStartupFailure()).rootCause()
+                .hasMessageContaining("DISTRIBUTED_LOCK_DEFAULT_TLL")
+                .hasMessageContaining("DISTRIBUTED_LOCK_DEFAULT_TTL (distributed-lock.default-ttl)"));
+        runner
+            .withInitializer(environmentVariables(Map.of("DISTRIBUTED_LOCK_DEFAULT_TTL", "5s",
+                    "DISTRIBUTEDLOCK_WATCHDOG_RENEWALRATIO", "0.5", "DISTRIBUTED_LOCK_UNGUARDED_METHODS", "warn")))
+            .run(context -> {
+                assertThat(context).hasNotFailed();
+                DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
+                assertThat(properties.getDefaultTtl()).hasSeconds(5);
+                assertThat(properties.getWatchdog().getRenewalRatio()).isEqualTo(0.5);
+                assertThat(properties.getUnguardedMethods()).isEqualTo(DistributedLockProperties.UnguardedMethods.WARN);
+            });
     }
 
     @Test
     void anUnknownPropertyInAYamlFileFailsTheStartupAndRelaxedNamesBind() {
         runner.withInitializer(yaml("distlock/typo.yml"))
-                .run(context -> assertThat(context.getStartupFailure()).rootCause()
-                        .hasMessageContaining("distributed-lock.watchdog.renewal-ration")
-                        .hasMessageContaining("distlock/typo.yml"));
+            .run(context -> assertThat(context.getStartupFailure()).rootCause()
+                .hasMessageContaining("distributed-lock.watchdog.renewal-ration")
+                .hasMessageContaining("distlock/typo.yml"));
         runner.withInitializer(yaml("distlock/valid.yml")).run(context -> {
             assertThat(context).hasNotFailed();
             DistributedLockProperties properties = context.getBean(DistributedLockProperties.class);
@@ -488,14 +499,15 @@ class DistributedLockAutoConfigurationTest {
 
     @Test
     void everyPropertyOfThePropertiesClassIsAKnownName() {
-        runner.withPropertyValues("distributed-lock.enabled=true", "distributed-lock.key-prefix=app:",
-                "distributed-lock.default-ttl=10s", "distributed-lock.default-wait-time=1s",
-                "distributed-lock.operation-timeout=1s", "distributed-lock.aspect-order=1",
-                "distributed-lock.throw-on-lease-lost=false", "distributed-lock.unguarded-methods=warn",
-                "distributed-lock.cluster-notifications=global", "distributed-lock.watchdog.enabled=false",
-                "distributed-lock.watchdog.renewal-ratio=0.5", "distributed-lock.replica-acks=0",
-                "distributed-lock.replica-ack-timeout=1s", "distributed-lock.advice-mode=proxy")
-                .run(context -> assertThat(context).hasNotFailed());
+        runner
+            .withPropertyValues("distributed-lock.enabled=true", "distributed-lock.key-prefix=app:",
+                    "distributed-lock.default-ttl=10s", "distributed-lock.default-wait-time=1s",
+                    "distributed-lock.operation-timeout=1s", "distributed-lock.aspect-order=1",
+                    "distributed-lock.throw-on-lease-lost=false", "distributed-lock.unguarded-methods=warn",
+                    "distributed-lock.cluster-notifications=global", "distributed-lock.watchdog.enabled=false",
+                    "distributed-lock.watchdog.renewal-ratio=0.5", "distributed-lock.replica-acks=0",
+                    "distributed-lock.replica-ack-timeout=1s", "distributed-lock.advice-mode=proxy")
+            .run(context -> assertThat(context).hasNotFailed());
     }
 
     @Test
@@ -520,47 +532,58 @@ class DistributedLockAutoConfigurationTest {
             all = JsonPath.read(new String(in.readAllBytes(), StandardCharsets.UTF_8), "$.properties");
         }
         List<Map<String, Object>> properties = all.stream()
-                .filter(property -> ((String) property.get("name")).startsWith("distributed-lock."))
-                .toList();
-        // A list or map property is one entry in the metadata; its elements are name[0], name.key, ...
-        assertThat(properties).extracting(property -> property.get("name")).containsExactlyInAnyOrderElementsOf(
-                DistributedLockPropertyNames.all().stream().map(name -> name.replace(".*", "")).toList());
+            .filter(property -> ((String) property.get("name")).startsWith("distributed-lock."))
+            .toList();
+        // A list or map property is one entry in the metadata; its elements are name[0],
+        // name.key, ...
+        assertThat(properties).extracting(property -> property.get("name"))
+            .containsExactlyInAnyOrderElementsOf(
+                    DistributedLockPropertyNames.all().stream().map(name -> name.replace(".*", "")).toList());
         DistributedLockProperties defaults = new DistributedLockProperties();
         for (Map<String, Object> property : properties) {
             String name = (String) property.get("name");
-            assertThat((String) property.get("description")).as(name + " description").isNotBlank()
-                    .doesNotContain("{@").doesNotContain("<code>");
-            // Every property has a default: each field of the properties class is initialised. An
-            // empty list has none to show (the processor omits it), so its description says so.
+            assertThat((String) property.get("description")).as(name + " description")
+                .isNotBlank()
+                .doesNotContain("{@")
+                .doesNotContain("<code>");
+            // Every property has a default: each field of the properties class is
+            // initialised. An
+            // empty list has none to show (the processor omits it), so its description
+            // says so.
             if (((String) property.get("type")).startsWith("java.util.List")) {
-                assertThat((String) property.get("description")).as(name + " description").contains("Empty (the default)");
+                assertThat((String) property.get("description")).as(name + " description")
+                    .contains("Empty (the default)");
             }
             else {
                 assertThat(property.get("defaultValue")).as(name + " defaultValue").isNotNull();
             }
         }
         assertThat(properties).filteredOn(property -> property.get("name").equals("distributed-lock.aspect-order"))
-                .singleElement().extracting(property -> ((Number) property.get("defaultValue")).intValue())
-                .isEqualTo(defaults.getAspectOrder());
+            .singleElement()
+            .extracting(property -> ((Number) property.get("defaultValue")).intValue())
+            .isEqualTo(defaults.getAspectOrder());
         assertThat(properties)
-                .filteredOn(property -> property.get("name").equals("distributed-lock.watchdog.renewal-ratio"))
-                .singleElement().extracting(property -> ((Number) property.get("defaultValue")).doubleValue())
-                .isEqualTo(defaults.getWatchdog().getRenewalRatio());
+            .filteredOn(property -> property.get("name").equals("distributed-lock.watchdog.renewal-ratio"))
+            .singleElement()
+            .extracting(property -> ((Number) property.get("defaultValue")).doubleValue())
+            .isEqualTo(defaults.getWatchdog().getRenewalRatio());
     }
 
     private static ApplicationContextInitializer<ConfigurableApplicationContext> environmentVariables(
             Map<String, Object> variables) {
-        return context -> context.getEnvironment().getPropertySources().replace(
-                StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, new SystemEnvironmentPropertySource(
-                        StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, variables));
+        return context -> context.getEnvironment()
+            .getPropertySources()
+            .replace(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, new SystemEnvironmentPropertySource(
+                    StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, variables));
     }
 
     private static ApplicationContextInitializer<ConfigurableApplicationContext> yaml(String path) {
         return context -> {
             try {
                 new YamlPropertySourceLoader().load(path, new ClassPathResource(path))
-                        .forEach(context.getEnvironment().getPropertySources()::addLast);
-            } catch (IOException ex) {
+                    .forEach(context.getEnvironment().getPropertySources()::addLast);
+            }
+            catch (IOException ex) {
                 throw new UncheckedIOException(ex);
             }
         };
@@ -570,7 +593,9 @@ class DistributedLockAutoConfigurationTest {
         runner.withPropertyValues(property).run(context -> {
             assertThat(context).hasFailed();
             assertThat(context.getStartupFailure()).rootCause()
-                    .hasMessageContaining(name).hasMessageContaining(value).hasMessageContaining(fix);
+                .hasMessageContaining(name)
+                .hasMessageContaining(value)
+                .hasMessageContaining(fix);
         });
     }
 
@@ -581,6 +606,7 @@ class DistributedLockAutoConfigurationTest {
         RedisConnectionFactory redisConnectionFactory() {
             return new LettuceConnectionFactory();
         }
+
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -607,15 +633,19 @@ class DistributedLockAutoConfigurationTest {
         LockService customLockService() {
             return SERVICE;
         }
+
     }
 
-    /** A backend that delivers its own hand-over announcements: started on the first wait. */
+    /**
+     * A backend that delivers its own hand-over announcements: started on the first wait.
+     */
     @Configuration(proxyBeanMethods = false)
     static class NotifyingBackend {
 
         @Bean
         LockBackend notifyingLockBackend() {
             abstract class Notifying implements LockBackend, HandOverNotifications {
+
             }
             AtomicBoolean started = new AtomicBoolean();
             return new Notifying() {
@@ -651,6 +681,7 @@ class DistributedLockAutoConfigurationTest {
                 }
             };
         }
+
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -665,6 +696,7 @@ class DistributedLockAutoConfigurationTest {
         LettuceConnectionFactory sessionsConnectionFactory() {
             return new LettuceConnectionFactory();
         }
+
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -699,5 +731,7 @@ class DistributedLockAutoConfigurationTest {
         LockBackend customLockBackend() {
             return BACKEND;
         }
+
     }
+
 }

@@ -25,17 +25,19 @@ import io.github.distlock.core.LockWaiters;
 import io.github.distlock.memory.InMemoryLockBackend;
 
 /**
- * The in-memory backend as the guide tells users to switch a test context to it: a {@code LockBackend} bean. No
- * Redis runs, and Spring Data Redis and lock-redis are not even on the class path.
+ * The in-memory backend as the guide tells users to switch a test context to it: a
+ * {@code LockBackend} bean. No Redis runs, and Spring Data Redis and lock-redis are not
+ * even on the class path.
  */
 class InMemoryLockBackendAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class,
-                    DistributedLockAnnotationAutoConfiguration.class))
-            .withClassLoader(new FilteredClassLoader("org.springframework.data.redis", "io.lettuce",
-                    "io.github.distlock.redis.", "io.github.distlock.redlock."))
-            .withUserConfiguration(InMemoryLocks.class).withBean(Counter.class, CountingService::new);
+        .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class,
+                DistributedLockAnnotationAutoConfiguration.class))
+        .withClassLoader(new FilteredClassLoader("org.springframework.data.redis", "io.lettuce",
+                "io.github.distlock.redis.", "io.github.distlock.redlock."))
+        .withUserConfiguration(InMemoryLocks.class)
+        .withBean(Counter.class, CountingService::new);
 
     @Test
     void anInMemoryBackendBeanServesTheLockServiceAndTheAnnotationWithoutRedis() {
@@ -46,8 +48,8 @@ class InMemoryLockBackendAutoConfigurationTest {
 
             Counter counter = context.getBean(Counter.class);
             assertThat(counter.increment("a")).isEqualTo(1);
-            try (LockHandle held = context.getBean(LockService.class).lock("counter:a", Duration.ofSeconds(30),
-                    Duration.ZERO)) {
+            try (LockHandle held = context.getBean(LockService.class)
+                .lock("counter:a", Duration.ofSeconds(30), Duration.ZERO)) {
                 assertThat(backend.heldLocks()).containsExactly("counter:a");
                 assertThat(counter.increment("a")).as("busy: skipped, zero returned").isZero();
             }
@@ -60,8 +62,9 @@ class InMemoryLockBackendAutoConfigurationTest {
     void theLockServiceHandsItsWaitersToTheBackendSoThatAReleaseWakesThem() {
         runner.run(context -> {
             InMemoryLockBackend backend = context.getBean(InMemoryLockBackend.class);
-            assertThat(backend).extracting("deliveries").asInstanceOf(InstanceOfAssertFactories.LIST)
-                    .containsExactly(context.getBean(LockWaiters.class));
+            assertThat(backend).extracting("deliveries")
+                .asInstanceOf(InstanceOfAssertFactories.LIST)
+                .containsExactly(context.getBean(LockWaiters.class));
 
             LockService locks = context.getBean(LockService.class);
             LockHandle held = locks.lock("order:42", Duration.ofSeconds(30), Duration.ZERO);
@@ -83,12 +86,17 @@ class InMemoryLockBackendAutoConfigurationTest {
         InMemoryLockBackend lockBackend() {
             return new InMemoryLockBackend();
         }
+
     }
 
-    /** Public, and an interface: the proxy is then a JDK one, which the filtering class loader allows. */
+    /**
+     * Public, and an interface: the proxy is then a JDK one, which the filtering class
+     * loader allows.
+     */
     public interface Counter {
 
         int increment(String name);
+
     }
 
     public static class CountingService implements Counter {
@@ -100,5 +108,7 @@ class InMemoryLockBackendAutoConfigurationTest {
         public int increment(String name) {
             return ++count;
         }
+
     }
+
 }

@@ -37,14 +37,19 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * A {@code @DistributedLock} method never runs without its lock unless the application says so: every way the lock
- * service can be missing fails the startup with the reason and the fix, {@code distributed-lock.enabled=false} warns,
- * and {@code distributed-lock.redis.connection-factory} picks among several Redis connection factories.
+ * A {@code @DistributedLock} method never runs without its lock unless the application
+ * says so: every way the lock service can be missing fails the startup with the reason
+ * and the fix, {@code distributed-lock.enabled=false} warns, and
+ * {@code distributed-lock.redis.connection-factory} picks among several Redis connection
+ * factories.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class NeverSilentlyUnguardedTest {
 
-    /** Two Redis servers: a "cache" and a "session" Redis, as applications with two factories have. */
+    /**
+     * Two Redis servers: a "cache" and a "session" Redis, as applications with two
+     * factories have.
+     */
     @RegisterExtension
     static final RedisServerExtension redis = RedisServerExtension.masters(2).resetBeforeEach();
 
@@ -52,9 +57,13 @@ class NeverSilentlyUnguardedTest {
             DistributedLockAutoConfiguration.class, DistributedLockAnnotationAutoConfiguration.class,
             DistributedLockDisabledAutoConfiguration.class);
 
-    /** A generous operation timeout: the first connection of a cold JVM on a busy machine can take seconds. */
+    /**
+     * A generous operation timeout: the first connection of a cold JVM on a busy machine
+     * can take seconds.
+     */
     private final ApplicationContextRunner runner = new ApplicationContextRunner().withConfiguration(LOCKS)
-            .withBean(StockService.class).withPropertyValues("distributed-lock.operation-timeout=20s");
+        .withBean(StockService.class)
+        .withPropertyValues("distributed-lock.operation-timeout=20s");
 
     @Test
     void twoConnectionFactoriesWithoutAPrimaryFailTheStartupNamingBoth() {
@@ -62,66 +71,73 @@ class NeverSilentlyUnguardedTest {
             assertThat(context).hasFailed();
             Throwable failure = context.getStartupFailure();
             assertThat(failure).isInstanceOf(NoLockServiceException.class)
-                    .hasMessageContaining("'cacheRedis', 'sessionRedis'").hasMessageContaining("none is @Primary");
+                .hasMessageContaining("'cacheRedis', 'sessionRedis'")
+                .hasMessageContaining("none is @Primary");
             FailureAnalysis analysis = new NoLockServiceFailureAnalyzer().analyze(failure);
             assertThat(analysis.getDescription()).contains("there are 2 RedisConnectionFactory beans")
-                    .contains("'cacheRedis', 'sessionRedis'").contains(StockService.class.getName() + ".sell(String");
+                .contains("'cacheRedis', 'sessionRedis'")
+                .contains(StockService.class.getName() + ".sell(String");
             assertThat(analysis.getAction()).contains("distributed-lock.redis.connection-factory=cacheRedis")
-                    .contains("@Primary").contains("distributed-lock.enabled=false");
+                .contains("@Primary")
+                .contains("distributed-lock.enabled=false");
         });
     }
 
     @Test
     void twoConnectionFactoriesFailTheStartupWithLazyInitializationToo() {
-        // spring.main.lazy-initialization=true: the check must not be one of the beans that are never created.
+        // spring.main.lazy-initialization=true: the check must not be one of the beans
+        // that are never created.
         runner.withUserConfiguration(TwoFactories.class)
-                .withBean(LazyInitializationBeanFactoryPostProcessor.class).run(context -> {
-                    assertThat(context).hasFailed();
-                    assertThat(context.getStartupFailure()).isInstanceOf(NoLockServiceException.class)
-                            .hasMessageContaining("'cacheRedis', 'sessionRedis'");
-                });
+            .withBean(LazyInitializationBeanFactoryPostProcessor.class)
+            .run(context -> {
+                assertThat(context).hasFailed();
+                assertThat(context.getStartupFailure()).isInstanceOf(NoLockServiceException.class)
+                    .hasMessageContaining("'cacheRedis', 'sessionRedis'");
+            });
     }
 
     @Test
     void twoConnectionFactoriesWithoutAnyLockedMethodStartWithoutALockService() {
-        new ApplicationContextRunner().withConfiguration(LOCKS).withUserConfiguration(TwoFactories.class)
-                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class));
+        new ApplicationContextRunner().withConfiguration(LOCKS)
+            .withUserConfiguration(TwoFactories.class)
+            .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class));
     }
 
     @Test
     void thePropertyNamesTheConnectionFactoryTheLocksUse() {
         runner.withUserConfiguration(TwoFactories.class)
-                .withPropertyValues("distributed-lock.redis.connection-factory=sessionRedis").run(context -> {
-                    assertThat(context).hasNotFailed().getBean(LockBackend.class).isInstanceOf(LettuceLockBackend.class);
-                    assertThat(context.getBean(StockService.class).sell("sku-1")).isEqualTo("sold");
-                    try (LockHandle handle = context.getBean(LockService.class).lock("order:1", Duration.ofSeconds(30),
-                            Duration.ZERO)) {
-                        assertThat(redis.server(1).get("lock:{order:1}")).isNotNull();
-                        assertThat(redis.server(0).get("lock:{order:1}")).isNull();
-                    }
-                });
+            .withPropertyValues("distributed-lock.redis.connection-factory=sessionRedis")
+            .run(context -> {
+                assertThat(context).hasNotFailed().getBean(LockBackend.class).isInstanceOf(LettuceLockBackend.class);
+                assertThat(context.getBean(StockService.class).sell("sku-1")).isEqualTo("sold");
+                try (LockHandle handle = context.getBean(LockService.class)
+                    .lock("order:1", Duration.ofSeconds(30), Duration.ZERO)) {
+                    assertThat(redis.server(1).get("lock:{order:1}")).isNotNull();
+                    assertThat(redis.server(0).get("lock:{order:1}")).isNull();
+                }
+            });
     }
 
     @Test
     void thePropertyCanNameAJedisFactoryAmongLettuceOnes() {
         runner.withUserConfiguration(LettuceAndJedisFactories.class)
-                .withPropertyValues("distributed-lock.redis.connection-factory=jedisRedis").run(context -> {
-                    assertThat(context).hasNotFailed().getBean(LockBackend.class)
-                            .isInstanceOf(SpringDataLockBackend.class);
-                    try (LockHandle handle = context.getBean(LockService.class).lock("order:2", Duration.ofSeconds(30),
-                            Duration.ZERO)) {
-                        assertThat(redis.server(1).get("lock:{order:2}")).isNotNull();
-                        assertThat(redis.server(0).get("lock:{order:2}")).isNull();
-                    }
-                });
+            .withPropertyValues("distributed-lock.redis.connection-factory=jedisRedis")
+            .run(context -> {
+                assertThat(context).hasNotFailed().getBean(LockBackend.class).isInstanceOf(SpringDataLockBackend.class);
+                try (LockHandle handle = context.getBean(LockService.class)
+                    .lock("order:2", Duration.ofSeconds(30), Duration.ZERO)) {
+                    assertThat(redis.server(1).get("lock:{order:2}")).isNotNull();
+                    assertThat(redis.server(0).get("lock:{order:2}")).isNull();
+                }
+            });
     }
 
     @Test
     void thePrimaryConnectionFactoryIsUsedWithoutTheProperty() {
         runner.withUserConfiguration(TwoFactoriesSessionPrimary.class).run(context -> {
             assertThat(context).hasNotFailed().hasSingleBean(LockService.class);
-            try (LockHandle handle = context.getBean(LockService.class).lock("order:3", Duration.ofSeconds(30),
-                    Duration.ZERO)) {
+            try (LockHandle handle = context.getBean(LockService.class)
+                .lock("order:3", Duration.ofSeconds(30), Duration.ZERO)) {
                 assertThat(redis.server(1).get("lock:{order:3}")).isNotNull();
                 assertThat(redis.server(0).get("lock:{order:3}")).isNull();
             }
@@ -131,37 +147,43 @@ class NeverSilentlyUnguardedTest {
     @Test
     void aPropertyNamingNoBeanFailsTheStartupListingTheFactories() {
         runner.withUserConfiguration(TwoFactories.class)
-                .withPropertyValues("distributed-lock.redis.connection-factory=sesionRedis").run(context -> {
-                    assertThat(context).hasFailed();
-                    assertThat(context.getStartupFailure()).rootCause()
-                            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
-                            .hasMessageContaining("distributed-lock.redis.connection-factory")
-                            .hasMessageContaining("sesionRedis")
-                            .hasMessageContaining("'cacheRedis', 'sessionRedis'");
-                });
+            .withPropertyValues("distributed-lock.redis.connection-factory=sesionRedis")
+            .run(context -> {
+                assertThat(context).hasFailed();
+                assertThat(context.getStartupFailure()).rootCause()
+                    .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+                    .hasMessageContaining("distributed-lock.redis.connection-factory")
+                    .hasMessageContaining("sesionRedis")
+                    .hasMessageContaining("'cacheRedis', 'sessionRedis'");
+            });
     }
 
     @Test
     void aPropertyNamingABeanThatIsNoConnectionFactoryFailsTheStartup() {
-        runner.withUserConfiguration(TwoFactories.class).withBean("notRedis", StringBuilder.class)
-                .withPropertyValues("distributed-lock.redis.connection-factory=notRedis").run(context -> {
-                    assertThat(context).hasFailed();
-                    assertThat(context.getStartupFailure()).rootCause()
-                            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
-                            .hasMessageContaining("java.lang.StringBuilder, not a RedisConnectionFactory");
-                });
+        runner.withUserConfiguration(TwoFactories.class)
+            .withBean("notRedis", StringBuilder.class)
+            .withPropertyValues("distributed-lock.redis.connection-factory=notRedis")
+            .run(context -> {
+                assertThat(context).hasFailed();
+                assertThat(context.getStartupFailure()).rootCause()
+                    .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+                    .hasMessageContaining("java.lang.StringBuilder, not a RedisConnectionFactory");
+            });
     }
 
     @Test
     void disabledRunsTheMethodsWithoutALockAndWarnsNamingThem(CapturedOutput output) {
-        runner.withUserConfiguration(TwoFactories.class).withPropertyValues("distributed-lock.enabled=false")
-                .run(context -> {
-                    assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class)
-                            .doesNotHaveBean(DistributedLockInterceptor.class);
-                    assertThat(context.getBean(StockService.class).sell("sku-2")).isEqualTo("sold");
-                });
-        assertThat(output).contains("WARN").contains("distributed-lock.enabled=false: 1 @DistributedLock method(s) "
-                + "run WITHOUT a lock").contains(StockService.class.getName() + ".sell(String");
+        runner.withUserConfiguration(TwoFactories.class)
+            .withPropertyValues("distributed-lock.enabled=false")
+            .run(context -> {
+                assertThat(context).hasNotFailed()
+                    .doesNotHaveBean(LockService.class)
+                    .doesNotHaveBean(DistributedLockInterceptor.class);
+                assertThat(context.getBean(StockService.class).sell("sku-2")).isEqualTo("sold");
+            });
+        assertThat(output).contains("WARN")
+            .contains("distributed-lock.enabled=false: 1 @DistributedLock method(s) " + "run WITHOUT a lock")
+            .contains(StockService.class.getName() + ".sell(String");
     }
 
     @Test
@@ -175,12 +197,13 @@ class NeverSilentlyUnguardedTest {
 
     @Test
     void aLockServiceThatIsNotAnAutowireCandidateFailsTheStartup() {
-        // Boot's conditions ignore such a bean, so with two factories no lock service is auto-configured beside it,
+        // Boot's conditions ignore such a bean, so with two factories no lock service is
+        // auto-configured beside it,
         // and the interceptor, which is injected like any bean, could not use it either.
         runner.withUserConfiguration(TwoFactories.class, HiddenLockService.class).run(context -> {
             assertThat(context).hasFailed();
             assertThat(context.getStartupFailure()).isInstanceOf(NoLockServiceException.class)
-                    .hasMessageContaining("the LockService bean 'hiddenLockService' is not an autowire candidate");
+                .hasMessageContaining("the LockService bean 'hiddenLockService' is not an autowire candidate");
         });
     }
 
@@ -189,49 +212,55 @@ class NeverSilentlyUnguardedTest {
         runner.withUserConfiguration(TwoFactories.class, TwoLockServices.class).run(context -> {
             assertThat(context).hasFailed();
             assertThat(context.getStartupFailure()).isInstanceOf(NoLockServiceException.class)
-                    .hasMessageContaining("there are 2 LockService beans, first, second, and none is @Primary");
+                .hasMessageContaining("there are 2 LockService beans, first, second, and none is @Primary");
         });
     }
 
     @Test
     void withoutAnyConnectionFactoryTheStartupFailsSayingSo() {
         new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class,
-                        DistributedLockAnnotationAutoConfiguration.class))
-                .withBean(StockService.class).run(context -> {
-                    assertThat(context).hasFailed();
-                    assertThat(context.getStartupFailure()).isInstanceOf(NoLockServiceException.class)
-                            .hasMessageContaining("there is no RedisConnectionFactory bean to lock on")
-                            .hasMessageContaining("spring.data.redis.*");
-                });
+            .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class,
+                    DistributedLockAnnotationAutoConfiguration.class))
+            .withBean(StockService.class)
+            .run(context -> {
+                assertThat(context).hasFailed();
+                assertThat(context.getStartupFailure()).isInstanceOf(NoLockServiceException.class)
+                    .hasMessageContaining("there is no RedisConnectionFactory bean to lock on")
+                    .hasMessageContaining("spring.data.redis.*");
+            });
     }
 
     @Test
     void withoutSpringDataRedisTheStartupFailsSayingSo() {
-        // An interface-based proxy: a class-based one cannot be generated through the filtering class loader.
+        // An interface-based proxy: a class-based one cannot be generated through the
+        // filtering class loader.
         new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class,
-                        DistributedLockAnnotationAutoConfiguration.class))
-                .withClassLoader(new FilteredClassLoader("org.springframework.data.redis"))
-                .withBean(Sales.class, SalesService::new).run(context -> {
-                    assertThat(context).hasFailed();
-                    assertThat(context.getStartupFailure()).isInstanceOf(NoLockServiceException.class)
-                            .hasMessageContaining("Spring Data Redis is not on the classpath")
-                            .hasMessageContaining("spring-boot-starter-data-redis");
-                });
+            .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class,
+                    DistributedLockAnnotationAutoConfiguration.class))
+            .withClassLoader(new FilteredClassLoader("org.springframework.data.redis"))
+            .withBean(Sales.class, SalesService::new)
+            .run(context -> {
+                assertThat(context).hasFailed();
+                assertThat(context.getStartupFailure()).isInstanceOf(NoLockServiceException.class)
+                    .hasMessageContaining("Spring Data Redis is not on the classpath")
+                    .hasMessageContaining("spring-boot-starter-data-redis");
+            });
     }
 
     @Test
     void withoutTheRedisBackendModuleTheStartupFailsSayingSo() {
-        // Spring Data Redis is there (Boot's Redis auto-configuration runs), lock-redis is not.
+        // Spring Data Redis is there (Boot's Redis auto-configuration runs), lock-redis
+        // is not.
         new ApplicationContextRunner().withConfiguration(LOCKS)
-                .withClassLoader(new FilteredClassLoader("io.github.distlock.redis.", "io.github.distlock.redlock."))
-                .withBean(Sales.class, SalesService::new).run(context -> {
-                    assertThat(context).hasFailed();
-                    assertThat(context.getStartupFailure()).isInstanceOf(NoLockServiceException.class)
-                            .hasMessageContaining("io.github.distlock:lock-redis) is not on the classpath")
-                            .hasMessageContaining("lock-spring-boot-starter").hasMessageContaining("InMemoryLockBackend");
-                });
+            .withClassLoader(new FilteredClassLoader("io.github.distlock.redis.", "io.github.distlock.redlock."))
+            .withBean(Sales.class, SalesService::new)
+            .run(context -> {
+                assertThat(context).hasFailed();
+                assertThat(context.getStartupFailure()).isInstanceOf(NoLockServiceException.class)
+                    .hasMessageContaining("io.github.distlock:lock-redis) is not on the classpath")
+                    .hasMessageContaining("lock-spring-boot-starter")
+                    .hasMessageContaining("InMemoryLockBackend");
+            });
     }
 
     @Test
@@ -240,9 +269,10 @@ class NeverSilentlyUnguardedTest {
         application.setWebApplicationType(WebApplicationType.NONE);
         assertThat(run(application, "--spring.data.redis.port=" + redis.server(0).port())).isFalse();
         assertThat(output).contains("APPLICATION FAILED TO START")
-                .contains("DistributedLockAutoConfiguration is excluded")
-                .contains(StockService.class.getName() + ".sell(String")
-                .contains("Action:").contains("Remove the exclusion");
+            .contains("DistributedLockAutoConfiguration is excluded")
+            .contains(StockService.class.getName() + ".sell(String")
+            .contains("Action:")
+            .contains("Remove the exclusion");
     }
 
     @Test
@@ -251,8 +281,9 @@ class NeverSilentlyUnguardedTest {
         application.setWebApplicationType(WebApplicationType.NONE);
         assertThat(run(application, "--spring.data.redis.port=" + redis.server(0).port())).isFalse();
         assertThat(output).contains("APPLICATION FAILED TO START")
-                .contains("Invalid @DistributedLock on " + TypoService.class.getName() + ".sell(String")
-                .contains("Action:").contains("Correct the key attribute of @DistributedLock on TypoService.sell");
+            .contains("Invalid @DistributedLock on " + TypoService.class.getName() + ".sell(String")
+            .contains("Action:")
+            .contains("Correct the key attribute of @DistributedLock on TypoService.sell");
     }
 
     /** Whether the application started; closes it if it did. */
@@ -260,12 +291,16 @@ class NeverSilentlyUnguardedTest {
         try {
             application.run(args).close();
             return true;
-        } catch (RuntimeException ex) {
+        }
+        catch (RuntimeException ex) {
             return false;
         }
     }
 
-    /** A lock service that refuses every call with the method's name, to show that a call went through it. */
+    /**
+     * A lock service that refuses every call with the method's name, to show that a call
+     * went through it.
+     */
     private static LockService unusableLockService() {
         return (LockService) Proxy.newProxyInstance(LockService.class.getClassLoader(),
                 new Class<?>[] { LockService.class }, (proxy, method, args) -> switch (method.getName()) {
@@ -286,12 +321,14 @@ class NeverSilentlyUnguardedTest {
         public String sell(String sku) {
             return "sold";
         }
+
     }
 
     public interface Sales {
 
         @DistributedLock(key = "'stock:' + #sku")
         String sell(String sku);
+
     }
 
     static class SalesService implements Sales {
@@ -300,6 +337,7 @@ class NeverSilentlyUnguardedTest {
         public String sell(String sku) {
             return "sold";
         }
+
     }
 
     static class TypoService {
@@ -308,6 +346,7 @@ class NeverSilentlyUnguardedTest {
         public String sell(String sku) {
             return "sold";
         }
+
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -322,6 +361,7 @@ class NeverSilentlyUnguardedTest {
         LettuceConnectionFactory sessionRedis() {
             return lettuce(redis.server(1));
         }
+
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -337,6 +377,7 @@ class NeverSilentlyUnguardedTest {
         LettuceConnectionFactory sessionRedis() {
             return lettuce(redis.server(1));
         }
+
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -349,9 +390,10 @@ class NeverSilentlyUnguardedTest {
 
         @Bean
         JedisConnectionFactory jedisRedis() {
-            return new JedisConnectionFactory(new RedisStandaloneConfiguration(redis.server(1).host(),
-                    redis.server(1).port()));
+            return new JedisConnectionFactory(
+                    new RedisStandaloneConfiguration(redis.server(1).host(), redis.server(1).port()));
         }
+
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -361,6 +403,7 @@ class NeverSilentlyUnguardedTest {
         LockService hiddenLockService() {
             return unusableLockService();
         }
+
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -375,6 +418,7 @@ class NeverSilentlyUnguardedTest {
         LockService second() {
             return unusableLockService();
         }
+
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -385,6 +429,7 @@ class NeverSilentlyUnguardedTest {
         StockService stockService() {
             return new StockService();
         }
+
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -395,5 +440,7 @@ class NeverSilentlyUnguardedTest {
         TypoService typoService() {
             return new TypoService();
         }
+
     }
+
 }

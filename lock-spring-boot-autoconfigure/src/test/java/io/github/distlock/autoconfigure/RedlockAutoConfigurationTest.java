@@ -18,8 +18,9 @@ import io.github.distlock.redlock.RedlockBackend;
 import io.github.distlock.redlock.RedlockReleaseHints;
 
 /**
- * The Redlock conditions and the startup validation of {@code distributed-lock.redlock.*}. No Redis
- * is needed: node clients connect in the background, and nothing here takes a lock.
+ * The Redlock conditions and the startup validation of
+ * {@code distributed-lock.redlock.*}. No Redis is needed: node clients connect in the
+ * background, and nothing here takes a lock.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class RedlockAutoConfigurationTest {
@@ -28,8 +29,7 @@ class RedlockAutoConfigurationTest {
             + "redis://127.0.0.1:2,redis://127.0.0.1:3";
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
-                    DistributedLockAutoConfiguration.class));
+        .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS, DistributedLockAutoConfiguration.class));
 
     @Test
     void configuredNodesMakeEveryLockARedlockAndNothingOfTheSingleRedisBackendIsWired() {
@@ -48,19 +48,21 @@ class RedlockAutoConfigurationTest {
         runner.withPropertyValues(THREE_NODES).run(context -> {
             assertThat(context).hasNotFailed().hasSingleBean(RedlockReleaseHints.class);
             assertThat(context.getBean(RedlockReleaseHints.class))
-                    .isSameAs(context.getBean(RedlockBackend.class).releaseHints());
+                .isSameAs(context.getBean(RedlockBackend.class).releaseHints());
         });
     }
 
     @Test
     void nodesCanBeListedAsAnIndexedListAsInYaml() {
-        runner.withPropertyValues("distributed-lock.redlock.nodes[0]=redis://127.0.0.1:1",
-                "distributed-lock.redlock.nodes[1]=redis://127.0.0.1:2",
-                "distributed-lock.redlock.nodes[2]=rediss://user:secret@127.0.0.1:3").run(context -> {
-                    assertThat(context).hasNotFailed().getBean(LockBackend.class).isInstanceOf(RedlockBackend.class);
-                    assertThat(context.getBean(RedlockBackend.class).nodeNames()).doesNotContain("secret")
-                            .allSatisfy(name -> assertThat(name).doesNotContain("secret"));
-                });
+        runner
+            .withPropertyValues("distributed-lock.redlock.nodes[0]=redis://127.0.0.1:1",
+                    "distributed-lock.redlock.nodes[1]=redis://127.0.0.1:2",
+                    "distributed-lock.redlock.nodes[2]=rediss://user:secret@127.0.0.1:3")
+            .run(context -> {
+                assertThat(context).hasNotFailed().getBean(LockBackend.class).isInstanceOf(RedlockBackend.class);
+                assertThat(context.getBean(RedlockBackend.class).nodeNames()).doesNotContain("secret")
+                    .allSatisfy(name -> assertThat(name).doesNotContain("secret"));
+            });
     }
 
     @Test
@@ -71,8 +73,8 @@ class RedlockAutoConfigurationTest {
     @Test
     void redlockNeedsLettuceOnTheClasspath() {
         runner.withPropertyValues(THREE_NODES, "spring.data.redis.client-type=jedis")
-                .withClassLoader(new FilteredClassLoader("io.lettuce.core"))
-                .run(context -> assertThat(context).getBean(LockBackend.class).isNotInstanceOf(RedlockBackend.class));
+            .withClassLoader(new FilteredClassLoader("io.lettuce.core"))
+            .run(context -> assertThat(context).getBean(LockBackend.class).isNotInstanceOf(RedlockBackend.class));
     }
 
     @Test
@@ -83,11 +85,14 @@ class RedlockAutoConfigurationTest {
 
     @Test
     void aNodeListedTwiceFailsTheStartup() {
-        assertStartupFails("distributed-lock.redlock.nodes=redis://127.0.0.1:1,redis://127.0.0.1:2,"
-                + "redis://127.0.0.1:1", "distributed-lock.redlock.nodes", "127.0.0.1:1", "listed twice");
-        // The same master through another spelling: upper-case host, default port written out.
-        assertStartupFails("distributed-lock.redlock.nodes=redis://LOCALHOST,redis://127.0.0.1:2,"
-                + "redis://localhost:6379", "distributed-lock.redlock.nodes", "localhost:6379", "listed twice");
+        assertStartupFails(
+                "distributed-lock.redlock.nodes=redis://127.0.0.1:1,redis://127.0.0.1:2," + "redis://127.0.0.1:1",
+                "distributed-lock.redlock.nodes", "127.0.0.1:1", "listed twice");
+        // The same master through another spelling: upper-case host, default port written
+        // out.
+        assertStartupFails(
+                "distributed-lock.redlock.nodes=redis://LOCALHOST,redis://127.0.0.1:2," + "redis://localhost:6379",
+                "distributed-lock.redlock.nodes", "localhost:6379", "listed twice");
     }
 
     @Test
@@ -103,7 +108,7 @@ class RedlockAutoConfigurationTest {
         assertStartupFails(THREE_NODES, "distributed-lock.redlock.durable-nodes=127.0.0.1:9",
                 "distributed-lock.redlock.durable-nodes", "127.0.0.1:9", "is not one of");
         runner.withPropertyValues(THREE_NODES, "distributed-lock.redlock.durable-nodes=127.0.0.1:2,redis://127.0.0.1:3")
-                .run(context -> assertThat(context).hasNotFailed());
+            .run(context -> assertThat(context).hasNotFailed());
     }
 
     @Test
@@ -139,8 +144,11 @@ class RedlockAutoConfigurationTest {
                 : runner.withPropertyValues(property, other);
         configured.run(context -> {
             assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).rootCause().hasMessageContaining(name)
-                    .hasMessageContaining(value).hasMessageContaining(fix);
+            assertThat(context.getStartupFailure()).rootCause()
+                .hasMessageContaining(name)
+                .hasMessageContaining(value)
+                .hasMessageContaining(fix);
         });
     }
+
 }

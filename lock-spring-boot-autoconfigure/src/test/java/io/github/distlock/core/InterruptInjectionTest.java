@@ -40,20 +40,30 @@ import io.github.distlock.testsupport.FaultRule;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * Interrupts injected into every public operation, either with the flag already set when the call starts or
- * arriving while the call waits for Redis (the fault proxy holds the reply of the operation's command back, so the
- * call is surely in flight). Whatever the moment, the call returns, the flag is still set afterwards, and the outcome
- * is coherent as Redis itself shows it: an acquisition ends in an exception and leaves nothing in Redis (no key, no
- * queue entry a release could hand the lock to); a release, a close or a fencing token runs to completion.
+ * Interrupts injected into every public operation, either with the flag already set when
+ * the call starts or arriving while the call waits for Redis (the fault proxy holds the
+ * reply of the operation's command back, so the call is surely in flight). Whatever the
+ * moment, the call returns, the flag is still set afterwards, and the outcome is coherent
+ * as Redis itself shows it: an acquisition ends in an exception and leaves nothing in
+ * Redis (no key, no queue entry a release could hand the lock to); a release, a close or
+ * a fencing token runs to completion.
  */
 class InterruptInjectionTest {
 
     private static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(2);
-    /** How long the reply of the interrupted command is held back: the interrupt comes meanwhile. */
+
+    /**
+     * How long the reply of the interrupted command is held back: the interrupt comes
+     * meanwhile.
+     */
     private static final Duration REPLY_DELAY = Duration.ofMillis(300);
+
     private static final Duration TTL = Duration.ofSeconds(30);
+
     private static final Duration WAIT = Duration.ofSeconds(10);
+
     private static final Duration CALL_RETURNS = Duration.ofSeconds(10);
+
     /** Room for an undo that Redis did not confirm at once to be retried. */
     private static final Duration UNDONE = OPERATION_TIMEOUT.plusSeconds(2);
 
@@ -61,9 +71,11 @@ class InterruptInjectionTest {
     static final RedisServerExtension redisExtension = new RedisServerExtension();
 
     private static ProxiedLockServices services;
+
     private static final AtomicInteger keys = new AtomicInteger();
 
     private String key;
+
     private String lock;
 
     @BeforeAll
@@ -90,6 +102,7 @@ class InterruptInjectionTest {
 
     /** When the interrupt comes. */
     enum InterruptMoment {
+
         FLAG_SET_BEFORE_THE_CALL("the interrupt flag set before the call"),
         INTERRUPTED_DURING_THE_CALL("interrupted during the call");
 
@@ -103,26 +116,40 @@ class InterruptInjectionTest {
         public String toString() {
             return description;
         }
+
     }
 
-    /** What an interrupted call returned or threw, and whether its thread's flag was set afterwards. */
+    /**
+     * What an interrupted call returned or threw, and whether its thread's flag was set
+     * afterwards.
+     */
     record Outcome(Object value, Throwable thrown, boolean flagSetAfterwards) {
     }
 
-    /** One interrupted operation: prepared before the call, called on a thread of its own, then checked. */
+    /**
+     * One interrupted operation: prepared before the call, called on a thread of its own,
+     * then checked.
+     */
     interface Exercise {
 
         Object call() throws Exception;
 
-        /** For an interrupt during the call without a command to hold back: the call waits now. */
+        /**
+         * For an interrupt during the call without a command to hold back: the call waits
+         * now.
+         */
         default BooleanSupplier waiting() {
             return () -> true;
         }
 
         void verify(Outcome outcome) throws Exception;
+
     }
 
-    /** The public operations, each with the command whose reply is held back while it is interrupted. */
+    /**
+     * The public operations, each with the command whose reply is held back while it is
+     * interrupted.
+     */
     enum InterruptedOperation {
 
         TRY_LOCK_WITHOUT_WAITING("tryLock without waiting", LockCommand.BARE_ACQUIRE) {
@@ -135,8 +162,10 @@ class InterruptInjectionTest {
                 LockCommand.ACQUIRE_SCRIPT) {
             @Override
             Exercise prepare(InterruptInjectionTest test) {
-                return test.acquisition(() -> services.proxied.service.tryLock(LockRequest.of(test.key).withTtl(TTL)
-                        .withWaitTime(Duration.ZERO).withFencingToken()), null);
+                return test.acquisition(
+                        () -> services.proxied.service.tryLock(
+                                LockRequest.of(test.key).withTtl(TTL).withWaitTime(Duration.ZERO).withFencingToken()),
+                        null);
             }
         },
         TRY_LOCK_WAITING_FOR_A_FREE_LOCK("tryLock with a wait, the lock free", LockCommand.BARE_ACQUIRE) {
@@ -145,12 +174,14 @@ class InterruptInjectionTest {
                 return test.acquisition(() -> services.proxied.service.tryLock(test.key, TTL, WAIT), null);
             }
         },
-        TRY_LOCK_WAITING_FOR_A_FREE_LOCK_WITH_A_FENCING_TOKEN("tryLock with a wait, the lock free, with a fencing token",
-                LockCommand.ACQUIRE_SCRIPT) {
+        TRY_LOCK_WAITING_FOR_A_FREE_LOCK_WITH_A_FENCING_TOKEN(
+                "tryLock with a wait, the lock free, with a fencing token", LockCommand.ACQUIRE_SCRIPT) {
             @Override
             Exercise prepare(InterruptInjectionTest test) {
-                return test.acquisition(() -> services.proxied.service.tryLock(LockRequest.of(test.key).withTtl(TTL)
-                        .withWaitTime(WAIT).withFencingToken()), null);
+                return test.acquisition(
+                        () -> services.proxied.service
+                            .tryLock(LockRequest.of(test.key).withTtl(TTL).withWaitTime(WAIT).withFencingToken()),
+                        null);
             }
         },
         TRY_LOCK_QUEUEING_BEHIND_A_HOLDER("tryLock queueing behind a holder, with a fencing token",
@@ -158,16 +189,18 @@ class InterruptInjectionTest {
             @Override
             Exercise prepare(InterruptInjectionTest test) {
                 LockHandle holder = services.direct.service.lock(test.key, TTL, Duration.ZERO);
-                return test.acquisition(() -> services.proxied.service.tryLock(LockRequest.of(test.key).withTtl(TTL)
-                        .withWaitTime(WAIT).withFencingToken()), holder);
+                return test.acquisition(
+                        () -> services.proxied.service
+                            .tryLock(LockRequest.of(test.key).withTtl(TTL).withWaitTime(WAIT).withFencingToken()),
+                        holder);
             }
         },
         TRY_LOCK_WAITING_BEHIND_A_HOLDER("tryLock waiting behind a holder", null) {
             @Override
             Exercise prepare(InterruptInjectionTest test) {
                 LockHandle holder = services.direct.service.lock(test.key, TTL, Duration.ZERO);
-                Exercise acquisition = test.acquisition(
-                        () -> services.proxied.service.tryLock(test.key, TTL, WAIT), holder);
+                Exercise acquisition = test.acquisition(() -> services.proxied.service.tryLock(test.key, TTL, WAIT),
+                        holder);
                 return new Exercise() {
                     @Override
                     public Object call() throws Exception {
@@ -177,8 +210,7 @@ class InterruptInjectionTest {
                     @Override
                     public BooleanSupplier waiting() {
                         // Queued in Redis, and parked until a hand-over or the next poll.
-                        return () -> services.queueLength(test.lock) == 1
-                                && services.proxied.waiters.waiting() == 1;
+                        return () -> services.queueLength(test.lock) == 1 && services.proxied.waiters.waiting() == 1;
                     }
 
                     @Override
@@ -205,10 +237,10 @@ class InterruptInjectionTest {
             Exercise prepare(InterruptInjectionTest test) {
                 AtomicBoolean ran = new AtomicBoolean();
                 Exercise acquisition = test.acquisition(() -> services.proxied.service
-                        .callLocked(LockRequest.of(test.key).withTtl(TTL).withWaitTime(Duration.ZERO), () -> {
-                            ran.set(true);
-                            return "ran";
-                        }), null);
+                    .callLocked(LockRequest.of(test.key).withTtl(TTL).withWaitTime(Duration.ZERO), () -> {
+                        ran.set(true);
+                        return "ran";
+                    }), null);
                 return new Exercise() {
                     @Override
                     public Object call() throws Exception {
@@ -244,7 +276,8 @@ class InterruptInjectionTest {
 
             @Override
             boolean happens(InterruptMoment moment) {
-                // With the flag set before it, callLocked does not start: CALL_LOCKED_ACQUIRING covers that.
+                // With the flag set before it, callLocked does not start:
+                // CALL_LOCKED_ACQUIRING covers that.
                 return moment == InterruptMoment.INTERRUPTED_DURING_THE_CALL;
             }
         },
@@ -260,7 +293,7 @@ class InterruptInjectionTest {
             Exercise prepare(InterruptInjectionTest test) {
                 LockHandle handle = services.proxied.service.lock(test.key, TTL, Duration.ZERO);
                 CompletableFuture<Optional<LockHandle>> waiter = CompletableFuture
-                        .supplyAsync(() -> services.direct.service.tryLock(test.key, TTL, WAIT));
+                    .supplyAsync(() -> services.direct.service.tryLock(test.key, TTL, WAIT));
                 await().atMost(Duration.ofSeconds(20)).until(() -> services.queueLength(test.lock) == 1);
                 return new Exercise() {
                     @Override
@@ -272,7 +305,8 @@ class InterruptInjectionTest {
                     public void verify(Outcome outcome) throws Exception {
                         assertThat(outcome.thrown()).isNull();
                         assertThat(outcome.value()).isEqualTo(true);
-                        LockHandle handedOver = waiter.get(CALL_RETURNS.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
+                        LockHandle handedOver = waiter.get(CALL_RETURNS.toMillis(), TimeUnit.MILLISECONDS)
+                            .orElseThrow();
                         assertThat(services.lockValue(test.lock)).isEqualTo(((DefaultLockHandle) handedOver).token());
                         assertThat(handedOver.release()).isTrue();
                     }
@@ -314,6 +348,7 @@ class InterruptInjectionTest {
         };
 
         private final String description;
+
         final LockCommand heldBack;
 
         InterruptedOperation(String description, LockCommand heldBack) {
@@ -331,11 +366,14 @@ class InterruptInjectionTest {
         public String toString() {
             return description;
         }
+
     }
 
     static Stream<Arguments> everyOperationAtEveryMoment() {
-        return Arrays.stream(InterruptedOperation.values()).flatMap(operation -> Arrays.stream(InterruptMoment.values())
-                .filter(operation::happens).map(moment -> Arguments.of(operation, moment)));
+        return Arrays.stream(InterruptedOperation.values())
+            .flatMap(operation -> Arrays.stream(InterruptMoment.values())
+                .filter(operation::happens)
+                .map(moment -> Arguments.of(operation, moment)));
     }
 
     @ParameterizedTest(name = "{0}, {1}")
@@ -371,15 +409,16 @@ class InterruptInjectionTest {
         assertThat(outcome.flagSetAfterwards()).as("the interrupt flag after the call").isTrue();
         if (moment == InterruptMoment.FLAG_SET_BEFORE_THE_CALL && outcome.thrown() != null) {
             assertThat(lockCommandsThroughTheProxy()).as("lock commands sent by a caller that did not start")
-                    .isEqualTo(commandsBefore);
+                .isEqualTo(commandsBefore);
         }
         exercise.verify(outcome);
     }
 
     /**
-     * An acquisition that is interrupted must end in an exception that says so (not a timeout, not a backend
-     * failure), and leave nothing of its own in Redis: no key, no queue entry. With a holder, the holder's release
-     * then frees the lock rather than handing it to the interrupted caller.
+     * An acquisition that is interrupted must end in an exception that says so (not a
+     * timeout, not a backend failure), and leave nothing of its own in Redis: no key, no
+     * queue entry. With a holder, the holder's release then frees the lock rather than
+     * handing it to the interrupted caller.
      */
     private Exercise acquisition(ThrowingCall call, LockHandle holder) {
         return new Exercise() {
@@ -391,10 +430,10 @@ class InterruptInjectionTest {
             @Override
             public void verify(Outcome outcome) {
                 assertThat(outcome.thrown()).as("what the interrupted acquisition threw")
-                        .isInstanceOf(LockAcquisitionException.class)
-                        .isNotInstanceOf(LockBackendException.class)
-                        .hasMessageContaining("Interrupted")
-                        .hasCauseInstanceOf(InterruptedException.class);
+                    .isInstanceOf(LockAcquisitionException.class)
+                    .isNotInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("Interrupted")
+                    .hasCauseInstanceOf(InterruptedException.class);
                 String holderToken = holder == null ? null : ((DefaultLockHandle) holder).token();
                 await().atMost(UNDONE).untilAsserted(() -> {
                     assertThat(services.lockValue(lock)).as("the lock key").isEqualTo(holderToken);
@@ -412,7 +451,10 @@ class InterruptInjectionTest {
         };
     }
 
-    /** A release or close runs to completion: the key is gone when it returns, and the handle no longer held. */
+    /**
+     * A release or close runs to completion: the key is gone when it returns, and the
+     * handle no longer held.
+     */
     private Exercise release(ThrowingCall call, LockHandle handle, Object expected) {
         return new Exercise() {
             @Override
@@ -432,7 +474,9 @@ class InterruptInjectionTest {
 
     @FunctionalInterface
     interface ThrowingCall {
+
         Object call() throws Exception;
+
     }
 
     private static long lockCommandsThroughTheProxy() {
@@ -440,16 +484,17 @@ class InterruptInjectionTest {
                 + services.proxy.commandCount("EVAL");
     }
 
-    // ------------------------------------------------------------------------------------------------ annotation
+    // ------------------------------------------------------------------------------------------------
+    // annotation
 
     private ApplicationContextRunner annotationContext() {
         return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
-                        DistributedLockAutoConfiguration.class, DistributedLockAnnotationAutoConfiguration.class))
-                .withPropertyValues("spring.data.redis.host=" + services.proxy.host(),
-                        "spring.data.redis.port=" + services.proxy.port(),
-                        "distributed-lock.operation-timeout=" + OPERATION_TIMEOUT.toMillis() + "ms")
-                .withBean(GuardedWork.class);
+            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
+                    DistributedLockAutoConfiguration.class, DistributedLockAnnotationAutoConfiguration.class))
+            .withPropertyValues("spring.data.redis.host=" + services.proxy.host(),
+                    "spring.data.redis.port=" + services.proxy.port(),
+                    "distributed-lock.operation-timeout=" + OPERATION_TIMEOUT.toMillis() + "ms")
+            .withBean(GuardedWork.class);
     }
 
     /** A bean whose method the annotation guards. */
@@ -463,10 +508,13 @@ class InterruptInjectionTest {
             return "done";
         }
 
-        /** The keys the method ran for (a method, since the bean is a class-based proxy). */
+        /**
+         * The keys the method ran for (a method, since the bean is a class-based proxy).
+         */
         public List<String> ran() {
             return ran;
         }
+
     }
 
     @Test
@@ -479,7 +527,7 @@ class InterruptInjectionTest {
 
             assertThat(outcome.flagSetAfterwards()).isTrue();
             assertThat(outcome.thrown()).isInstanceOf(LockAcquisitionException.class)
-                    .hasMessageContaining("Interrupted");
+                .hasMessageContaining("Interrupted");
             assertThat(work.ran()).doesNotContain(key);
             assertThat(services.lockValue(lock)).isNull();
         });
@@ -496,7 +544,7 @@ class InterruptInjectionTest {
 
             assertThat(outcome.flagSetAfterwards()).isTrue();
             assertThat(outcome.thrown()).isInstanceOf(LockAcquisitionException.class)
-                    .hasMessageContaining("Interrupted");
+                .hasMessageContaining("Interrupted");
             assertThat(work.ran()).doesNotContain(key);
             await().atMost(UNDONE).untilAsserted(() -> assertThat(services.lockValue(lock)).isNull());
         });
@@ -519,15 +567,19 @@ class InterruptInjectionTest {
         });
     }
 
-    /** The context's own connection opens on its first call: make that call before any interrupt. */
+    /**
+     * The context's own connection opens on its first call: make that call before any
+     * interrupt.
+     */
     private static void connect(GuardedWork work) {
-        await().atMost(Duration.ofSeconds(10)).ignoreException(LockBackendException.class)
-                .until(() -> work.work("connect").equals("done"));
+        await().atMost(Duration.ofSeconds(10))
+            .ignoreException(LockBackendException.class)
+            .until(() -> work.work("connect").equals("done"));
     }
 
     /**
-     * Calls on a thread of its own, interrupted before the call if {@code heldBack} is null, otherwise once the
-     * held-back command went out.
+     * Calls on a thread of its own, interrupted before the call if {@code heldBack} is
+     * null, otherwise once the held-back command went out.
      */
     private static Outcome callInterrupted(ThrowingCall call, FaultRule heldBack) throws Exception {
         CompletableFuture<Outcome> result = new CompletableFuture<>();
@@ -551,7 +603,8 @@ class InterruptInjectionTest {
         return result.get(CALL_RETURNS.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    // ------------------------------------------------------------------------------------------------ watchdog
+    // ------------------------------------------------------------------------------------------------
+    // watchdog
 
     @Test
     void anInterruptOfTheWatchdogWhileItRenewsDoesNotCostTheLease() throws Exception {
@@ -559,7 +612,7 @@ class InterruptInjectionTest {
         try (LockServiceConnection instance = recordingRenewals(renewals)) {
             Duration lease = Duration.ofMillis(900);
             DefaultLockHandle handle = (DefaultLockHandle) instance.service
-                    .lock(LockRequest.of(key).withTtl(lease).withWaitTime(Duration.ZERO).withWatchdog(true));
+                .lock(LockRequest.of(key).withTtl(lease).withWaitTime(Duration.ZERO).withWatchdog(true));
             FaultRule heldBack = services.proxy.onNext(LockCommand.RENEW_SCRIPT.on(lock)).delayReply(REPLY_DELAY);
             await().atMost(Duration.ofSeconds(20)).until(() -> heldBack.triggerCount() > 0);
 
@@ -583,15 +636,18 @@ class InterruptInjectionTest {
         try (LockServiceConnection instance = recordingRenewals(renewals)) {
             Duration lease = Duration.ofMillis(900);
             DefaultLockHandle handle = (DefaultLockHandle) instance.service
-                    .lock(LockRequest.of(key).withTtl(lease).withWaitTime(Duration.ZERO).withWatchdog(true));
-            // A first renewal, held back a moment, tells which of the watchdog threads is this instance's.
+                .lock(LockRequest.of(key).withTtl(lease).withWaitTime(Duration.ZERO).withWatchdog(true));
+            // A first renewal, held back a moment, tells which of the watchdog threads is
+            // this instance's.
             FaultRule heldBack = services.proxy.onNext(LockCommand.RENEW_SCRIPT.on(lock)).delayReply(REPLY_DELAY);
             await().atMost(Duration.ofSeconds(20)).until(() -> heldBack.triggerCount() > 0);
             Thread watchdog = threadIn("distributed-lock-watchdog", "renewDueLeases");
-            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5))
-                    .until(() -> !renewals.isEmpty() && !isIn(watchdog, "renewDueLeases"));
+            await().atMost(Duration.ofSeconds(20))
+                .pollInterval(Duration.ofMillis(5))
+                .until(() -> !renewals.isEmpty() && !isIn(watchdog, "renewDueLeases"));
 
-            // Between renewals the thread waits for the next one: the interrupt lands there.
+            // Between renewals the thread waits for the next one: the interrupt lands
+            // there.
             watchdog.interrupt();
             int before = renewals.size();
 
@@ -603,7 +659,10 @@ class InterruptInjectionTest {
         }
     }
 
-    /** An instance through the proxy whose watchdog's renewal outcomes land in {@code renewals}. */
+    /**
+     * An instance through the proxy whose watchdog's renewal outcomes land in
+     * {@code renewals}.
+     */
     private static LockServiceConnection recordingRenewals(List<RenewalOutcome> renewals) {
         LockServiceConnection instance = new LockServiceConnection(services.proxy.host(), services.proxy.port(),
                 OPERATION_TIMEOUT, true, backend -> new CountingBackend(backend) {
@@ -615,15 +674,18 @@ class InterruptInjectionTest {
                         });
                     }
                 });
-        await().atMost(Duration.ofSeconds(10)).ignoreException(LockBackendException.class)
-                .until(() -> instance.service.tryLock("connect", TTL, Duration.ZERO).map(LockHandle::release)
-                        .orElse(false));
+        await().atMost(Duration.ofSeconds(10))
+            .ignoreException(LockBackendException.class)
+            .until(() -> instance.service.tryLock("connect", TTL, Duration.ZERO)
+                .map(LockHandle::release)
+                .orElse(false));
         return instance;
     }
 
     /**
-     * The live thread named {@code name} that is in {@code method} now, found once it is there. Several instances
-     * each have a watchdog thread of that name; only the one at work is in the renewal.
+     * The live thread named {@code name} that is in {@code method} now, found once it is
+     * there. Several instances each have a watchdog thread of that name; only the one at
+     * work is in the renewal.
      */
     private static Thread threadIn(String name, String method) {
         Thread[] found = new Thread[1];
@@ -642,4 +704,5 @@ class InterruptInjectionTest {
     private static boolean isIn(Thread thread, String method) {
         return Arrays.stream(thread.getStackTrace()).anyMatch(frame -> frame.getMethodName().equals(method));
     }
+
 }

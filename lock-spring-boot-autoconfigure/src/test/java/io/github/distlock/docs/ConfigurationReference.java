@@ -19,10 +19,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.github.distlock.autoconfigure.DistributedLockProperties;
 
 /**
- * Writes {@code docs/configuration.md} from the configuration metadata that Spring Boot's configuration processor
- * generates from the {@code @ConfigurationProperties} classes and their field Javadoc, so that the reference cannot
- * say something the IDE help does not. Run through {@link ConfigurationReferenceTest}, which fails when the file in
- * the repository is stale.
+ * Writes {@code docs/configuration.md} from the configuration metadata that Spring Boot's
+ * configuration processor generates from the {@code @ConfigurationProperties} classes and
+ * their field Javadoc, so that the reference cannot say something the IDE help does not.
+ * Run through {@link ConfigurationReferenceTest}, which fails when the file in the
+ * repository is stale.
  *
  * <pre>{@code
  * String markdown = ConfigurationReference.fromCompiledMetadata().markdown();
@@ -39,8 +40,9 @@ public final class ConfigurationReference {
     static final String ADDITIONAL = "META-INF/additional-spring-configuration-metadata.json";
 
     /**
-     * Headings and one-line introductions of the known groups, in the order the page shows them. A group that is
-     * not listed (a new nested properties class) still appears, after these, under its own name.
+     * Headings and one-line introductions of the known groups, in the order the page
+     * shows them. A group that is not listed (a new nested properties class) still
+     * appears, after these, under its own name.
      */
     private static final Map<String, String[]> SECTIONS = new LinkedHashMap<>();
 
@@ -48,15 +50,16 @@ public final class ConfigurationReference {
         SECTIONS.put(DistributedLockProperties.PREFIX, new String[] { "Core",
                 "Keys, default lease and wait, command timeouts, replica acknowledgements and the annotation's place "
                         + "among other advice." });
-        SECTIONS.put(DistributedLockProperties.PREFIX + ".watchdog", new String[] { "Watchdog",
-                "Renewal of held leases, so a short ttl does not expire under slow work "
+        SECTIONS.put(DistributedLockProperties.PREFIX + ".watchdog",
+                new String[] { "Watchdog", "Renewal of held leases, so a short ttl does not expire under slow work "
                         + "([leases and the watchdog](guide.md#leases-and-the-watchdog))." });
         SECTIONS.put(DistributedLockProperties.PREFIX + ".redlock", new String[] { "Redlock",
                 "Locks over several independent Redis masters instead of the one Redis of `spring.data.redis.*` "
                         + "([Redlock](redlock.md))." });
-        SECTIONS.put(DistributedLockProperties.PREFIX + ".web.problem-details", new String[] { "Web problem details",
-                "How lock failures in Spring MVC and WebFlux requests are answered "
-                        + "([web applications](guide.md#web-applications))." });
+        SECTIONS.put(DistributedLockProperties.PREFIX + ".web.problem-details",
+                new String[] { "Web problem details",
+                        "How lock failures in Spring MVC and WebFlux requests are answered "
+                                + "([web applications](guide.md#web-applications))." });
     }
 
     private final Map<String, Property> properties;
@@ -73,11 +76,13 @@ public final class ConfigurationReference {
     }
 
     /**
-     * Reads the metadata the configuration processor wrote next to the compiled {@link DistributedLockProperties},
-     * with {@code additional-spring-configuration-metadata.json} merged in the way the processor does: it adds
-     * properties and hints, and fills in what the generated entry leaves out (such as a computed default).
-     *
-     * @throws IllegalStateException if the metadata was not generated (the module was not compiled)
+     * Reads the metadata the configuration processor wrote next to the compiled
+     * {@link DistributedLockProperties}, with
+     * {@code additional-spring-configuration-metadata.json} merged in the way the
+     * processor does: it adds properties and hints, and fills in what the generated entry
+     * leaves out (such as a computed default).
+     * @throws IllegalStateException if the metadata was not generated (the module was not
+     * compiled)
      */
     public static ConfigurationReference fromCompiledMetadata() {
         Path classes = classesDirectory();
@@ -91,7 +96,10 @@ public final class ConfigurationReference {
         return fromMetadata(read(generated), Files.isRegularFile(additional) ? read(additional) : null);
     }
 
-    /** Builds the reference from parsed metadata documents; {@code additional} may be {@code null}. */
+    /**
+     * Builds the reference from parsed metadata documents; {@code additional} may be
+     * {@code null}.
+     */
     static ConfigurationReference fromMetadata(JsonNode generated, JsonNode additional) {
         Map<String, JsonNode> entries = new TreeMap<>();
         Map<String, Map<String, String>> hints = new TreeMap<>();
@@ -136,8 +144,9 @@ public final class ConfigurationReference {
     }
 
     /**
-     * Problems that would make the reference useless for a property: no description, a description that is not a
-     * sentence, no type. Empty when every property is documented.
+     * Problems that would make the reference useless for a property: no description, a
+     * description that is not a sentence, no type. Empty when every property is
+     * documented.
      */
     public List<String> documentationProblems() {
         List<String> problems = new ArrayList<>();
@@ -162,8 +171,9 @@ public final class ConfigurationReference {
         StringBuilder page = new StringBuilder();
         page.append("# Configuration reference\n\n");
         page.append("<!-- Generated by io.github.distlock.docs.ConfigurationReference from the configuration "
-                + "metadata; do not edit by hand. Regenerate with:\n     ").append(REGENERATE_COMMAND)
-                .append("\n-->\n\n");
+                + "metadata; do not edit by hand. Regenerate with:\n     ")
+            .append(REGENERATE_COMMAND)
+            .append("\n-->\n\n");
         page.append("Every `distributed-lock.*` property the starter reads, generated from the metadata that Spring "
                 + "Boot's configuration processor writes from the properties classes (the same text your IDE shows "
                 + "when it completes a property). The [user guide](guide.md#configuration) explains when to change "
@@ -182,8 +192,13 @@ public final class ConfigurationReference {
                 """);
         Map<String, List<Property>> sections = sections();
         page.append("| section | properties |\n|---|---|\n");
-        sections.forEach((group, members) -> page.append("| [").append(title(group)).append("](#")
-                .append(anchor(title(group))).append(") | ").append(members.size()).append(" |\n"));
+        sections.forEach((group, members) -> page.append("| [")
+            .append(title(group))
+            .append("](#")
+            .append(anchor(title(group)))
+            .append(") | ")
+            .append(members.size())
+            .append(" |\n"));
         page.append('\n');
         sections.forEach((group, members) -> {
             page.append("## ").append(title(group)).append("\n\n");
@@ -193,26 +208,38 @@ public final class ConfigurationReference {
             }
             page.append("| property | type | default | description |\n|---|---|---|---|\n");
             for (Property property : members) {
-                page.append("| `").append(property.name()).append("` | ").append(typeName(property)).append(" | ")
-                        .append(property.defaultValue() == null ? "(none)"
-                                : property.defaultValue().isEmpty() ? "(empty)" : "`" + property.defaultValue() + "`")
-                        .append(" | ").append(cell(describe(property))).append(" |\n");
+                page.append("| `")
+                    .append(property.name())
+                    .append("` | ")
+                    .append(typeName(property))
+                    .append(" | ")
+                    .append(property.defaultValue() == null ? "(none)"
+                            : property.defaultValue().isEmpty() ? "(empty)" : "`" + property.defaultValue() + "`")
+                    .append(" | ")
+                    .append(cell(describe(property)))
+                    .append(" |\n");
             }
             page.append('\n');
         });
         return page.toString();
     }
 
-    /** The properties under each group, known groups first in their order, the rest by name. */
+    /**
+     * The properties under each group, known groups first in their order, the rest by
+     * name.
+     */
     private Map<String, List<Property>> sections() {
         List<String> order = new ArrayList<>(SECTIONS.keySet());
         groups.stream().filter(group -> !order.contains(group)).sorted().forEach(order::add);
         Map<String, List<Property>> sections = new LinkedHashMap<>();
         order.forEach(group -> sections.put(group, new ArrayList<>()));
         for (Property property : properties.values()) {
-            // The innermost group a property belongs to: distributed-lock.watchdog.enabled goes to the watchdog.
-            String owner = order.stream().filter(group -> property.name().startsWith(group + "."))
-                    .max(Comparator.comparingInt(String::length)).orElse(DistributedLockProperties.PREFIX);
+            // The innermost group a property belongs to:
+            // distributed-lock.watchdog.enabled goes to the watchdog.
+            String owner = order.stream()
+                .filter(group -> property.name().startsWith(group + "."))
+                .max(Comparator.comparingInt(String::length))
+                .orElse(DistributedLockProperties.PREFIX);
             sections.get(owner).add(property);
         }
         sections.values().removeIf(List::isEmpty);
@@ -239,12 +266,16 @@ public final class ConfigurationReference {
         }
         StringBuilder text = new StringBuilder(property.description()).append(" Values: ");
         List<String> values = new ArrayList<>();
-        property.values().forEach((value, meaning) -> values.add("`" + value + "`"
-                + (meaning.isEmpty() ? "" : ": " + meaning.replaceAll("\\.$", ""))));
+        property.values()
+            .forEach((value, meaning) -> values
+                .add("`" + value + "`" + (meaning.isEmpty() ? "" : ": " + meaning.replaceAll("\\.$", ""))));
         return text.append(String.join("; ", values)).append('.').toString();
     }
 
-    /** The type as a user writes it: {@code duration} rather than {@code java.time.Duration}. */
+    /**
+     * The type as a user writes it: {@code duration} rather than
+     * {@code java.time.Duration}.
+     */
     static String typeName(Property property) {
         return switch (property.type()) {
             case "java.lang.Boolean", "boolean" -> "boolean";
@@ -262,7 +293,10 @@ public final class ConfigurationReference {
         return type.substring(Math.max(type.lastIndexOf('.'), type.lastIndexOf('$')) + 1);
     }
 
-    /** The constants of an enum type as Spring Boot binds them (lower case, hyphens), or none for other types. */
+    /**
+     * The constants of an enum type as Spring Boot binds them (lower case, hyphens), or
+     * none for other types.
+     */
     private static Map<String, String> enumValues(String type) {
         Map<String, String> values = new LinkedHashMap<>();
         try {
@@ -291,7 +325,10 @@ public final class ConfigurationReference {
         return value.asText();
     }
 
-    /** The additional entry's fields where the generated one has none, as the processor merges them. */
+    /**
+     * The additional entry's fields where the generated one has none, as the processor
+     * merges them.
+     */
     private static JsonNode fillIn(JsonNode generated, JsonNode additional) {
         var merged = ((com.fasterxml.jackson.databind.node.ObjectNode) generated).deepCopy();
         additional.fields().forEachRemaining(field -> {
@@ -302,7 +339,10 @@ public final class ConfigurationReference {
         return merged;
     }
 
-    /** Text that may sit in a Markdown table cell: one line, no unescaped pipe, no angle bracket read as HTML. */
+    /**
+     * Text that may sit in a Markdown table cell: one line, no unescaped pipe, no angle
+     * bracket read as HTML.
+     */
     private static String cell(String text) {
         return text.replace("\r", "").replace("\n", " ").replace("|", "\\|").replace("<", "&lt;");
     }
@@ -316,7 +356,9 @@ public final class ConfigurationReference {
         }
     }
 
-    /** Where the compiled main classes (and the processor's metadata) are: target/classes. */
+    /**
+     * Where the compiled main classes (and the processor's metadata) are: target/classes.
+     */
     private static Path classesDirectory() {
         try {
             return Path.of(DistributedLockProperties.class.getProtectionDomain().getCodeSource().getLocation().toURI());
@@ -325,4 +367,5 @@ public final class ConfigurationReference {
             throw new IllegalStateException(ex);
         }
     }
+
 }

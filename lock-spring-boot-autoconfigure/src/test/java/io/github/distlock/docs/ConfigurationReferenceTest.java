@@ -20,19 +20,25 @@ import org.junit.jupiter.api.Test;
 import io.github.distlock.docs.ConfigurationReference.Property;
 
 /**
- * {@code docs/configuration.md} is what the configuration metadata says, and the property names and defaults the
- * other docs quote exist. Run with {@code -Ddocs.write=true} to rewrite the page instead of checking it.
+ * {@code docs/configuration.md} is what the configuration metadata says, and the property
+ * names and defaults the other docs quote exist. Run with {@code -Ddocs.write=true} to
+ * rewrite the page instead of checking it.
  */
 class ConfigurationReferenceTest {
 
-    /** Names the docs spell wrong on purpose, to show the startup check that catches them. */
+    /**
+     * Names the docs spell wrong on purpose, to show the startup check that catches them.
+     */
     private static final Set<String> DELIBERATE_TYPOS = Set.of("distributed-lock.default-tll");
 
     private static final Pattern PROPERTY_NAME = Pattern.compile("distributed-lock\\.[a-z0-9.*-]+");
 
-    /** A row of a hand-written table that quotes a default: | `distributed-lock.x` | `default` | ... */
-    private static final Pattern TABLE_ROW = Pattern.compile(
-            "^\\|\\s*`(distributed-lock\\.[a-z0-9.-]+)`\\s*\\|\\s*`([^`]*)`", Pattern.MULTILINE);
+    /**
+     * A row of a hand-written table that quotes a default: | `distributed-lock.x` |
+     * `default` | ...
+     */
+    private static final Pattern TABLE_ROW = Pattern
+        .compile("^\\|\\s*`(distributed-lock\\.[a-z0-9.-]+)`\\s*\\|\\s*`([^`]*)`", Pattern.MULTILINE);
 
     private final ConfigurationReference reference = ConfigurationReference.fromCompiledMetadata();
 
@@ -127,16 +133,20 @@ class ConfigurationReferenceTest {
         return line.length() > 120 ? line.substring(0, 117) + "..." : line;
     }
 
-    /** The directory with mvnw and docs/: Surefire runs in the module directory, one below it. */
+    /**
+     * The directory with mvnw and docs/: Surefire runs in the module directory, one below
+     * it.
+     */
     static Path repositoryRoot() {
         Path dir = Path.of("").toAbsolutePath();
         while (dir != null && !(Files.isRegularFile(dir.resolve("mvnw")) && Files.isDirectory(dir.resolve("docs")))) {
             dir = dir.getParent();
         }
         if (dir == null) {
-            throw new IllegalStateException("No repository root (a directory with mvnw and docs/) above "
-                    + Path.of("").toAbsolutePath());
+            throw new IllegalStateException(
+                    "No repository root (a directory with mvnw and docs/) above " + Path.of("").toAbsolutePath());
         }
         return dir;
     }
+
 }

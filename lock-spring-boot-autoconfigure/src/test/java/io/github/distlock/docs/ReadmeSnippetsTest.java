@@ -23,10 +23,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Every Java block of the README is a whole compilation unit (imports and a class) that compiles against the
- * library, so a reader can paste it into an application as it stands. Each block is compiled on its own with
- * {@code javac} against this module's test class path (the library, Spring, Spring JDBC); an error is reported with
- * the README line it comes from.
+ * Every Java block of the README is a whole compilation unit (imports and a class) that
+ * compiles against the library, so a reader can paste it into an application as it
+ * stands. Each block is compiled on its own with {@code javac} against this module's test
+ * class path (the library, Spring, Spring JDBC); an error is reported with the README
+ * line it comes from.
  */
 class ReadmeSnippetsTest {
 
@@ -34,8 +35,8 @@ class ReadmeSnippetsTest {
     private static final Pattern BLOCK = Pattern.compile("(?m)^```java\\n(.*?)^```$", Pattern.DOTALL);
 
     /** A public top-level type must live in a file of its name. */
-    private static final Pattern PUBLIC_TYPE = Pattern.compile(
-            "(?m)^public\\s+(?:final\\s+|abstract\\s+)*(?:class|interface|record|enum|@interface)\\s+(\\w+)");
+    private static final Pattern PUBLIC_TYPE = Pattern
+        .compile("(?m)^public\\s+(?:final\\s+|abstract\\s+)*(?:class|interface|record|enum|@interface)\\s+(\\w+)");
 
     @TempDir
     Path work;
@@ -50,17 +51,17 @@ class ReadmeSnippetsTest {
 
         assertThat(blocks).as("Java blocks in README.md").hasSizeGreaterThanOrEqualTo(2);
         assertThat(blocks).as("README blocks that put @DistributedLock on a method")
-                .anyMatch(block -> block.code().contains("@DistributedLock"));
+            .anyMatch(block -> block.code().contains("@DistributedLock"));
         assertThat(problems).as("compile errors in README.md's Java blocks").isEmpty();
     }
 
     @Test
     void annotationsStackedOnNothingAreReportedWithTheirReadmeLine() throws IOException {
-        // The README's block before issue 26: four @DistributedLock lines above a statement, not on methods.
+        // The README's block before issue 26: four @DistributedLock lines above a
+        // statement, not on methods.
         String readme = String.join("\n", "# Use it", "", "```java", "import java.time.Duration;", "",
                 "import io.github.distlock.DistributedLock;", "import io.github.distlock.LockHandle;",
-                "import io.github.distlock.LockService;", "",
-                "@DistributedLock(key = \"#orderId\")",
+                "import io.github.distlock.LockService;", "", "@DistributedLock(key = \"#orderId\")",
                 "@DistributedLock(key = \"#order.customer.id\", waitTime = \"0s\")",
                 "@DistributedLock(key = \"@tenants.current() + ':' + #id\", ttl = \"${jobs.lock-ttl}\")",
                 "@DistributedLock", "",
@@ -70,8 +71,11 @@ class ReadmeSnippetsTest {
 
         List<String> problems = compile(blocks(readme));
 
-        assertThat(problems).isNotEmpty().allMatch(problem -> problem.startsWith("README.md, line "))
-                .anyMatch(problem -> problem.startsWith("README.md, line 15: "));   // the try, after the annotations
+        assertThat(problems).isNotEmpty()
+            .allMatch(problem -> problem.startsWith("README.md, line "))
+            .anyMatch(problem -> problem.startsWith("README.md, line 15: ")); // the try,
+                                                                              // after the
+                                                                              // annotations
     }
 
     /** A Java block and the README line of its first line of code. */
@@ -88,7 +92,10 @@ class ReadmeSnippetsTest {
         return blocks;
     }
 
-    /** Compiles each block as its own source file; returns the errors, each with the README line. */
+    /**
+     * Compiles each block as its own source file; returns the errors, each with the
+     * README line.
+     */
     private List<String> compile(List<Block> blocks) throws IOException {
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
         assertThat(javac).as("the JDK's compiler (run the tests on a JDK, not a JRE)").isNotNull();
@@ -102,7 +109,8 @@ class ReadmeSnippetsTest {
             DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
             try (StandardJavaFileManager files = javac.getStandardFileManager(diagnostics, Locale.ROOT,
                     StandardCharsets.UTF_8)) {
-                // Surefire's class path may be one manifest-only jar: javac follows its Class-Path entries.
+                // Surefire's class path may be one manifest-only jar: javac follows its
+                // Class-Path entries.
                 List<String> options = List.of("-classpath", System.getProperty("java.class.path"), "-d",
                         Files.createDirectories(dir.resolve("classes")).toString(), "-proc:none", "-Xlint:none");
                 javac.getTask(null, files, diagnostics, options, null, files.getJavaFileObjects(source)).call();
@@ -116,4 +124,5 @@ class ReadmeSnippetsTest {
         }
         return problems;
     }
+
 }

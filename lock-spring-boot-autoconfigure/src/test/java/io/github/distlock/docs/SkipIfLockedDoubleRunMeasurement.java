@@ -29,10 +29,11 @@ import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * Measures how often the ShedLock migration page's "skip if locked" recipe runs a short scheduled job on both of two
- * instances that share one clock: two application contexts on one real Redis, each with its own scheduler firing
- * the same cron every second. A measurement, not a check (the rate depends on the machine's scheduling jitter), so
- * it runs only when asked:
+ * Measures how often the ShedLock migration page's "skip if locked" recipe runs a short
+ * scheduled job on both of two instances that share one clock: two application contexts
+ * on one real Redis, each with its own scheduler firing the same cron every second. A
+ * measurement, not a check (the rate depends on the machine's scheduling jitter), so it
+ * runs only when asked:
  *
  * <pre>
  * ./mvnw -B -q -pl lock-spring-boot-autoconfigure -am verify -Dtest=SkipIfLockedDoubleRunMeasurement \
@@ -61,28 +62,32 @@ class SkipIfLockedDoubleRunMeasurement {
         RUNS.clear();
         jobMicros = micros;
         ApplicationContextRunner runner = new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
-                        DistributedLockAutoConfiguration.class, DistributedLockAnnotationAutoConfiguration.class))
-                .withPropertyValues("spring.data.redis.host=" + redis.server().host(),
-                        "spring.data.redis.port=" + redis.server().port(), "distributed-lock.operation-timeout=10s")
-                .withUserConfiguration(Scheduling.class);
-        runner.withBean(NightlyJob.class, () -> new NightlyJob("a")).run(a -> runner
-                .withBean(NightlyJob.class, () -> new NightlyJob("b")).run(b -> {
-                    long first = TimeUnit.MILLISECONDS.toSeconds(System.currentTimeMillis()) + 2;
-                    await().atMost(Duration.ofSeconds(TICKS + 30)).until(() -> RUNS.keySet().stream()
-                            .filter(second -> second >= first).count() >= TICKS + 1);
-                    List<Long> ticks = RUNS.keySet().stream().filter(second -> second >= first).sorted()
-                            .limit(TICKS).toList();
-                    long both = ticks.stream().filter(second -> RUNS.get(second).size() > 1).count();
-                    System.out.printf("job of %d us: both instances ran on %d of %d ticks%n", micros, both,
-                            ticks.size());
-                    assertThat(ticks).hasSize(TICKS);
-                }));
+            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
+                    DistributedLockAutoConfiguration.class, DistributedLockAnnotationAutoConfiguration.class))
+            .withPropertyValues("spring.data.redis.host=" + redis.server().host(),
+                    "spring.data.redis.port=" + redis.server().port(), "distributed-lock.operation-timeout=10s")
+            .withUserConfiguration(Scheduling.class);
+        runner.withBean(NightlyJob.class, () -> new NightlyJob("a"))
+            .run(a -> runner.withBean(NightlyJob.class, () -> new NightlyJob("b")).run(b -> {
+                long first = TimeUnit.MILLISECONDS.toSeconds(System.currentTimeMillis()) + 2;
+                await().atMost(Duration.ofSeconds(TICKS + 30))
+                    .until(() -> RUNS.keySet().stream().filter(second -> second >= first).count() >= TICKS + 1);
+                List<Long> ticks = RUNS.keySet()
+                    .stream()
+                    .filter(second -> second >= first)
+                    .sorted()
+                    .limit(TICKS)
+                    .toList();
+                long both = ticks.stream().filter(second -> RUNS.get(second).size() > 1).count();
+                System.out.printf("job of %d us: both instances ran on %d of %d ticks%n", micros, both, ticks.size());
+                assertThat(ticks).hasSize(TICKS);
+            }));
     }
 
     @Configuration(proxyBeanMethods = false)
     @EnableScheduling
     static class Scheduling {
+
     }
 
     /** The page's recipe, on a cron that fires every second instead of every night. */
@@ -100,9 +105,12 @@ class SkipIfLockedDoubleRunMeasurement {
             long second = TimeUnit.MILLISECONDS.toSeconds(System.currentTimeMillis());
             RUNS.computeIfAbsent(second, key -> new CopyOnWriteArrayList<>()).add(instance);
             if (jobMicros > 0) {
-                // The job's own work, stood in for by parking: the lock is held meanwhile.
+                // The job's own work, stood in for by parking: the lock is held
+                // meanwhile.
                 LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(jobMicros));
             }
         }
+
     }
+
 }

@@ -28,16 +28,19 @@ import io.github.distlock.testsupport.RespConnection;
 import io.lettuce.core.cluster.SlotHash;
 
 /**
- * {@code CLUSTER FAILOVER} on the replica of the master that owns locks being contended for, held and waited for,
- * while two application instances (Lettuce or Jedis, {@code spring.data.redis.cluster.nodes}) use them: the same
- * drill and expectations as {@link SentinelFailoverTest} ({@link FailoverDrill}), on a 3-master cluster with a
- * replica per master. Every lock of the drill is on the master that fails over. Each run prints a
- * {@code FAILOVER-FIGURES cluster ...} line.
+ * {@code CLUSTER FAILOVER} on the replica of the master that owns locks being contended
+ * for, held and waited for, while two application instances (Lettuce or Jedis,
+ * {@code spring.data.redis.cluster.nodes}) use them: the same drill and expectations as
+ * {@link SentinelFailoverTest} ({@link FailoverDrill}), on a 3-master cluster with a
+ * replica per master. Every lock of the drill is on the master that fails over. Each run
+ * prints a {@code FAILOVER-FIGURES cluster ...} line.
  *
- * <p>What a manual Cluster failover does to the lock: the master stops taking writes, its replica catches up and
- * takes over the slots, and the old master then answers {@code MOVED}; connections stay open, so clients follow
- * the redirect, and a subscription stays where it was: a broadcast reaches every node, a shard message every node
- * of its shard, the old master included.
+ * <p>
+ * What a manual Cluster failover does to the lock: the master stops taking writes, its
+ * replica catches up and takes over the slots, and the old master then answers
+ * {@code MOVED}; connections stay open, so clients follow the redirect, and a
+ * subscription stays where it was: a broadcast reaches every node, a shard message every
+ * node of its shard, the old master included.
  */
 class ClusterFailoverTest {
 
@@ -45,8 +48,8 @@ class ClusterFailoverTest {
     static final RedisClusterExtension clusterExtension = new RedisClusterExtension(3, 1);
 
     /**
-     * Lettuce with and without replica acks; Jedis without, as the Spring Data backend does not confirm locks with
-     * replica acks on a Cluster.
+     * Lettuce with and without replica acks; Jedis without, as the Spring Data backend
+     * does not confirm locks with replica acks on a Cluster.
      */
     static Stream<Arguments> clientsAndAcks() {
         return Stream.of(Arguments.of("lettuce", 0), Arguments.of("lettuce", 1), Arguments.of("jedis", 0));
@@ -59,8 +62,8 @@ class ClusterFailoverTest {
         cluster.masters().forEach(RedisTestServer::flushAll);
         RedisTestServer failing = cluster.masters().get(0);
         RedisTestServer replica = cluster.replicasOf(failing).get(0);
-        List<String> properties = new ArrayList<>(List.of(clusterNodes(cluster.hostAndPorts()),
-                "spring.data.redis.client-type=" + client));
+        List<String> properties = new ArrayList<>(
+                List.of(clusterNodes(cluster.hostAndPorts()), "spring.data.redis.client-type=" + client));
         properties.addAll(FailoverDrill.replicaAcksProperties(acks));
         String[] instance = properties.toArray(String[]::new);
 
@@ -80,7 +83,8 @@ class ClusterFailoverTest {
                 drill.probe();
                 await().pollDelay(Duration.ofSeconds(1)).until(() -> true);
 
-                // The replica takes the slots once the old master stopped taking writes: from then on, a lock
+                // The replica takes the slots once the old master stopped taking writes:
+                // from then on, a lock
                 // command can only succeed on the new master.
                 drill.monitor(now -> {
                     if (FailoverDrill.role("master").test(replica)) {
@@ -113,11 +117,12 @@ class ClusterFailoverTest {
     }
 
     /**
-     * The drill's locks are those on the failing master's slots; a key is read on whichever node owns its slot now.
-     * Subscriptions may be on any node: Cluster pub/sub reaches every node, so they are counted over all of them.
+     * The drill's locks are those on the failing master's slots; a key is read on
+     * whichever node owns its slot now. Subscriptions may be on any node: Cluster pub/sub
+     * reaches every node, so they are counted over all of them.
      */
-    private record ClusterTopology(RedisTestCluster cluster, RedisTestServer failing, RedisTestServer replica)
-            implements FailoverDrill.Topology {
+    private record ClusterTopology(RedisTestCluster cluster, RedisTestServer failing,
+            RedisTestServer replica) implements FailoverDrill.Topology {
 
         @Override
         public boolean failsOver(String lockName) {
@@ -151,11 +156,12 @@ class ClusterFailoverTest {
         }
 
         /**
-         * Subscriptions on any node, to the broadcast channel or to its per-slot shard channels
-         * {@code <channel>:{...}}: a manual failover leaves the old master in the cluster as a replica with its
-         * connections open, and Redis delivers a broadcast to every node and a shard message to every node of the
-         * shard, so a subscription left there still hears every release. That it does is what the hand-over proof
-         * shows.
+         * Subscriptions on any node, to the broadcast channel or to its per-slot shard
+         * channels {@code <channel>:{...}}: a manual failover leaves the old master in
+         * the cluster as a replica with its connections open, and Redis delivers a
+         * broadcast to every node and a shard message to every node of the shard, so a
+         * subscription left there still hears every release. That it does is what the
+         * hand-over proof shows.
          */
         @Override
         public long subscribers(String channel) {
@@ -178,4 +184,5 @@ class ClusterFailoverTest {
             return count;
         }
     }
+
 }

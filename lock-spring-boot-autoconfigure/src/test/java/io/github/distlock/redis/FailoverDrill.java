@@ -43,60 +43,90 @@ import io.github.distlock.testsupport.RedisTestServer;
 import io.github.distlock.testsupport.RespConnection;
 
 /**
- * What the failover tests do to two application instances around a failover, and how they judge the outcome. The
- * same drill runs on Sentinel and on Cluster; only the {@link Topology} differs.
+ * What the failover tests do to two application instances around a failover, and how they
+ * judge the outcome. The same drill runs on Sentinel and on Cluster; only the
+ * {@link Topology} differs.
  *
  * <ul>
- * <li><b>Contention.</b> Threads of both instances take a few locks in turn through {@link LockService} (with wait
- * time, watchdog on) and hold each for a few tens of milliseconds. An occupancy count per lock name, shared by the
- * whole JVM, is raised on entering and lowered on leaving; entering a lock whose count is not 0 is an exclusion
+ * <li><b>Contention.</b> Threads of both instances take a few locks in turn through
+ * {@link LockService} (with wait time, watchdog on) and hold each for a few tens of
+ * milliseconds. An occupancy count per lock name, shared by the whole JVM, is raised on
+ * entering and lowered on leaving; entering a lock whose count is not 0 is an exclusion
  * violation.</li>
- * <li><b>Held and waited for.</b> Locks taken before the failover and held across it (watchdog on), with threads of
- * the other instance waiting for some of them.</li>
- * <li><b>Probes.</b> Each instance takes a fresh uncontended lock every {@value #PROBE_PERIOD_MILLIS} ms and keeps
- * it: the first probe that began after the master switched and was kept tells when locking resumed on the new
- * master, and the probes taken in the failover window are the ones a failover may lose.</li>
- * <li><b>Takeovers.</b> Right after the failover each instance tries to take the other's probes; a waiter that gets
- * a held lock before the drill released it took it over. Either, while the first holder still reports the lock
- * held, is an exclusion violation too: two holders at once.</li>
- * <li><b>Subscription and hand-over.</b> Both instances' subscriptions deliver again after the failover, and a
- * release wakes the other instance's waiter by message, without it polling.</li>
+ * <li><b>Held and waited for.</b> Locks taken before the failover and held across it
+ * (watchdog on), with threads of the other instance waiting for some of them.</li>
+ * <li><b>Probes.</b> Each instance takes a fresh uncontended lock every
+ * {@value #PROBE_PERIOD_MILLIS} ms and keeps it: the first probe that began after the
+ * master switched and was kept tells when locking resumed on the new master, and the
+ * probes taken in the failover window are the ones a failover may lose.</li>
+ * <li><b>Takeovers.</b> Right after the failover each instance tries to take the other's
+ * probes; a waiter that gets a held lock before the drill released it took it over.
+ * Either, while the first holder still reports the lock held, is an exclusion violation
+ * too: two holders at once.</li>
+ * <li><b>Subscription and hand-over.</b> Both instances' subscriptions deliver again
+ * after the failover, and a release wakes the other instance's waiter by message, without
+ * it polling.</li>
  * </ul>
  *
- * <p>Held locks are judged by what Redis holds: a handle is <em>kept</em> if it reports the lock held and the key on
- * the master that serves it now holds the handle's token, <em>lost</em> if it reports the lock lost and its
- * instance published a {@link LockLostEvent} for it. Anything else (held with another token or none in Redis) is a
- * lock kept silently, and must have turned into one of the two within a lease and a renewal.
+ * <p>
+ * Held locks are judged by what Redis holds: a handle is <em>kept</em> if it reports the
+ * lock held and the key on the master that serves it now holds the handle's token,
+ * <em>lost</em> if it reports the lock lost and its instance published a
+ * {@link LockLostEvent} for it. Anything else (held with another token or none in Redis)
+ * is a lock kept silently, and must have turned into one of the two within a lease and a
+ * renewal.
  */
 final class FailoverDrill implements AutoCloseable {
 
-    /** Held locks and probes: renewed every second, so a lost one is noticed within about a second. */
+    /**
+     * Held locks and probes: renewed every second, so a lost one is noticed within about
+     * a second.
+     */
     static final Duration HELD_TTL = Duration.ofSeconds(3);
+
     private static final Duration CONTENDED_TTL = Duration.ofSeconds(2);
+
     private static final Duration CONTENDED_WAIT = Duration.ofSeconds(5);
+
     private static final Duration WAITER_WAIT = Duration.ofSeconds(60);
+
     /** Generous: an assertion that locking resumes at all, not a latency threshold. */
     static final Duration RESUME_BOUND = Duration.ofSeconds(30);
+
     private static final long PROBE_PERIOD_MILLIS = 40;
+
     private static final String CHANNEL = HandOverSubscriber.handOverChannel("lock:");
 
     /** Where the drill's keys live; Sentinel and Cluster answer differently. */
     interface Topology {
 
-        /** Whether a lock name's key is in the part of the data that fails over (always, with Sentinel). */
+        /**
+         * Whether a lock name's key is in the part of the data that fails over (always,
+         * with Sentinel).
+         */
         boolean failsOver(String lockName);
 
-        /** {@code GET} of each key, each read on the master that serves it now; null for a missing key. */
+        /**
+         * {@code GET} of each key, each read on the master that serves it now; null for a
+         * missing key.
+         */
         Map<String, String> read(Collection<String> redisKeys);
 
         /** The master that serves a key now. */
         RedisTestServer masterOf(String redisKey);
 
-        /** How many connections are subscribed to the channel where the instances' subscriptions should be. */
+        /**
+         * How many connections are subscribed to the channel where the instances'
+         * subscriptions should be.
+         */
         long subscribers(String channel);
+
     }
 
-    /** A handle held across the failover, the instance that holds it, and whether it is a probe. */
+    /**
+     * A handle held across the failover, the instance that holds it, and whether it is a
+     * probe.
+     */
     private record Tracked(LockHandle handle, LockApplication app, String what, boolean probe) {
     }
 
@@ -105,38 +135,60 @@ final class FailoverDrill implements AutoCloseable {
     }
 
     private final String topologyName;
+
     private final String client;
+
     private final int acks;
+
     private final List<LockApplication> apps;
+
     private final Topology topology;
+
     private final ExecutorService threads = Executors.newCachedThreadPool(runnable -> {
         Thread thread = new Thread(runnable, "failover-drill");
         thread.setDaemon(true);
         return thread;
     });
+
     private final List<Future<?>> traffic = new ArrayList<>();
+
     private final AtomicBoolean stop = new AtomicBoolean();
+
     private volatile boolean closed;
 
     private final Map<String, AtomicInteger> occupancy = new ConcurrentHashMap<>();
+
     private final AtomicInteger violations = new AtomicInteger();
+
     private final AtomicInteger takeoverViolations = new AtomicInteger();
+
     private final List<String> violationDetails = new CopyOnWriteArrayList<>();
+
     private final LongAdder contendedAcquisitions = new LongAdder();
+
     private final Map<String, LongAdder> errors = new ConcurrentHashMap<>();
+
     /** The first message of each kind of error, for {@link #errorSamples()}. */
     private final Map<String, String> firstErrors = new ConcurrentHashMap<>();
 
     private final List<Tracked> held = new CopyOnWriteArrayList<>();
+
     private final List<Future<LockHandle>> waiters = new CopyOnWriteArrayList<>();
+
     private final List<Probe> probes = new CopyOnWriteArrayList<>();
 
     private volatile long failoverStartNanos;
+
     private volatile long switchNanos;
+
     private volatile long cutoverNanos;
+
     private volatile Set<LockHandle> keptHandles;
+
     private int kept = -1;
+
     private int lost = -1;
+
     private long resumeMillis = -1;
 
     FailoverDrill(String topologyName, String client, int acks, List<LockApplication> apps, Topology topology) {
@@ -148,9 +200,10 @@ final class FailoverDrill implements AutoCloseable {
     }
 
     /**
-     * The instance properties for {@code distributed-lock.replica-acks}: none for 0, the default, so that the
-     * acks=0 runs work on a build without the property too. A run with acks above 0 is skipped, with the reason, on a
-     * build that does not have the property yet.
+     * The instance properties for {@code distributed-lock.replica-acks}: none for 0, the
+     * default, so that the acks=0 runs work on a build without the property too. A run
+     * with acks above 0 is skipped, with the reason, on a build that does not have the
+     * property yet.
      */
     static List<String> replicaAcksProperties(int acks) {
         if (acks == 0) {
@@ -181,13 +234,17 @@ final class FailoverDrill implements AutoCloseable {
         return names;
     }
 
-    // ------------------------------------------------------------------------------------------ before the failover
+    // ------------------------------------------------------------------------------------------
+    // before the failover
 
-    /** One uncontended acquisition per instance, so that a cold client's first connect is not part of the drill. */
+    /**
+     * One uncontended acquisition per instance, so that a cold client's first connect is
+     * not part of the drill.
+     */
     void warmUp() {
         for (LockApplication app : apps) {
-            LockHandle handle = app.lockService().lock(LockRequest.of("warm-up").withTtl(Duration.ofSeconds(10))
-                    .withWaitTime(Duration.ofSeconds(10)));
+            LockHandle handle = app.lockService()
+                .lock(LockRequest.of("warm-up").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ofSeconds(10)));
             assertThat(handle.release()).isTrue();
         }
     }
@@ -195,45 +252,56 @@ final class FailoverDrill implements AutoCloseable {
     /** {@code holder} takes these locks, to hold them across the failover. */
     void hold(LockApplication holder, List<String> names) {
         for (String name : names) {
-            LockHandle handle = holder.lockService().lock(LockRequest.of(name).withTtl(HELD_TTL)
-                    .withWaitTime(Duration.ZERO).withWatchdog(true));
+            LockHandle handle = holder.lockService()
+                .lock(LockRequest.of(name).withTtl(HELD_TTL).withWaitTime(Duration.ZERO).withWatchdog(true));
             held.add(new Tracked(handle, holder, "held " + name, false));
         }
     }
 
-    /** A thread of {@code waiter} waits for each of these held locks, and is queued in Redis before this returns. */
+    /**
+     * A thread of {@code waiter} waits for each of these held locks, and is queued in
+     * Redis before this returns.
+     */
     void waitFor(LockApplication waiter, List<String> names) {
         int before = waiter.bean(LockWaiters.class).waiting();
         for (String name : names) {
-            LockHandle holder = held.stream().map(Tracked::handle).filter(handle -> handle.key().equals(name))
-                    .findFirst().orElseThrow(() -> new IllegalArgumentException(name + " is not held"));
+            LockHandle holder = held.stream()
+                .map(Tracked::handle)
+                .filter(handle -> handle.key().equals(name))
+                .findFirst()
+                .orElseThrow(() -> new IllegalArgumentException(name + " is not held"));
             waiters.add(threads.submit(() -> {
                 LockHandle handle = waitUntilAcquired(waiter.lockService(), name);
-                // Released by the drill only at the end; before that, the waiter may get the lock only if the
-                // holder's lease is gone from Redis, and then the holder must not still report it held.
+                // Released by the drill only at the end; before that, the waiter may get
+                // the lock only if the
+                // holder's lease is gone from Redis, and then the holder must not still
+                // report it held.
                 if (holder.isHeld()) {
                     takeoverViolations.incrementAndGet();
-                    violationDetails.add(name + " went to a waiter " + sinceFailover()
-                            + " while its holder still reported it held");
+                    violationDetails.add(
+                            name + " went to a waiter " + sinceFailover() + " while its holder still reported it held");
                 }
                 return handle;
             }));
         }
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(
-                waiter.bean(LockWaiters.class).waiting()).as("threads waiting").isEqualTo(before + names.size()));
+        await().atMost(Duration.ofSeconds(10))
+            .untilAsserted(() -> assertThat(waiter.bean(LockWaiters.class).waiting()).as("threads waiting")
+                .isEqualTo(before + names.size()));
     }
 
     /**
-     * Waits for a lock as an application that must have it does: a wait that fails because Redis did not answer in
-     * time (the failover) is started again, until {@link #WAITER_WAIT} is over.
+     * Waits for a lock as an application that must have it does: a wait that fails
+     * because Redis did not answer in time (the failover) is started again, until
+     * {@link #WAITER_WAIT} is over.
      */
     private LockHandle waitUntilAcquired(LockService service, String name) {
         long deadline = System.nanoTime() + WAITER_WAIT.toNanos();
         while (true) {
             try {
-                return service.lock(LockRequest.of(name).withTtl(HELD_TTL)
-                        .withWaitTime(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())))
-                        .withWatchdog(true));
+                return service.lock(LockRequest.of(name)
+                    .withTtl(HELD_TTL)
+                    .withWaitTime(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())))
+                    .withWatchdog(true));
             }
             catch (RuntimeException ex) {
                 if (Thread.currentThread().isInterrupted() || System.nanoTime() - deadline > 0) {
@@ -245,7 +313,10 @@ final class FailoverDrill implements AutoCloseable {
         }
     }
 
-    /** {@code threadsPerApp} threads of every instance contend for these locks until {@link #stopTraffic()}. */
+    /**
+     * {@code threadsPerApp} threads of every instance contend for these locks until
+     * {@link #stopTraffic()}.
+     */
     void contend(List<String> names, int threadsPerApp) {
         names.forEach(name -> occupancy.put(name, new AtomicInteger()));
         for (int a = 0; a < apps.size(); a++) {
@@ -263,11 +334,12 @@ final class FailoverDrill implements AutoCloseable {
             String name = names.get(random.nextInt(names.size()));
             Optional<LockHandle> acquired;
             try {
-                acquired = service.tryLock(LockRequest.of(name).withTtl(CONTENDED_TTL).withWaitTime(CONTENDED_WAIT)
-                        .withWatchdog(true));
+                acquired = service.tryLock(
+                        LockRequest.of(name).withTtl(CONTENDED_TTL).withWaitTime(CONTENDED_WAIT).withWatchdog(true));
             }
             catch (RuntimeException ex) {
-                // Expected while the master changes: the instance reports the failure, and we try again.
+                // Expected while the master changes: the instance reports the failure,
+                // and we try again.
                 count(ex);
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
                 continue;
@@ -280,8 +352,8 @@ final class FailoverDrill implements AutoCloseable {
             int others = inside.getAndIncrement();
             if (others != 0) {
                 violations.incrementAndGet();
-                violationDetails.add(name + " entered by " + instance + " " + sinceFailover()
-                        + " while " + others + " other holder(s) were inside");
+                violationDetails.add(name + " entered by " + instance + " " + sinceFailover() + " while " + others
+                        + " other holder(s) were inside");
             }
             try {
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20 + random.nextInt(40)));
@@ -299,7 +371,10 @@ final class FailoverDrill implements AutoCloseable {
         }
     }
 
-    /** Every instance takes a fresh uncontended lock every few tens of milliseconds, and keeps it. */
+    /**
+     * Every instance takes a fresh uncontended lock every few tens of milliseconds, and
+     * keeps it.
+     */
     void probe() {
         for (int a = 0; a < apps.size(); a++) {
             LockApplication app = apps.get(a);
@@ -314,8 +389,12 @@ final class FailoverDrill implements AutoCloseable {
                     long start = System.nanoTime();
                     LockHandle handle = null;
                     try {
-                        handle = app.lockService().tryLock(LockRequest.of(name).withTtl(HELD_TTL)
-                                .withWaitTime(Duration.ZERO).withWatchdog(true)).orElse(null);
+                        handle = app.lockService()
+                            .tryLock(LockRequest.of(name)
+                                .withTtl(HELD_TTL)
+                                .withWaitTime(Duration.ZERO)
+                                .withWatchdog(true))
+                            .orElse(null);
                     }
                     catch (RuntimeException ex) {
                         count(ex);
@@ -336,10 +415,11 @@ final class FailoverDrill implements AutoCloseable {
     }
 
     /**
-     * Right after the failover, each instance tries to take every probe lock the other instance still reports held,
-     * without waiting. A lock the old master granted but the new master never got is free there: taking it while
-     * its first holder still reports it held is an exclusion violation, the one a failover causes. Whatever is
-     * taken is released at once.
+     * Right after the failover, each instance tries to take every probe lock the other
+     * instance still reports held, without waiting. A lock the old master granted but the
+     * new master never got is free there: taking it while its first holder still reports
+     * it held is an exclusion violation, the one a failover causes. Whatever is taken is
+     * released at once.
      */
     void tryToTakeOverProbes() {
         for (Tracked tracked : List.copyOf(held)) {
@@ -349,8 +429,11 @@ final class FailoverDrill implements AutoCloseable {
             LockApplication other = apps.get((apps.indexOf(tracked.app()) + 1) % apps.size());
             Optional<LockHandle> taken;
             try {
-                taken = other.lockService().tryLock(LockRequest.of(tracked.handle().key())
-                        .withTtl(CONTENDED_TTL).withWaitTime(Duration.ZERO).withWatchdog(false));
+                taken = other.lockService()
+                    .tryLock(LockRequest.of(tracked.handle().key())
+                        .withTtl(CONTENDED_TTL)
+                        .withWaitTime(Duration.ZERO)
+                        .withWatchdog(false));
             }
             catch (RuntimeException ex) {
                 count(ex);
@@ -373,15 +456,18 @@ final class FailoverDrill implements AutoCloseable {
     }
 
     /**
-     * Both instances, which have threads waiting, are subscribed where the topology says they should be: at least one
-     * subscription each. (That they deliver is what {@link #assertHandOverWakesWaiter} shows.)
+     * Both instances, which have threads waiting, are subscribed where the topology says
+     * they should be: at least one subscription each. (That they deliver is what
+     * {@link #assertHandOverWakesWaiter} shows.)
      */
     void assertSubscribed(String when) {
-        await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> assertThat(topology.subscribers(CHANNEL))
-                .as("%s: subscriptions to %s", when, CHANNEL).isGreaterThanOrEqualTo(apps.size()));
+        await().atMost(Duration.ofSeconds(15))
+            .untilAsserted(() -> assertThat(topology.subscribers(CHANNEL)).as("%s: subscriptions to %s", when, CHANNEL)
+                .isGreaterThanOrEqualTo(apps.size()));
     }
 
-    // ------------------------------------------------------------------------------------------ the failover
+    // ------------------------------------------------------------------------------------------
+    // the failover
 
     /** Call right before the failover command goes out. */
     void failoverStarts() {
@@ -394,14 +480,15 @@ final class FailoverDrill implements AutoCloseable {
     }
 
     /**
-     * The monitor saw the old master stop taking writes (it reports the replica role): a lock command that starts
-     * after this can only succeed on the new master.
+     * The monitor saw the old master stop taking writes (it reports the replica role): a
+     * lock command that starts after this can only succeed on the new master.
      */
     void cutOver(long nanos) {
         cutoverNanos = nanos;
     }
 
-    // ------------------------------------------------------------------------------------------ after the failover
+    // ------------------------------------------------------------------------------------------
+    // after the failover
 
     /** Stops contention and probes, and waits for their threads. */
     void stopTraffic() throws Exception {
@@ -412,11 +499,11 @@ final class FailoverDrill implements AutoCloseable {
     }
 
     /**
-     * Locking resumed on the new master: a probe that began after the master switched and was kept (so the new
-     * master has it; the old one took writes until the cutover, and lost them) succeeded, within
-     * {@link #RESUME_BOUND} of the failover's start. Call after {@link #assertHeldLocksKeptOrReportedLost()}, which
-     * tells the kept from the lost.
-     *
+     * Locking resumed on the new master: a probe that began after the master switched and
+     * was kept (so the new master has it; the old one took writes until the cutover, and
+     * lost them) succeeded, within {@link #RESUME_BOUND} of the failover's start. Call
+     * after {@link #assertHeldLocksKeptOrReportedLost()}, which tells the kept from the
+     * lost.
      * @return when, in ms after the failover started
      */
     long assertResumed() {
@@ -424,27 +511,29 @@ final class FailoverDrill implements AutoCloseable {
         assertThat(cutoverNanos).as("the monitor saw the cutover").isNotZero();
         assertThat(keptHandles).as("held locks judged first").isNotNull();
         Optional<Probe> first = probes.stream()
-                .filter(probe -> probe.startNanos() - switchNanos > 0 && keptHandles.contains(probe.handle()))
-                .min((a, b) -> Long.compare(a.endNanos(), b.endNanos()));
-        assertThat(first).as("a probe that began after the switch was kept (%d probes, errors %s)", probes.size(),
-                errors).isPresent();
+            .filter(probe -> probe.startNanos() - switchNanos > 0 && keptHandles.contains(probe.handle()))
+            .min((a, b) -> Long.compare(a.endNanos(), b.endNanos()));
+        assertThat(first)
+            .as("a probe that began after the switch was kept (%d probes, errors %s)", probes.size(), errors)
+            .isPresent();
         resumeMillis = millisSinceFailover(first.get().endNanos());
         assertThat(Duration.ofMillis(resumeMillis)).as("locking resumed after the failover")
-                .isLessThanOrEqualTo(RESUME_BOUND);
+            .isLessThanOrEqualTo(RESUME_BOUND);
         return resumeMillis;
     }
 
     /**
-     * Every handle held across the failover is kept (held, its token in the key on the new master) or reported lost
-     * (lost, and a {@link LockLostEvent} published for it), within a lease and a renewal; never held while Redis
-     * holds another token or none.
+     * Every handle held across the failover is kept (held, its token in the key on the
+     * new master) or reported lost (lost, and a {@link LockLostEvent} published for it),
+     * within a lease and a renewal; never held while Redis holds another token or none.
      */
     void assertHeldLocksKeptOrReportedLost() {
         List<Tracked> all = List.copyOf(held);
         Map<Tracked, String> undecided = new LinkedHashMap<>();
         try {
-            await().atMost(HELD_TTL.multipliedBy(2).plusSeconds(5)).pollInterval(Duration.ofMillis(200))
-                    .until(() -> judge(all, undecided));
+            await().atMost(HELD_TTL.multipliedBy(2).plusSeconds(5))
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> judge(all, undecided));
         }
         catch (ConditionTimeoutException ex) {
             // The assertion below names the handles still undecided.
@@ -452,11 +541,14 @@ final class FailoverDrill implements AutoCloseable {
         assertThat(kept + lost).as("handles judged (undecided: %s)", undecided).isEqualTo(all.size());
     }
 
-    /** One look at every handle and at Redis; true when each handle is kept or reported lost. */
+    /**
+     * One look at every handle and at Redis; true when each handle is kept or reported
+     * lost.
+     */
     private boolean judge(List<Tracked> all, Map<Tracked, String> undecided) {
         undecided.clear();
-        Map<String, String> inRedis = topology.read(all.stream()
-                .map(tracked -> HandleTokens.redisKeyOf(tracked.handle())).toList());
+        Map<String, String> inRedis = topology
+            .read(all.stream().map(tracked -> HandleTokens.redisKeyOf(tracked.handle())).toList());
         Set<LockHandle> keptNow = Collections.newSetFromMap(new IdentityHashMap<>());
         int lostNow = 0;
         for (Tracked tracked : all) {
@@ -470,9 +562,10 @@ final class FailoverDrill implements AutoCloseable {
                 lostNow++;
             }
             else {
-                undecided.put(tracked, "held=" + heldNow + " lost=" + handle.isLost() + " event="
-                        + reportedLost(tracked) + " key " + (value == null ? "missing"
-                                : HandleTokens.tokenOf(handle).equals(value) ? "ours" : "another's"));
+                undecided.put(tracked,
+                        "held=" + heldNow + " lost=" + handle.isLost() + " event=" + reportedLost(tracked) + " key "
+                                + (value == null ? "missing"
+                                        : HandleTokens.tokenOf(handle).equals(value) ? "ours" : "another's"));
             }
         }
         keptHandles = keptNow;
@@ -482,8 +575,11 @@ final class FailoverDrill implements AutoCloseable {
     }
 
     private static boolean reportedLost(Tracked tracked) {
-        return tracked.app().lostLeases().stream().map(LockLostEvent::getHandle)
-                .anyMatch(handle -> handle == tracked.handle());
+        return tracked.app()
+            .lostLeases()
+            .stream()
+            .map(LockLostEvent::getHandle)
+            .anyMatch(handle -> handle == tracked.handle());
     }
 
     /** Zero exclusion violations; asserted with replica acks, only reported without. */
@@ -495,8 +591,9 @@ final class FailoverDrill implements AutoCloseable {
     }
 
     /**
-     * Releases every held lock; the threads waiting for some of them get them (the release hands them over) with
-     * their token in the key on the new master, and release them in turn.
+     * Releases every held lock; the threads waiting for some of them get them (the
+     * release hands them over) with their token in the key on the new master, and release
+     * them in turn.
      */
     void releaseHeldAndServeWaiters() throws Exception {
         for (Tracked tracked : held) {
@@ -512,34 +609,43 @@ final class FailoverDrill implements AutoCloseable {
             String key = HandleTokens.redisKeyOf(handle);
             assertThat(handle.isHeld()).as("the waiter for %s holds it", handle.key()).isTrue();
             assertThat(topology.read(List.of(key))).as("%s on the new master", key)
-                    .containsEntry(key, HandleTokens.tokenOf(handle));
+                .containsEntry(key, HandleTokens.tokenOf(handle));
             assertThat(handle.release()).isTrue();
         }
     }
 
     /**
-     * A release after the failover wakes a waiter of the other instance through its subscription: in at least one
-     * of three hand-overs, the only acquire or release script the master ran on the lock between the release and
-     * the waiter returning with the lock was that release, so the waiter took the hand-over without polling.
-     * (With replica acks, the waiter's confirmation of a hand-over is a renewal script, one key, not counted.) One
-     * hand-over alone could meet the waiter's periodic re-check; three in a row only if the wake-up never comes.
+     * A release after the failover wakes a waiter of the other instance through its
+     * subscription: in at least one of three hand-overs, the only acquire or release
+     * script the master ran on the lock between the release and the waiter returning with
+     * the lock was that release, so the waiter took the hand-over without polling. (With
+     * replica acks, the waiter's confirmation of a hand-over is a renewal script, one
+     * key, not counted.) One hand-over alone could meet the waiter's periodic re-check;
+     * three in a row only if the wake-up never comes.
      */
     void assertHandOverWakesWaiter(LockApplication holder, LockApplication waiter, String name) throws Exception {
         List<String> polled = new ArrayList<>();
-        // One lock name for all three: a subscription per slot, if the instance subscribes so, is then in place
+        // One lock name for all three: a subscription per slot, if the instance
+        // subscribes so, is then in place
         // from the second hand-over on.
         String lockName = name;
         for (int attempt = 1; attempt <= 3; attempt++) {
-            LockHandle first = holder.lockService().lock(LockRequest.of(lockName).withTtl(Duration.ofSeconds(30))
-                    .withWaitTime(Duration.ZERO).withWatchdog(false));
+            LockHandle first = holder.lockService()
+                .lock(LockRequest.of(lockName)
+                    .withTtl(Duration.ofSeconds(30))
+                    .withWaitTime(Duration.ZERO)
+                    .withWatchdog(false));
             String key = HandleTokens.redisKeyOf(first);
             RedisTestServer master = topology.masterOf(key);
             int waitingBefore = waiter.bean(LockWaiters.class).waiting();
-            Future<LockHandle> next = threads.submit(() -> waiter.lockService().lock(LockRequest.of(lockName)
-                    .withTtl(Duration.ofSeconds(30)).withWaitTime(Duration.ofSeconds(20)).withWatchdog(false)));
-            await().atMost(Duration.ofSeconds(10)).until(
-                    () -> waiter.bean(LockWaiters.class).waiting() > waitingBefore
-                            && (Long) master.command("ZCARD", key + ":queue") == 1);
+            Future<LockHandle> next = threads.submit(() -> waiter.lockService()
+                .lock(LockRequest.of(lockName)
+                    .withTtl(Duration.ofSeconds(30))
+                    .withWaitTime(Duration.ofSeconds(20))
+                    .withWatchdog(false)));
+            await().atMost(Duration.ofSeconds(10))
+                .until(() -> waiter.bean(LockWaiters.class).waiting() > waitingBefore
+                        && (Long) master.command("ZCARD", key + ":queue") == 1);
             List<String> scripts;
             try (RespConnection monitor = RespConnection.open(master.host(), master.port(), Duration.ofSeconds(10))) {
                 assertThat(monitor.command("MONITOR")).isEqualTo("OK");
@@ -549,7 +655,8 @@ final class FailoverDrill implements AutoCloseable {
                 assertThat(handedOver.release()).isTrue();
                 scripts = lockScriptsUntilReleased(monitor, master, key);
             }
-            // The release, then the waiter's release of the handed-over lock: nothing in between.
+            // The release, then the waiter's release of the handed-over lock: nothing in
+            // between.
             if (scripts.size() == 2) {
                 return;
             }
@@ -560,8 +667,9 @@ final class FailoverDrill implements AutoCloseable {
     }
 
     /**
-     * The acquire and release scripts (four keys) the master ran on {@code key} since {@code MONITOR} started,
-     * read up to a marker sent afterwards, so that every command before it has been seen.
+     * The acquire and release scripts (four keys) the master ran on {@code key} since
+     * {@code MONITOR} started, read up to a marker sent afterwards, so that every command
+     * before it has been seen.
      */
     private static List<String> lockScriptsUntilReleased(RespConnection monitor, RedisTestServer master, String key)
             throws IOException {
@@ -573,7 +681,8 @@ final class FailoverDrill implements AutoCloseable {
             if (line.contains(marker)) {
                 return scripts;
             }
-            // e.g. 1700000000.123456 [0 127.0.0.1:41234] "EVALSHA" "<sha>" "4" "lock:{a}" ...
+            // e.g. 1700000000.123456 [0 127.0.0.1:41234] "EVALSHA" "<sha>" "4" "lock:{a}"
+            // ...
             boolean script = line.contains("\"EVALSHA\" ") || line.contains("\"EVAL\" ");
             if (script && line.contains("\" \"4\" \"" + key + "\"")) {
                 scripts.add(line.substring(0, Math.min(line.length(), 120)));
@@ -581,26 +690,28 @@ final class FailoverDrill implements AutoCloseable {
         }
     }
 
-    // ------------------------------------------------------------------------------------------ figures
+    // ------------------------------------------------------------------------------------------
+    // figures
 
     /**
      * The one-line summary the failover figures in the docs come from, e.g.
-     * {@code FAILOVER-FIGURES sentinel acks=0 client=lettuce resume=1234ms kept=3 lost=0 violations=0 ...}; -1 for
-     * what was not measured (a check failed before it).
+     * {@code FAILOVER-FIGURES sentinel acks=0 client=lettuce resume=1234ms kept=3 lost=0 violations=0 ...};
+     * -1 for what was not measured (a check failed before it).
      */
     String figures() {
         return "FAILOVER-FIGURES " + topologyName + " acks=" + acks + " client=" + client + " resume=" + resumeMillis
                 + "ms kept=" + kept + " lost=" + lost + " violations=" + (violations.get() + takeoverViolations.get())
                 + " contention-violations=" + violations.get() + " takeover-violations=" + takeoverViolations.get()
-                + " switch="
-                + millisSinceFailover(switchNanos) + "ms cutover=" + millisSinceFailover(cutoverNanos)
+                + " switch=" + millisSinceFailover(switchNanos) + "ms cutover=" + millisSinceFailover(cutoverNanos)
                 + "ms stall=" + longestStallMillis() + "ms contended-acquisitions=" + contendedAcquisitions.sum()
-                + " probes=" + probes.size() + " errors=" + errorsText()
-                + (violationDetails.isEmpty() ? ""
+                + " probes=" + probes.size() + " errors=" + errorsText() + (violationDetails.isEmpty() ? ""
                         : " first-violations=" + violationDetails.subList(0, Math.min(3, violationDetails.size())));
     }
 
-    /** The first message of each kind of error the instances reported during the drill, one line. */
+    /**
+     * The first message of each kind of error the instances reported during the drill,
+     * one line.
+     */
     String errorSamples() {
         return "FAILOVER-ERRORS " + topologyName + " acks=" + acks + " client=" + client + " "
                 + new TreeMap<>(firstErrors);
@@ -610,8 +721,12 @@ final class FailoverDrill implements AutoCloseable {
     private long longestStallMillis() {
         long previous = failoverStartNanos;
         long longest = 0;
-        List<Long> ends = probes.stream().filter(probe -> probe.handle() != null)
-                .map(Probe::endNanos).filter(end -> end - failoverStartNanos > 0).sorted().toList();
+        List<Long> ends = probes.stream()
+            .filter(probe -> probe.handle() != null)
+            .map(Probe::endNanos)
+            .filter(end -> end - failoverStartNanos > 0)
+            .sorted()
+            .toList();
         for (long end : ends) {
             longest = Math.max(longest, end - previous);
             previous = end;
@@ -646,7 +761,10 @@ final class FailoverDrill implements AutoCloseable {
         };
     }
 
-    /** Starts a daemon thread that runs {@code check} every 5 ms until it returns true or the drill closes. */
+    /**
+     * Starts a daemon thread that runs {@code check} every 5 ms until it returns true or
+     * the drill closes.
+     */
     void monitor(LongPredicate check) {
         threads.submit(() -> {
             while (!closed && !Thread.currentThread().isInterrupted()) {
@@ -674,4 +792,5 @@ final class FailoverDrill implements AutoCloseable {
         waiters.forEach(waiter -> waiter.cancel(true));
         threads.shutdownNow();
     }
+
 }

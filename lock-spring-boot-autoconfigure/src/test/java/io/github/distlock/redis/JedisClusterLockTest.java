@@ -16,12 +16,12 @@ import io.github.distlock.core.LockBackend;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Every {@link ClusterLockTest} on Jedis ({@code spring.data.redis.client-type=jedis}) and
- * {@link SpringDataLockBackend}, on a real 3-master cluster: awkward names, renewals batched per slot
- * and pipelined per master (so that a paused master does not cost the healthy masters' leases),
- * hand-over through cluster pub/sub, and slot migration (Jedis's cluster client follows {@code MOVED}
- * and {@code ASK} itself, and the renewal pipeline hands what a master refuses to it; the Lettuce
- * refresh property is ignored).
+ * Every {@link ClusterLockTest} on Jedis ({@code spring.data.redis.client-type=jedis})
+ * and {@link SpringDataLockBackend}, on a real 3-master cluster: awkward names, renewals
+ * batched per slot and pipelined per master (so that a paused master does not cost the
+ * healthy masters' leases), hand-over through cluster pub/sub, and slot migration
+ * (Jedis's cluster client follows {@code MOVED} and {@code ASK} itself, and the renewal
+ * pipeline hands what a master refuses to it; the Lettuce refresh property is ignored).
  */
 class JedisClusterLockTest extends ClusterLockTest {
 
@@ -31,17 +31,18 @@ class JedisClusterLockTest extends ClusterLockTest {
     }
 
     /**
-     * A master that has not cached the renewal script (restarted, newly added, or {@code SCRIPT
-     * FLUSH}ed) answers the pipelined renewals with {@code NOSCRIPT}: the pipeline loads the script
-     * there and sends them again, so the lease lives on, and without falling back to one
-     * {@code EVAL} per slot through the cluster client.
+     * A master that has not cached the renewal script (restarted, newly added, or
+     * {@code SCRIPT
+     * FLUSH}ed) answers the pipelined renewals with {@code NOSCRIPT}: the pipeline loads
+     * the script there and sends them again, so the lease lives on, and without falling
+     * back to one {@code EVAL} per slot through the cluster client.
      */
     @Test
     void renewalsReachAMasterThatForgotItsScriptsInOnePipeline() {
         Duration ttl = Duration.ofSeconds(3);
         try (LockApplication app = startInstance()) {
-            LockHandle held = app.lockService().lock(LockRequest.of("forgetful").withTtl(ttl)
-                    .withWaitTime(Duration.ZERO).withWatchdog(true));
+            LockHandle held = app.lockService()
+                .lock(LockRequest.of("forgetful").withTtl(ttl).withWaitTime(Duration.ZERO).withWatchdog(true));
             Map<String, RedisTestServer> keys = clusterExtension.cluster().keys("lock:*");
             assertThat(keys).hasSize(1);
             String key = keys.keySet().iterator().next();
@@ -70,4 +71,5 @@ class JedisClusterLockTest extends ClusterLockTest {
             assertThat(app.bean(LockBackend.class)).isInstanceOf(SpringDataLockBackend.class);
         }
     }
+
 }

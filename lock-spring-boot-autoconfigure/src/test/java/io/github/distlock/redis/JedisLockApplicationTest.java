@@ -26,9 +26,9 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Applications on Jedis ({@code spring.data.redis.client-type=jedis}) against one real Redis: the
- * auto-configuration picks {@link SpringDataLockBackend}, and everything an application does with a
- * lock works as on Lettuce, across two instances.
+ * Applications on Jedis ({@code spring.data.redis.client-type=jedis}) against one real
+ * Redis: the auto-configuration picks {@link SpringDataLockBackend}, and everything an
+ * application does with a lock works as on Lettuce, across two instances.
  */
 class JedisLockApplicationTest {
 
@@ -39,7 +39,9 @@ class JedisLockApplicationTest {
     static final RedisServerExtension redisExtension = new RedisServerExtension().resetBeforeEach();
 
     private RedisTestServer redis;
+
     private LockApplication first;
+
     private LockApplication second;
 
     @BeforeEach
@@ -52,10 +54,13 @@ class JedisLockApplicationTest {
     private LockApplication start(String... more) {
         String[] properties = { "spring.data.redis.client-type=jedis", "spring.data.redis.host=" + redis.host(),
                 "spring.data.redis.port=" + redis.port(),
-                // Generous for the tests that are not about timeouts: on a loaded machine a call (or a cold
-                // connect) took longer than 500 ms. The tests of a paused Redis start an impatient instance.
+                // Generous for the tests that are not about timeouts: on a loaded machine
+                // a call (or a cold
+                // connect) took longer than 500 ms. The tests of a paused Redis start an
+                // impatient instance.
                 "distributed-lock.operation-timeout=5s",
-                // Only the operation timeout may end a call to a paused Redis: Jedis's own 2 s read timeout raced it.
+                // Only the operation timeout may end a call to a paused Redis: Jedis's
+                // own 2 s read timeout raced it.
                 "spring.data.redis.timeout=60s" };
         String[] all = new String[properties.length + more.length];
         System.arraycopy(properties, 0, all, 0, properties.length);
@@ -63,7 +68,10 @@ class JedisLockApplicationTest {
         return LockApplication.start(all);
     }
 
-    /** An instance with a 500 ms operation timeout, its connection opened (retrying, as a cold connect may be slow). */
+    /**
+     * An instance with a 500 ms operation timeout, its connection opened (retrying, as a
+     * cold connect may be slow).
+     */
     private LockApplication impatient() {
         LockApplication impatient = start("distributed-lock.operation-timeout=500ms");
         await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
@@ -93,8 +101,10 @@ class JedisLockApplicationTest {
 
     @Test
     void aWaiterInAnotherInstanceIsHandedTheLockByTheRelease() throws Exception {
-        // The holder's lease has 30 s left; only the release message can wake the waiter within 900 ms of the
-        // release (its fallback re-check is a second away), every time. A stall of a busy machine can make one
+        // The holder's lease has 30 s left; only the release message can wake the waiter
+        // within 900 ms of the
+        // release (its fallback re-check is a second away), every time. A stall of a busy
+        // machine can make one
         // hand-over slow too, not three in a row.
         List<Duration> took = new ArrayList<>();
         while (took.size() < 3 && (took.isEmpty() || took.get(took.size() - 1).compareTo(PROMPT) >= 0)) {
@@ -104,14 +114,17 @@ class JedisLockApplicationTest {
         assertThat(took).as("release-to-hand-over times").anyMatch(duration -> duration.compareTo(PROMPT) < 0);
     }
 
-    /** Hands {@code name} from the first instance to a waiter in the second; returns the time from the release. */
+    /**
+     * Hands {@code name} from the first instance to a waiter in the second; returns the
+     * time from the release.
+     */
     private Duration handOver(String name) throws Exception {
-        LockHandle held = first.lockService().lock(LockRequest.of(name).withTtl(Duration.ofSeconds(30))
-                .withWaitTime(Duration.ZERO));
+        LockHandle held = first.lockService()
+            .lock(LockRequest.of(name).withTtl(Duration.ofSeconds(30)).withWaitTime(Duration.ZERO));
         CompletableFuture<LockHandle> waiting = CompletableFuture.supplyAsync(() -> second.lockService()
-                .lock(LockRequest.of(name).withTtl(Duration.ofSeconds(30)).withWaitTime(Duration.ofSeconds(20))));
+            .lock(LockRequest.of(name).withTtl(Duration.ofSeconds(30)).withWaitTime(Duration.ofSeconds(20))));
         await().atMost(Duration.ofSeconds(20))
-                .until(() -> Long.valueOf(1).equals(redis.command("ZCARD", "lock:{" + name + "}:queue")));
+            .until(() -> Long.valueOf(1).equals(redis.command("ZCARD", "lock:{" + name + "}:queue")));
 
         long heldFence = held.fencingToken();
         long releasedAt = System.nanoTime();
@@ -157,14 +170,17 @@ class JedisLockApplicationTest {
             redis.pause();
             long started = System.nanoTime();
 
-            assertThatThrownBy(() -> impatient.lockService().tryLock(LockRequest.of("order:3")
-                    .withTtl(Duration.ofMinutes(5)).withWaitTime(Duration.ZERO)))
-                    .isInstanceOf(LockBackendException.class).hasMessageContaining("operation-timeout=PT0.5S");
+            assertThatThrownBy(() -> impatient.lockService()
+                .tryLock(LockRequest.of("order:3").withTtl(Duration.ofMinutes(5)).withWaitTime(Duration.ZERO)))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("operation-timeout=PT0.5S");
 
-            // The client would wait 60 s; 20 s leave room for a stalled machine, not for the client timeout.
+            // The client would wait 60 s; 20 s leave room for a stalled machine, not for
+            // the client timeout.
             assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
             redis.resume();
-            // Whether or not the SET ran once Redis woke up, it is undone: the key does not stay 5 minutes.
+            // Whether or not the SET ran once Redis woke up, it is undone: the key does
+            // not stay 5 minutes.
             await().atMost(Duration.ofSeconds(20)).until(() -> redis.get("lock:{order:3}") == null);
             assertThat(second.lockService().tryLock("order:3", null, Duration.ofSeconds(2))).isPresent();
         }
@@ -172,8 +188,8 @@ class JedisLockApplicationTest {
 
     @Test
     void aReleaseInterruptedWhileRedisIsPausedStillReleasesAndKeepsTheFlag() throws Exception {
-        LockHandle held = first.lockService().lock(LockRequest.of("order:4").withTtl(Duration.ofSeconds(30))
-                .withWaitTime(Duration.ZERO));
+        LockHandle held = first.lockService()
+            .lock(LockRequest.of("order:4").withTtl(Duration.ofSeconds(30)).withWaitTime(Duration.ZERO));
         redis.pause();
         AtomicBoolean released = new AtomicBoolean();
         AtomicBoolean flag = new AtomicBoolean();
@@ -182,10 +198,12 @@ class JedisLockApplicationTest {
             flag.set(Thread.currentThread().isInterrupted());
         });
         releaser.start();
-        // Within the 5 s operation timeout (room for a stall): the release waits for Redis on the backend's thread.
-        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5))
-                .until(() -> releaser.getState() == Thread.State.TIMED_WAITING
-                        || releaser.getState() == Thread.State.WAITING);
+        // Within the 5 s operation timeout (room for a stall): the release waits for
+        // Redis on the backend's thread.
+        await().atMost(Duration.ofSeconds(20))
+            .pollInterval(Duration.ofMillis(5))
+            .until(() -> releaser.getState() == Thread.State.TIMED_WAITING
+                    || releaser.getState() == Thread.State.WAITING);
 
         releaser.interrupt();
         redis.resume();
@@ -195,4 +213,5 @@ class JedisLockApplicationTest {
         assertThat(flag).as("the interrupt flag is kept").isTrue();
         assertThat(redis.get("lock:{order:4}")).isNull();
     }
+
 }

@@ -24,10 +24,11 @@ import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.autoconfigure.ImportBootRedisAutoConfiguration;
 
 /**
- * One instance of an application that uses the starter, started the way Spring Boot starts it, from
- * {@code spring.data.redis.*}, {@code spring.ssl.*} and {@code distributed-lock.*} properties. Two of them
- * are two service instances: separate contexts, connection factories, subscriptions and watchdogs.
- * Tests use only what an application sees: {@link LockService}, {@code @DistributedLock} and
+ * One instance of an application that uses the starter, started the way Spring Boot
+ * starts it, from {@code spring.data.redis.*}, {@code spring.ssl.*} and
+ * {@code distributed-lock.*} properties. Two of them are two service instances: separate
+ * contexts, connection factories, subscriptions and watchdogs. Tests use only what an
+ * application sees: {@link LockService}, {@code @DistributedLock} and
  * {@link LockLostEvent}s.
  */
 final class LockApplication implements AutoCloseable {
@@ -40,22 +41,25 @@ final class LockApplication implements AutoCloseable {
 
     /**
      * Starts an instance.
-     *
-     * @param properties {@code name=value} pairs, e.g. {@code spring.data.redis.cluster.nodes=127.0.0.1:4711}
+     * @param properties {@code name=value} pairs, e.g.
+     * {@code spring.data.redis.cluster.nodes=127.0.0.1:4711}
      */
     static LockApplication start(String... properties) {
         List<String> all = new ArrayList<>(Arrays.asList(properties));
-        // Lock commands fail fast, but the client's own timeout must not hang a broken test for a minute.
+        // Lock commands fail fast, but the client's own timeout must not hang a broken
+        // test for a minute.
         all.add(0, "spring.data.redis.timeout=10s");
-        return new LockApplication(new SpringApplicationBuilder(Application.class)
-                .web(WebApplicationType.NONE)
-                .bannerMode(Banner.Mode.OFF)
-                .logStartupInfo(false)
-                .properties(all.toArray(String[]::new))
-                .run());
+        return new LockApplication(new SpringApplicationBuilder(Application.class).web(WebApplicationType.NONE)
+            .bannerMode(Banner.Mode.OFF)
+            .logStartupInfo(false)
+            .properties(all.toArray(String[]::new))
+            .run());
     }
 
-    /** The {@code spring.data.redis.cluster.nodes} property for the given {@code host:port} pairs. */
+    /**
+     * The {@code spring.data.redis.cluster.nodes} property for the given
+     * {@code host:port} pairs.
+     */
     static String clusterNodes(List<String> hostAndPorts) {
         return "spring.data.redis.cluster.nodes=" + String.join(",", hostAndPorts);
     }
@@ -98,9 +102,13 @@ final class LockApplication implements AutoCloseable {
         GuardedWork guardedWork() {
             return new GuardedWork();
         }
+
     }
 
-    /** Collects {@link LockLostEvent}s as an application does, with {@code @EventListener}. */
+    /**
+     * Collects {@link LockLostEvent}s as an application does, with
+     * {@code @EventListener}.
+     */
     static class LostLeases {
 
         final List<LockLostEvent> events = new CopyOnWriteArrayList<>();
@@ -109,14 +117,19 @@ final class LockApplication implements AutoCloseable {
         public void onLockLost(LockLostEvent event) {
             events.add(event);
         }
+
     }
 
-    /** A service method guarded by the annotation, the way applications use the starter. */
+    /**
+     * A service method guarded by the annotation, the way applications use the starter.
+     */
     static class GuardedWork {
 
         @DistributedLock(key = "#name", waitTime = "20s")
         public <T> T run(String name, Supplier<T> work) {
             return work.get();
         }
+
     }
+
 }

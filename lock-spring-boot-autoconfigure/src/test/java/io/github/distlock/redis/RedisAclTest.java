@@ -23,11 +23,11 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * The lock with a Redis ACL user that may touch only the lock keys and the lock channel, and run
- * only the commands the lock needs: the "Minimal ACL" of docs/guide.md, which this test keeps
- * honest. It runs the whole lifecycle through {@code spring.data.redis.username/password} with no
- * command denied, and shows that each permission is used: without it, something fails or Redis
- * logs a denial.
+ * The lock with a Redis ACL user that may touch only the lock keys and the lock channel,
+ * and run only the commands the lock needs: the "Minimal ACL" of docs/guide.md, which
+ * this test keeps honest. It runs the whole lifecycle through
+ * {@code spring.data.redis.username/password} with no command denied, and shows that each
+ * permission is used: without it, something fails or Redis logs a denial.
  */
 class RedisAclTest {
 
@@ -47,7 +47,8 @@ class RedisAclTest {
     void resetAclLog() {
         redis = redisExtension.server();
         redis.flushAll();
-        // As on a fresh or restarted server: the first use of each script is an EVAL (after NOSCRIPT).
+        // As on a fresh or restarted server: the first use of each script is an EVAL
+        // (after NOSCRIPT).
         redis.command("SCRIPT", "FLUSH");
         redis.command("ACL", "LOG", "RESET");
     }
@@ -61,28 +62,34 @@ class RedisAclTest {
             LockLifecycle.run("acl", first.lockService(), second.lockService(), redis);
 
             assertThat((List<?>) redis.command("PUBSUB", "CHANNELS", "lock:*"))
-                    .as("the waiting instance subscribed to the release channel").isNotEmpty();
+                .as("the waiting instance subscribed to the release channel")
+                .isNotEmpty();
         }
         assertThat(aclLog()).as("commands, keys or channels Redis denied (ACL LOG)").isEmpty();
     }
 
-    /** A missing key permission is a configuration error, not a held lock: it must not look like contention. */
+    /**
+     * A missing key permission is a configuration error, not a held lock: it must not
+     * look like contention.
+     */
     @Test
     void aUserWithoutAccessToTheLockKeysGetsAnErrorNamingTheDenialNotAnEmptyResult() {
         createUser("elsewhere", rules(MINIMAL_ACL.replace("~lock:*", "~other:*")));
 
         try (LockApplication app = LockApplication.start(properties("elsewhere"))) {
             assertThatThrownBy(() -> app.lockService().tryLock(LockRequest.of("denied").withWaitTime(Duration.ZERO)))
-                    .isInstanceOf(LockBackendException.class).hasMessageContaining("NOPERM")
-                    .hasMessageContaining("~lock:*").hasMessageContaining("#minimal-acl");
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("NOPERM")
+                .hasMessageContaining("~lock:*")
+                .hasMessageContaining("#minimal-acl");
         }
         assertThat(redis.scan("lock:*")).isEmpty();
     }
 
     /**
-     * Lock errors about a refused command send the reader to the guide's "Minimal ACL" section
-     * ({@code docs/guide.md#minimal-acl}): that section must exist under that anchor and show this
-     * test's line.
+     * Lock errors about a refused command send the reader to the guide's "Minimal ACL"
+     * section ({@code docs/guide.md#minimal-acl}): that section must exist under that
+     * anchor and show this test's line.
      */
     @Test
     void theMinimalAclThatLockErrorsPointAtIsTheGuidesSectionWithThisLine() throws Exception {
@@ -100,8 +107,7 @@ class RedisAclTest {
         while (next < guide.size() && !guide.get(next).startsWith("## ")) {
             next++;
         }
-        assertThat(guide.subList(section, next))
-                .contains("ACL SETUSER locker " + String.format(MINIMAL_ACL, "secret"));
+        assertThat(guide.subList(section, next)).contains("ACL SETUSER locker " + String.format(MINIMAL_ACL, "secret"));
     }
 
     static Stream<String> permissions() {
@@ -109,8 +115,9 @@ class RedisAclTest {
     }
 
     /**
-     * Keeps the minimal ACL minimal: with any one permission taken away, the lifecycle fails or
-     * Redis denies a command. One instance plays both roles, which keeps this quick.
+     * Keeps the minimal ACL minimal: with any one permission taken away, the lifecycle
+     * fails or Redis denies a command. One instance plays both roles, which keeps this
+     * quick.
      */
     @ParameterizedTest(name = "without {0}")
     @MethodSource("permissions")
@@ -125,10 +132,12 @@ class RedisAclTest {
         catch (Throwable ex) {
             failure = ex;
         }
-        // Read after the application closed: some commands (UNSUBSCRIBE) run only at shutdown.
+        // Read after the application closed: some commands (UNSUBSCRIBE) run only at
+        // shutdown.
         List<?> denials = aclLog();
         assertThat(failure != null || !denials.isEmpty())
-                .as("without %s the lifecycle fails or Redis denies a command", permission).isTrue();
+            .as("without %s the lifecycle fails or Redis denies a command", permission)
+            .isTrue();
     }
 
     private static List<String> rules(String acl) {
@@ -149,4 +158,5 @@ class RedisAclTest {
     private List<?> aclLog() {
         return (List<?>) redis.command("ACL", "LOG");
     }
+
 }

@@ -16,9 +16,9 @@ import redis.clients.jedis.exceptions.JedisAccessControlException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 
 /**
- * How the server's reply is found in the drivers' exception chains (as the real servers in
- * {@link RedisAuthenticationErrorTest} produce them) and read, including the wordings of Redis
- * versions that the test servers do not run.
+ * How the server's reply is found in the drivers' exception chains (as the real servers
+ * in {@link RedisAuthenticationErrorTest} produce them) and read, including the wordings
+ * of Redis versions that the test servers do not run.
  */
 class RedisErrorReplyTest {
 
@@ -26,9 +26,8 @@ class RedisErrorReplyTest {
 
     @Test
     void theReplyIsFoundBehindLettucesConnectFailureAndSpringsTranslation() {
-        Throwable failure = new RedisSystemException("Unable to connect",
-                new RedisConnectionException("Unable to connect to 127.0.0.1/<unresolved>:6379",
-                        new RedisCommandExecutionException(WRONGPASS)));
+        Throwable failure = new RedisSystemException("Unable to connect", new RedisConnectionException(
+                "Unable to connect to 127.0.0.1/<unresolved>:6379", new RedisCommandExecutionException(WRONGPASS)));
 
         assertThat(RedisErrorReply.in(failure)).contains(new RedisErrorReply(WRONGPASS));
     }
@@ -49,7 +48,7 @@ class RedisErrorReplyTest {
 
         assertThat(RedisErrorReply.in(failure)).isEmpty();
         assertThat(RedisErrorReply.describe(failure, "spring.data.redis.password"))
-                .isEqualTo("Unable to connect to 127.0.0.1/<unresolved>:6379: Connection refused");
+            .isEqualTo("Unable to connect to 127.0.0.1/<unresolved>:6379: Connection refused");
     }
 
     @Test
@@ -59,7 +58,7 @@ class RedisErrorReplyTest {
 
         assertThat(reply.deniedCommands()).containsExactly("pexpire");
         assertThat(reply.explain("spring.data.redis.password")).contains("may not run 'pexpire'")
-                .contains("ACL SETUSER <user> +pexpire");
+            .contains("ACL SETUSER <user> +pexpire");
     }
 
     @Test
@@ -78,6 +77,7 @@ class RedisErrorReplyTest {
                 new JedisAccessControlException("ERR unknown command 'FOO'"));
 
         assertThat(RedisErrorReply.describe(failure, "spring.data.redis.password"))
-                .isEqualTo("ERR unknown command 'FOO'");
+            .isEqualTo("ERR unknown command 'FOO'");
     }
+
 }

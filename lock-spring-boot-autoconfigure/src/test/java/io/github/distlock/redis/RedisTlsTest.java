@@ -16,14 +16,15 @@ import io.github.distlock.testsupport.RedisTestServer;
 import io.github.distlock.testsupport.TlsCertificates;
 
 /**
- * The lock over TLS, configured the Spring Boot way: {@code spring.data.redis.ssl.bundle} naming a
- * PEM bundle ({@code spring.ssl.bundle.pem.*}) that trusts the test CA. The server has no
- * plain-text port, so every lock command, the watchdog's renewals and the release subscription
- * can only have gone over TLS.
+ * The lock over TLS, configured the Spring Boot way: {@code spring.data.redis.ssl.bundle}
+ * naming a PEM bundle ({@code spring.ssl.bundle.pem.*}) that trusts the test CA. The
+ * server has no plain-text port, so every lock command, the watchdog's renewals and the
+ * release subscription can only have gone over TLS.
  */
 class RedisTlsTest {
 
     private static TlsCertificates certificates;
+
     private static RedisTestServer redis;
 
     @BeforeAll
@@ -54,19 +55,23 @@ class RedisTlsTest {
             LockLifecycle.run("tls", first.lockService(), second.lockService(), redis);
 
             assertThat((List<?>) redis.command("PUBSUB", "CHANNELS", "lock:*"))
-                    .as("the waiting instance subscribed over TLS").isNotEmpty();
+                .as("the waiting instance subscribed over TLS")
+                .isNotEmpty();
         }
     }
 
     @Test
     void aClientThatDoesNotTrustTheServersCertificateGetsNoLock() {
-        // TLS on, but no bundle: only the JDK's default CAs are trusted, and the test CA is not one of them.
+        // TLS on, but no bundle: only the JDK's default CAs are trusted, and the test CA
+        // is not one of them.
         try (LockApplication app = LockApplication.start("spring.data.redis.host=" + redis.host(),
                 "spring.data.redis.port=" + redis.port(), "spring.data.redis.ssl.enabled=true")) {
-            assertThatThrownBy(() -> app.lockService().tryLock(LockRequest.of("untrusted")
-                    .withWaitTime(Duration.ZERO))).isInstanceOf(LockBackendException.class)
-                    .hasStackTraceContaining("SSLHandshakeException").hasStackTraceContaining("PKIX path");
+            assertThatThrownBy(() -> app.lockService().tryLock(LockRequest.of("untrusted").withWaitTime(Duration.ZERO)))
+                .isInstanceOf(LockBackendException.class)
+                .hasStackTraceContaining("SSLHandshakeException")
+                .hasStackTraceContaining("PKIX path");
         }
         assertThat(redis.scan("lock:*")).isEmpty();
     }
+
 }

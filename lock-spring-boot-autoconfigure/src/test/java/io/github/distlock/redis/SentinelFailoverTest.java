@@ -25,13 +25,17 @@ import io.github.distlock.testsupport.RedisTestServer;
 import io.github.distlock.testsupport.RespConnection;
 
 /**
- * {@code SENTINEL FAILOVER} while two application instances (Lettuce or Jedis, {@code spring.data.redis.sentinel.*})
- * contend for locks, hold some and wait for others: see {@link FailoverDrill} for what runs and how it is judged. With
- * {@code distributed-lock.replica-acks=1} no two holders may ever overlap; without, the overlaps are counted and
- * reported. Each run prints a {@code FAILOVER-FIGURES sentinel ...} line.
+ * {@code SENTINEL FAILOVER} while two application instances (Lettuce or Jedis,
+ * {@code spring.data.redis.sentinel.*}) contend for locks, hold some and wait for others:
+ * see {@link FailoverDrill} for what runs and how it is judged. With
+ * {@code distributed-lock.replica-acks=1} no two holders may ever overlap; without, the
+ * overlaps are counted and reported. Each run prints a
+ * {@code FAILOVER-FIGURES sentinel ...} line.
  *
- * <p>What a Sentinel failover does to the lock: Sentinel promotes the replica, then turns the old master, which is
- * still running, into its replica and disconnects its clients; writes the old master accepted in between are lost.
+ * <p>
+ * What a Sentinel failover does to the lock: Sentinel promotes the replica, then turns
+ * the old master, which is still running, into its replica and disconnects its clients;
+ * writes the old master accepted in between are lost.
  */
 class SentinelFailoverTest {
 
@@ -77,7 +81,8 @@ class SentinelFailoverTest {
                         switched.set(true);
                         drill.switched(now);
                     }
-                    // Only once the old master is a replica is it sure to refuse lock writes.
+                    // Only once the old master is a replica is it sure to refuse lock
+                    // writes.
                     if (FailoverDrill.role("slave").test(before)) {
                         drill.cutOver(now);
                         return true;
@@ -89,7 +94,8 @@ class SentinelFailoverTest {
                 assertThat(after).isNotSameAs(before);
                 drill.tryToTakeOverProbes();
 
-                // Keep going on the new master for a while: resumption, and exclusion after the switch.
+                // Keep going on the new master for a while: resumption, and exclusion
+                // after the switch.
                 await().pollDelay(Duration.ofSeconds(2)).until(() -> true);
                 drill.stopTraffic();
                 drill.assertSubscribed("after the failover, on the new master " + after);
@@ -149,4 +155,5 @@ class SentinelFailoverTest {
             return group.master().subscriberCount(channel);
         }
     }
+
 }

@@ -13,8 +13,9 @@ import io.github.distlock.core.LockBackend;
 import io.github.distlock.testsupport.RedisSentinelExtension;
 
 /**
- * Applications that reach Redis through Sentinel ({@code spring.data.redis.sentinel.*}), on either
- * client: the whole lifecycle, hand-over between two instances included, on the master Sentinel names.
+ * Applications that reach Redis through Sentinel ({@code spring.data.redis.sentinel.*}),
+ * on either client: the whole lifecycle, hand-over between two instances included, on the
+ * master Sentinel names.
  */
 class SentinelLockTest {
 
@@ -33,10 +34,11 @@ class SentinelLockTest {
                 "spring.data.redis.sentinel.nodes=" + String.join(",", sentinel.sentinelHostAndPorts()) };
         try (LockApplication first = LockApplication.start(properties);
                 LockApplication second = LockApplication.start(properties)) {
-            assertThat(first.bean(LockBackend.class)).isInstanceOf(
-                    client[0].endsWith("jedis") ? SpringDataLockBackend.class : LettuceLockBackend.class);
+            assertThat(first.bean(LockBackend.class))
+                .isInstanceOf(client[0].endsWith("jedis") ? SpringDataLockBackend.class : LettuceLockBackend.class);
 
             LockLifecycle.run("order:1", first.lockService(), second.lockService(), sentinel.master());
         }
     }
+
 }

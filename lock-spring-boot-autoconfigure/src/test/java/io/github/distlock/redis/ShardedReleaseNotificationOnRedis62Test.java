@@ -28,21 +28,25 @@ import io.github.distlock.testsupport.RedisTestCluster;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * A Redis 6.2 Cluster (the binary the embedded-redis jar bundles) has no sharded pub/sub: Lettuce
- * instances fall back to the global channel and say so at startup, and a release told to
- * {@code SPUBLISH} (a 6.2 node that joined a 7 cluster) still completes, announcing on the global
- * channel.
+ * A Redis 6.2 Cluster (the binary the embedded-redis jar bundles) has no sharded pub/sub:
+ * Lettuce instances fall back to the global channel and say so at startup, and a release
+ * told to {@code SPUBLISH} (a 6.2 node that joined a 7 cluster) still completes,
+ * announcing on the global channel.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @ExtendWith(OutputCaptureExtension.class)
 class ShardedReleaseNotificationOnRedis62Test {
 
     private static final String PREFIX = "lock:";
+
     private static final String GLOBAL_CHANNEL = HandOverSubscriber.handOverChannel(PREFIX);
+
     private static final Duration TTL = Duration.ofSeconds(30);
 
     private RedisTestCluster cluster;
+
     private LockApplication holder;
+
     private LockApplication waiter;
 
     @BeforeAll
@@ -86,16 +90,16 @@ class ShardedReleaseNotificationOnRedis62Test {
     @Test
     void aReleaseHandsOverThroughTheGlobalChannel() throws Exception {
         await().atMost(Duration.ofSeconds(10))
-                .until(() -> waiter.bean(RedisHandOverNotifications.class).mode() != null);
+            .until(() -> waiter.bean(RedisHandOverNotifications.class).mode() != null);
         String name = "old:1";
         RedisTestServer owner = cluster.nodeForKey(RedisKeyNaming.lockKey(PREFIX, name).storeKey());
         cluster.nodes().forEach(RedisTestServer::resetStats);
-        LockHandle held = holder.lockService().lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO)
-                .withFencingToken());
+        LockHandle held = holder.lockService()
+            .lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO).withFencingToken());
         CompletableFuture<LockHandle> waiting = CompletableFuture.supplyAsync(() -> waiter.lockService()
-                .lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ofSeconds(30))));
-        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.nodes().stream()
-                .mapToLong(node -> node.subscriberCount(GLOBAL_CHANNEL)).sum() == 1);
+            .lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ofSeconds(30))));
+        await().atMost(Duration.ofSeconds(10))
+            .until(() -> cluster.nodes().stream().mapToLong(node -> node.subscriberCount(GLOBAL_CHANNEL)).sum() == 1);
 
         assertThat(held.release()).isTrue();
         LockHandle handedOver = waiting.get(20, TimeUnit.SECONDS);
@@ -107,8 +111,8 @@ class ShardedReleaseNotificationOnRedis62Test {
 
     /**
      * release.lua hands the lock over before it announces it: a node that does not know
-     * {@code SPUBLISH} must not turn that into a failed release (the lock would be handed over and
-     * the caller told otherwise), so it announces with {@code PUBLISH} instead.
+     * {@code SPUBLISH} must not turn that into a failed release (the lock would be handed
+     * over and the caller told otherwise), so it announces with {@code PUBLISH} instead.
      */
     @Test
     void aReleaseToldToSpublishOnANodeWithoutItStillHandsOverAndPublishes() {
@@ -134,4 +138,5 @@ class ShardedReleaseNotificationOnRedis62Test {
             backend.close();
         }
     }
+
 }

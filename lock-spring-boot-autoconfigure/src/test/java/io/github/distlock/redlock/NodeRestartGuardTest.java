@@ -13,8 +13,8 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 
 /**
  * The delayed-restart rule of one node, fed the outcomes of {@code INFO server} checks as
- * {@link LettuceRedlockNodes} reads them: above all, that a changed {@code run_id} is a restart
- * whatever the uptime says (issue 27, violation 3).
+ * {@link LettuceRedlockNodes} reads them: above all, that a changed {@code run_id} is a
+ * restart whatever the uptime says (issue 27, violation 3).
  */
 @ExtendWith(OutputCaptureExtension.class)
 class NodeRestartGuardTest {
@@ -43,11 +43,13 @@ class NodeRestartGuardTest {
         // Another server, up for an hour, now answers at the node's address.
         guard.verified(guard.epoch(), "b2", 3_600);
         assertThat(guard.votes()).isFalse();
-        // Its next checks report an even longer uptime: the hold-back runs from the change all the same.
+        // Its next checks report an even longer uptime: the hold-back runs from the
+        // change all the same.
         guard.verified(guard.epoch(), "b2", 7_200);
         assertThat(guard.votes()).isFalse();
 
-        // It ends one longest lease after the change was seen (shortened here, so the test does not wait a minute).
+        // It ends one longest lease after the change was seen (shortened here, so the
+        // test does not wait a minute).
         longestLeaseMillis.set(300);
         await().atMost(Duration.ofSeconds(5)).until(guard::votes);
     }
@@ -61,9 +63,9 @@ class NodeRestartGuardTest {
         guard.verified(guard.epoch(), "1b1b1b", 3_601);
 
         assertThat(output).contains("WARN")
-                .contains("Redlock node lock-1:6379 changed its run_id from 0a0a0a to 1b1b1b")
-                .contains("longest lease (PT1M) from now")
-                .contains("distributed-lock.redlock.durable-nodes");
+            .contains("Redlock node lock-1:6379 changed its run_id from 0a0a0a to 1b1b1b")
+            .contains("longest lease (PT1M) from now")
+            .contains("distributed-lock.redlock.durable-nodes");
         assertThat(output.toString().split("changed its run_id", -1)).as("logged once per change").hasSize(2);
     }
 
@@ -76,4 +78,5 @@ class NodeRestartGuardTest {
 
         assertThat(guard.votes()).isTrue();
     }
+
 }

@@ -27,7 +27,10 @@ import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.testsupport.RedisServerExtension;
 
-/** Which segment {@link SegmentedLock} picks, that the work runs under its lock, and when it gives up. */
+/**
+ * Which segment {@link SegmentedLock} picks, that the work runs under its lock, and when
+ * it gives up.
+ */
 class SegmentedLockTest {
 
     @RegisterExtension
@@ -35,11 +38,12 @@ class SegmentedLockTest {
 
     private ApplicationContextRunner runner() {
         return new ApplicationContextRunner()
-                .withConfiguration(
-                        AutoConfigurations.of(BootAutoConfigurations.REDIS, DistributedLockAutoConfiguration.class))
-                .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
-                        // Roomy: on a loaded machine the first connection of a fresh context can take seconds.
-                        "distributed-lock.operation-timeout=15s");
+            .withConfiguration(
+                    AutoConfigurations.of(BootAutoConfigurations.REDIS, DistributedLockAutoConfiguration.class))
+            .withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
+                    // Roomy: on a loaded machine the first connection of a fresh context
+                    // can take seconds.
+                    "distributed-lock.operation-timeout=15s");
     }
 
     @Test
@@ -55,7 +59,7 @@ class SegmentedLockTest {
 
             for (int attempt = 0; attempt < 5; attempt++) {
                 assertThat(segments.callOnSegment(segment -> true, (segment, lock) -> Optional.of(segment)))
-                        .contains(3);
+                    .contains(3);
             }
             held.forEach(LockHandle::release);
         });
@@ -69,8 +73,8 @@ class SegmentedLockTest {
             SegmentedLock segments = new SegmentedLock(locks, LockRequest.of("stock:sku-1"), 3);
 
             Optional<Boolean> lockedDuringWork = segments.callOnSegment(segment -> segment == 1,
-                    (segment, lock) -> Optional.of(lock.isHeld()
-                            && Boolean.TRUE.equals(redisTemplate.hasKey("lock:{stock:sku-1#1}"))));
+                    (segment, lock) -> Optional
+                        .of(lock.isHeld() && Boolean.TRUE.equals(redisTemplate.hasKey("lock:{stock:sku-1#1}"))));
 
             assertThat(lockedDuringWork).contains(true);
             assertThat(redisTemplate.hasKey("lock:{stock:sku-1#1}")).isFalse();
@@ -82,7 +86,8 @@ class SegmentedLockTest {
         runner().run(context -> {
             LockService locks = context.getBean(LockService.class);
             SegmentedLock segments = new SegmentedLock(locks, LockRequest.of("stock").withWaitTime(Duration.ZERO), 4);
-            // Busy, but rejected by the predicate: with wait 0, waiting for it would throw.
+            // Busy, but rejected by the predicate: with wait 0, waiting for it would
+            // throw.
             LockHandle busy = locks.lock(segments.key(0), Duration.ofSeconds(30), Duration.ZERO);
             List<Integer> worked = new CopyOnWriteArrayList<>();
 
@@ -121,10 +126,10 @@ class SegmentedLockTest {
                     LockRequest.of("stock").withWaitTime(Duration.ofMillis(200)), 2);
             LockHandle busy = locks.lock(segments.key(1), Duration.ofSeconds(30), Duration.ZERO);
 
-            assertThatThrownBy(() -> segments.callOnSegment(segment -> segment == 1,
-                    (segment, lock) -> Optional.of(segment)))
-                    .isInstanceOf(LockTimeoutException.class)
-                    .hasMessageContaining("stock#1");
+            assertThatThrownBy(
+                    () -> segments.callOnSegment(segment -> segment == 1, (segment, lock) -> Optional.of(segment)))
+                .isInstanceOf(LockTimeoutException.class)
+                .hasMessageContaining("stock#1");
             busy.release();
         });
     }
@@ -138,8 +143,8 @@ class SegmentedLockTest {
             LockHandle busy = locks.lock(segments.key(0), Duration.ofSeconds(30), Duration.ZERO);
             ExecutorService caller = Executors.newSingleThreadExecutor();
             try {
-                Future<Optional<Integer>> result = caller.submit(
-                        () -> segments.callOnSegment(segment -> true, (segment, lock) -> Optional.of(segment)));
+                Future<Optional<Integer>> result = caller
+                    .submit(() -> segments.callOnSegment(segment -> true, (segment, lock) -> Optional.of(segment)));
                 busy.release();
 
                 assertThat(result.get(30, TimeUnit.SECONDS)).contains(0);
@@ -156,22 +161,23 @@ class SegmentedLockTest {
             LockService locks = context.getBean(LockService.class);
             SegmentedLock segments = new SegmentedLock(locks,
                     LockRequest.of("stock:hot").withWaitTime(Duration.ofSeconds(30)), 4);
-            // A non-atomic read-yield-write per segment: only the segment's lock keeps updates from being lost.
-            long[] stock = {10, 10, 10, 10};
+            // A non-atomic read-yield-write per segment: only the segment's lock keeps
+            // updates from being lost.
+            long[] stock = { 10, 10, 10, 10 };
             ExecutorService callers = Executors.newFixedThreadPool(8);
             try {
                 List<Future<Optional<Integer>>> sales = new ArrayList<>();
                 for (int i = 0; i < 50; i++) {
-                    sales.add(callers.submit(() -> segments.callOnSegment(segment -> read(stock, segment) > 0,
-                            (segment, lock) -> {
-                                long units = read(stock, segment);
-                                if (units == 0) {
-                                    return Optional.empty();
-                                }
-                                Thread.yield();
-                                write(stock, segment, units - 1);
-                                return Optional.of(segment);
-                            })));
+                    sales.add(callers
+                        .submit(() -> segments.callOnSegment(segment -> read(stock, segment) > 0, (segment, lock) -> {
+                            long units = read(stock, segment);
+                            if (units == 0) {
+                                return Optional.empty();
+                            }
+                            Thread.yield();
+                            write(stock, segment, units - 1);
+                            return Optional.of(segment);
+                        })));
                 }
                 int sold = 0;
                 for (Future<Optional<Integer>> sale : sales) {
@@ -195,15 +201,18 @@ class SegmentedLockTest {
             LockService locks = context.getBean(LockService.class);
 
             assertThatThrownBy(() -> new SegmentedLock(locks, LockRequest.of("stock"), 0))
-                    .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("'stock'").hasMessageContaining("at least 1 segment, was 0");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'stock'")
+                .hasMessageContaining("at least 1 segment, was 0");
             assertThatThrownBy(() -> new SegmentedLock(locks, LockRequest.of("stock"), 2).key(2))
-                    .isInstanceOf(IndexOutOfBoundsException.class);
+                .isInstanceOf(IndexOutOfBoundsException.class);
         });
     }
 
-    // Memory visibility between the callers comes from the lock's round trips, not from Java; synchronized
-    // reads and writes make the test about lost updates only, which only the distributed lock prevents.
+    // Memory visibility between the callers comes from the lock's round trips, not from
+    // Java; synchronized
+    // reads and writes make the test about lost updates only, which only the distributed
+    // lock prevents.
     private static long read(long[] stock, int segment) {
         synchronized (stock) {
             return stock[segment];
@@ -215,4 +224,5 @@ class SegmentedLockTest {
             stock[segment] = value;
         }
     }
+
 }

@@ -33,31 +33,42 @@ import io.github.distlock.LockDurations;
 import io.github.distlock.LockFailureHandler;
 
 /**
- * Reads {@link DistributedLock @DistributedLock} from methods (also when declared on an interface or a superclass
- * method), validates it and caches the result per method and target class, like Spring's
- * {@code AnnotationCacheOperationSource}. Durations are parsed with {@link DurationFormatterUtils#detectAndParse(String)}
- * ({@code "30s"}, {@code "500ms"}, {@code "PT1M"}) after resolving {@code ${...}} placeholders with the bean
- * factory's embedded value resolver, and checked against {@link LockDurations}, the rules every call applies; a bare
- * number is rejected rather than read as milliseconds. The key, or each of the keys, goes to
- * {@link LockKeyResolver#parse}. A {@code failureHandler} must name a {@link LockFailureHandler} bean, and
- * contradicting attributes ({@code key} with {@code keys}, {@code failureHandler} with any {@code onFailure},
- * {@code onBusy} or {@code onUnavailable} action) are rejected. {@code onBusy} and {@code onUnavailable} are resolved
- * here, once: the attribute, else {@code onFailure}, else {@link #setDefaultFailureActions the configured default}.
- * A private or static method, which no proxy can intercept, fails too, or only logs a WARN when
- * {@link #setFailOnUnguardedMethods} is off ({@link FinalMethodDetector} handles final methods, which only the proxy
- * can tell about).
+ * Reads {@link DistributedLock @DistributedLock} from methods (also when declared on an
+ * interface or a superclass method), validates it and caches the result per method and
+ * target class, like Spring's {@code AnnotationCacheOperationSource}. Durations are
+ * parsed with {@link DurationFormatterUtils#detectAndParse(String)} ({@code "30s"},
+ * {@code "500ms"}, {@code "PT1M"}) after resolving {@code ${...}} placeholders with the
+ * bean factory's embedded value resolver, and checked against {@link LockDurations}, the
+ * rules every call applies; a bare number is rejected rather than read as milliseconds.
+ * The key, or each of the keys, goes to {@link LockKeyResolver#parse}. A
+ * {@code failureHandler} must name a {@link LockFailureHandler} bean, and contradicting
+ * attributes ({@code key} with {@code keys}, {@code failureHandler} with any
+ * {@code onFailure}, {@code onBusy} or {@code onUnavailable} action) are rejected.
+ * {@code onBusy} and {@code onUnavailable} are resolved here, once: the attribute, else
+ * {@code onFailure}, else {@link #setDefaultFailureActions the configured default}. A
+ * private or static method, which no proxy can intercept, fails too, or only logs a WARN
+ * when {@link #setFailOnUnguardedMethods} is off ({@link FinalMethodDetector} handles
+ * final methods, which only the proxy can tell about).
  *
- * <p>{@link #isCandidateClass} validates every locked method of a class when the first bean of that class is
- * proxied, so an invalid declaration fails the startup with an {@link InvalidLockDefinitionException}.
+ * <p>
+ * {@link #isCandidateClass} validates every locked method of a class when the first bean
+ * of that class is proxied, so an invalid declaration fails the startup with an
+ * {@link InvalidLockDefinitionException}.
  */
 public class AnnotationLockOperationSource implements LockOperationSource, BeanFactoryAware, EnvironmentAware {
 
     private static final Log logger = LogFactory.getLog(AnnotationLockOperationSource.class);
 
-    /** Cached for methods without the annotation, because a ConcurrentHashMap holds no nulls. */
+    /**
+     * Cached for methods without the annotation, because a ConcurrentHashMap holds no
+     * nulls.
+     */
     private static final Object NOT_LOCKED = new Object();
 
-    /** Durations the annotation refuses to guess a unit for: {@code "5000"} could be 5000 ms or 5000 s. */
+    /**
+     * Durations the annotation refuses to guess a unit for: {@code "5000"} could be 5000
+     * ms or 5000 s.
+     */
     private static final Pattern BARE_NUMBER = Pattern.compile("[+-]?\\d+");
 
     /** How to turn the startup failure into a WARN, appended to the message. */
@@ -88,9 +99,9 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     }
 
     /**
-     * Whether a {@code @DistributedLock} on a method that no proxy can intercept (private or static) fails the
-     * startup, the default, or only logs a WARN ({@code distributed-lock.unguarded-methods}).
-     *
+     * Whether a {@code @DistributedLock} on a method that no proxy can intercept (private
+     * or static) fails the startup, the default, or only logs a WARN
+     * ({@code distributed-lock.unguarded-methods}).
      * @param failOnUnguardedMethods {@code true} to fail, {@code false} to warn
      */
     public void setFailOnUnguardedMethods(boolean failOnUnguardedMethods) {
@@ -103,13 +114,16 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     }
 
     /**
-     * What a method does when its lock is busy, or its store unavailable, if neither its {@code onBusy} /
-     * {@code onUnavailable} nor its {@code onFailure} says ({@code distributed-lock.on-busy},
-     * {@code distributed-lock.on-unavailable}). Set before the first method is parsed.
-     *
-     * @param onBusy {@link FailureAction#THROW} (the default) or {@link FailureAction#SKIP}
-     * @param onUnavailable {@link FailureAction#THROW} (the default) or {@link FailureAction#SKIP}
-     * @throws IllegalArgumentException for {@link FailureAction#DEFAULT} or {@code null}, which would decide nothing
+     * What a method does when its lock is busy, or its store unavailable, if neither its
+     * {@code onBusy} / {@code onUnavailable} nor its {@code onFailure} says
+     * ({@code distributed-lock.on-busy}, {@code distributed-lock.on-unavailable}). Set
+     * before the first method is parsed.
+     * @param onBusy {@link FailureAction#THROW} (the default) or
+     * {@link FailureAction#SKIP}
+     * @param onUnavailable {@link FailureAction#THROW} (the default) or
+     * {@link FailureAction#SKIP}
+     * @throws IllegalArgumentException for {@link FailureAction#DEFAULT} or {@code null},
+     * which would decide nothing
      */
     public void setDefaultFailureActions(FailureAction onBusy, FailureAction onUnavailable) {
         this.defaultBusyAction = requireDecided("onBusy", onBusy);
@@ -133,8 +147,9 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     }
 
     /**
-     * Resolves placeholders while the bean factory has no embedded value resolver yet (it gets one only once
-     * the regular singletons are created, while a bean that a post-processor needs may be proxied earlier).
+     * Resolves placeholders while the bean factory has no embedded value resolver yet (it
+     * gets one only once the regular singletons are created, while a bean that a
+     * post-processor needs may be proxied earlier).
      */
     @Override
     public void setEnvironment(Environment environment) {
@@ -142,8 +157,8 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     }
 
     /**
-     * Whether {@code targetClass} has a locked method; validates all of them on the first call for the class.
-     *
+     * Whether {@code targetClass} has a locked method; validates all of them on the first
+     * call for the class.
      * @throws InvalidLockDefinitionException if any declaration of the class is invalid
      */
     @Override
@@ -159,7 +174,6 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
 
     /**
      * The parsed lock of a method, computed once per method and target class.
-     *
      * @throws InvalidLockDefinitionException if the method's declaration is invalid
      */
     @Override
@@ -179,9 +193,10 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     }
 
     /**
-     * Parses every locked method of the class, including those inherited or declared on its interfaces, rather
-     * than stopping at the first match: Spring's pointcut matching stops there, and the remaining methods would
-     * otherwise be validated only on their first call.
+     * Parses every locked method of the class, including those inherited or declared on
+     * its interfaces, rather than stopping at the first match: Spring's pointcut matching
+     * stops there, and the remaining methods would otherwise be validated only on their
+     * first call.
      */
     private boolean validateMethodsOf(Class<?> targetClass) {
         if (!AnnotationUtils.isCandidateClass(targetClass, DistributedLock.class)) {
@@ -203,7 +218,8 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     }
 
     private @Nullable LockOperation computeOperation(Method method, @Nullable Class<?> targetClass) {
-        // The implementation's method carries the parameter names and may override the annotation.
+        // The implementation's method carries the parameter names and may override the
+        // annotation.
         Method specificMethod = AopUtils.getMostSpecificMethod(method, targetClass);
         DistributedLock annotation = AnnotatedElementUtils.findMergedAnnotation(specificMethod, DistributedLock.class);
         if (annotation == null && specificMethod != method) {
@@ -216,7 +232,8 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
             unguarded(specificMethod, targetClass, unproxiableProblem(specificMethod));
             return null;
         }
-        Class<?> owner = ClassUtils.getUserClass(targetClass != null ? targetClass : specificMethod.getDeclaringClass());
+        Class<?> owner = ClassUtils
+            .getUserClass(targetClass != null ? targetClass : specificMethod.getDeclaringClass());
         LockKeyExpression[] keys = parseKeys(specificMethod, owner, annotation);
         LockKeyExpression key = (keys != null ? keys[0] : keyResolver.parse(specificMethod, owner, annotation.key()));
         Duration ttl = parseDuration(specificMethod, owner, "ttl", annotation.ttl());
@@ -224,7 +241,8 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         if (ttlProblem != null) {
             throw new InvalidLockDefinitionException(specificMethod, owner, "ttl", annotation.ttl(),
                     resolvedNote(annotation.ttl(), ttl) + ttlProblem + " Use a duration from 1ms to 36500d such as "
-                            + "ttl = \"30s\", or leave it empty for distributed-lock.default-ttl.", null);
+                            + "ttl = \"30s\", or leave it empty for distributed-lock.default-ttl.",
+                    null);
         }
         Duration waitTime = parseDuration(specificMethod, owner, "waitTime", annotation.waitTime());
         String waitTimeProblem = (waitTime != null ? LockDurations.waitTimeProblem(waitTime) : null);
@@ -232,7 +250,8 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
             throw new InvalidLockDefinitionException(specificMethod, owner, "waitTime", annotation.waitTime(),
                     resolvedNote(annotation.waitTime(), waitTime) + waitTimeProblem + " Use waitTime = \"0s\" to try "
                             + "once, a duration such as waitTime = \"2s\" (at most 36500d), or leave it empty for "
-                            + "distributed-lock.default-wait-time.", null);
+                            + "distributed-lock.default-wait-time.",
+                    null);
         }
         Boolean watchdog = switch (annotation.watchdog()) {
             case DEFAULT -> null;
@@ -246,8 +265,9 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         String name = annotation.name();
         if (!name.isEmpty() && (name.isBlank() || !name.strip().equals(name))) {
             throw new InvalidLockDefinitionException(specificMethod, owner, "name", name, "The name must not be blank "
-                    + "or start or end with whitespace. Use a fixed name such as name = \"invoice-export\", or leave it "
-                    + "empty for " + owner.getSimpleName() + "." + specificMethod.getName() + ".", null);
+                    + "or start or end with whitespace. Use a fixed name such as name = \"invoice-export\", "
+                    + "or leave it " + "empty for " + owner.getSimpleName() + "." + specificMethod.getName() + ".",
+                    null);
         }
         return new LockOperation(specificMethod, owner, key, keys, ttl, waitTime, watchdog, annotation.onLeaseLost(),
                 annotation.onFailure(), resolve(annotation.onBusy(), annotation.onFailure(), defaultBusyAction),
@@ -255,35 +275,45 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
                 name);
     }
 
-    /** The case's own attribute if set, else {@code onFailure} if set, else the configured default. */
+    /**
+     * The case's own attribute if set, else {@code onFailure} if set, else the configured
+     * default.
+     */
     private static FailureAction resolve(FailureAction specific, FailureAction onFailure, FailureAction configured) {
-        return (specific != FailureAction.DEFAULT ? specific : onFailure != FailureAction.DEFAULT ? onFailure
-                : configured);
+        return (specific != FailureAction.DEFAULT ? specific
+                : onFailure != FailureAction.DEFAULT ? onFailure : configured);
     }
 
-    /** The parsed {@code keys}, each checked like {@code key}; {@code null} when the annotation uses {@code key}. */
+    /**
+     * The parsed {@code keys}, each checked like {@code key}; {@code null} when the
+     * annotation uses {@code key}.
+     */
     private LockKeyExpression @Nullable [] parseKeys(Method method, Class<?> owner, DistributedLock annotation) {
         String[] sources = annotation.keys();
         if (sources.length == 0) {
             return null;
         }
         if (!annotation.key().isEmpty()) {
-            throw new InvalidLockDefinitionException(method, owner, "key", annotation.key(), "is set together with "
-                    + "keys = " + quoted(sources) + ". Use key for one lock or keys for several, not both: remove "
-                    + "key, or move it into keys.", null);
+            throw new InvalidLockDefinitionException(method, owner, "key", annotation.key(),
+                    "is set together with " + "keys = " + quoted(sources)
+                            + ". Use key for one lock or keys for several, not both: remove "
+                            + "key, or move it into keys.",
+                    null);
         }
         LockKeyExpression[] keys = new LockKeyExpression[sources.length];
         for (int i = 0; i < sources.length; i++) {
             String source = sources[i];
             if (source.isBlank()) {
-                // Unlike key, an empty entry cannot mean "lock the method": that would be one more, fixed lock.
+                // Unlike key, an empty entry cannot mean "lock the method": that would be
+                // one more, fixed lock.
                 throw new InvalidLockDefinitionException(method, owner, "keys", source, "is blank, but each entry of "
                         + "keys must name a lock, such as \"'account:' + #from\". Remove the entry or give it an "
                         + "expression.", null);
             }
             try {
                 keys[i] = keyResolver.parse(method, owner, source);
-            } catch (InvalidLockDefinitionException ex) {
+            }
+            catch (InvalidLockDefinitionException ex) {
                 throw new InvalidLockDefinitionException(method, owner, "keys", source,
                         "(an entry of keys) " + ex.getProblem(), ex.getCause());
             }
@@ -292,8 +322,9 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     }
 
     /**
-     * The named failure handler must be a {@link LockFailureHandler} bean, and must not be combined with an
-     * {@code onFailure}, {@code onBusy} or {@code onUnavailable} action, which would contradict it.
+     * The named failure handler must be a {@link LockFailureHandler} bean, and must not
+     * be combined with an {@code onFailure}, {@code onBusy} or {@code onUnavailable}
+     * action, which would contradict it.
      */
     private void checkFailureHandler(Method method, Class<?> owner, DistributedLock annotation) {
         String name = annotation.failureHandler();
@@ -306,11 +337,12 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
                     null);
         }
         if (name.isBlank()) {
-            throw new InvalidLockDefinitionException(method, owner, "failureHandler", name, "is blank. Name a "
-                    + "LockFailureHandler bean, or remove failureHandler.", null);
+            throw new InvalidLockDefinitionException(method, owner, "failureHandler", name,
+                    "is blank. Name a " + "LockFailureHandler bean, or remove failureHandler.", null);
         }
         if (!(beanFactory instanceof ConfigurableListableBeanFactory listable)) {
-            return; // nothing to check against; the call looks the handler up and fails there
+            return; // nothing to check against; the call looks the handler up and fails
+                    // there
         }
         // No eager initialisation: this runs while beans are still being created.
         String[] handlers = listable.getBeanNamesForType(LockFailureHandler.class, true, false);
@@ -327,20 +359,25 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
             Class<?> type = listable.getType(name, false);
             problem = "names a bean that is not a LockFailureHandler" + (type != null ? " but a " + type.getName() : "")
                     + ".";
-        } else {
+        }
+        else {
             problem = "names no bean.";
         }
         if (handlers.length == 0) {
             problem += " There is no LockFailureHandler bean: declare one named '" + name + "', for example "
                     + "@Bean LockFailureHandler " + name + "() { return failure -> ...; }.";
-        } else {
+        }
+        else {
             problem += " The LockFailureHandler beans are: " + String.join(", ", handlers) + ". Name one of them, "
                     + "or declare a LockFailureHandler bean named '" + name + "'.";
         }
         throw new InvalidLockDefinitionException(method, owner, "failureHandler", name, problem, null);
     }
 
-    /** {@code onFailure = SKIP, onBusy = THROW}: the failure actions the annotation sets, or an empty string. */
+    /**
+     * {@code onFailure = SKIP, onBusy = THROW}: the failure actions the annotation sets,
+     * or an empty string.
+     */
     private static String declaredActions(DistributedLock annotation) {
         StringBuilder actions = new StringBuilder();
         appendAction(actions, "onFailure", annotation.onFailure());
@@ -363,29 +400,37 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         return text.append('}').toString();
     }
 
-    /** Empty means "the configured default", which {@code LockService} fills in when it sees {@code null}. */
+    /**
+     * Empty means "the configured default", which {@code LockService} fills in when it
+     * sees {@code null}.
+     */
     private @Nullable Duration parseDuration(Method method, Class<?> owner, String attribute, String value) {
         if (value.isEmpty()) {
             return null;
         }
         String resolved = resolvePlaceholders(method, owner, attribute, value);
         if (resolved.isBlank()) {
-            return null; // a placeholder with an empty default, ${order.ttl:}, asks for the configured default
+            return null; // a placeholder with an empty default, ${order.ttl:}, asks for
+                         // the configured default
         }
         String text = resolved.trim();
         if (BARE_NUMBER.matcher(text).matches()) {
-            throw new InvalidLockDefinitionException(method, owner, attribute, value, (resolved.equals(value) ? ""
-                    : "(resolved to \"" + resolved + "\") ") + "is a number without a unit, and the annotation does "
-                    + "not guess one. Write " + withUnits(attribute, value, text) + ".", null);
+            throw new InvalidLockDefinitionException(method, owner, attribute, value,
+                    (resolved.equals(value) ? "" : "(resolved to \"" + resolved + "\") ")
+                            + "is a number without a unit, and the annotation does " + "not guess one. Write "
+                            + withUnits(attribute, value, text) + ".",
+                    null);
         }
         try {
             return DurationFormatterUtils.detectAndParse(text);
-        } catch (IllegalArgumentException ex) {
+        }
+        catch (IllegalArgumentException ex) {
             String example = attribute.equals("ttl") ? "30s" : "2s";
             throw new InvalidLockDefinitionException(method, owner, attribute, value,
                     (resolved.equals(value) ? "" : "(resolved to \"" + resolved + "\") ") + "is not a duration. "
                             + "Use a duration such as " + attribute + " = \"" + example + "\", \"500ms\" or \"PT1M\", "
-                            + "or a ${property} placeholder that resolves to one.", ex);
+                            + "or a ${property} placeholder that resolves to one.",
+                    ex);
         }
     }
 
@@ -398,25 +443,33 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         try {
             if (beanFactory != null && beanFactory.hasEmbeddedValueResolver()) {
                 resolved = beanFactory.resolveEmbeddedValue(value);
-            } else if (environment != null) {
+            }
+            else if (environment != null) {
                 resolved = environment.resolveRequiredPlaceholders(value);
             }
-        } catch (IllegalArgumentException ex) {
+        }
+        catch (IllegalArgumentException ex) {
             failure = ex;
         }
-        // Without a PropertySourcesPlaceholderConfigurer the context's fallback resolver leaves unknown
+        // Without a PropertySourcesPlaceholderConfigurer the context's fallback resolver
+        // leaves unknown
         // placeholders in place instead of failing, so look for leftovers too.
         if (failure != null || resolved == null || resolved.contains("${")) {
             String example = attribute.equals("ttl") ? "30s" : "2s";
-            throw new InvalidLockDefinitionException(method, owner, attribute, value, "has a placeholder that "
-                    + "cannot be resolved" + (failure != null ? " (" + failure.getMessage() + ")" : "")
-                    + ". Define the property, for example in application.properties, or give a default after a "
-                    + "colon: " + attribute + " = \"" + withDefault(value, example) + "\".", failure);
+            throw new InvalidLockDefinitionException(method, owner, attribute, value,
+                    "has a placeholder that " + "cannot be resolved"
+                            + (failure != null ? " (" + failure.getMessage() + ")" : "")
+                            + ". Define the property, for example in application.properties, or give a default after a "
+                            + "colon: " + attribute + " = \"" + withDefault(value, example) + "\".",
+                    failure);
         }
         return resolved;
     }
 
-    /** {@code ${order.ttl}} becomes {@code ${order.ttl:30s}}, for the message's example fix. */
+    /**
+     * {@code ${order.ttl}} becomes {@code ${order.ttl:30s}}, for the message's example
+     * fix.
+     */
     private static String withDefault(String value, String example) {
         int start = value.indexOf("${");
         int end = value.indexOf('}', start);
@@ -430,12 +483,16 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         return value.contains("${") ? "(resolved to " + LockDurations.describe(parsed) + ") " : "";
     }
 
-    /** {@code 5000} becomes {@code ttl = "5000ms" or ttl = "5s"}; in a placeholder's property, {@code 5000ms or 5s}. */
+    /**
+     * {@code 5000} becomes {@code ttl = "5000ms" or ttl = "5s"}; in a placeholder's
+     * property, {@code 5000ms or 5s}.
+     */
     private static String withUnits(String attribute, String value, String number) {
         long amount;
         try {
             amount = Long.parseLong(number.startsWith("+") ? number.substring(1) : number);
-        } catch (NumberFormatException ex) {
+        }
+        catch (NumberFormatException ex) {
             amount = 0; // too long for a long: the plain suggestion below still applies
         }
         String inSeconds = (amount != 0 && amount % 1000 == 0 ? (amount / 1000) + "s" : number + "s");
@@ -446,9 +503,9 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     }
 
     /**
-     * Why a private or static method cannot be locked, and the fix. Spring's proxies (class-based or interface-based)
-     * override or implement instance methods; a private method is never called through the proxy, and a static one
-     * belongs to no bean.
+     * Why a private or static method cannot be locked, and the fix. Spring's proxies
+     * (class-based or interface-based) override or implement instance methods; a private
+     * method is never called through the proxy, and a static one belongs to no bean.
      */
     private static String unproxiableProblem(Method method) {
         if (Modifier.isStatic(method.getModifiers())) {
@@ -464,8 +521,8 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     }
 
     /**
-     * A locked method that no call can reach through the proxy: fails the startup, or only logs a WARN with
-     * {@code distributed-lock.unguarded-methods=warn}.
+     * A locked method that no call can reach through the proxy: fails the startup, or
+     * only logs a WARN with {@code distributed-lock.unguarded-methods=warn}.
      */
     private void unguarded(Method method, @Nullable Class<?> targetClass, String problem) {
         if (failOnUnguardedMethods) {
@@ -474,4 +531,5 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         logger.warn("@DistributedLock on " + InvalidLockDefinitionException.describe(method, targetClass)
                 + " has no effect: " + problem);
     }
+
 }

@@ -5,9 +5,10 @@ import org.springframework.aop.Pointcut;
 import org.springframework.aop.support.AbstractPointcutAdvisor;
 
 /**
- * Applies the {@link DistributedLockInterceptor} to every method with a {@link LockOperation}. Its order
- * ({@code distributed-lock.aspect-order}) places the lock relative to other advice: the default runs just outside
- * {@code @Transactional}, so the lock is released only after the commit.
+ * Applies the {@link DistributedLockInterceptor} to every method with a
+ * {@link LockOperation}. Its order ({@code distributed-lock.aspect-order}) places the
+ * lock relative to other advice: the default runs just outside {@code @Transactional}, so
+ * the lock is released only after the commit.
  */
 public class DistributedLockAdvisor extends AbstractPointcutAdvisor {
 
@@ -40,4 +41,5 @@ public class DistributedLockAdvisor extends AbstractPointcutAdvisor {
     public Advice getAdvice() {
         return advice;
     }
+
 }

@@ -33,56 +33,73 @@ import io.github.distlock.LockTimeoutException;
 import io.github.distlock.MultiLockHandle;
 
 /**
- * The logic behind {@code @DistributedLock}, independent of the AOP flavour (like Spring's
- * {@code CacheAspectSupport}): resolve the key, acquire through {@link LockService} before invoking, release in all
- * cases.
+ * The logic behind {@code @DistributedLock}, independent of the AOP flavour (like
+ * Spring's {@code CacheAspectSupport}): resolve the key, acquire through
+ * {@link LockService} before invoking, release in all cases.
  *
  * <ul>
- * <li><b>Nested calls.</b> A call on a key that the current thread already holds through the annotation joins that
- * hold: no round trip, and only the call that acquired the lock releases it. Other threads are other owners.</li>
- * <li><b>Several keys</b> are resolved; those the thread does not hold yet are acquired with
- * {@link LockService#lockAll(List)}: sorted, de-duplicated, all or none, within one wait time.</li>
- * <li><b>Lost lease.</b> After the method returns, a lease the watchdog found lost, or one that ran out before the
- * release, becomes a {@link LockLostException} ({@code distributed-lock.throw-on-lease-lost}); if the method threw,
- * its exception propagates with the loss suppressed. {@code onLeaseLost = INTERRUPT} interrupts the method's thread
- * while it runs.</li>
- * <li><b>Failure.</b> If the lock is not acquired ({@link LockTimeoutException}, {@link LockBackendException}) the
- * method is not invoked; the call throws, returns an empty value ({@code onBusy} / {@code onUnavailable} /
- * {@code onFailure = SKIP}; a skip because the store was unavailable logs a WARN, at most one a minute per lock name),
- * or asks a {@link LockFailureHandler} bean. A null or blank key always throws {@link IllegalArgumentException}.</li>
- * <li><b>Results that come later.</b> For a {@link CompletionStage} the lock is held until the stage completes; for a
- * reactive type that Spring's {@link org.springframework.core.ReactiveAdapterRegistry} knows (Reactor's
- * {@code Mono}/{@code Flux}, RxJava, Mutiny, ...) it is acquired on subscription and held until termination or
- * cancellation.</li>
+ * <li><b>Nested calls.</b> A call on a key that the current thread already holds through
+ * the annotation joins that hold: no round trip, and only the call that acquired the lock
+ * releases it. Other threads are other owners.</li>
+ * <li><b>Several keys</b> are resolved; those the thread does not hold yet are acquired
+ * with {@link LockService#lockAll(List)}: sorted, de-duplicated, all or none, within one
+ * wait time.</li>
+ * <li><b>Lost lease.</b> After the method returns, a lease the watchdog found lost, or
+ * one that ran out before the release, becomes a {@link LockLostException}
+ * ({@code distributed-lock.throw-on-lease-lost}); if the method threw, its exception
+ * propagates with the loss suppressed. {@code onLeaseLost = INTERRUPT} interrupts the
+ * method's thread while it runs.</li>
+ * <li><b>Failure.</b> If the lock is not acquired ({@link LockTimeoutException},
+ * {@link LockBackendException}) the method is not invoked; the call throws, returns an
+ * empty value ({@code onBusy} / {@code onUnavailable} / {@code onFailure = SKIP}; a skip
+ * because the store was unavailable logs a WARN, at most one a minute per lock name), or
+ * asks a {@link LockFailureHandler} bean. A null or blank key always throws
+ * {@link IllegalArgumentException}.</li>
+ * <li><b>Results that come later.</b> For a {@link CompletionStage} the lock is held
+ * until the stage completes; for a reactive type that Spring's
+ * {@link org.springframework.core.ReactiveAdapterRegistry} knows (Reactor's
+ * {@code Mono}/{@code Flux}, RxJava, Mutiny, ...) it is acquired on subscription and held
+ * until termination or cancellation.</li>
  * </ul>
  *
- * <p>Like {@code CacheAspectSupport}, what can be decided per method is decided once and cached: the parsed
- * {@link LockOperation} (by the {@link LockOperationSource}) and the {@link FailureStrategy}, so a failed call does
- * not look up its handler bean again. Subclasses only adapt the AOP flavour: {@link DistributedLockInterceptor} for
- * Spring's proxies, {@link AnnotationDistributedLockAspect} for AspectJ weaving.
+ * <p>
+ * Like {@code CacheAspectSupport}, what can be decided per method is decided once and
+ * cached: the parsed {@link LockOperation} (by the {@link LockOperationSource}) and the
+ * {@link FailureStrategy}, so a failed call does not look up its handler bean again.
+ * Subclasses only adapt the AOP flavour: {@link DistributedLockInterceptor} for Spring's
+ * proxies, {@link AnnotationDistributedLockAspect} for AspectJ weaving.
  *
- * <p>The method's own exception propagates unchanged. A failing release only logs a warning: the method's outcome
- * stands, and the lease expires by itself.
+ * <p>
+ * The method's own exception propagates unchanged. A failing release only logs a warning:
+ * the method's outcome stands, and the lease expires by itself.
  */
 public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
 
     private static final Log logger = LogFactory.getLog(DistributedLockAspectSupport.class);
 
-    /** {@code null} until {@link #configure} and after {@link #unconfigure}: calls then fail. */
+    /**
+     * {@code null} until {@link #configure} and after {@link #unconfigure}: calls then
+     * fail.
+     */
     private volatile @Nullable LockOperationSource operationSource;
 
-    // Not @Nullable, though unset until configure: it sets these two before operationSource, which calls read first.
+    // Not @Nullable, though unset until configure: it sets these two before
+    // operationSource, which calls read first.
     private volatile LockKeyResolver keyResolver;
 
     private volatile Supplier<LockService> lockService;
 
     /**
-     * The failure strategy of each method, resolved on its first failed call and kept, as for the operation. Soft
-     * references: a custom operation source that makes a new operation per call must not fill it up.
+     * The failure strategy of each method, resolved on its first failed call and kept, as
+     * for the operation. Soft references: a custom operation source that makes a new
+     * operation per call must not fill it up.
      */
     private final Map<LockOperation, FailureStrategy> failureStrategies = new ConcurrentReferenceHashMap<>(64);
 
-    /** The rate-limited WARNs of calls skipped because the store was unavailable, shared by all methods. */
+    /**
+     * The rate-limited WARNs of calls skipped because the store was unavailable, shared
+     * by all methods.
+     */
     private final SkipWarnings skipWarnings = new SkipWarnings(logger);
 
     private boolean throwOnLeaseLost = true;
@@ -94,8 +111,9 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     /**
      * @param operationSource finds the lock of each method
      * @param keyResolver resolves the key per call
-     * @param lockService supplies the lock service on first use; looked up lazily so that the interceptor, an
-     *        infrastructure bean created early, does not drag Redis and its configuration into early creation
+     * @param lockService supplies the lock service on first use; looked up lazily so that
+     * the interceptor, an infrastructure bean created early, does not drag Redis and its
+     * configuration into early creation
      */
     protected DistributedLockAspectSupport(LockOperationSource operationSource, LockKeyResolver keyResolver,
             Supplier<LockService> lockService) {
@@ -103,16 +121,15 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     }
 
     /**
-     * For an aspect that AspectJ instantiates itself (with no arguments), to be {@linkplain #configure configured}
-     * from the Spring context afterwards.
+     * For an aspect that AspectJ instantiates itself (with no arguments), to be
+     * {@linkplain #configure configured} from the Spring context afterwards.
      */
     protected DistributedLockAspectSupport() {
     }
 
     /**
-     * Supplies what the calls need; the constructor with arguments does this, an AspectJ aspect does it once the
-     * Spring context has its beans.
-     *
+     * Supplies what the calls need; the constructor with arguments does this, an AspectJ
+     * aspect does it once the Spring context has its beans.
      * @param operationSource finds the lock of each method
      * @param keyResolver resolves the key per call
      * @param lockService supplies the lock service on first use
@@ -127,10 +144,10 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     }
 
     /**
-     * Undoes {@link #configure}, if it is still the configuration made with {@code configuredWith}: later calls of
-     * locked methods fail rather than run without their lock. A newer configuration (a second application context
-     * in the same JVM, which took over the one aspect instance) stays.
-     *
+     * Undoes {@link #configure}, if it is still the configuration made with
+     * {@code configuredWith}: later calls of locked methods fail rather than run without
+     * their lock. A newer configuration (a second application context in the same JVM,
+     * which took over the one aspect instance) stays.
      * @param configuredWith the operation source the configuration to undo was made with
      * @return whether it was undone
      */
@@ -144,25 +161,27 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     }
 
     /**
-     * Whether a call whose lease was lost before the method finished throws {@link LockLostException} (or completes
-     * its stage or publisher with it); {@code distributed-lock.throw-on-lease-lost}, {@code true} by default.
-     * Off, only the watchdog's {@link io.github.distlock.LockLostEvent} and log line tell.
-     *
+     * Whether a call whose lease was lost before the method finished throws
+     * {@link LockLostException} (or completes its stage or publisher with it);
+     * {@code distributed-lock.throw-on-lease-lost}, {@code true} by default. Off, only
+     * the watchdog's {@link io.github.distlock.LockLostEvent} and log line tell.
      * @param throwOnLeaseLost whether a lost lease fails the call
      */
     public void setThrowOnLeaseLost(boolean throwOnLeaseLost) {
         this.throwOnLeaseLost = throwOnLeaseLost;
     }
 
-    /** Whether a lost lease makes the call fail; see {@link #setThrowOnLeaseLost(boolean)}. */
+    /**
+     * Whether a lost lease makes the call fail; see
+     * {@link #setThrowOnLeaseLost(boolean)}.
+     */
     public boolean isThrowOnLeaseLost() {
         return throwOnLeaseLost;
     }
 
     /**
-     * The wait time of locks that name none ({@code distributed-lock.default-wait-time}); with several keys it
-     * bounds the wait for all of them together.
-     *
+     * The wait time of locks that name none ({@code distributed-lock.default-wait-time});
+     * with several keys it bounds the wait for all of them together.
      * @param defaultWaitTime the configured default wait time
      */
     public void setDefaultWaitTime(Duration defaultWaitTime) {
@@ -170,14 +189,18 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     }
 
     /**
-     * The clock that spaces out the WARNs of calls skipped because the store was unavailable (one a minute per lock
-     * name); for tests, which move it on instead of waiting a minute.
+     * The clock that spaces out the WARNs of calls skipped because the store was
+     * unavailable (one a minute per lock name); for tests, which move it on instead of
+     * waiting a minute.
      */
     void setSkipWarningClock(InstantSource clock) {
         skipWarnings.useClock(clock);
     }
 
-    /** Where {@link LockFailureHandler} beans named by {@code failureHandler} are looked up. */
+    /**
+     * Where {@link LockFailureHandler} beans named by {@code failureHandler} are looked
+     * up.
+     */
     @Override
     public void setBeanFactory(BeanFactory beanFactory) {
         this.beanFactory = beanFactory;
@@ -186,15 +209,17 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
 
     /**
      * Runs one call of a possibly locked method.
-     *
      * @param invoker proceeds with the call (the next interceptor or the method itself)
-     * @param target the target object, not the proxy; {@code null} for a static method (AspectJ)
+     * @param target the target object, not the proxy; {@code null} for a static method
+     * (AspectJ)
      * @param method the invoked method
      * @param args the call's arguments
-     * @return what the method returned; a stage or publisher that the lock follows; or the failure strategy's value
-     * @throws Throwable what the method threw, unchanged; {@link LockLostException} after the method returned;
-     *         or {@link LockTimeoutException}, {@link LockBackendException} or {@link IllegalArgumentException} (bad
-     *         key) without the method having been invoked
+     * @return what the method returned; a stage or publisher that the lock follows; or
+     * the failure strategy's value
+     * @throws Throwable what the method threw, unchanged; {@link LockLostException} after
+     * the method returned; or {@link LockTimeoutException}, {@link LockBackendException}
+     * or {@link IllegalArgumentException} (bad key) without the method having been
+     * invoked
      */
     protected @Nullable Object execute(Invoker invoker, @Nullable Object target, Method method, @Nullable Object[] args)
             throws Throwable {
@@ -224,7 +249,10 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         }
     }
 
-    /** The common case, one key and a plain result, kept free of the bookkeeping the other cases need. */
+    /**
+     * The common case, one key and a plain result, kept free of the bookkeeping the other
+     * cases need.
+     */
     private @Nullable Object invokeHolding(Invoker invoker, LockOperation operation, @Nullable Object[] args,
             @Nullable Object target) throws Throwable {
         String key = keyResolver.resolveKey(operation, args, target);
@@ -237,7 +265,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         LockHandle handle;
         try {
             handle = lockService.get().lock(operation.toRequest(key));
-        } catch (LockTimeoutException | LockBackendException ex) {
+        }
+        catch (LockTimeoutException | LockBackendException ex) {
             return lockUnavailable(operation, args, key, ex);
         }
         hold = new LockHold(key, handle);
@@ -248,7 +277,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         Object result;
         try {
             result = invoker.invoke();
-        } catch (Throwable ex) {
+        }
+        catch (Throwable ex) {
             leave(held, hold, interrupt);
             suppress(ex, letGo(operation, hold));
             throw ex;
@@ -261,7 +291,10 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         return result;
     }
 
-    /** A nested call on a key this thread holds: runs within the outer hold, which the outer call releases. */
+    /**
+     * A nested call on a key this thread holds: runs within the outer hold, which the
+     * outer call releases.
+     */
     private static @Nullable Object invokeJoined(Invoker invoker, LockHold hold, boolean interrupt) throws Throwable {
         if (!interrupt) {
             return invoker.invoke();
@@ -269,7 +302,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         hold.armInterrupt();
         try {
             return invoker.invoke();
-        } finally {
+        }
+        finally {
             hold.disarmInterrupt();
         }
     }
@@ -281,7 +315,10 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         held.remove(hold);
     }
 
-    /** The acquiring call is done: releases unless a joined asynchronous call still needs the lock. */
+    /**
+     * The acquiring call is done: releases unless a joined asynchronous call still needs
+     * the lock.
+     */
     private @Nullable LockLostException letGo(LockOperation operation, LockHold hold) {
         ReleaseOutcome outcome = letGo(operation, hold, true);
         return (outcome == ReleaseOutcome.KEPT ? null
@@ -289,16 +326,18 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     }
 
     /**
-     * Several keys with a plain result, or a {@link CompletionStage} result: acquires (or joins) every key of the
-     * call, invokes, and lets go: at once for a plain result, a {@code null} stage or a thrown exception; when the
-     * stage completes if {@code untilComplete} and a stage came back.
+     * Several keys with a plain result, or a {@link CompletionStage} result: acquires (or
+     * joins) every key of the call, invokes, and lets go: at once for a plain result, a
+     * {@code null} stage or a thrown exception; when the stage completes if
+     * {@code untilComplete} and a stage came back.
      */
     private @Nullable Object invokeInFrame(Invoker invoker, LockOperation operation, @Nullable Object[] args,
             @Nullable Object target, boolean untilComplete) throws Throwable {
         LockFrame frame;
         try {
             frame = enter(operation, args, target, untilComplete);
-        } catch (LockUnavailableException ex) {
+        }
+        catch (LockUnavailableException ex) {
             return lockUnavailable(operation, args, ex.getKey(), ex.getCause());
         }
         boolean interrupt = (operation.getLeaseLostAction() == LeaseLostAction.INTERRUPT);
@@ -307,12 +346,14 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         Object result;
         try {
             result = invoker.invoke();
-        } catch (Throwable ex) {
+        }
+        catch (Throwable ex) {
             frame.unregister(held, interrupt);
             suppress(ex, exit(frame));
             throw ex;
         }
-        // For a stage, from here on the stage owns the lock, not this thread: later calls on this thread must not
+        // For a stage, from here on the stage owns the lock, not this thread: later calls
+        // on this thread must not
         // join it.
         frame.unregister(held, interrupt);
         if (untilComplete && result != null) {
@@ -326,13 +367,13 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     }
 
     /**
-     * Acquires (or joins) every key of one call: the keys this thread already holds are joined, the others are
-     * acquired through {@link LockService#lockAll(List)}, which takes them in sorted order, all or none, within the
-     * call's wait time.
-     *
-     * @param outlivesCall whether the call's work may go on after the method returned, so a joined outer hold must
-     *        be retained until then
-     * @throws LockUnavailableException naming the key that could not be had; nothing new is held then
+     * Acquires (or joins) every key of one call: the keys this thread already holds are
+     * joined, the others are acquired through {@link LockService#lockAll(List)}, which
+     * takes them in sorted order, all or none, within the call's wait time.
+     * @param outlivesCall whether the call's work may go on after the method returned, so
+     * a joined outer hold must be retained until then
+     * @throws LockUnavailableException naming the key that could not be had; nothing new
+     * is held then
      */
     LockFrame enter(LockOperation operation, @Nullable Object[] args, @Nullable Object target, boolean outlivesCall) {
         String[] keys = resolveKeys(operation, args, target);
@@ -344,7 +385,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
             LockHold joined = held.find(keys[i]);
             if (joined != null) {
                 holds[i] = joined;
-            } else {
+            }
+            else {
                 owned[i] = true;
                 toAcquire.add(operation.toRequest(keys[i]));
             }
@@ -358,7 +400,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
             }
         }
         if (outlivesCall) {
-            // Only now that everything is had: a failed acquisition retained nothing, so it has nothing to undo.
+            // Only now that everything is had: a failed acquisition retained nothing, so
+            // it has nothing to undo.
             for (int i = 0; i < keys.length; i++) {
                 if (!owned[i]) {
                     holds[i].retain();
@@ -368,7 +411,10 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         return new LockFrame(operation, holds, owned, outlivesCall);
     }
 
-    /** One key as a plain {@link LockService#lock}, several as one {@link LockService#lockAll} with a shared wait. */
+    /**
+     * One key as a plain {@link LockService#lock}, several as one
+     * {@link LockService#lockAll} with a shared wait.
+     */
     private List<LockHandle> acquire(LockOperation operation, List<LockRequest> requests) {
         try {
             if (requests.size() == 1) {
@@ -381,15 +427,18 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
             }
             MultiLockHandle locks = lockService.get().lockAll(waiting);
             return locks.handles();
-        } catch (LockTimeoutException | LockBackendException ex) {
-            // A backend's exception names the key it failed on; only a custom one might not.
+        }
+        catch (LockTimeoutException | LockBackendException ex) {
+            // A backend's exception names the key it failed on; only a custom one might
+            // not.
             throw new LockUnavailableException(ex.getKey() != null ? ex.getKey() : requests.get(0).key(), ex);
         }
     }
 
     /**
-     * The keys of one call: evaluated, then sorted and de-duplicated, so that calls locking the same keys in any
-     * argument order take them in one global order and cannot deadlock.
+     * The keys of one call: evaluated, then sorted and de-duplicated, so that calls
+     * locking the same keys in any argument order take them in one global order and
+     * cannot deadlock.
      */
     private String[] resolveKeys(LockOperation operation, @Nullable Object[] args, @Nullable Object target) {
         if (!operation.hasMultipleKeys()) {
@@ -407,9 +456,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     }
 
     /**
-     * The call is done with its locks (once, whoever asks first): lets go of each, releasing those no one else
-     * needs, in reverse order.
-     *
+     * The call is done with its locks (once, whoever asks first): lets go of each,
+     * releasing those no one else needs, in reverse order.
      * @return the lost lease to report, or {@code null}
      */
     @Nullable LockLostException exit(LockFrame frame) {
@@ -439,7 +487,10 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         return leaseLost(operation, firstLost.key(), lostKeys.toString(), firstLost.handle(), outcome);
     }
 
-    /** {@link #exit}, for ends where nobody can receive the exception (cancellation): it is logged instead. */
+    /**
+     * {@link #exit}, for ends where nobody can receive the exception (cancellation): it
+     * is logged instead.
+     */
     void exitQuietly(LockFrame frame) {
         LockLostException lost = exit(frame);
         if (lost != null) {
@@ -448,8 +499,9 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     }
 
     /**
-     * The exception that an {@code onLeaseLost = INTERRUPT} call whose work runs elsewhere ends with when its
-     * lease is lost. Counts as the call's report of the loss.
+     * The exception that an {@code onLeaseLost = INTERRUPT} call whose work runs
+     * elsewhere ends with when its lease is lost. Counts as the call's report of the
+     * loss.
      */
     LockLostException cancelledByLoss(LockFrame frame, LockHandle handle) {
         frame.reportLoss();
@@ -459,7 +511,10 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
                 + "work. Another instance may run the guarded work now" + fencingTokenClause(handle) + ".");
     }
 
-    /** ", fencing token N" if the lost acquisition had one issued, else nothing: never asks Redis. */
+    /**
+     * ", fencing token N" if the lost acquisition had one issued, else nothing: never
+     * asks Redis.
+     */
     private static String fencingTokenClause(LockHandle handle) {
         OptionalLong fence = handle.issuedFencingToken();
         return fence.isPresent() ? "; fencing token " + fence.getAsLong() : "";
@@ -467,7 +522,6 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
 
     /**
      * One user of a hold is done; the last one releases it.
-     *
      * @param report whether this call acquired the hold and so reports its loss
      * @return how the lease ended, as far as this call reports it
      */
@@ -486,15 +540,17 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     }
 
     /**
-     * Never throws, so that neither the method's result nor its exception is masked by a failed release.
-     *
-     * @return {@code false} only if the lock was no longer ours; {@code true} if released, or if Redis could not be
-     *         asked (the lease then expires by itself, and nothing says it was lost)
+     * Never throws, so that neither the method's result nor its exception is masked by a
+     * failed release.
+     * @return {@code false} only if the lock was no longer ours; {@code true} if
+     * released, or if Redis could not be asked (the lease then expires by itself, and
+     * nothing says it was lost)
      */
     private static boolean release(LockOperation operation, LockHold hold) {
         try {
             return hold.handle().release();
-        } catch (RuntimeException ex) {
+        }
+        catch (RuntimeException ex) {
             logger.warn("Could not release the lock '" + hold.key() + "' of " + operation.describeMethod()
                     + "; its lease expires by itself after the ttl: " + ex, ex);
             return true;
@@ -504,7 +560,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     private @Nullable LockLostException leaseLost(LockOperation operation, String key, String keys, LockHandle handle,
             ReleaseOutcome outcome) {
         if (!throwOnLeaseLost) {
-            // A lease the watchdog found lost was already logged and published as a LockLostEvent.
+            // A lease the watchdog found lost was already logged and published as a
+            // LockLostEvent.
             if (outcome == ReleaseOutcome.EXPIRED) {
                 logger.warn("The lock " + keys + " of " + operation.describeMethod() + " had already expired when "
                         + "the method returned, so another owner may have run concurrently. Raise the ttl, or keep "
@@ -523,28 +580,33 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
                 + ". Set distributed-lock.throw-on-lease-lost=false to only log it and publish a LockLostEvent.");
     }
 
-    /** The failure strategy's value for a plain or stage result, checked against the return type. */
+    /**
+     * The failure strategy's value for a plain or stage result, checked against the
+     * return type.
+     */
     private @Nullable Object lockUnavailable(LockOperation operation, @Nullable Object[] args, String key,
             LockAcquisitionException cause) throws Throwable {
         Object value = fallback(operation, args, key, cause);
         Class<?> returnType = operation.getMethod().getReturnType();
         if (operation.getFailureHandler() != null && returnType != void.class
                 && !ClassUtils.isAssignableValue(returnType, value)) {
-            throw new IllegalStateException("The failure handler '" + operation.getFailureHandler() + "' of "
-                    + operation.describeMethod() + " returned " + (value == null ? "null" : "a "
-                            + value.getClass().getName()) + ", which the method cannot return ("
-                    + returnType.getName() + "). Return a value of that type, or throw.");
+            throw new IllegalStateException(
+                    "The failure handler '" + operation.getFailureHandler() + "' of " + operation.describeMethod()
+                            + " returned " + (value == null ? "null" : "a " + value.getClass().getName())
+                            + ", which the method cannot return (" + returnType.getName()
+                            + "). Return a value of that type, or throw.");
         }
         return value;
     }
 
     /**
-     * What a call whose lock cannot be had returns instead: the failure handler's value, the empty value
-     * ({@code SKIP}), or the acquisition failure itself thrown ({@code THROW}).
+     * What a call whose lock cannot be had returns instead: the failure handler's value,
+     * the empty value ({@code SKIP}), or the acquisition failure itself thrown
+     * ({@code THROW}).
      */
-    @Nullable Object fallback(LockOperation operation, @Nullable Object[] args, String key,
-            LockAcquisitionException cause) throws Throwable {
-        return failureStrategy(operation).onUnavailable(args, key, cause);
+    @Nullable Object fallback(LockOperation op, @Nullable Object[] args, String key, LockAcquisitionException cause)
+            throws Throwable {
+        return failureStrategy(op).onUnavailable(args, key, cause);
     }
 
     /** The method's strategy, made on its first failed call and then reused. */
@@ -554,7 +616,10 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
                 op -> FailureStrategy.of(op, () -> beanFactory, skipWarnings)));
     }
 
-    /** Attaches a lost lease to the exception that ends the call anyway, unless it is that very exception. */
+    /**
+     * Attaches a lost lease to the exception that ends the call anyway, unless it is that
+     * very exception.
+     */
     static void suppress(Throwable failure, @Nullable LockLostException lost) {
         if (lost != null && failure != lost) {
             failure.addSuppressed(lost);
@@ -567,20 +632,21 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
 
         /**
          * Invokes the next step of the call.
-         *
          * @return the method's result
          * @throws Throwable what the method threw
          */
         @Nullable Object invoke() throws Throwable;
 
         /**
-         * An invoker that may be invoked later, and more than once: a {@code Mono} or {@code Flux} method is
-         * invoked on each subscription, once its lock is held. The default returns this invoker.
-         *
+         * An invoker that may be invoked later, and more than once: a {@code Mono} or
+         * {@code Flux} method is invoked on each subscription, once its lock is held. The
+         * default returns this invoker.
          * @return an invoker for repeated, deferred invocation
          */
         default Invoker repeatable() {
             return this;
         }
+
     }
+
 }

@@ -10,7 +10,8 @@ import org.springframework.aop.ProxyMethodInvocation;
 import io.github.distlock.LockService;
 
 /**
- * The AOP Alliance interceptor for {@link io.github.distlock.DistributedLock @DistributedLock}; the work happens in
+ * The AOP Alliance interceptor for
+ * {@link io.github.distlock.DistributedLock @DistributedLock}; the work happens in
  * {@link DistributedLockAspectSupport}.
  */
 public class DistributedLockInterceptor extends DistributedLockAspectSupport implements MethodInterceptor {
@@ -33,7 +34,10 @@ public class DistributedLockInterceptor extends DistributedLockAspectSupport imp
         return execute(invoker, invocation.getThis(), invocation.getMethod(), invocation.getArguments());
     }
 
-    /** Proceeds with a Spring AOP invocation, and can do so again later for each subscription of a publisher. */
+    /**
+     * Proceeds with a Spring AOP invocation, and can do so again later for each
+     * subscription of a publisher.
+     */
     private static final class ProceedingInvoker implements Invoker {
 
         private final ProxyMethodInvocation invocation;
@@ -49,10 +53,13 @@ public class DistributedLockInterceptor extends DistributedLockAspectSupport imp
 
         @Override
         public Invoker repeatable() {
-            // An invocation proceeds down its interceptor chain only once; each subscription proceeds on its own
+            // An invocation proceeds down its interceptor chain only once; each
+            // subscription proceeds on its own
             // copy of one taken now, before anything proceeded.
             ProxyMethodInvocation template = (ProxyMethodInvocation) invocation.invocableClone();
             return () -> ((ProxyMethodInvocation) template.invocableClone()).proceed();
         }
+
     }
+
 }

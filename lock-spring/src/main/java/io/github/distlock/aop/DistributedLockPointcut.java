@@ -7,8 +7,9 @@ import org.springframework.aop.ClassFilter;
 import org.springframework.aop.support.StaticMethodMatcherPointcut;
 
 /**
- * Matches the methods for which the {@link LockOperationSource} has a lock. Its class filter asks the source about
- * the whole class first, which is where every declaration of the class is validated while the proxy is created.
+ * Matches the methods for which the {@link LockOperationSource} has a lock. Its class
+ * filter asks the source about the whole class first, which is where every declaration of
+ * the class is validated while the proxy is created.
  */
 final class DistributedLockPointcut extends StaticMethodMatcherPointcut {
 
@@ -26,8 +27,8 @@ final class DistributedLockPointcut extends StaticMethodMatcherPointcut {
 
     @Override
     public boolean equals(@Nullable Object other) {
-        return (this == other || (other instanceof DistributedLockPointcut that
-                && operationSource.equals(that.operationSource)));
+        return (this == other
+                || (other instanceof DistributedLockPointcut that && operationSource.equals(that.operationSource)));
     }
 
     @Override
@@ -40,12 +41,17 @@ final class DistributedLockPointcut extends StaticMethodMatcherPointcut {
         return getClass().getName() + ": " + operationSource;
     }
 
-    /** Lets the proxy creator skip classes without locked methods before it looks at each method. */
+    /**
+     * Lets the proxy creator skip classes without locked methods before it looks at each
+     * method.
+     */
     private final class LockOperationSourceClassFilter implements ClassFilter {
 
         @Override
         public boolean matches(Class<?> clazz) {
             return operationSource.isCandidateClass(clazz);
         }
+
     }
+
 }

@@ -27,10 +27,12 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.core.CollectionFactory;
 
 /**
- * What a call skipped by {@code onBusy}, {@code onUnavailable} or {@code onFailure = SKIP} returns, chosen once per
- * method from its declared return type: {@code null}, zero or {@code false} for a primitive, an empty
- * {@code Optional}, collection, map, array or stream, or a future completed with {@code null}. (An empty reactive
- * result comes from its {@link org.springframework.core.ReactiveAdapter}; see {@link LockOperation}.)
+ * What a call skipped by {@code onBusy}, {@code onUnavailable} or
+ * {@code onFailure = SKIP} returns, chosen once per method from its declared return type:
+ * {@code null}, zero or {@code false} for a primitive, an empty {@code Optional},
+ * collection, map, array or stream, or a future completed with {@code null}. (An empty
+ * reactive result comes from its {@link org.springframework.core.ReactiveAdapter}; see
+ * {@link LockOperation}.)
  */
 final class EmptyReturnValues {
 
@@ -38,8 +40,9 @@ final class EmptyReturnValues {
     }
 
     /**
-     * A supplier of the empty value for {@code type}. Immutable values are shared; streams and futures are made
-     * per call, because a stream can be consumed only once and a future can be completed by its receiver.
+     * A supplier of the empty value for {@code type}. Immutable values are shared;
+     * streams and futures are made per call, because a stream can be consumed only once
+     * and a future can be completed by its receiver.
      */
     static Supplier<@Nullable Object> of(Class<?> type) {
         if (type.isPrimitive()) {
@@ -65,9 +68,9 @@ final class EmptyReturnValues {
         if (CompletionStage.class.isAssignableFrom(type) && type.isAssignableFrom(CompletableFuture.class)) {
             return () -> CompletableFuture.completedFuture(null);
         }
-        if ((Collection.class.isAssignableFrom(type) || Map.class.isAssignableFrom(type))
-                && canInstantiate(type)) {
-            // A concrete class such as ArrayList: a fresh, mutable instance, as the caller may add to it.
+        if ((Collection.class.isAssignableFrom(type) || Map.class.isAssignableFrom(type)) && canInstantiate(type)) {
+            // A concrete class such as ArrayList: a fresh, mutable instance, as the
+            // caller may add to it.
             return Map.class.isAssignableFrom(type) ? () -> CollectionFactory.createMap(type, 0)
                     : () -> CollectionFactory.createCollection(type, 0);
         }
@@ -142,8 +145,10 @@ final class EmptyReturnValues {
         }
         try {
             return type.getConstructor() != null;
-        } catch (NoSuchMethodException ex) {
+        }
+        catch (NoSuchMethodException ex) {
             return false;
         }
     }
+
 }

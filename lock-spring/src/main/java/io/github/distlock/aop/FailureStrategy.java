@@ -15,9 +15,10 @@ import io.github.distlock.LockFailureHandler;
 import io.github.distlock.LockFailureHandler.LockFailure;
 
 /**
- * What a call whose lock cannot be had returns instead, decided once per method from its annotation:
- * throw the acquisition failure, return the empty value (each for a busy lock and for an unavailable store as the
- * {@link LockOperation} resolved them), or ask the named {@link LockFailureHandler} bean.
+ * What a call whose lock cannot be had returns instead, decided once per method from its
+ * annotation: throw the acquisition failure, return the empty value (each for a busy lock
+ * and for an unavailable store as the {@link LockOperation} resolved them), or ask the
+ * named {@link LockFailureHandler} bean.
  */
 @FunctionalInterface
 interface FailureStrategy {
@@ -25,29 +26,28 @@ interface FailureStrategy {
     /**
      * @param args the call's arguments
      * @param key the key that could not be had
-     * @param cause why
+     * @param ex why the lock cannot be had
      * @return the value the call returns
      * @throws Throwable to make the call fail
      */
-    @Nullable Object onUnavailable(@Nullable Object[] args, String key, LockAcquisitionException cause)
-            throws Throwable;
+    @Nullable Object onUnavailable(@Nullable Object[] args, String key, LockAcquisitionException ex) throws Throwable;
 
     /**
      * The strategy of one method, from its annotation.
-     *
      * @param operation the method's lock
-     * @param beanFactory where a named handler is looked up, on the first failed call only
+     * @param beanFactory where a named handler is looked up, on the first failed call
+     * only
      * @param skipWarnings where a skip because the store was unavailable is reported
      */
     static FailureStrategy of(LockOperation operation, Supplier<@Nullable BeanFactory> beanFactory,
             SkipWarnings skipWarnings) {
         String handlerName = operation.getFailureHandler();
         if (handlerName != null) {
-            // Looked up on first use, then kept: the handler bean may not exist yet while proxies are created.
+            // Looked up on first use, then kept: the handler bean may not exist yet while
+            // proxies are created.
             Supplier<LockFailureHandler> handler = SingletonSupplier
-                    .of(() -> handler(operation, handlerName, beanFactory.get()));
-            return (args, key, cause) -> handler.get()
-                    .handle(new LockFailure(operation.getMethod(), args, key, cause));
+                .of(() -> handler(operation, handlerName, beanFactory.get()));
+            return (args, key, cause) -> handler.get().handle(new LockFailure(operation.getMethod(), args, key, cause));
         }
         boolean skipBusy = (operation.getBusyAction() == FailureAction.SKIP);
         boolean skipUnavailable = (operation.getUnavailableAction() == FailureAction.SKIP);
@@ -58,7 +58,8 @@ interface FailureStrategy {
         }
         Log logger = LogFactory.getLog(DistributedLockAspectSupport.class);
         return (args, key, cause) -> {
-            // The interceptor hands over only these two: a timeout (busy) and a backend failure (unavailable).
+            // The interceptor hands over only these two: a timeout (busy) and a backend
+            // failure (unavailable).
             if (cause instanceof LockBackendException) {
                 if (!skipUnavailable) {
                     throw cause;
@@ -84,4 +85,5 @@ interface FailureStrategy {
         }
         return factory.getBean(name, LockFailureHandler.class);
     }
+
 }

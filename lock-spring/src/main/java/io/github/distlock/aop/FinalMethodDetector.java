@@ -16,15 +16,19 @@ import org.springframework.beans.factory.config.SmartInstantiationAwareBeanPostP
 import org.springframework.util.ReflectionUtils;
 
 /**
- * Finds {@code @DistributedLock} methods that are {@code final} on a bean proxied by class (CGLIB). Such a proxy
- * cannot override a final method, so every call, whatever the reference's type, runs the method without the lock
- * (and on the proxy instance, whose fields are not the target's). Fails the startup, or only logs a WARN with
+ * Finds {@code @DistributedLock} methods that are {@code final} on a bean proxied by
+ * class (CGLIB). Such a proxy cannot override a final method, so every call, whatever the
+ * reference's type, runs the method without the lock (and on the proxy instance, whose
+ * fields are not the target's). Fails the startup, or only logs a WARN with
  * {@code distributed-lock.unguarded-methods=warn}.
  *
- * <p>Only the proxy tells: the same final method is guarded behind an interface-based (JDK) proxy, whose interface
- * method the interceptor handles whatever the implementation's modifiers. So this looks at each bean after the
- * auto-proxy creator has wrapped it, rather than at the class; it runs after the proxy creator because it is not
- * ordered, and it also looks at early references, which is where a bean in a circular reference gets its proxy.
+ * <p>
+ * Only the proxy tells: the same final method is guarded behind an interface-based (JDK)
+ * proxy, whose interface method the interceptor handles whatever the implementation's
+ * modifiers. So this looks at each bean after the auto-proxy creator has wrapped it,
+ * rather than at the class; it runs after the proxy creator because it is not ordered,
+ * and it also looks at early references, which is where a bean in a circular reference
+ * gets its proxy.
  */
 public class FinalMethodDetector implements SmartInstantiationAwareBeanPostProcessor {
 
@@ -34,12 +38,16 @@ public class FinalMethodDetector implements SmartInstantiationAwareBeanPostProce
 
     private final boolean failOnUnguardedMethods;
 
-    /** Classes already looked at, so that a WARN is logged once per class, not once per bean. */
+    /**
+     * Classes already looked at, so that a WARN is logged once per class, not once per
+     * bean.
+     */
     private final Map<Class<?>, Boolean> checkedClasses = new ConcurrentHashMap<>();
 
     /**
      * @param operationSource decides which methods are locked
-     * @param failOnUnguardedMethods {@code true} to fail the startup, {@code false} to log a WARN
+     * @param failOnUnguardedMethods {@code true} to fail the startup, {@code false} to
+     * log a WARN
      */
     public FinalMethodDetector(LockOperationSource operationSource, boolean failOnUnguardedMethods) {
         this.operationSource = operationSource;
@@ -82,7 +90,10 @@ public class FinalMethodDetector implements SmartInstantiationAwareBeanPostProce
         checkedClasses.put(targetClass, Boolean.TRUE);
     }
 
-    /** Whether the lock interceptor is among the proxy's advice: only then is a locked method ours to check. */
+    /**
+     * Whether the lock interceptor is among the proxy's advice: only then is a locked
+     * method ours to check.
+     */
     private static boolean isLocked(Advised advised) {
         for (Advisor advisor : advised.getAdvisors()) {
             Advice advice = advisor.getAdvice();
@@ -93,7 +104,10 @@ public class FinalMethodDetector implements SmartInstantiationAwareBeanPostProce
         return false;
     }
 
-    /** Final instance methods a caller could reach: private and static ones are reported by the operation source. */
+    /**
+     * Final instance methods a caller could reach: private and static ones are reported
+     * by the operation source.
+     */
     private static boolean isFinal(Method method) {
         int modifiers = method.getModifiers();
         return Modifier.isFinal(modifiers) && !Modifier.isStatic(modifiers) && !Modifier.isPrivate(modifiers)
@@ -107,4 +121,5 @@ public class FinalMethodDetector implements SmartInstantiationAwareBeanPostProce
                 + "(spring.aop.proxy-target-class=false, and inject the interface); or lock with LockService "
                 + "directly.";
     }
+
 }

@@ -5,13 +5,15 @@ import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The locks the current thread holds through the annotation, so that a nested call on a key it already holds joins
- * the hold instead of waiting for itself.
+ * The locks the current thread holds through the annotation, so that a nested call on a
+ * key it already holds joins the hold instead of waiting for itself.
  *
- * <p>A small stack rather than a map: synchronous calls nest, so holds come and go in stack order, nesting is
- * shallow, and pushing or popping allocates nothing. A hold is registered only while the call that acquired it runs
- * on this thread; a call that hands its work to a stage or publisher unregisters when it returns, because from then
- * on the work (not this thread) owns the lock.
+ * <p>
+ * A small stack rather than a map: synchronous calls nest, so holds come and go in stack
+ * order, nesting is shallow, and pushing or popping allocates nothing. A hold is
+ * registered only while the call that acquired it runs on this thread; a call that hands
+ * its work to a stage or publisher unregisters when it returns, because from then on the
+ * work (not this thread) owns the lock.
  */
 final class HeldLocks {
 
@@ -29,14 +31,18 @@ final class HeldLocks {
         return CURRENT.get();
     }
 
-    /** How many holds the current thread has registered; for tests that check nothing is left behind. */
+    /**
+     * How many holds the current thread has registered; for tests that check nothing is
+     * left behind.
+     */
     static int countForCurrentThread() {
         return CURRENT.get().size;
     }
 
     /**
-     * The hold this thread may join for {@code key}: the innermost one for that key, if its lease is still held. A
-     * lost or expired hold is not joined, so the nested call acquires the lock afresh instead of running unguarded.
+     * The hold this thread may join for {@code key}: the innermost one for that key, if
+     * its lease is still held. A lost or expired hold is not joined, so the nested call
+     * acquires the lock afresh instead of running unguarded.
      */
     @Nullable LockHold find(String key) {
         for (int i = size - 1; i >= 0; i--) {
@@ -55,7 +61,10 @@ final class HeldLocks {
         holds[size++] = hold;
     }
 
-    /** Removes {@code hold}, normally the top of the stack; tolerates any position so a misuse cannot corrupt it. */
+    /**
+     * Removes {@code hold}, normally the top of the stack; tolerates any position so a
+     * misuse cannot corrupt it.
+     */
     void remove(LockHold hold) {
         for (int i = size - 1; i >= 0; i--) {
             if (holds[i] == hold) {
@@ -65,4 +74,5 @@ final class HeldLocks {
             }
         }
     }
+
 }

@@ -6,13 +6,16 @@ import java.util.function.Consumer;
 import io.github.distlock.LockHandle;
 
 /**
- * Interrupts the thread running an {@code onLeaseLost = INTERRUPT} method when the watchdog finds its lease lost,
- * but only while such a method runs.
+ * Interrupts the thread running an {@code onLeaseLost = INTERRUPT} method when the
+ * watchdog finds its lease lost, but only while such a method runs.
  *
- * <p>A handle's loss listeners cannot be removed, so this one is neutralised instead: once the method returned, a
- * late loss does nothing, and an interrupt that raced with the return is cleared, so it cannot hit whatever task the
- * (possibly pooled) thread runs next. The interrupt is the aspect's own signal, so its status is cleared once the
- * method returned in any case; the caller learns of the loss from {@code LockLostException} and the event.
+ * <p>
+ * A handle's loss listeners cannot be removed, so this one is neutralised instead: once
+ * the method returned, a late loss does nothing, and an interrupt that raced with the
+ * return is cleared, so it cannot hit whatever task the (possibly pooled) thread runs
+ * next. The interrupt is the aspect's own signal, so its status is cleared once the
+ * method returned in any case; the caller learns of the loss from
+ * {@code LockLostException} and the event.
  */
 final class InterruptOnLoss implements Consumer<LockHandle> {
 
@@ -50,7 +53,8 @@ final class InterruptOnLoss implements Consumer<LockHandle> {
         if (--depth > 0 || state.compareAndSet(ARMED, IDLE)) {
             return;
         }
-        // The loss fired: wait out the few instructions of a concurrent interrupt(), then clear what we caused.
+        // The loss fired: wait out the few instructions of a concurrent interrupt(), then
+        // clear what we caused.
         while (state.get() == FIRING) {
             Thread.onSpinWait();
         }
@@ -71,4 +75,5 @@ final class InterruptOnLoss implements Consumer<LockHandle> {
         }
         state.set(FIRED);
     }
+
 }

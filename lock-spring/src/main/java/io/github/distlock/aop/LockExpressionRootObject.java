@@ -5,9 +5,9 @@ import java.lang.reflect.Method;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The root object of a {@code @DistributedLock} key expression. Besides the method's arguments (as {@code #name},
- * {@code #p0} or {@code #a0}), an expression can read these properties, either bare ({@code methodName}) or as
- * {@code #root.methodName}:
+ * The root object of a {@code @DistributedLock} key expression. Besides the method's
+ * arguments (as {@code #name}, {@code #p0} or {@code #a0}), an expression can read these
+ * properties, either bare ({@code methodName}) or as {@code #root.methodName}:
  * <ul>
  * <li>{@code method}: the invoked {@link Method}</li>
  * <li>{@code methodName}: its name</li>
@@ -15,7 +15,8 @@ import org.jspecify.annotations.Nullable;
  * <li>{@code targetClass}: the target's class</li>
  * <li>{@code args}: the arguments as an array</li>
  * </ul>
- * Any other bare word is almost always a literal that lacks its quotes, which is why it fails the startup.
+ * Any other bare word is almost always a literal that lacks its quotes, which is why it
+ * fails the startup.
  */
 public final class LockExpressionRootObject {
 
@@ -65,4 +66,5 @@ public final class LockExpressionRootObject {
     public Class<?> getTargetClass() {
         return targetClass;
     }
+
 }

@@ -6,9 +6,10 @@ import java.util.function.Consumer;
 import io.github.distlock.LockHandle;
 
 /**
- * The locks of one call that has several keys or returns later (a stage or a publisher): one hold per distinct key,
- * in acquisition (sorted) order, each either acquired by this call or joined from an outer call on the same thread.
- * Ends exactly once, whichever of completion, error or cancellation comes first.
+ * The locks of one call that has several keys or returns later (a stage or a publisher):
+ * one hold per distinct key, in acquisition (sorted) order, each either acquired by this
+ * call or joined from an outer call on the same thread. Ends exactly once, whichever of
+ * completion, error or cancellation comes first.
  */
 final class LockFrame {
 
@@ -27,9 +28,10 @@ final class LockFrame {
     /**
      * @param operation the method's lock
      * @param holds one hold per distinct key, in the order they were taken
-     * @param owned per hold, whether this call acquired it (otherwise it joined an outer call's hold)
-     * @param outlivesCall whether the call's work may go on after the method returned, so that joined holds were
-     *        retained and must be let go at the end too
+     * @param owned per hold, whether this call acquired it (otherwise it joined an outer
+     * call's hold)
+     * @param outlivesCall whether the call's work may go on after the method returned, so
+     * that joined holds were retained and must be let go at the end too
      */
     LockFrame(LockOperation operation, LockHold[] holds, boolean[] owned, boolean outlivesCall) {
         this.operation = operation;
@@ -54,12 +56,18 @@ final class LockFrame {
         return owned[index];
     }
 
-    /** Whether the call must let go of the hold at {@code index} when it ends (acquired it, or retained a join). */
+    /**
+     * Whether the call must let go of the hold at {@code index} when it ends (acquired
+     * it, or retained a join).
+     */
     boolean uses(int index) {
         return owned[index] || outlivesCall;
     }
 
-    /** Makes the acquired holds joinable by nested calls on the current thread while the method body runs. */
+    /**
+     * Makes the acquired holds joinable by nested calls on the current thread while the
+     * method body runs.
+     */
     void register(HeldLocks held, boolean interruptOnLoss) {
         for (int i = 0; i < holds.length; i++) {
             if (owned[i]) {
@@ -94,13 +102,19 @@ final class LockFrame {
         }
     }
 
-    /** @return {@code true} for the first caller only: the one that lets go of the holds */
+    /**
+     * @return {@code true} for the first caller only: the one that lets go of the holds
+     */
     boolean end() {
         return ended.compareAndSet(false, true);
     }
 
-    /** @return {@code true} for the first caller only: a lost lease is reported once per call */
+    /**
+     * @return {@code true} for the first caller only: a lost lease is reported once per
+     * call
+     */
     boolean reportLoss() {
         return lossReported.compareAndSet(false, true);
     }
+
 }

@@ -8,10 +8,11 @@ import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.Expression;
 
 /**
- * A {@code @DistributedLock} key, parsed and checked once, in the cheapest form that gives the same result as
- * evaluating the SpEL expression per call: a constant (empty key or a quoted literal), one argument as is
- * ({@code #orderId}, {@code #p0}), or a parsed {@link Expression} for everything else. Immutable and shared
- * by all calls of the method. Created by {@link LockKeyResolver#parse}.
+ * A {@code @DistributedLock} key, parsed and checked once, in the cheapest form that
+ * gives the same result as evaluating the SpEL expression per call: a constant (empty key
+ * or a quoted literal), one argument as is ({@code #orderId}, {@code #p0}), or a parsed
+ * {@link Expression} for everything else. Immutable and shared by all calls of the
+ * method. Created by {@link LockKeyResolver#parse}.
  */
 public final class LockKeyExpression {
 
@@ -52,24 +53,34 @@ public final class LockKeyExpression {
         return source;
     }
 
-    /** The key when it does not depend on the call (empty key, quoted literal), otherwise {@code null}. */
+    /**
+     * The key when it does not depend on the call (empty key, quoted literal), otherwise
+     * {@code null}.
+     */
     public @Nullable String getConstantKey() {
         return constantKey;
     }
 
-    /** The index of the argument that is the key as is ({@code #orderId}, {@code #p0}), otherwise -1. */
+    /**
+     * The index of the argument that is the key as is ({@code #orderId}, {@code #p0}),
+     * otherwise -1.
+     */
     public int getArgumentIndex() {
         return argumentIndex;
     }
 
-    /** The parsed expression when the key must be evaluated per call, otherwise {@code null}. */
+    /**
+     * The parsed expression when the key must be evaluated per call, otherwise
+     * {@code null}.
+     */
     public @Nullable Expression getExpression() {
         return expression;
     }
 
     /**
-     * The method's parameter names, looked up once: the per-call evaluation context asks for them on every call
-     * that reads a variable, and {@code Method.getParameters()} copies an array each time.
+     * The method's parameter names, looked up once: the per-call evaluation context asks
+     * for them on every call that reads a variable, and {@code Method.getParameters()}
+     * copies an array each time.
      */
     ParameterNameDiscoverer getParameterNames() {
         return parameterNames;
@@ -80,7 +91,9 @@ public final class LockKeyExpression {
         return source;
     }
 
-    /** Answers with the names found at startup, for the one method this key belongs to. */
+    /**
+     * Answers with the names found at startup, for the one method this key belongs to.
+     */
     private static final class FixedParameterNames implements ParameterNameDiscoverer {
 
         private final @Nullable String @Nullable [] names;
@@ -98,5 +111,7 @@ public final class LockKeyExpression {
         public @Nullable String @Nullable [] getParameterNames(Constructor<?> ctor) {
             return null;
         }
+
     }
+
 }

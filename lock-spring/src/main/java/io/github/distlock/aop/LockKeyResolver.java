@@ -40,21 +40,24 @@ import io.github.distlock.InvalidLockKeyException;
 import io.github.distlock.LockKeys;
 
 /**
- * Turns the {@code key} of {@link io.github.distlock.DistributedLock @DistributedLock} into a lock name.
+ * Turns the {@code key} of {@link io.github.distlock.DistributedLock @DistributedLock}
+ * into a lock name.
  *
- * <p>At startup, {@link #parse} parses the SpEL expression once per method and checks it against the method:
- * every {@code #name} must be a parameter, {@code #p0}/{@code #a0} must be in range, every {@code @bean} must exist,
- * and a bare word (which SpEL reads as a property of the root object, see {@link LockExpressionRootObject}) is
- * rejected because it is nearly always a literal without its quotes. Per call, {@link #resolveKey} then costs
- * almost nothing for the common forms (a constant, or one argument as is) and one
- * {@link MethodBasedEvaluationContext} for the rest, so {@code #paramName}, {@code #p0}, {@code #a0},
- * {@code #order.customer.id} and {@code @bean.method()} all work.
+ * <p>
+ * At startup, {@link #parse} parses the SpEL expression once per method and checks it
+ * against the method: every {@code #name} must be a parameter, {@code #p0}/{@code #a0}
+ * must be in range, every {@code @bean} must exist, and a bare word (which SpEL reads as
+ * a property of the root object, see {@link LockExpressionRootObject}) is rejected
+ * because it is nearly always a literal without its quotes. Per call, {@link #resolveKey}
+ * then costs almost nothing for the common forms (a constant, or one argument as is) and
+ * one {@link MethodBasedEvaluationContext} for the rest, so {@code #paramName},
+ * {@code #p0}, {@code #a0}, {@code #order.customer.id} and {@code @bean.method()} all
+ * work.
  */
 public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFactoryAware {
 
     /** The bare words that really are properties of {@link LockExpressionRootObject}. */
-    private static final Set<String> ROOT_PROPERTIES = Set.of("method", "methodName", "args", "target",
-            "targetClass");
+    private static final Set<String> ROOT_PROPERTIES = Set.of("method", "methodName", "args", "target", "targetClass");
 
     private static final Pattern INDEXED_ARGUMENT = Pattern.compile("[ap](\\d+)");
 
@@ -67,8 +70,8 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
     private int maxKeyLength = LockKeys.DEFAULT_MAX_LENGTH;
 
     /**
-     * Gives expressions access to beans ({@code @tenantContext.currentTenant()}) and lets {@link #parse} check
-     * that the beans they name exist.
+     * Gives expressions access to beans ({@code @tenantContext.currentTenant()}) and lets
+     * {@link #parse} check that the beans they name exist.
      */
     @Override
     public void setBeanFactory(BeanFactory beanFactory) {
@@ -78,9 +81,9 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
     }
 
     /**
-     * Sets the longest key a call may lock ({@code distributed-lock.max-key-length}): a longer literal key fails
-     * {@link #parse}, a longer evaluated one fails the call with {@link InvalidLockKeyException}.
-     *
+     * Sets the longest key a call may lock ({@code distributed-lock.max-key-length}): a
+     * longer literal key fails {@link #parse}, a longer evaluated one fails the call with
+     * {@link InvalidLockKeyException}.
      * @param maxKeyLength the longest key, in characters, at least 1
      */
     public void setMaxKeyLength(int maxKeyLength) {
@@ -92,28 +95,32 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
         this.maxKeyLength = maxKeyLength;
     }
 
-    /** The longest key a call may lock, {@value LockKeys#DEFAULT_MAX_LENGTH} unless set. */
+    /**
+     * The longest key a call may lock, {@value LockKeys#DEFAULT_MAX_LENGTH} unless set.
+     */
     public int getMaxKeyLength() {
         return maxKeyLength;
     }
 
     /**
      * Parses and checks a key expression for one method.
-     *
-     * @param method the method the key is declared on (its parameters are the expression's variables)
-     * @param targetClass the bean class the method is called on; names the method lock when the key is empty;
-     *        {@code null} for the method's declaring class
-     * @param source the key attribute as written; empty means the method lock {@code SimpleClassName.method}
+     * @param method the method the key is declared on (its parameters are the
+     * expression's variables)
+     * @param targetClass the bean class the method is called on; names the method lock
+     * when the key is empty; {@code null} for the method's declaring class
+     * @param source the key attribute as written; empty means the method lock
+     * {@code SimpleClassName.method}
      * @return the key in its cheapest evaluable form
-     * @throws InvalidLockDefinitionException if the expression does not parse, names something that does not
-     *         exist, or is a literal longer than the maximum key length
+     * @throws InvalidLockDefinitionException if the expression does not parse, names
+     * something that does not exist, or is a literal longer than the maximum key length
      */
     public LockKeyExpression parse(Method method, @Nullable Class<?> targetClass, String source) {
         Class<?> owner = (targetClass != null ? targetClass : method.getDeclaringClass());
         if (source.isEmpty()) {
-            // The user class: the bean may be a CGLIB subclass, whose generated name must not leak into the key.
-            return LockKeyExpression.constant(source, ClassUtils.getUserClass(owner).getSimpleName() + "."
-                    + method.getName());
+            // The user class: the bean may be a CGLIB subclass, whose generated name must
+            // not leak into the key.
+            return LockKeyExpression.constant(source,
+                    ClassUtils.getUserClass(owner).getSimpleName() + "." + method.getName());
         }
         if (source.isBlank()) {
             throw new InvalidLockDefinitionException(method, owner, "key", source, "is blank. Leave the key empty "
@@ -122,11 +129,13 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
         Expression expression;
         try {
             expression = getExpression(expressionCache, new AnnotatedElementKey(method, owner), source);
-        } catch (ParseException ex) {
-            throw new InvalidLockDefinitionException(method, owner, "key", source, "is not a valid SpEL expression ("
-                    + ex.getMessage() + "). " + parseFix(source), ex);
         }
-        // Spring 7 declares the names themselves nullable too; the checks below treat a null name as no match.
+        catch (ParseException ex) {
+            throw new InvalidLockDefinitionException(method, owner, "key", source,
+                    "is not a valid SpEL expression (" + ex.getMessage() + "). " + parseFix(source), ex);
+        }
+        // Spring 7 declares the names themselves nullable too; the checks below treat a
+        // null name as no match.
         @Nullable String[] parameterNames = getParameterNameDiscoverer().getParameterNames(method);
         if (!(expression instanceof SpelExpression spel)) {
             // A custom parser: nothing to check or shortcut.
@@ -142,10 +151,12 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
                         + "to lock the method itself.", null);
             }
             if (constant.length() > maxKeyLength) {
-                throw new InvalidLockDefinitionException(method, owner, "key", source, "is a literal of "
-                        + constant.length() + " characters, longer than " + LockKeys.MAX_LENGTH_PROPERTY + " ("
-                        + maxKeyLength + "), so every call would fail. Use a shorter name, or raise "
-                        + LockKeys.MAX_LENGTH_PROPERTY + ".", null);
+                throw new InvalidLockDefinitionException(method, owner, "key", source,
+                        "is a literal of " + constant.length() + " characters, longer than "
+                                + LockKeys.MAX_LENGTH_PROPERTY + " (" + maxKeyLength
+                                + "), so every call would fail. Use a shorter name, or raise "
+                                + LockKeys.MAX_LENGTH_PROPERTY + ".",
+                        null);
             }
             return LockKeyExpression.constant(source, constant);
         }
@@ -160,31 +171,31 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
 
     /**
      * The lock name for one call.
-     *
      * @param operation the method's parsed annotation
      * @param args the call's arguments
      * @param target the target object (not the proxy), or {@code null}
      * @return the key, never blank nor longer than {@link #getMaxKeyLength()}
-     * @throws InvalidLockKeyException if the expression evaluates to {@code null}, a blank string or a key longer
-     *         than {@link #getMaxKeyLength()}
-     * @throws IllegalArgumentException if the expression cannot be evaluated (for example a property of a
-     *         {@code null} argument)
+     * @throws InvalidLockKeyException if the expression evaluates to {@code null}, a
+     * blank string or a key longer than {@link #getMaxKeyLength()}
+     * @throws IllegalArgumentException if the expression cannot be evaluated (for example
+     * a property of a {@code null} argument)
      */
     public String resolveKey(LockOperation operation, @Nullable Object[] args, @Nullable Object target) {
         return resolveKey(operation, operation.getKey(), args, target);
     }
 
     /**
-     * The lock names of one call of a method with several keys ({@code keys}), in declaration order; the caller
-     * sorts and de-duplicates them. Each goes through {@link #resolveKey(LockOperation, LockKeyExpression, Object[],
-     * Object)}, the one method to override to change every key (the three-argument form serves single keys only).
-     *
+     * The lock names of one call of a method with several keys ({@code keys}), in
+     * declaration order; the caller sorts and de-duplicates them. Each goes through
+     * {@link #resolveKey(LockOperation, LockKeyExpression, Object[], Object)}, the one
+     * method to override to change every key (the three-argument form serves single keys
+     * only).
      * @param operation the method's parsed annotation
      * @param args the call's arguments
      * @param target the target object (not the proxy), or {@code null}
      * @return a new array with one key per expression, none blank nor too long
-     * @throws InvalidLockKeyException if an expression evaluates to {@code null}, a blank string or a key longer
-     *         than {@link #getMaxKeyLength()}
+     * @throws InvalidLockKeyException if an expression evaluates to {@code null}, a blank
+     * string or a key longer than {@link #getMaxKeyLength()}
      * @throws IllegalArgumentException if an expression cannot be evaluated
      */
     public String[] resolveKeys(LockOperation operation, @Nullable Object[] args, @Nullable Object target) {
@@ -201,16 +212,15 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
 
     /**
      * The lock name that one of the method's key expressions gives for one call.
-     *
      * @param operation the method's parsed annotation
      * @param key one of its parsed keys
      * @param args the call's arguments
      * @param target the target object (not the proxy), or {@code null}
      * @return the key, never blank nor longer than {@link #getMaxKeyLength()}
-     * @throws InvalidLockKeyException if the expression evaluates to {@code null}, a blank string or a key longer
-     *         than {@link #getMaxKeyLength()}
-     * @throws IllegalArgumentException if the expression cannot be evaluated (for example a property of a
-     *         {@code null} argument)
+     * @throws InvalidLockKeyException if the expression evaluates to {@code null}, a
+     * blank string or a key longer than {@link #getMaxKeyLength()}
+     * @throws IllegalArgumentException if the expression cannot be evaluated (for example
+     * a property of a {@code null} argument)
      */
     public String resolveKey(LockOperation operation, LockKeyExpression key, @Nullable Object[] args,
             @Nullable Object target) {
@@ -222,20 +232,22 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
         int index = key.getArgumentIndex();
         if (index >= 0) {
             value = (index < args.length ? args[index] : null);
-        } else {
+        }
+        else {
             value = evaluate(operation, key, args, target);
         }
         String resolved = toKey(value);
         if (resolved == null || resolved.isBlank()) {
             throw new InvalidLockKeyException(InvalidLockKeyException.Reason.BLANK, resolved, maxKeyLength,
-                    "@DistributedLock key \"" + key.getSource() + "\" of "
-                    + operation.describeMethod() + " evaluated to "
-                    + (resolved == null ? "null" : "a blank string, " + LockKeys.preview(resolved))
-                    + ", which cannot name a lock, so the method was not invoked. Pass a non-blank value, or give "
-                    + "the expression a fallback such as key = \"" + key.getSource() + " ?: 'none'\"."
-                    + (key.getParameterNames().getParameterNames(operation.getMethod()) == null && index < 0
-                            ? " Parameter names are not available: compile with -parameters, or use #p0/#a0."
-                            : ""));
+                    "@DistributedLock key \"" + key.getSource() + "\" of " + operation.describeMethod()
+                            + " evaluated to "
+                            + (resolved == null ? "null" : "a blank string, " + LockKeys.preview(resolved))
+                            + ", which cannot name a lock, so the method was not invoked. "
+                            + "Pass a non-blank value, or give " + "the expression a fallback such as key = \""
+                            + key.getSource() + " ?: 'none'\"."
+                            + (key.getParameterNames().getParameterNames(operation.getMethod()) == null && index < 0
+                                    ? " Parameter names are not available: compile with -parameters, or use #p0/#a0."
+                                    : ""));
         }
         if (resolved.length() > maxKeyLength) {
             throw LockKeys.tooLong(resolved, maxKeyLength, "@DistributedLock key \"" + key.getSource() + "\" of "
@@ -247,8 +259,7 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
     private @Nullable Object evaluate(LockOperation operation, LockKeyExpression key, @Nullable Object[] args,
             @Nullable Object target) {
         Method method = operation.getMethod();
-        LockExpressionRootObject root = new LockExpressionRootObject(method, args, target,
-                operation.getTargetClass());
+        LockExpressionRootObject root = new LockExpressionRootObject(method, args, target, operation.getTargetClass());
         MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(root, method, args,
                 key.getParameterNames());
         if (beanResolver != null) {
@@ -256,10 +267,12 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
         }
         try {
             return key.getExpression().getValue(context);
-        } catch (EvaluationException ex) {
+        }
+        catch (EvaluationException ex) {
             if (ex instanceof SpelEvaluationException spel
                     && spel.getMessageCode() == SpelMessage.MAX_CONCATENATED_STRING_LENGTH_EXCEEDED) {
-                // A huge argument in 'order:' + #id: SpEL refuses to build it, and it would be too long anyway.
+                // A huge argument in 'order:' + #id: SpEL refuses to build it, and it
+                // would be too long anyway.
                 throw new InvalidLockKeyException(InvalidLockKeyException.Reason.TOO_LONG, null, maxKeyLength,
                         "@DistributedLock key \"" + key.getSource() + "\" of " + operation.describeMethod()
                                 + " would build a key longer than SpEL lets a string grow (" + ex.getMessage()
@@ -267,17 +280,17 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
                                 + "The method was not invoked. Lock on a short identifier of the resource (an id, or "
                                 + "a hash of a long value).");
             }
-            throw new IllegalArgumentException("Could not evaluate @DistributedLock key \"" + key.getSource()
-                    + "\" of " + operation.describeMethod() + ", so the method was not invoked: " + ex.getMessage()
+            throw new IllegalArgumentException("Could not evaluate @DistributedLock key \"" + key.getSource() + "\" of "
+                    + operation.describeMethod() + ", so the method was not invoked: " + ex.getMessage()
                     + ". For parts that may be null, use the safe navigation operator (#order?.customer?.id) "
                     + "and a fallback (?: 'none').", ex);
         }
     }
 
     /**
-     * The lock name for a value: strings as they are, arrays as {@code {a, b}}, anything else by
-     * {@code toString()}; {@code null} stays {@code null}. The argument shortcut and full evaluation share it, so
-     * both give the same key for the same argument.
+     * The lock name for a value: strings as they are, arrays as {@code {a, b}}, anything
+     * else by {@code toString()}; {@code null} stays {@code null}. The argument shortcut
+     * and full evaluation share it, so both give the same key for the same argument.
      */
     private static @Nullable String toKey(@Nullable Object value) {
         if (value == null || value instanceof String) {
@@ -291,9 +304,10 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
     }
 
     /**
-     * The argument index that {@code #name} denotes, mirroring how {@link MethodBasedEvaluationContext} defines
-     * its variables ({@code a<i>}, {@code p<i>}, then the parameter name, for each i in turn, later ones
-     * winning), or -1 if it is not an argument.
+     * The argument index that {@code #name} denotes, mirroring how
+     * {@link MethodBasedEvaluationContext} defines its variables ({@code a<i>},
+     * {@code p<i>}, then the parameter name, for each i in turn, later ones winning), or
+     * -1 if it is not an argument.
      */
     private static int argumentIndex(String name, @Nullable String @Nullable [] parameterNames, int parameterCount) {
         int index = -1;
@@ -307,15 +321,17 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
     }
 
     private static String parseFix(String source) {
-        if (source.indexOf('#') < 0 && source.indexOf('@') < 0 && source.indexOf('\'') < 0
-                && source.indexOf('(') < 0) {
+        if (source.indexOf('#') < 0 && source.indexOf('@') < 0 && source.indexOf('\'') < 0 && source.indexOf('(') < 0) {
             return "If it is meant as literal text, quote it inside the expression: key = \"'" + source + "'\".";
         }
         return "Fix the syntax; literal text needs single quotes inside the expression, for example "
                 + "key = \"'order:' + #orderId\".";
     }
 
-    /** Walks a parsed expression once and reports the first thing that would fail on every call. */
+    /**
+     * Walks a parsed expression once and reports the first thing that would fail on every
+     * call.
+     */
     private final class ExpressionCheck {
 
         private final Method method;
@@ -334,10 +350,11 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
         }
 
         /**
-         * @param onRoot whether the node is evaluated against the root object (so a property reference there
-         *        reads a property of {@link LockExpressionRootObject})
-         * @param inRootScope whether method and indexer arguments below are evaluated against the root object (not
-         *        inside a selection or projection, which evaluate against each element)
+         * @param onRoot whether the node is evaluated against the root object (so a
+         * property reference there reads a property of {@link LockExpressionRootObject})
+         * @param inRootScope whether method and indexer arguments below are evaluated
+         * against the root object (not inside a selection or projection, which evaluate
+         * against each element)
          */
         void check(SpelNode node, @Nullable SpelNode parent, boolean onRoot, boolean inRootScope) {
             if (node instanceof PropertyOrFieldReference property && onRoot
@@ -347,30 +364,38 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
             if (node instanceof VariableReference variable) {
                 checkVariable(variableName(variable));
             }
-            if (node instanceof BeanReference bean && beanFactory != null && !beanFactory.containsBean(bean.getName())) {
-                throw new InvalidLockDefinitionException(method, owner, "key", source, "refers to @"
-                        + bean.getName() + ", but there is no bean named '" + bean.getName()
-                        + "'. Fix the bean name or define the bean.", null);
+            if (node instanceof BeanReference bean && beanFactory != null
+                    && !beanFactory.containsBean(bean.getName())) {
+                throw new InvalidLockDefinitionException(method, owner, "key", source,
+                        "refers to @" + bean.getName() + ", but there is no bean named '" + bean.getName()
+                                + "'. Fix the bean name or define the bean.",
+                        null);
             }
             for (int i = 0; i < node.getChildCount(); i++) {
                 SpelNode child = node.getChild(i);
                 boolean childOnRoot = onRoot;
                 boolean childInRootScope = inRootScope;
                 if (node instanceof CompoundExpression) {
-                    // a.b.c: only 'a' is read from the root, the rest from the previous step's value.
+                    // a.b.c: only 'a' is read from the root, the rest from the previous
+                    // step's value.
                     childOnRoot = onRoot && i == 0;
-                } else if (node instanceof Selection || node instanceof Projection) {
+                }
+                else if (node instanceof Selection || node instanceof Projection) {
                     childOnRoot = false;
                     childInRootScope = false;
-                } else if (node instanceof MethodReference || node instanceof FunctionReference) {
+                }
+                else if (node instanceof MethodReference || node instanceof FunctionReference) {
                     childOnRoot = inRootScope;
-                } else if (node instanceof Indexer) {
-                    // #map[key]: SpEL reads an unquoted name in an indexer as a literal map key.
+                }
+                else if (node instanceof Indexer) {
+                    // #map[key]: SpEL reads an unquoted name in an indexer as a literal
+                    // map key.
                     if (child instanceof PropertyOrFieldReference) {
                         continue;
                     }
                     childOnRoot = inRootScope;
-                } else if (node instanceof InlineMap && i % 2 == 0 && child instanceof PropertyOrFieldReference) {
+                }
+                else if (node instanceof InlineMap && i % 2 == 0 && child instanceof PropertyOrFieldReference) {
                     continue; // {name: value}: unquoted map keys are literals
                 }
                 check(child, node, childOnRoot, childInRootScope);
@@ -388,12 +413,14 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
                         || (parameterNames != null && Arrays.asList(parameterNames).contains(name))) {
                     return;
                 }
-            } else if (parameterNames == null || Arrays.asList(parameterNames).contains(name)) {
-                // Without parameter names only #p0/#a0 can be checked; a wrong name then shows as a null key.
+            }
+            else if (parameterNames == null || Arrays.asList(parameterNames).contains(name)) {
+                // Without parameter names only #p0/#a0 can be checked; a wrong name then
+                // shows as a null key.
                 return;
             }
-            throw new InvalidLockDefinitionException(method, owner, "key", source, "refers to #" + name
-                    + ", which is not a parameter of this method. " + describeParameters(), null);
+            throw new InvalidLockDefinitionException(method, owner, "key", source,
+                    "refers to #" + name + ", which is not a parameter of this method. " + describeParameters(), null);
         }
 
         private String describeParameters() {
@@ -430,16 +457,20 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
             int end = quoted.getEndPosition();
             String literal = source.substring(0, start) + "'" + source.substring(start, end) + "'"
                     + source.substring(end);
-            StringBuilder problem = new StringBuilder("reads '").append(word).append("' as a property of the "
-                    + "evaluation root, which has none of that name (only ").append(String.join(", ",
-                            ROOT_PROPERTIES.stream().sorted().toList()))
-                    .append("), so every call would fail. SpEL needs single quotes around literal text: key = \"")
-                    .append(literal).append("\".");
+            StringBuilder problem = new StringBuilder("reads '").append(word)
+                .append("' as a property of the " + "evaluation root, which has none of that name (only ")
+                .append(String.join(", ", ROOT_PROPERTIES.stream().sorted().toList()))
+                .append("), so every call would fail. SpEL needs single quotes around literal text: key = \"")
+                .append(literal)
+                .append("\".");
             if (parameterNames != null && Arrays.asList(parameterNames).contains(word)) {
                 String variable = source.substring(0, property.getStartPosition()) + "#"
                         + source.substring(property.getStartPosition());
-                problem.append(" To use the parameter '").append(word).append("', prefix it with #: key = \"")
-                        .append(variable).append("\".");
+                problem.append(" To use the parameter '")
+                    .append(word)
+                    .append("', prefix it with #: key = \"")
+                    .append(variable)
+                    .append("\".");
             }
             return new InvalidLockDefinitionException(method, owner, "key", source, problem.toString(), null);
         }
@@ -452,5 +483,7 @@ public class LockKeyResolver extends CachedExpressionEvaluator implements BeanFa
             }
             return true;
         }
+
     }
+
 }

@@ -3,9 +3,10 @@ package io.github.distlock.aop;
 import io.github.distlock.LockAcquisitionException;
 
 /**
- * Internal signal that a call's lock could not be had, carrying which key failed. Never reaches the caller: the
- * failure strategy turns it into the original {@link LockAcquisitionException}, a fallback value or an empty result.
- * Without a stack trace, since only its cause is ever shown.
+ * Internal signal that a call's lock could not be had, carrying which key failed. Never
+ * reaches the caller: the failure strategy turns it into the original
+ * {@link LockAcquisitionException}, a fallback value or an empty result. Without a stack
+ * trace, since only its cause is ever shown.
  */
 final class LockUnavailableException extends RuntimeException {
 
@@ -26,4 +27,5 @@ final class LockUnavailableException extends RuntimeException {
     public synchronized LockAcquisitionException getCause() {
         return (LockAcquisitionException) super.getCause();
     }
+
 }

@@ -14,9 +14,10 @@ import org.springframework.util.ReflectionUtils;
 import io.github.distlock.DistributedLock;
 
 /**
- * Finds the {@link DistributedLock @DistributedLock} methods of a context's beans, from their types alone (no bean is
- * created), so that the startup can refuse, or warn about, methods that would run without a lock. Looks where the
- * operation source does: the bean's class, its superclasses and its interfaces.
+ * Finds the {@link DistributedLock @DistributedLock} methods of a context's beans, from
+ * their types alone (no bean is created), so that the startup can refuse, or warn about,
+ * methods that would run without a lock. Looks where the operation source does: the
+ * bean's class, its superclasses and its interfaces.
  */
 public final class LockedMethods {
 
@@ -24,10 +25,11 @@ public final class LockedMethods {
     }
 
     /**
-     * The locked methods of every bean the factory defines, each once, in bean definition order.
-     *
+     * The locked methods of every bean the factory defines, each once, in bean definition
+     * order.
      * @param beanFactory the context's bean factory
-     * @return readable names such as {@code com.example.OrderService.place(String orderId)}
+     * @return readable names such as
+     * {@code com.example.OrderService.place(String orderId)}
      */
     public static List<String> of(ConfigurableListableBeanFactory beanFactory) {
         Set<Class<?>> seen = new LinkedHashSet<>();
@@ -36,7 +38,8 @@ public final class LockedMethods {
             Class<?> type;
             try {
                 type = beanFactory.getType(name, false);
-            } catch (RuntimeException | LinkageError ex) {
+            }
+            catch (RuntimeException | LinkageError ex) {
                 continue; // a type that cannot be resolved holds no method anybody calls
             }
             if (type != null && seen.add(ClassUtils.getUserClass(type))) {
@@ -57,10 +60,11 @@ public final class LockedMethods {
             for (Method method : ReflectionUtils.getAllDeclaredMethods(declaring)) {
                 if (!method.isBridge() && method.getDeclaringClass() != Object.class
                         && AnnotatedElementUtils.hasAnnotation(method, DistributedLock.class)) {
-                    methods.add(InvalidLockDefinitionException.describe(
-                            ClassUtils.getMostSpecificMethod(method, type), type));
+                    methods.add(InvalidLockDefinitionException.describe(ClassUtils.getMostSpecificMethod(method, type),
+                            type));
                 }
             }
         }
     }
+
 }

@@ -9,9 +9,9 @@ import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
 
 /**
- * The acquire observation's default name ({@code distributed.lock.acquire}) and tags: {@code lock.name} throughout,
- * {@code outcome}, {@code reason} and {@code waited} once it ended, and the key as the high-cardinality
- * {@code lock.key}.
+ * The acquire observation's default name ({@code distributed.lock.acquire}) and tags:
+ * {@code lock.name} throughout, {@code outcome}, {@code reason} and {@code waited} once
+ * it ended, and the key as the high-cardinality {@code lock.key}.
  *
  * <pre>{@code
  * Observation.createNotStarted(custom, new DefaultLockAcquireObservationConvention(), () -> context, registry);
@@ -56,7 +56,8 @@ public class DefaultLockAcquireObservationConvention implements LockAcquireObser
         LockNameKeyValues tags = byName.apply(context.lock().name());
         AcquireOutcome outcome = context.outcome();
         if (outcome == null) {
-            // Still acquiring: the long-task timer gets only the name, as nothing else is known yet.
+            // Still acquiring: the long-task timer gets only the name, as nothing else is
+            // known yet.
             return tags.nameOnly();
         }
         boolean waited = context.lock().waited();
@@ -68,4 +69,5 @@ public class DefaultLockAcquireObservationConvention implements LockAcquireObser
     public KeyValues getHighCardinalityKeyValues(LockObservationContext.Acquire context) {
         return KeyValues.of(HighCardinalityKeyNames.LOCK_KEY.withValue(context.lock().key()));
     }
+
 }

@@ -9,8 +9,9 @@ import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
 
 /**
- * The hold observation's default name ({@code distributed.lock.hold}) and tags: {@code lock.name} throughout,
- * {@code outcome} once it ended, and the key as the high-cardinality {@code lock.key}.
+ * The hold observation's default name ({@code distributed.lock.hold}) and tags:
+ * {@code lock.name} throughout, {@code outcome} once it ended, and the key as the
+ * high-cardinality {@code lock.key}.
  *
  * <pre>{@code
  * Observation.createNotStarted(custom, new DefaultLockHoldObservationConvention(), () -> context, registry);
@@ -29,8 +30,7 @@ public class DefaultLockHoldObservationConvention implements LockHoldObservation
         }
     }
 
-    private final Function<String, LockNameKeyValues> byName = LockNameKeyValues.cache("lock hold",
-            OUTCOMES.length);
+    private final Function<String, LockNameKeyValues> byName = LockNameKeyValues.cache("lock hold", OUTCOMES.length);
 
     @Override
     public String getName() {
@@ -58,4 +58,5 @@ public class DefaultLockHoldObservationConvention implements LockHoldObservation
     public KeyValues getHighCardinalityKeyValues(LockObservationContext.Hold context) {
         return KeyValues.of(HighCardinalityKeyNames.LOCK_KEY.withValue(context.lock().key()));
     }
+
 }

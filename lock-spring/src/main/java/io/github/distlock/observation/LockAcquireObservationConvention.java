@@ -4,14 +4,17 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationConvention;
 
 /**
- * Names and tags the {@link LockObservationDocumentation#LOCK_ACQUIRE acquire} observation. Declare a bean of this
- * type to replace {@link DefaultLockAcquireObservationConvention}, typically by extending it:
+ * Names and tags the {@link LockObservationDocumentation#LOCK_ACQUIRE acquire}
+ * observation. Declare a bean of this type to replace
+ * {@link DefaultLockAcquireObservationConvention}, typically by extending it:
  *
  * <pre>{@code
- * @Bean
+ * &#64;Bean
  * LockAcquireObservationConvention tenantTaggedAcquisitions() {
  *     return new DefaultLockAcquireObservationConvention() {
- *         @Override
+ *
+
+&#64;Override
  *         public KeyValues getLowCardinalityKeyValues(LockObservationContext.Acquire context) {
  *             return super.getLowCardinalityKeyValues(context).and("region", region);
  *         }
@@ -25,4 +28,5 @@ public interface LockAcquireObservationConvention extends ObservationConvention<
     default boolean supportsContext(Observation.Context context) {
         return context instanceof LockObservationContext.Acquire;
     }
+
 }

@@ -4,14 +4,16 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationConvention;
 
 /**
- * Names and tags the {@link LockObservationDocumentation#LOCK_HOLD hold} observation. Declare a bean of this type to
- * replace {@link DefaultLockHoldObservationConvention}:
+ * Names and tags the {@link LockObservationDocumentation#LOCK_HOLD hold} observation.
+ * Declare a bean of this type to replace {@link DefaultLockHoldObservationConvention}:
  *
  * <pre>{@code
- * @Bean
+ * &#64;Bean
  * LockHoldObservationConvention holdsWithoutOutcome() {
  *     return new DefaultLockHoldObservationConvention() {
- *         @Override
+ *
+
+&#64;Override
  *         public KeyValues getLowCardinalityKeyValues(LockObservationContext.Hold context) {
  *             return KeyValues.of("lock.name", context.lock().name());
  *         }
@@ -25,4 +27,5 @@ public interface LockHoldObservationConvention extends ObservationConvention<Loc
     default boolean supportsContext(Observation.Context context) {
         return context instanceof LockObservationContext.Hold;
     }
+
 }

@@ -10,19 +10,24 @@ import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
 
 /**
- * The tag sets of one lock name, built once: the default conventions run on every acquisition and release, and
- * lock names are few, so each call then only looks its tags up instead of allocating and sorting them again.
+ * The tag sets of one lock name, built once: the default conventions run on every
+ * acquisition and release, and lock names are few, so each call then only looks its tags
+ * up instead of allocating and sorting them again.
  */
 final class LockNameKeyValues {
 
     private final KeyValues nameOnly;
+
     private final String contextualName;
-    /** Indexed by outcome ordinal, then by waited (0/1) where it applies; filled lazily, races are harmless. */
+
+    /**
+     * Indexed by outcome ordinal, then by waited (0/1) where it applies; filled lazily,
+     * races are harmless.
+     */
     private final @Nullable KeyValues[] ended;
 
     private LockNameKeyValues(String lockName, String phase, int endings) {
-        this.nameOnly = KeyValues.of(LockObservationDocumentation.LowCardinalityKeyNames.LOCK_NAME.withValue(
-                lockName));
+        this.nameOnly = KeyValues.of(LockObservationDocumentation.LowCardinalityKeyNames.LOCK_NAME.withValue(lockName));
         this.contextualName = phase + " " + lockName;
         this.ended = new KeyValues[endings];
     }
@@ -45,7 +50,9 @@ final class LockNameKeyValues {
         return contextualName;
     }
 
-    /** The tags of an ended phase: the name and {@code extra}, cached under {@code index}. */
+    /**
+     * The tags of an ended phase: the name and {@code extra}, cached under {@code index}.
+     */
     KeyValues ended(int index, KeyValue... extra) {
         KeyValues found = ended[index];
         if (found == null) {
@@ -54,4 +61,5 @@ final class LockNameKeyValues {
         }
         return found;
     }
+
 }

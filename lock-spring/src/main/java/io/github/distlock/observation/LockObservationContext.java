@@ -8,8 +8,9 @@ import io.github.distlock.core.LockListener.ReleaseOutcome;
 import io.micrometer.observation.Observation;
 
 /**
- * What a {@link LockAcquireObservationConvention} or {@link LockHoldObservationConvention} reads to name and tag
- * an observation: the lock as the listener seam sees it, and, once known, how the observed phase ended.
+ * What a {@link LockAcquireObservationConvention} or
+ * {@link LockHoldObservationConvention} reads to name and tag an observation: the lock as
+ * the listener seam sees it, and, once known, how the observed phase ended.
  */
 public abstract sealed class LockObservationContext extends Observation.Context
         permits LockObservationContext.Acquire, LockObservationContext.Hold {
@@ -20,7 +21,10 @@ public abstract sealed class LockObservationContext extends Observation.Context
         this.lock = lock;
     }
 
-    /** The lock: its {@link LockContext#name() name}, {@link LockContext#key() key}, wait and hold state. */
+    /**
+     * The lock: its {@link LockContext#name() name}, {@link LockContext#key() key}, wait
+     * and hold state.
+     */
     public LockContext lock() {
         return lock;
     }
@@ -42,6 +46,7 @@ public abstract sealed class LockObservationContext extends Observation.Context
         void outcome(AcquireOutcome outcome) {
             this.outcome = outcome;
         }
+
     }
 
     /** The hold of a lock, from acquisition to release or loss. */
@@ -61,16 +66,23 @@ public abstract sealed class LockObservationContext extends Observation.Context
         void outcome(HoldOutcome outcome) {
             this.outcome = outcome;
         }
+
     }
 
-    /** How a hold ended: one of the release outcomes, or the lease was lost before release. */
+    /**
+     * How a hold ended: one of the release outcomes, or the lease was lost before
+     * release.
+     */
     public enum HoldOutcome {
 
         /** Released while still ours. */
         RELEASED(ReleaseOutcome.RELEASED.tagValue()),
         /** At release the key had already expired or been taken. */
         ALREADY_GONE(ReleaseOutcome.ALREADY_GONE.tagValue()),
-        /** The release could not reach Redis; it is retried in the background until the lease ends. */
+        /**
+         * The release could not reach Redis; it is retried in the background until the
+         * lease ends.
+         */
         FAILED(ReleaseOutcome.FAILED.tagValue()),
         /** The watchdog found the lease lost while the lock was held. */
         LOST("lost");
@@ -93,5 +105,7 @@ public abstract sealed class LockObservationContext extends Observation.Context
                 case FAILED -> FAILED;
             };
         }
+
     }
+
 }

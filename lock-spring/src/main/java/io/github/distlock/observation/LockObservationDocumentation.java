@@ -6,9 +6,9 @@ import io.micrometer.observation.ObservationConvention;
 import io.micrometer.observation.docs.ObservationDocumentation;
 
 /**
- * The observations of a lock: its acquisition and its hold, with their tag names. The meters they produce (with
- * Micrometer's {@code DefaultMeterObservationHandler}, which Spring Boot's Actuator installs) are listed, with
- * PromQL, in {@code docs/metrics.md}.
+ * The observations of a lock: its acquisition and its hold, with their tag names. The
+ * meters they produce (with Micrometer's {@code DefaultMeterObservationHandler}, which
+ * Spring Boot's Actuator installs) are listed, with PromQL, in {@code docs/metrics.md}.
  *
  * <pre>{@code
  * // Prometheus, from the acquire observation's timer:
@@ -20,9 +20,10 @@ import io.micrometer.observation.docs.ObservationDocumentation;
 public enum LockObservationDocumentation implements ObservationDocumentation {
 
     /**
-     * From the start of an acquisition to its end, with or without the lock: the wait time.
-     * {@code distributed.lock.acquire} (timer) and {@code distributed.lock.acquire.active} (long-task timer: callers
-     * acquiring right now).
+     * From the start of an acquisition to its end, with or without the lock: the wait
+     * time. {@code distributed.lock.acquire} (timer) and
+     * {@code distributed.lock.acquire.active} (long-task timer: callers acquiring right
+     * now).
      */
     LOCK_ACQUIRE {
         @Override
@@ -44,8 +45,8 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
 
     /**
      * From acquisition to release, or to the loss of the lease: how long locks are held.
-     * {@code distributed.lock.hold} (timer) and {@code distributed.lock.hold.active} (long-task timer: locks held
-     * right now, and for how long).
+     * {@code distributed.lock.hold} (timer) and {@code distributed.lock.hold.active}
+     * (long-task timer: locks held right now, and for how long).
      */
     LOCK_HOLD {
         @Override
@@ -64,12 +65,16 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
         }
     };
 
-    /** Tags on metrics and traces. Their values come from a small, fixed set (or the lock's declared name). */
+    /**
+     * Tags on metrics and traces. Their values come from a small, fixed set (or the
+     * lock's declared name).
+     */
     public enum LowCardinalityKeyNames implements KeyName {
 
         /**
-         * The lock's name: {@code @DistributedLock}'s declared name, else {@code Class.method}; the name a
-         * {@code LockService} caller gave its request, else {@code unnamed}. Never the per-call key.
+         * The lock's name: {@code @DistributedLock}'s declared name, else
+         * {@code Class.method}; the name a {@code LockService} caller gave its request,
+         * else {@code unnamed}. Never the per-call key.
          */
         LOCK_NAME {
             @Override
@@ -79,11 +84,13 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
         },
 
         /**
-         * How it ended. Acquire: {@code acquired}, {@code timeout}, {@code backend-error}, {@code interrupted}, or
-         * {@code skipped} when the caller skips its work instead of failing ({@code onBusy} / {@code onUnavailable}
-         * = {@code SKIP}), so that {@code timeout} counts only calls that failed with a timeout.
-         * Hold: {@code released}, {@code already-gone}, {@code failed} (the release could not reach Redis) or
-         * {@code lost}. Known only at the end, so absent from the long-task timers.
+         * How it ended. Acquire: {@code acquired}, {@code timeout},
+         * {@code backend-error}, {@code interrupted}, or {@code skipped} when the caller
+         * skips its work instead of failing ({@code onBusy} / {@code onUnavailable} =
+         * {@code SKIP}), so that {@code timeout} counts only calls that failed with a
+         * timeout. Hold: {@code released}, {@code already-gone}, {@code failed} (the
+         * release could not reach Redis) or {@code lost}. Known only at the end, so
+         * absent from the long-task timers.
          */
         OUTCOME {
             @Override
@@ -93,9 +100,9 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
         },
 
         /**
-         * Acquire only: why a {@code skipped} call skipped, {@code busy} (another owner held the lock for the whole
-         * wait time) or {@code unavailable} (the lock store could not be reached or failed); {@code none} for the
-         * other outcomes.
+         * Acquire only: why a {@code skipped} call skipped, {@code busy} (another owner
+         * held the lock for the whole wait time) or {@code unavailable} (the lock store
+         * could not be reached or failed); {@code none} for the other outcomes.
          */
         REASON {
             @Override
@@ -104,16 +111,23 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
             }
         },
 
-        /** Acquire only: {@code true} if the first attempt found the lock held and the caller waited. */
+        /**
+         * Acquire only: {@code true} if the first attempt found the lock held and the
+         * caller waited.
+         */
         WAITED {
             @Override
             public String asString() {
                 return "waited";
             }
         }
+
     }
 
-    /** Tags on traces only: one value per call, which as a metric tag would make a time series per key. */
+    /**
+     * Tags on traces only: one value per call, which as a metric tag would make a time
+     * series per key.
+     */
     public enum HighCardinalityKeyNames implements KeyName {
 
         /** The key this call locked, for example {@code order:42}. */
@@ -123,5 +137,7 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
                 return "lock.key";
             }
         }
+
     }
+
 }

@@ -10,18 +10,34 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 
 /**
- * Counts what happens to held locks and is not a span of time: hand-overs, watchdog renewals, lost leases and
- * releases, each tagged with the lock's name ({@code lock.name}) and never its key. The counters of a name are
- * registered together when the name is first seen (so a rate query finds a zero rather than no series) and kept,
- * so a lock event costs a map look-up and an increment.
+ * Counts what happens to held locks and is not a span of time: hand-overs, watchdog
+ * renewals, lost leases and releases, each tagged with the lock's name
+ * ({@code lock.name}) and never its key. The counters of a name are registered together
+ * when the name is first seen (so a rate query finds a zero rather than no series) and
+ * kept, so a lock event costs a map look-up and an increment.
  *
  * <table>
  * <caption>Counters</caption>
- * <tr><th>name</th><th>tags besides {@code lock.name}</th></tr>
- * <tr><td>{@value #HAND_OVERS}</td><td>none</td></tr>
- * <tr><td>{@value #RENEWALS}</td><td>{@code outcome}: {@code ok}, {@code failed}</td></tr>
- * <tr><td>{@value #LEASES_LOST}</td><td>{@code reason}: {@code expired-or-taken}, {@code renewal-failed}</td></tr>
- * <tr><td>{@value #RELEASES}</td><td>{@code outcome}: {@code released}, {@code already-gone}, {@code failed}</td></tr>
+ * <tr>
+ * <th>name</th>
+ * <th>tags besides {@code lock.name}</th>
+ * </tr>
+ * <tr>
+ * <td>{@value #HAND_OVERS}</td>
+ * <td>none</td>
+ * </tr>
+ * <tr>
+ * <td>{@value #RENEWALS}</td>
+ * <td>{@code outcome}: {@code ok}, {@code failed}</td>
+ * </tr>
+ * <tr>
+ * <td>{@value #LEASES_LOST}</td>
+ * <td>{@code reason}: {@code expired-or-taken}, {@code renewal-failed}</td>
+ * </tr>
+ * <tr>
+ * <td>{@value #RELEASES}</td>
+ * <td>{@code outcome}: {@code released}, {@code already-gone}, {@code failed}</td>
+ * </tr>
  * </table>
  *
  * <pre>{@code
@@ -30,7 +46,10 @@ import io.micrometer.core.instrument.MeterRegistry;
  */
 public class MeterLockListener implements LockListener {
 
-    /** Acquisitions that got the lock handed over by the previous holder's release, through the wait queue. */
+    /**
+     * Acquisitions that got the lock handed over by the previous holder's release,
+     * through the wait queue.
+     */
     public static final String HAND_OVERS = "distributed.lock.handovers";
 
     /** Watchdog renewals of held leases that answered, by outcome. */
@@ -39,7 +58,10 @@ public class MeterLockListener implements LockListener {
     /** Held leases lost before release, by reason. */
     public static final String LEASES_LOST = "distributed.lock.leases.lost";
 
-    /** Releases, by outcome: {@code already-gone} means another owner may have run concurrently. */
+    /**
+     * Releases, by outcome: {@code already-gone} means another owner may have run
+     * concurrently.
+     */
     public static final String RELEASES = "distributed.lock.releases";
 
     private final MeterRegistry registry;
@@ -88,8 +110,7 @@ public class MeterLockListener implements LockListener {
     /** The counters of one lock name. */
     private static final class NameCounters {
 
-        private static final String NAME_TAG = LockObservationDocumentation.LowCardinalityKeyNames.LOCK_NAME
-                .asString();
+        private static final String NAME_TAG = LockObservationDocumentation.LowCardinalityKeyNames.LOCK_NAME.asString();
 
         final Counter handOvers;
 
@@ -102,26 +123,36 @@ public class MeterLockListener implements LockListener {
         final Counter[] releases = new Counter[ReleaseOutcome.values().length];
 
         NameCounters(MeterRegistry registry, String name) {
-            handOvers = Counter.builder(HAND_OVERS).tag(NAME_TAG, name)
-                    .description("Acquisitions handed over by the previous holder's release").register(registry);
+            handOvers = Counter.builder(HAND_OVERS)
+                .tag(NAME_TAG, name)
+                .description("Acquisitions handed over by the previous holder's release")
+                .register(registry);
             renewalsOk = renewals(registry, name, "ok");
             renewalsFailed = renewals(registry, name, "failed");
             for (LeaseLossReason reason : LeaseLossReason.values()) {
-                leasesLost[reason.ordinal()] = Counter.builder(LEASES_LOST).tag(NAME_TAG, name)
-                        .tag("reason", reason.tagValue())
-                        .description("Held leases lost before release: the guarded work may have run twice")
-                        .register(registry);
+                leasesLost[reason.ordinal()] = Counter.builder(LEASES_LOST)
+                    .tag(NAME_TAG, name)
+                    .tag("reason", reason.tagValue())
+                    .description("Held leases lost before release: the guarded work may have run twice")
+                    .register(registry);
             }
             for (ReleaseOutcome outcome : ReleaseOutcome.values()) {
-                releases[outcome.ordinal()] = Counter.builder(RELEASES).tag(NAME_TAG, name)
-                        .tag("outcome", outcome.tagValue()).description("Releases of held locks, by outcome")
-                        .register(registry);
+                releases[outcome.ordinal()] = Counter.builder(RELEASES)
+                    .tag(NAME_TAG, name)
+                    .tag("outcome", outcome.tagValue())
+                    .description("Releases of held locks, by outcome")
+                    .register(registry);
             }
         }
 
         private static Counter renewals(MeterRegistry registry, String name, String outcome) {
-            return Counter.builder(RENEWALS).tag(NAME_TAG, name).tag("outcome", outcome)
-                    .description("Watchdog renewals of held leases, by outcome").register(registry);
+            return Counter.builder(RENEWALS)
+                .tag(NAME_TAG, name)
+                .tag("outcome", outcome)
+                .description("Watchdog renewals of held leases, by outcome")
+                .register(registry);
         }
+
     }
+
 }

@@ -21,20 +21,24 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 
 /**
- * The acquire and hold timers and long-task timers, recorded straight on a {@link MeterRegistry}: the same meters,
- * with the same names and tags, that Micrometer's {@link DefaultMeterObservationHandler} makes of
- * {@link ObservationLockListener}'s two observations with the default conventions ({@code distributed.lock.acquire}
- * and {@code distributed.lock.hold}, each with its {@code .active} long-task timer, and the handler's {@code error}
- * tag), but without the observations.
+ * The acquire and hold timers and long-task timers, recorded straight on a
+ * {@link MeterRegistry}: the same meters, with the same names and tags, that Micrometer's
+ * {@link DefaultMeterObservationHandler} makes of {@link ObservationLockListener}'s two
+ * observations with the default conventions ({@code distributed.lock.acquire} and
+ * {@code distributed.lock.hold}, each with its {@code .active} long-task timer, and the
+ * handler's {@code error} tag), but without the observations.
  *
- * <p>Why: when meters are all the observations would become, the observation machinery is most of the
- * instrumentation's cost. The meter handler builds each timer's id from the observation's key values and looks it up
- * in the registry on every stop, and every observation allocates its context, scope bookkeeping and tag lists: about
- * 5 kB and a few microseconds of CPU per lock, a measurable share of an uncontended lock on a local Redis. Here the
- * meters of a lock name are looked up once and kept, so a lock cycle costs two long-task timer samples, two timer
- * records and one small object. The auto-configuration uses this listener instead of {@link ObservationLockListener}
- * only when the observations could become nothing but these meters (see {@code docs/metrics.md}); never both, so no
- * meter is recorded twice.
+ * <p>
+ * Why: when meters are all the observations would become, the observation machinery is
+ * most of the instrumentation's cost. The meter handler builds each timer's id from the
+ * observation's key values and looks it up in the registry on every stop, and every
+ * observation allocates its context, scope bookkeeping and tag lists: about 5 kB and a
+ * few microseconds of CPU per lock, a measurable share of an uncontended lock on a local
+ * Redis. Here the meters of a lock name are looked up once and kept, so a lock cycle
+ * costs two long-task timer samples, two timer records and one small object. The
+ * auto-configuration uses this listener instead of {@link ObservationLockListener} only
+ * when the observations could become nothing but these meters (see
+ * {@code docs/metrics.md}); never both, so no meter is recorded twice.
  *
  * <pre>{@code
  * LockListener timers = new MeterTimingLockListener(meterRegistry, observationRegistry, true);
@@ -55,7 +59,10 @@ public class MeterTimingLockListener implements LockListener {
 
     private static final String NO_ERROR = "none";
 
-    /** This listener's state on each {@link LockContext}; a private key, so no other listener collides with it. */
+    /**
+     * This listener's state on each {@link LockContext}; a private key, so no other
+     * listener collides with it.
+     */
     private final Object stateKey = new Object();
 
     private final MeterRegistry registry;
@@ -74,12 +81,13 @@ public class MeterTimingLockListener implements LockListener {
 
     /**
      * @param registry where the meters are registered
-     * @param observationRegistry the application's observation registry, asked once, here, whether its predicates
-     *        let each observation through (Spring Boot's {@code management.observations.enable.*}): a phase whose
-     *        observation would be off is not timed either; {@code null} to time both
+     * @param observationRegistry the application's observation registry, asked once,
+     * here, whether its predicates let each observation through (Spring Boot's
+     * {@code management.observations.enable.*}): a phase whose observation would be off
+     * is not timed either; {@code null} to time both
      * @param longTaskTimers whether the {@code .active} long-task timers are kept, as
-     *        {@code DefaultMeterObservationHandler} keeps them unless told to ignore them (Spring Boot's
-     *        {@code management.observations.long-task-timer.enabled})
+     * {@code DefaultMeterObservationHandler} keeps them unless told to ignore them
+     * (Spring Boot's {@code management.observations.long-task-timer.enabled})
      */
     public MeterTimingLockListener(MeterRegistry registry, @Nullable ObservationRegistry observationRegistry,
             boolean longTaskTimers) {
@@ -91,7 +99,10 @@ public class MeterTimingLockListener implements LockListener {
         this.register = name -> new NameMeters(this.registry, name);
     }
 
-    /** Whether the registry would create a real observation of that name: its predicates see only the name here. */
+    /**
+     * Whether the registry would create a real observation of that name: its predicates
+     * see only the name here.
+     */
     private static boolean enabled(@Nullable ObservationRegistry observationRegistry, String name) {
         return observationRegistry == null
                 || !Observation.createNotStarted(name, Observation.Context::new, observationRegistry).isNoop();
@@ -126,7 +137,8 @@ public class MeterTimingLockListener implements LockListener {
         if (timeHolds) {
             state.holdStart = now;
             state.holdActive = longTaskTimers ? meters.holdActive().start() : null;
-            // Volatile, and written last: whoever ends the hold, on any thread, then sees the start and the sample.
+            // Volatile, and written last: whoever ends the hold, on any thread, then sees
+            // the start and the sample.
             state.hold = State.HELD;
         }
     }
@@ -140,7 +152,8 @@ public class MeterTimingLockListener implements LockListener {
         long elapsed = clock.monotonicTime() - state.acquireStart;
         stop(state.acquireActive);
         Timer timer = cause == null ? meters(lock).ended(outcome, lock.waited())
-                // An exception costs far more than a look-up: this path builds the tag set as the handler would.
+                // An exception costs far more than a look-up: this path builds the tag
+                // set as the handler would.
                 : acquireTimer(registry, lock.name(), outcome, lock.waited(), cause.getClass().getSimpleName());
         timer.record(elapsed, TimeUnit.NANOSECONDS);
     }
@@ -157,7 +170,8 @@ public class MeterTimingLockListener implements LockListener {
 
     private void endHold(LockContext lock, HoldOutcome outcome) {
         State state = state(lock);
-        // The watchdog's listener thread (lost) and the holder (release) may race: the first one ends the hold.
+        // The watchdog's listener thread (lost) and the holder (release) may race: the
+        // first one ends the hold.
         if (state == null || !State.HOLD.compareAndSet(state, State.HELD, State.ENDED)) {
             return;
         }
@@ -184,10 +198,13 @@ public class MeterTimingLockListener implements LockListener {
 
     static Timer acquireTimer(MeterRegistry registry, String name, AcquireOutcome outcome, boolean waited,
             String error) {
-        return Timer.builder(DefaultLockAcquireObservationConvention.NAME).tag(LOCK_NAME, name)
-                .tag(OUTCOME, outcome.tagValue()).tag(REASON, outcome.reasonTagValue())
-                .tag(WAITED, Boolean.toString(waited)).tag(ERROR, error)
-                .register(registry);
+        return Timer.builder(DefaultLockAcquireObservationConvention.NAME)
+            .tag(LOCK_NAME, name)
+            .tag(OUTCOME, outcome.tagValue())
+            .tag(REASON, outcome.reasonTagValue())
+            .tag(WAITED, Boolean.toString(waited))
+            .tag(ERROR, error)
+            .register(registry);
     }
 
     /** One lock's samples. */
@@ -199,8 +216,7 @@ public class MeterTimingLockListener implements LockListener {
 
         static final int ENDED = 2;
 
-        static final AtomicIntegerFieldUpdater<State> HOLD = AtomicIntegerFieldUpdater.newUpdater(State.class,
-                "hold");
+        static final AtomicIntegerFieldUpdater<State> HOLD = AtomicIntegerFieldUpdater.newUpdater(State.class, "hold");
 
         /** Written and read on the acquiring thread only. */
         long acquireStart;
@@ -212,14 +228,19 @@ public class MeterTimingLockListener implements LockListener {
 
         LongTaskTimer.@Nullable Sample holdActive;
 
-        /** {@link #NOT_HELD}, then {@link #HELD} when the hold is timed, then {@link #ENDED} by whoever ended it. */
+        /**
+         * {@link #NOT_HELD}, then {@link #HELD} when the hold is timed, then
+         * {@link #ENDED} by whoever ended it.
+         */
         volatile int hold = NOT_HELD;
+
     }
 
     /**
-     * The meters of one lock name, each looked up once, when first needed: as with the meter handler, a series
-     * appears only once a phase started or ended that way (no hold series for a name never acquired). Lazy slots
-     * may race; both racers get the same registered meter, so either write is right.
+     * The meters of one lock name, each looked up once, when first needed: as with the
+     * meter handler, a series appears only once a phase started or ended that way (no
+     * hold series for a name never acquired). Lazy slots may race; both racers get the
+     * same registered meter, so either write is right.
      */
     private static final class NameMeters {
 
@@ -284,11 +305,16 @@ public class MeterTimingLockListener implements LockListener {
         Timer held(HoldOutcome outcome) {
             Timer timer = holdEnded[outcome.ordinal()];
             if (timer == null) {
-                timer = Timer.builder(DefaultLockHoldObservationConvention.NAME).tag(LOCK_NAME, name)
-                        .tag(OUTCOME, outcome.tagValue()).tag(ERROR, NO_ERROR).register(registry);
+                timer = Timer.builder(DefaultLockHoldObservationConvention.NAME)
+                    .tag(LOCK_NAME, name)
+                    .tag(OUTCOME, outcome.tagValue())
+                    .tag(ERROR, NO_ERROR)
+                    .register(registry);
                 holdEnded[outcome.ordinal()] = timer;
             }
             return timer;
         }
+
     }
+
 }

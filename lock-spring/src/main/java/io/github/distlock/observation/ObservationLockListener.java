@@ -11,15 +11,19 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 
 /**
- * Observes every lock twice: its acquisition ({@link LockObservationDocumentation#LOCK_ACQUIRE}, from
- * {@link #acquiring} to {@link #acquired} or {@link #notAcquired}) and its hold
- * ({@link LockObservationDocumentation#LOCK_HOLD}, from {@link #acquired} to {@link #released} or
- * {@link #leaseLost}). What the observations become depends on the registry's handlers: with Micrometer's
- * {@code DefaultMeterObservationHandler} a timer and a long-task timer each, with a tracer a span each.
+ * Observes every lock twice: its acquisition
+ * ({@link LockObservationDocumentation#LOCK_ACQUIRE}, from {@link #acquiring} to
+ * {@link #acquired} or {@link #notAcquired}) and its hold
+ * ({@link LockObservationDocumentation#LOCK_HOLD}, from {@link #acquired} to
+ * {@link #released} or {@link #leaseLost}). What the observations become depends on the
+ * registry's handlers: with Micrometer's {@code DefaultMeterObservationHandler} a timer
+ * and a long-task timer each, with a tracer a span each.
  *
- * <p>No scope is opened: a hold may end on another thread than the one that started it (a handle can be released
- * anywhere, and a lost lease is reported by the watchdog), and a scope must be closed where it was opened. Both
- * observations take the observation current when the lock is requested (an HTTP request's, say) as their parent.
+ * <p>
+ * No scope is opened: a hold may end on another thread than the one that started it (a
+ * handle can be released anywhere, and a lost lease is reported by the watchdog), and a
+ * scope must be closed where it was opened. Both observations take the observation
+ * current when the lock is requested (an HTTP request's, say) as their parent.
  *
  * <pre>{@code
  * ObservationRegistry registry = ObservationRegistry.create();
@@ -29,7 +33,10 @@ import io.micrometer.observation.ObservationRegistry;
  */
 public class ObservationLockListener implements LockListener {
 
-    /** This listener's state on each {@link LockContext}; a private key, so no other listener collides with it. */
+    /**
+     * This listener's state on each {@link LockContext}; a private key, so no other
+     * listener collides with it.
+     */
     private final Object stateKey = new Object();
 
     private final ObservationRegistry registry;
@@ -38,14 +45,16 @@ public class ObservationLockListener implements LockListener {
 
     private final @Nullable LockHoldObservationConvention customHoldConvention;
 
-    private final DefaultLockAcquireObservationConvention defaultAcquireConvention = new DefaultLockAcquireObservationConvention();
+    private final DefaultLockAcquireObservationConvention defaultAcquireConvention;
 
-    private final DefaultLockHoldObservationConvention defaultHoldConvention = new DefaultLockHoldObservationConvention();
+    private final DefaultLockHoldObservationConvention defaultHoldConvention;
 
     /**
      * @param registry where the observations go
-     * @param acquireConvention replaces {@link DefaultLockAcquireObservationConvention}, or {@code null}
-     * @param holdConvention replaces {@link DefaultLockHoldObservationConvention}, or {@code null}
+     * @param acquireConvention replaces {@link DefaultLockAcquireObservationConvention},
+     * or {@code null}
+     * @param holdConvention replaces {@link DefaultLockHoldObservationConvention}, or
+     * {@code null}
      */
     public ObservationLockListener(ObservationRegistry registry,
             @Nullable LockAcquireObservationConvention acquireConvention,
@@ -53,18 +62,21 @@ public class ObservationLockListener implements LockListener {
         this.registry = registry;
         this.customAcquireConvention = acquireConvention;
         this.customHoldConvention = holdConvention;
+        this.defaultAcquireConvention = new DefaultLockAcquireObservationConvention();
+        this.defaultHoldConvention = new DefaultLockHoldObservationConvention();
     }
 
     @Override
     public void acquiring(LockContext lock) {
         if (registry.isNoop()) {
-            // Nothing would be recorded: keep the uninstrumented path free of allocations.
+            // Nothing would be recorded: keep the uninstrumented path free of
+            // allocations.
             return;
         }
         LockObservationContext.Acquire context = new LockObservationContext.Acquire(lock);
         Observation acquire = LockObservationDocumentation.LOCK_ACQUIRE
-                .observation(customAcquireConvention, defaultAcquireConvention, () -> context, registry)
-                .start();
+            .observation(customAcquireConvention, defaultAcquireConvention, () -> context, registry)
+            .start();
         lock.put(stateKey, new State(context, acquire));
     }
 
@@ -79,8 +91,8 @@ public class ObservationLockListener implements LockListener {
         LockObservationContext.Hold context = new LockObservationContext.Hold(lock);
         state.holdContext = context;
         state.hold.set(LockObservationDocumentation.LOCK_HOLD
-                .observation(customHoldConvention, defaultHoldConvention, () -> context, registry)
-                .start());
+            .observation(customHoldConvention, defaultHoldConvention, () -> context, registry)
+            .start());
     }
 
     @Override
@@ -111,7 +123,8 @@ public class ObservationLockListener implements LockListener {
         if (state == null) {
             return;
         }
-        // The watchdog's listener thread (lost) and the holder (release) may race: the first one ends the hold.
+        // The watchdog's listener thread (lost) and the holder (release) may race: the
+        // first one ends the hold.
         Observation hold = state.hold.getAndSet(null);
         if (hold == null) {
             return;
@@ -131,7 +144,10 @@ public class ObservationLockListener implements LockListener {
 
         final Observation acquire;
 
-        /** Written before {@link #hold} is set; read only by whoever takes the hold back out of it. */
+        /**
+         * Written before {@link #hold} is set; read only by whoever takes the hold back
+         * out of it.
+         */
         volatile LockObservationContext.@Nullable Hold holdContext;
 
         final AtomicReference<@Nullable Observation> hold = new AtomicReference<>();
@@ -140,5 +156,7 @@ public class ObservationLockListener implements LockListener {
             this.acquireContext = acquireContext;
             this.acquire = acquire;
         }
+
     }
+
 }

@@ -17,25 +17,32 @@ import org.junit.jupiter.api.Assumptions;
 
 /**
  * The wall clock of one {@code redis-server} run under libfaketime, as set up by
- * {@link RedisTestServer.Builder#withFakeClock()} and moved by {@link RedisTestServer#jumpClock(Duration)}.
+ * {@link RedisTestServer.Builder#withFakeClock()} and moved by
+ * {@link RedisTestServer#jumpClock(Duration)}.
  *
- * <p>How it works, checked against Debian's redis-server 7.0 and libfaketime 0.9.10:
+ * <p>
+ * How it works, checked against Debian's redis-server 7.0 and libfaketime 0.9.10:
  * <ul>
- *   <li>Redis 7.0 computes key expiry from the wall clock ({@code mstime()}, i.e. {@code gettimeofday}): a
- *       {@code SET ... PX} stores an absolute deadline, and a key is expired once the wall clock passes it. So a
- *       step of the server's wall clock moves every deadline's distance at once, as an NTP step would.</li>
- *   <li>The offset lives in a file named by {@code FAKETIME_TIMESTAMP_FILE}, in libfaketime's relative form
- *       ({@code +12.500000}); {@code FAKETIME_NO_CACHE=1} makes libfaketime read it at every clock call, so a jump
- *       counts from the server's next clock read. The file is replaced by an atomic rename, never half-written.</li>
- *   <li>The monotonic clock is left real ({@code FAKETIME_DONT_FAKE_MONOTONIC=1}): a real clock step moves only
- *       wall time, and Redis runs its timers on the monotonic clock, which must not go backwards.</li>
- *   <li>Debian links redis-server against the shared libjemalloc, which clashes with libfaketime (libfaketime's
- *       start-up allocates, jemalloc's start-up reads the clock: the process hangs; libfaketime issue 130).
- *       Preloading glibc right after libfaketime lets glibc's {@code malloc} serve the process instead, which
- *       breaks the cycle. {@code INFO memory}'s allocator figures are meaningless under the fake clock, and
- *       {@code activedefrag} (jemalloc-only calls on glibc's memory) must stay off, as it is by default.</li>
- *   <li>Every clock read then costs a small file read: a server under the fake clock answers about half as fast.
- *       Fine for tests; keep benchmarks off it.</li>
+ * <li>Redis 7.0 computes key expiry from the wall clock ({@code mstime()}, i.e.
+ * {@code gettimeofday}): a {@code SET ... PX} stores an absolute deadline, and a key is
+ * expired once the wall clock passes it. So a step of the server's wall clock moves every
+ * deadline's distance at once, as an NTP step would.</li>
+ * <li>The offset lives in a file named by {@code FAKETIME_TIMESTAMP_FILE}, in
+ * libfaketime's relative form ({@code +12.500000}); {@code FAKETIME_NO_CACHE=1} makes
+ * libfaketime read it at every clock call, so a jump counts from the server's next clock
+ * read. The file is replaced by an atomic rename, never half-written.</li>
+ * <li>The monotonic clock is left real ({@code FAKETIME_DONT_FAKE_MONOTONIC=1}): a real
+ * clock step moves only wall time, and Redis runs its timers on the monotonic clock,
+ * which must not go backwards.</li>
+ * <li>Debian links redis-server against the shared libjemalloc, which clashes with
+ * libfaketime (libfaketime's start-up allocates, jemalloc's start-up reads the clock: the
+ * process hangs; libfaketime issue 130). Preloading glibc right after libfaketime lets
+ * glibc's {@code malloc} serve the process instead, which breaks the cycle.
+ * {@code INFO memory}'s allocator figures are meaningless under the fake clock, and
+ * {@code activedefrag} (jemalloc-only calls on glibc's memory) must stay off, as it is by
+ * default.</li>
+ * <li>Every clock read then costs a small file read: a server under the fake clock
+ * answers about half as fast. Fine for tests; keep benchmarks off it.</li>
  * </ul>
  */
 final class FakeClock {
@@ -49,13 +56,13 @@ final class FakeClock {
     /** Where Debian, Fedora and a source install put the library. */
     private static final List<String> LIBRARY_CANDIDATES = List.of(
             "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
-            "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
-            "/usr/lib64/faketime/libfaketime.so.1",
-            "/usr/lib/faketime/libfaketime.so.1",
-            "/usr/local/lib/faketime/libfaketime.so.1");
+            "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib64/faketime/libfaketime.so.1",
+            "/usr/lib/faketime/libfaketime.so.1", "/usr/local/lib/faketime/libfaketime.so.1");
 
     private final Path library;
+
     private final Path offsetFile;
+
     private Duration offset = Duration.ZERO;
 
     FakeClock(Path library, Path directory) {
@@ -65,8 +72,9 @@ final class FakeClock {
     }
 
     /**
-     * The libfaketime library, or the test's end: outside CI a missing library skips the test with the reason,
-     * on CI ({@code CI=true}) it fails it, so that a CI machine without the package cannot pass by skipping.
+     * The libfaketime library, or the test's end: outside CI a missing library skips the
+     * test with the reason, on CI ({@code CI=true}) it fails it, so that a CI machine
+     * without the package cannot pass by skipping.
      */
     static Path requireLibrary() {
         String configured = System.getProperty(LIBRARY_PROPERTY);
@@ -90,10 +98,15 @@ final class FakeClock {
         throw new AssertionError("unreachable: Assumptions.abort throws");
     }
 
-    /** Sets up a redis-server process's environment ({@code ProcessBuilder.environment()}) to run on this clock. */
+    /**
+     * Sets up a redis-server process's environment ({@code ProcessBuilder.environment()})
+     * to run on this clock.
+     */
     void configure(Map<String, String> environment) {
-        // glibc after libfaketime: libfaketime's own lookups (RTLD_NEXT) must find glibc, and glibc's malloc must
-        // win over the libjemalloc that Debian's redis-server links (see the class comment).
+        // glibc after libfaketime: libfaketime's own lookups (RTLD_NEXT) must find glibc,
+        // and glibc's malloc must
+        // win over the libjemalloc that Debian's redis-server links (see the class
+        // comment).
         String preload = library + " libc.so.6";
         String inherited = environment.get("LD_PRELOAD");
         if (inherited != null && !inherited.isBlank()) {
@@ -103,22 +116,25 @@ final class FakeClock {
         environment.put("FAKETIME_TIMESTAMP_FILE", offsetFile.toString());
         environment.put("FAKETIME_NO_CACHE", "1");
         environment.put("FAKETIME_DONT_FAKE_MONOTONIC", "1");
-        environment.put("DONT_FAKE_MONOTONIC", "1"); // the spelling of libfaketime before 0.9.10
+        environment.put("DONT_FAKE_MONOTONIC", "1"); // the spelling of libfaketime before
+                                                     // 0.9.10
         environment.remove("FAKETIME"); // so that only the file sets the time
     }
 
     /**
-     * Fails unless the process loaded libfaketime: a statically linked redis-server (such as some bundled fallback
-     * binaries) ignores {@code LD_PRELOAD} and would run on the real clock, making every jump a silent no-op.
+     * Fails unless the process loaded libfaketime: a statically linked redis-server (such
+     * as some bundled fallback binaries) ignores {@code LD_PRELOAD} and would run on the
+     * real clock, making every jump a silent no-op.
      */
     void requireLoadedBy(long pid, Path binary) {
         Path maps = Path.of("/proc", Long.toString(pid), "maps");
         String loaded;
         try {
             loaded = Files.readString(maps, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new RedisStartupException("could not read " + maps + " to check that redis-server pid " + pid
-                    + " runs on the fake clock", e);
+        }
+        catch (IOException e) {
+            throw new RedisStartupException(
+                    "could not read " + maps + " to check that redis-server pid " + pid + " runs on the fake clock", e);
         }
         if (!loaded.contains("libfaketime")) {
             throw new RedisStartupException("withFakeClock(): " + binary + " (pid " + pid + ") did not load " + library
@@ -128,7 +144,10 @@ final class FakeClock {
         }
     }
 
-    /** Moves the clock by {@code by} (forward if positive) and returns the new offset from real time. */
+    /**
+     * Moves the clock by {@code by} (forward if positive) and returns the new offset from
+     * real time.
+     */
     synchronized Duration jump(Duration by) {
         Duration next = offset.plus(by);
         writeOffset(next);
@@ -146,18 +165,24 @@ final class FakeClock {
             Files.writeString(temporary, format(value) + "\n", StandardCharsets.US_ASCII);
             try {
                 Files.move(temporary, offsetFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
+            }
+            catch (AtomicMoveNotSupportedException e) {
                 Files.move(temporary, offsetFile, StandardCopyOption.REPLACE_EXISTING);
             }
-        } catch (IOException e) {
+        }
+        catch (IOException e) {
             throw new UncheckedIOException("could not write the fake clock offset to " + offsetFile, e);
         }
     }
 
-    /** libfaketime's relative form: a sign, whole seconds, and microseconds, e.g. {@code -1.250000}. */
+    /**
+     * libfaketime's relative form: a sign, whole seconds, and microseconds, e.g.
+     * {@code -1.250000}.
+     */
     static String format(Duration value) {
         Duration magnitude = value.abs();
         return String.format(Locale.ROOT, "%s%d.%06d", value.isNegative() ? "-" : "+", magnitude.toSeconds(),
                 magnitude.toNanosPart() / 1_000);
     }
+
 }

@@ -5,8 +5,9 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A fault that a {@link RedisFaultProxy} applies to the next command(s) matching a {@link RedisCommandMatcher},
- * then forgets. Created with {@link RedisFaultProxy#onNext(RedisCommandMatcher)}:
+ * A fault that a {@link RedisFaultProxy} applies to the next command(s) matching a
+ * {@link RedisCommandMatcher}, then forgets. Created with
+ * {@link RedisFaultProxy#onNext(RedisCommandMatcher)}:
  *
  * <pre>{@code
  * FaultRule lostReply = proxy.onNext(RedisCommandMatcher.named("SET")).dropReplyAndClose();
@@ -17,20 +18,20 @@ import java.util.concurrent.atomic.AtomicInteger;
  * await().until(() -> lostReply.triggerCount() == 1);
  * }</pre>
  *
- * <p>Each matching command uses up one shot. When several rules match a command, the oldest one with shots left
- * applies, alone. Reply faults apply only to commands that get a reply of their own, so never to
- * {@code (P|S)SUBSCRIBE} and {@code (P|S)UNSUBSCRIBE}, nor to anything on a RESP2 connection in pub/sub mode;
- * such commands leave the rule's shots for later commands. {@link Builder#closeAfterForwarding()} and
+ * <p>
+ * Each matching command uses up one shot. When several rules match a command, the oldest
+ * one with shots left applies, alone. Reply faults apply only to commands that get a
+ * reply of their own, so never to {@code (P|S)SUBSCRIBE} and {@code (P|S)UNSUBSCRIBE},
+ * nor to anything on a RESP2 connection in pub/sub mode; such commands leave the rule's
+ * shots for later commands. {@link Builder#closeAfterForwarding()} and
  * {@link Builder#delayCommand(Duration)} apply to any command.
  */
 public final class FaultRule {
 
     /** What happens to a matching command. */
     enum Action {
-        DROP_REPLY_AND_CLOSE(true),
-        DROP_REPLY_AND_HANG(true),
-        DELAY_REPLY(true),
-        DELAY_COMMAND(false),
+
+        DROP_REPLY_AND_CLOSE(true), DROP_REPLY_AND_HANG(true), DELAY_REPLY(true), DELAY_COMMAND(false),
         CLOSE_AFTER_FORWARDING(false);
 
         final boolean concernsReply;
@@ -38,13 +39,19 @@ public final class FaultRule {
         Action(boolean concernsReply) {
             this.concernsReply = concernsReply;
         }
+
     }
 
     private final RedisCommandMatcher matcher;
+
     private final ProxiedConnection connection;
+
     private final Action action;
+
     private final Duration delay;
+
     private final AtomicInteger shotsLeft;
+
     private final AtomicInteger triggerCount = new AtomicInteger();
 
     private FaultRule(RedisCommandMatcher matcher, ProxiedConnection connection, int shots, Action action,
@@ -58,7 +65,6 @@ public final class FaultRule {
 
     /**
      * How many commands this rule has been applied to so far.
-     *
      * @return between 0 and the number of shots
      */
     public int triggerCount() {
@@ -67,7 +73,6 @@ public final class FaultRule {
 
     /**
      * Whether every shot has been used, so the rule no longer applies.
-     *
      * @return true once {@link #triggerCount()} reached the number of shots
      */
     public boolean isUsedUp() {
@@ -76,7 +81,6 @@ public final class FaultRule {
 
     /**
      * The rule in words, for failure messages.
-     *
      * @return e.g. {@code DROP_REPLY_AND_CLOSE on SET, 0 of 1 used}
      */
     @Override
@@ -95,7 +99,10 @@ public final class FaultRule {
         return delay;
     }
 
-    /** Takes one shot if the rule applies to this command; at most one caller wins the last shot. */
+    /**
+     * Takes one shot if the rule applies to this command; at most one caller wins the
+     * last shot.
+     */
     boolean claim(RedisCommand command, ProxiedConnection from, boolean getsOwnReply) {
         if ((action.concernsReply && !getsOwnReply) || (connection != null && connection != from)
                 || shotsLeft.get() <= 0 || !matcher.test(command)) {
@@ -119,8 +126,11 @@ public final class FaultRule {
     public static final class Builder {
 
         private final RedisFaultProxy proxy;
+
         private final RedisCommandMatcher matcher;
+
         private int shots = 1;
+
         private ProxiedConnection connection;
 
         Builder(RedisFaultProxy proxy, RedisCommandMatcher matcher) {
@@ -129,8 +139,8 @@ public final class FaultRule {
         }
 
         /**
-         * Applies the fault to the next {@code count} matching commands instead of only the next one.
-         *
+         * Applies the fault to the next {@code count} matching commands instead of only
+         * the next one.
          * @param count at least 1
          * @return this builder
          */
@@ -143,8 +153,8 @@ public final class FaultRule {
         }
 
         /**
-         * Applies the fault only to commands on this connection, e.g. one from {@link RedisFaultProxy#connections()}.
-         *
+         * Applies the fault only to commands on this connection, e.g. one from
+         * {@link RedisFaultProxy#connections()}.
          * @param connection a connection of the same proxy
          * @return this builder
          */
@@ -154,11 +164,11 @@ public final class FaultRule {
         }
 
         /**
-         * Forwards the command, drops its reply and closes the client connection: Redis ran the command, the client
-         * never learns the outcome. A client library that re-sends unanswered commands after reconnecting (Lettuce
-         * does by default) runs it a second time. Commands pipelined behind it are forwarded until the close and
-         * may run too; their replies are lost as well.
-         *
+         * Forwards the command, drops its reply and closes the client connection: Redis
+         * ran the command, the client never learns the outcome. A client library that
+         * re-sends unanswered commands after reconnecting (Lettuce does by default) runs
+         * it a second time. Commands pipelined behind it are forwarded until the close
+         * and may run too; their replies are lost as well.
          * @return the registered rule
          */
         public FaultRule dropReplyAndClose() {
@@ -166,10 +176,10 @@ public final class FaultRule {
         }
 
         /**
-         * Forwards the command, drops its reply and hangs the connection: from that reply on, nothing is sent to the
-         * client any more, and later commands are read and counted but no longer forwarded, so the client times out.
+         * Forwards the command, drops its reply and hangs the connection: from that reply
+         * on, nothing is sent to the client any more, and later commands are read and
+         * counted but no longer forwarded, so the client times out.
          * {@link RedisFaultProxy#heal()} closes the connection.
-         *
          * @return the registered rule
          */
         public FaultRule dropReplyAndHang() {
@@ -177,9 +187,9 @@ public final class FaultRule {
         }
 
         /**
-         * Forwards the command, then closes the client connection (and the one to Redis) once the command is
-         * written. Redis usually still runs it. Commands that arrived in the same read behind it are dropped.
-         *
+         * Forwards the command, then closes the client connection (and the one to Redis)
+         * once the command is written. Redis usually still runs it. Commands that arrived
+         * in the same read behind it are dropped.
          * @return the registered rule
          */
         public FaultRule closeAfterForwarding() {
@@ -187,9 +197,8 @@ public final class FaultRule {
         }
 
         /**
-         * Delays the command's reply by {@code delay} from when Redis sent it. Replies are ordered, so every later
-         * reply on that connection waits behind it.
-         *
+         * Delays the command's reply by {@code delay} from when Redis sent it. Replies
+         * are ordered, so every later reply on that connection waits behind it.
          * @param delay how long, positive
          * @return the registered rule
          */
@@ -201,12 +210,12 @@ public final class FaultRule {
         }
 
         /**
-         * Holds the command back for {@code delay} before forwarding it to Redis, and every later command of that
-         * connection behind it, so Redis still runs them in order, only late. While it is held Redis has not seen
-         * it: a client that gives up on it and sends something on another connection meanwhile gets there first,
-         * as with a congested link or a stalled client socket. Commands still held when the connection closes or
-         * hangs are dropped, never forwarded.
-         *
+         * Holds the command back for {@code delay} before forwarding it to Redis, and
+         * every later command of that connection behind it, so Redis still runs them in
+         * order, only late. While it is held Redis has not seen it: a client that gives
+         * up on it and sends something on another connection meanwhile gets there first,
+         * as with a congested link or a stalled client socket. Commands still held when
+         * the connection closes or hangs are dropped, never forwarded.
          * @param delay how long, positive
          * @return the registered rule
          */
@@ -222,5 +231,7 @@ public final class FaultRule {
             proxy.addRule(rule);
             return rule;
         }
+
     }
+
 }

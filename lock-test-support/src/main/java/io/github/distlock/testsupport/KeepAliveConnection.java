@@ -18,40 +18,65 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.util.ReferenceCountUtil;
 
 /**
- * One client connection through a {@link RedisKeepAliveProxy}: it outlives any number of connections to Redis.
+ * One client connection through a {@link RedisKeepAliveProxy}: it outlives any number of
+ * connections to Redis.
  *
- * <p>The session state a client sets up when it connects ({@code AUTH}, {@code HELLO}, {@code SELECT},
- * {@code CLIENT SETNAME}, {@code CLIENT SETINFO}, {@code READONLY}) is remembered once Redis accepted it and sent
- * again, in that order, first thing on every new connection to Redis; those replies stay in the proxy. If one is
- * refused there, the session cannot be carried over and the client connection is closed. Not tracked: {@code RESET}
- * and {@code CLIENT REPLY}, which the lock library never sends.
+ * <p>
+ * The session state a client sets up when it connects ({@code AUTH}, {@code HELLO},
+ * {@code SELECT}, {@code CLIENT SETNAME}, {@code CLIENT SETINFO}, {@code READONLY}) is
+ * remembered once Redis accepted it and sent again, in that order, first thing on every
+ * new connection to Redis; those replies stay in the proxy. If one is refused there, the
+ * session cannot be carried over and the client connection is closed. Not tracked:
+ * {@code RESET} and {@code CLIENT REPLY}, which the lock library never sends.
  *
- * <p>All state lives on the client channel's event loop, which its connections to Redis share.
+ * <p>
+ * All state lives on the client channel's event loop, which its connections to Redis
+ * share.
  */
 final class KeepAliveConnection {
 
     private static final Set<String> SUBSCRIBE_COMMANDS = Set.of("SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE");
+
     private static final long RETRY_MILLIS = 20;
 
-    enum State { CONNECTING, READY, UNREACHABLE, CLOSED }
+    enum State {
+
+        CONNECTING, READY, UNREACHABLE, CLOSED
+
+    }
 
     private final RedisKeepAliveProxy proxy;
+
     private final SocketChannel client;
 
     // Event-loop state.
     private Channel upstream;
-    /** Which connect is the live one: a switch during a connect makes the older one stale. */
+
+    /**
+     * Which connect is the live one: a switch during a connect makes the older one stale.
+     */
     private int connectAttempt;
-    /** Commands forwarded on the current upstream and still waiting for their reply, oldest first. */
+
+    /**
+     * Commands forwarded on the current upstream and still waiting for their reply,
+     * oldest first.
+     */
     private final Deque<Awaited> awaitedReplies = new ArrayDeque<>();
+
     /** Commands that arrived while connecting, forwarded in order once connected. */
     private final Deque<ByteBuf> waitingForUpstream = new ArrayDeque<>();
-    /** Accepted session commands by replay position (see {@link #sessionKey(RedisCommand)}), as sent. */
+
+    /**
+     * Accepted session commands by replay position (see
+     * {@link #sessionKey(RedisCommand)}), as sent.
+     */
     private final Map<String, byte[]> session = new TreeMap<>();
+
     private boolean subscribed;
 
     // Written on the event loop, read by the proxy's waits.
     private volatile State state = State.CONNECTING;
+
     private volatile int upstreamGeneration;
 
     KeepAliveConnection(RedisKeepAliveProxy proxy, SocketChannel client) {
@@ -60,13 +85,12 @@ final class KeepAliveConnection {
     }
 
     void start() {
-        client.pipeline().addLast(new RespFrameDecoder(true), new ProxyListener.FrameHandler(
-                (channel, frame) -> onCommand(frame),
-                channel -> {
-                    closeNow();
-                    proxy.forget(this);
-                },
-                channel -> closeNow()));
+        client.pipeline()
+            .addLast(new RespFrameDecoder(true),
+                    new ProxyListener.FrameHandler((channel, frame) -> onCommand(frame), channel -> {
+                        closeNow();
+                        proxy.forget(this);
+                    }, channel -> closeNow()));
         connectUpstream();
     }
 
@@ -74,7 +98,10 @@ final class KeepAliveConnection {
         return state;
     }
 
-    /** How many connections to Redis this client connection has had; goes up by one per reconnect. */
+    /**
+     * How many connections to Redis this client connection has had; goes up by one per
+     * reconnect.
+     */
     int upstreamGeneration() {
         return upstreamGeneration;
     }
@@ -83,7 +110,10 @@ final class KeepAliveConnection {
         return client.isOpen() && state != State.CLOSED;
     }
 
-    /** Drops the connection to Redis (in-flight commands get an error reply) and connects to the proxy's target. */
+    /**
+     * Drops the connection to Redis (in-flight commands get an error reply) and connects
+     * to the proxy's target.
+     */
     void reconnect() {
         onEventLoop(() -> {
             if (state == State.CLOSED) {
@@ -93,7 +123,8 @@ final class KeepAliveConnection {
             if (old != null) {
                 upstreamLost(old);
                 old.close();
-            } else {
+            }
+            else {
                 connectUpstream();
             }
         });
@@ -104,7 +135,8 @@ final class KeepAliveConnection {
         client.closeFuture().syncUninterruptibly();
     }
 
-    // ------------------------------------------------------------------------------------------------ relay
+    // ------------------------------------------------------------------------------------------------
+    // relay
 
     private void connectUpstream() {
         state = State.CONNECTING;
@@ -115,9 +147,11 @@ final class KeepAliveConnection {
         connect.addListener((ChannelFuture future) -> {
             if (state == State.CLOSED || attempt != connectAttempt) {
                 future.channel().close();
-            } else if (!future.isSuccess()) {
+            }
+            else if (!future.isSuccess()) {
                 becomeUnreachable(target, attempt);
-            } else {
+            }
+            else {
                 upstreamReady(future.channel());
             }
         });
@@ -158,8 +192,8 @@ final class KeepAliveConnection {
             case UNREACHABLE -> {
                 waitingForUpstream.add(frame);
                 RedisTestServer target = proxy.upstream();
-                failWaitingCommands("RedisKeepAliveProxy cannot reach its upstream " + target.host() + ":"
-                        + target.port());
+                failWaitingCommands(
+                        "RedisKeepAliveProxy cannot reach its upstream " + target.host() + ":" + target.port());
             }
             default -> frame.release();
         }
@@ -172,7 +206,8 @@ final class KeepAliveConnection {
             return;
         }
         if (SUBSCRIBE_COMMANDS.contains(command.name())) {
-            // From here on replies and messages cannot be told apart in RESP2: relay everything as it comes.
+            // From here on replies and messages cannot be told apart in RESP2: relay
+            // everything as it comes.
             subscribed = true;
         }
         if (!subscribed) {
@@ -197,7 +232,8 @@ final class KeepAliveConnection {
         if (awaited.replayed) {
             frame.release();
             if (error) {
-                closeNow(); // e.g. SELECT 5 on a server with fewer databases: the client's session is gone
+                closeNow(); // e.g. SELECT 5 on a server with fewer databases: the
+                            // client's session is gone
             }
             return;
         }
@@ -213,10 +249,12 @@ final class KeepAliveConnection {
         }
         upstream = null;
         if (subscribed) {
-            closeNow(); // subscriptions do not move to another server: let the client reconnect and subscribe again
+            closeNow(); // subscriptions do not move to another server: let the client
+                        // reconnect and subscribe again
             return;
         }
-        // Redis may or may not have run these: an error is the honest answer, as Envoy's and twemproxy's are.
+        // Redis may or may not have run these: an error is the honest answer, as Envoy's
+        // and twemproxy's are.
         Awaited awaited;
         while ((awaited = awaitedReplies.poll()) != null) {
             if (!awaited.replayed) {
@@ -263,9 +301,9 @@ final class KeepAliveConnection {
     }
 
     /**
-     * Where a command that sets up the session goes in the replay, or null for any other command. The keys sort
-     * in replay order: authenticate first, then the protocol (whose {@code HELLO} may authenticate too), then the
-     * rest.
+     * Where a command that sets up the session goes in the replay, or null for any other
+     * command. The keys sort in replay order: authenticate first, then the protocol
+     * (whose {@code HELLO} may authenticate too), then the rest.
      */
     static String sessionKey(RedisCommand command) {
         String subcommand = command.argument(1) == null ? "" : command.argument(1).toUpperCase(Locale.ROOT);
@@ -283,9 +321,14 @@ final class KeepAliveConnection {
         };
     }
 
-    /** A forwarded command's place in the reply order: the proxy's own replay, or the client's (maybe to remember). */
+    /**
+     * A forwarded command's place in the reply order: the proxy's own replay, or the
+     * client's (maybe to remember).
+     */
     private record Awaited(boolean replayed, String sessionKey, byte[] sessionCommand) {
 
         static final Awaited REPLAYED = new Awaited(true, null, null);
+
     }
+
 }

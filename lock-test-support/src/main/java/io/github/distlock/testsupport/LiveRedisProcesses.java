@@ -11,12 +11,14 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Every {@code redis-server} process this JVM started and has not yet seen exit, with a shutdown hook that kills
- * whatever is left.
+ * Every {@code redis-server} process this JVM started and has not yet seen exit, with a
+ * shutdown hook that kills whatever is left.
  *
- * <p>Why: a test that fails before its {@code close()} (or a developer stopping a run half-way) must not leave
- * servers behind; they would hold ports and memory, and paused ones would stay frozen forever. A JVM killed with
- * SIGKILL cannot run hooks, which is the one case this cannot cover.
+ * <p>
+ * Why: a test that fails before its {@code close()} (or a developer stopping a run
+ * half-way) must not leave servers behind; they would hold ports and memory, and paused
+ * ones would stay frozen forever. A JVM killed with SIGKILL cannot run hooks, which is
+ * the one case this cannot cover.
  */
 final class LiveRedisProcesses {
 
@@ -48,13 +50,15 @@ final class LiveRedisProcesses {
             if (process.isAlive()) {
                 System.err.println("lock-test-support: killing redis-server pid " + process.pid()
                         + " that was never closed (" + directory + ")");
-                // A stopped process does die from SIGKILL, but resuming first also lets the kernel tear down its
+                // A stopped process does die from SIGKILL, but resuming first also lets
+                // the kernel tear down its
                 // sockets promptly and mirrors what close() does.
                 Signals.send(process.pid(), "CONT");
                 process.destroyForcibly();
                 try {
                     process.waitFor(2, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
+                }
+                catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
             }
@@ -82,37 +86,45 @@ final class LiveRedisProcesses {
                     return FileVisitResult.CONTINUE;
                 }
             });
-        } catch (IOException ignored) {
+        }
+        catch (IOException ignored) {
             // Left for the OS to clean up with the rest of the temp directory.
         }
     }
 
-    /** Sends POSIX signals with {@code kill}, since {@link Process} can only send TERM and KILL. */
+    /**
+     * Sends POSIX signals with {@code kill}, since {@link Process} can only send TERM and
+     * KILL.
+     */
     static final class Signals {
 
         private Signals() {
         }
 
         /**
-         * @return whether {@code kill} exited with 0, i.e. the process existed and the signal was sent
+         * @return whether {@code kill} exited with 0, i.e. the process existed and the
+         * signal was sent
          */
         static boolean send(long pid, String signal) {
             try {
-                Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid))
-                        .redirectErrorStream(true)
-                        .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                        .start();
+                Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .start();
                 if (!kill.waitFor(5, TimeUnit.SECONDS)) {
                     kill.destroyForcibly();
                     return false;
                 }
                 return kill.exitValue() == 0;
-            } catch (IOException e) {
+            }
+            catch (IOException e) {
                 return false;
-            } catch (InterruptedException e) {
+            }
+            catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return false;
             }
         }
+
     }
+
 }

@@ -15,7 +15,8 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.util.concurrent.ScheduledFuture;
 
 /**
- * One client connection through a {@link RedisFaultProxy}, and its own connection to Redis.
+ * One client connection through a {@link RedisFaultProxy}, and its own connection to
+ * Redis.
  *
  * <pre>{@code
  * try (RespConnection client = RespConnection.open(proxy.host(), proxy.port(), Duration.ofSeconds(2))) {
@@ -25,40 +26,65 @@ import io.netty.util.concurrent.ScheduledFuture;
  * }
  * }</pre>
  *
- * <p>It pairs each reply with its command in order, since Redis answers in order. RESP3 push messages ({@code >})
- * are forwarded without taking a command's place. A RESP2 connection whose {@code SUBSCRIBE},
- * {@code PSUBSCRIBE} or {@code SSUBSCRIBE} got its reply turns into a plain pipe for the rest of its life: in
- * that mode replies cannot be told apart from messages, so reply faults no longer apply to it. Not tracked, as
- * the lock library never sends them: {@code CLIENT REPLY OFF|SKIP}, and {@code RESET} or a RESP2
- * {@code UNSUBSCRIBE} of several channels outside pub/sub mode; they would put later pairings out of step.
+ * <p>
+ * It pairs each reply with its command in order, since Redis answers in order. RESP3 push
+ * messages ({@code >}) are forwarded without taking a command's place. A RESP2 connection
+ * whose {@code SUBSCRIBE}, {@code PSUBSCRIBE} or {@code SSUBSCRIBE} got its reply turns
+ * into a plain pipe for the rest of its life: in that mode replies cannot be told apart
+ * from messages, so reply faults no longer apply to it. Not tracked, as the lock library
+ * never sends them: {@code CLIENT REPLY OFF|SKIP}, and {@code RESET} or a RESP2
+ * {@code UNSUBSCRIBE} of several channels outside pub/sub mode; they would put later
+ * pairings out of step.
  *
- * <p>All relay state lives on the connection's Netty event loop; the public methods hand their work over to it.
+ * <p>
+ * All relay state lives on the connection's Netty event loop; the public methods hand
+ * their work over to it.
  */
 public final class ProxiedConnection {
 
-    private static final Set<String> PUB_SUB_COMMANDS = Set.of("SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE",
-            "UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE");
+    private static final Set<String> PUB_SUB_COMMANDS = Set.of("SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE",
+            "PUNSUBSCRIBE", "SUNSUBSCRIBE");
+
     private static final Set<String> SUBSCRIBE_COMMANDS = Set.of("SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE");
 
     private final RedisFaultProxy proxy;
+
     private final int id;
+
     private final SocketChannel client;
+
     private final InetSocketAddress clientAddress;
 
     // Event-loop state.
     private Channel upstream;
+
     /** Commands forwarded and still waiting for their reply, oldest first. */
     private final Deque<AwaitedReply> awaitedReplies = new ArrayDeque<>();
-    /** Replies held back by a delay, in order; each leaves no earlier than the one before it. */
+
+    /**
+     * Replies held back by a delay, in order; each leaves no earlier than the one before
+     * it.
+     */
     private final Deque<HeldReply> heldReplies = new ArrayDeque<>();
+
     private ScheduledFuture<?> heldRepliesRelease;
-    /** Commands held back by a delay before Redis sees them, in order; each leaves no earlier than the one before. */
+
+    /**
+     * Commands held back by a delay before Redis sees them, in order; each leaves no
+     * earlier than the one before.
+     */
     private final Deque<HeldCommand> heldCommands = new ArrayDeque<>();
+
     private ScheduledFuture<?> heldCommandsRelease;
+
     private long lastReleaseNanos = System.nanoTime();
+
     private boolean resp3;
+
     private boolean pubSubPipe;
+
     private boolean closing;
+
     private boolean closeOnceHeldRepliesLeft;
 
     // Written on the event loop, read by tests.
@@ -72,29 +98,31 @@ public final class ProxiedConnection {
     }
 
     /**
-     * Wires the freshly accepted client channel: a connection born in a blackhole never reaches Redis, any other
-     * starts reading once its own connection to Redis is up, so no command arrives with nowhere to go.
+     * Wires the freshly accepted client channel: a connection born in a blackhole never
+     * reaches Redis, any other starts reading once its own connection to Redis is up, so
+     * no command arrives with nowhere to go.
      */
     void start(boolean bornHung) {
-        client.pipeline().addLast(new RespFrameDecoder(true), new ProxyListener.FrameHandler(
-                (channel, frame) -> onCommand(frame),
-                channel -> {
-                    close(false);
-                    proxy.forget(this);
-                },
-                channel -> close(false))); // a broken client stream (or RST) ends the connection, as on Redis
+        client.pipeline()
+            .addLast(new RespFrameDecoder(true),
+                    new ProxyListener.FrameHandler((channel, frame) -> onCommand(frame), channel -> {
+                        close(false);
+                        proxy.forget(this);
+                    }, channel -> close(false))); // a broken client stream (or RST) ends
+                                                  // the connection, as on Redis
         if (bornHung) {
             hung = true;
-        } else {
+        }
+        else {
             connectUpstream();
         }
     }
 
-    // ------------------------------------------------------------------------------------------------ public view
+    // ------------------------------------------------------------------------------------------------
+    // public view
 
     /**
      * The proxy's number for this connection, 1 for the first one it accepted.
-     *
      * @return the id
      */
     public int id() {
@@ -102,8 +130,8 @@ public final class ProxiedConnection {
     }
 
     /**
-     * The client's end of the connection, e.g. to tell two clients apart by their local port.
-     *
+     * The client's end of the connection, e.g. to tell two clients apart by their local
+     * port.
      * @return the client's address and port
      */
     public InetSocketAddress clientAddress() {
@@ -112,7 +140,6 @@ public final class ProxiedConnection {
 
     /**
      * Whether the client connection is still open (a hung connection is open).
-     *
      * @return false once closed by either side
      */
     public boolean isOpen() {
@@ -120,23 +147,25 @@ public final class ProxiedConnection {
     }
 
     /**
-     * Whether the connection hangs: it reads but answers nothing, after {@link FaultRule.Builder#dropReplyAndHang()}
-     * or during {@link RedisFaultProxy#blackhole()}.
-     *
+     * Whether the connection hangs: it reads but answers nothing, after
+     * {@link FaultRule.Builder#dropReplyAndHang()} or during
+     * {@link RedisFaultProxy#blackhole()}.
      * @return true while hung
      */
     public boolean isHung() {
         return hung;
     }
 
-    /** Closes the connection to the client and the one to Redis, and returns once both are closed. */
+    /**
+     * Closes the connection to the client and the one to Redis, and returns once both are
+     * closed.
+     */
     public void close() {
         onEventLoop(() -> close(false));
     }
 
     /**
      * Identifies the connection in failure messages.
-     *
      * @return e.g. {@code ProxiedConnection[#2 from /127.0.0.1:51234, hung]}
      */
     @Override
@@ -145,9 +174,13 @@ public final class ProxiedConnection {
                 + (isOpen() ? "" : ", closed") + "]";
     }
 
-    // ------------------------------------------------------------------------------------------------ proxy side
+    // ------------------------------------------------------------------------------------------------
+    // proxy side
 
-    /** Closes the client connection with a TCP RST where the platform allows it, and returns once closed. */
+    /**
+     * Closes the client connection with a TCP RST where the platform allows it, and
+     * returns once closed.
+     */
     void reset() {
         onEventLoop(() -> close(true));
     }
@@ -157,7 +190,8 @@ public final class ProxiedConnection {
         onEventLoop(this::hangNow);
     }
 
-    // ------------------------------------------------------------------------------------------------ relay
+    // ------------------------------------------------------------------------------------------------
+    // relay
 
     private void connectUpstream() {
         client.config().setAutoRead(false);
@@ -167,10 +201,12 @@ public final class ProxiedConnection {
             if (!future.isSuccess()) {
                 // Redis is down: the client sees its connection accepted, then closed.
                 close(false);
-            } else if (closing || hung) {
+            }
+            else if (closing || hung) {
                 future.channel().close();
                 client.config().setAutoRead(true);
-            } else {
+            }
+            else {
                 upstream = future.channel();
                 client.config().setAutoRead(true);
             }
@@ -197,13 +233,16 @@ public final class ProxiedConnection {
         if (getsOwnReply) {
             Boolean resp3BeforeHello = null;
             if (name.equals("HELLO") && command.argument(1) != null) {
-                // Switch at once, so a SUBSCRIBE pipelined behind HELLO 3 is already seen as RESP3.
+                // Switch at once, so a SUBSCRIBE pipelined behind HELLO 3 is already seen
+                // as RESP3.
                 resp3BeforeHello = resp3;
                 resp3 = command.argument(1).equals("3");
             }
             awaitedReplies.add(new AwaitedReply(rule, false, resp3BeforeHello));
-        } else if (pubSubCommand && !pubSubPipe && !resp3) {
-            // In RESP2 the first subscribe confirmation is an ordinary reply; in RESP3 every one is a push.
+        }
+        else if (pubSubCommand && !pubSubPipe && !resp3) {
+            // In RESP2 the first subscribe confirmation is an ordinary reply; in RESP3
+            // every one is a push.
             awaitedReplies.add(new AwaitedReply(null, SUBSCRIBE_COMMANDS.contains(name), null));
         }
         FaultRule.Action action = rule == null ? null : rule.action();
@@ -211,7 +250,10 @@ public final class ProxiedConnection {
                 action == FaultRule.Action.CLOSE_AFTER_FORWARDING);
     }
 
-    /** Writes a command to Redis after its delay, never before a command that arrived earlier. */
+    /**
+     * Writes a command to Redis after its delay, never before a command that arrived
+     * earlier.
+     */
     private void forward(ByteBuf frame, long delayNanos, boolean closeAfterwards) {
         if (heldCommands.isEmpty() && delayNanos <= 0) {
             write(frame, closeAfterwards);
@@ -232,7 +274,8 @@ public final class ProxiedConnection {
             // Nothing is forwarded after it: commands that arrived behind it are dropped.
             closing = true;
             upstream.writeAndFlush(frame).addListener(written -> close(false));
-        } else {
+        }
+        else {
             upstream.writeAndFlush(frame);
         }
     }
@@ -266,7 +309,8 @@ public final class ProxiedConnection {
         }
         boolean error = type == '-' || type == '!';
         if (error && awaited.resp3BeforeHello != null) {
-            resp3 = awaited.resp3BeforeHello; // a failed HELLO leaves the protocol as it was
+            resp3 = awaited.resp3BeforeHello; // a failed HELLO leaves the protocol as it
+                                              // was
         }
         if (awaited.entersPubSub && !error) {
             pubSubPipe = true;
@@ -276,17 +320,23 @@ public final class ProxiedConnection {
         if (action == FaultRule.Action.DROP_REPLY_AND_CLOSE) {
             frame.release();
             close(false);
-        } else if (action == FaultRule.Action.DROP_REPLY_AND_HANG) {
+        }
+        else if (action == FaultRule.Action.DROP_REPLY_AND_HANG) {
             frame.release();
             hangNow();
-        } else if (action == FaultRule.Action.DELAY_REPLY) {
+        }
+        else if (action == FaultRule.Action.DELAY_REPLY) {
             send(frame, awaited.rule.delay());
-        } else {
+        }
+        else {
             send(frame, Duration.ZERO);
         }
     }
 
-    /** Sends a reply after its delay (or the global one, whichever is longer), never before an earlier reply. */
+    /**
+     * Sends a reply after its delay (or the global one, whichever is longer), never
+     * before an earlier reply.
+     */
     private void send(ByteBuf frame, Duration delay) {
         long now = System.nanoTime();
         long releaseAt = now + Math.max(delay.toNanos(), proxy.replyDelay().toNanos());
@@ -313,7 +363,8 @@ public final class ProxiedConnection {
         client.flush();
         if (!heldReplies.isEmpty()) {
             scheduleRelease(heldReplies.peek().releaseAt - now);
-        } else if (closeOnceHeldRepliesLeft) {
+        }
+        else if (closeOnceHeldRepliesLeft) {
             close(false);
         }
     }
@@ -326,10 +377,12 @@ public final class ProxiedConnection {
         if (channel != upstream || closing || hung) {
             return;
         }
-        // E.g. after QUIT, or Redis killed: the client still gets the replies Redis sent before closing.
+        // E.g. after QUIT, or Redis killed: the client still gets the replies Redis sent
+        // before closing.
         if (heldReplies.isEmpty()) {
             close(false);
-        } else {
+        }
+        else {
             closeOnceHeldRepliesLeft = true;
         }
     }
@@ -340,7 +393,8 @@ public final class ProxiedConnection {
         }
         hung = true;
         discardPendingReplies();
-        client.config().setAutoRead(true); // keep reading (and counting), as a live but silent server would
+        client.config().setAutoRead(true); // keep reading (and counting), as a live but
+                                           // silent server would
         if (upstream != null) {
             upstream.close();
         }
@@ -350,7 +404,8 @@ public final class ProxiedConnection {
         closing = true;
         discardPendingReplies();
         if (reset && client.isOpen()) {
-            // SO_LINGER 0 makes close() send a RST instead of a FIN, like a crashed peer or a middlebox reset.
+            // SO_LINGER 0 makes close() send a RST instead of a FIN, like a crashed peer
+            // or a middlebox reset.
             client.config().setOption(ChannelOption.SO_LINGER, 0);
         }
         client.close();
@@ -359,7 +414,9 @@ public final class ProxiedConnection {
         }
     }
 
-    /** Drops what is still on its way, in both directions: held commands and held replies. */
+    /**
+     * Drops what is still on its way, in both directions: held commands and held replies.
+     */
     private void discardPendingReplies() {
         if (heldCommandsRelease != null) {
             heldCommandsRelease.cancel(false);
@@ -376,7 +433,10 @@ public final class ProxiedConnection {
         heldReplies.clear();
     }
 
-    /** Runs the task on this connection's event loop and waits for it and for the close it may start. */
+    /**
+     * Runs the task on this connection's event loop and waits for it and for the close it
+     * may start.
+     */
     private void onEventLoop(Runnable task) {
         if (client.eventLoop().isShuttingDown()) {
             return;
@@ -387,7 +447,9 @@ public final class ProxiedConnection {
         }
     }
 
-    /** A forwarded command's place in the reply order, with the rule it claimed, if any. */
+    /**
+     * A forwarded command's place in the reply order, with the rule it claimed, if any.
+     */
     private record AwaitedReply(FaultRule rule, boolean entersPubSub, Boolean resp3BeforeHello) {
     }
 
@@ -396,4 +458,5 @@ public final class ProxiedConnection {
 
     private record HeldCommand(ByteBuf frame, long releaseAt, boolean closeAfterwards) {
     }
+
 }

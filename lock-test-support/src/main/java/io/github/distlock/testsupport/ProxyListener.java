@@ -23,42 +23,47 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 
 /**
- * The listening side that {@link RedisFaultProxy} and {@link RedisKeepAliveProxy} share: one Netty event loop
- * thread, a server socket on a free port of {@value RedisTestServer#HOST} that can stop and resume listening on
- * that same port, and RESP-framed connections to Redis.
+ * The listening side that {@link RedisFaultProxy} and {@link RedisKeepAliveProxy} share:
+ * one Netty event loop thread, a server socket on a free port of
+ * {@value RedisTestServer#HOST} that can stop and resume listening on that same port, and
+ * RESP-framed connections to Redis.
  */
 final class ProxyListener {
 
     private final EventLoopGroup eventLoop;
+
     private final ServerBootstrap serverBootstrap;
+
     private final int port;
 
     // Guarded by this.
     private Channel listener;
+
     private boolean closed;
 
     /**
-     * Listens at once; {@code onAccept} runs on the event loop for every accepted client channel.
-     *
+     * Listens at once; {@code onAccept} runs on the event loop for every accepted client
+     * channel.
      * @param threadName names the event loop thread in thread dumps
      */
     ProxyListener(String threadName, Consumer<SocketChannel> onAccept) {
-        // One thread: the proxies move little data, and a single loop keeps each connection's two sides in order.
+        // One thread: the proxies move little data, and a single loop keeps each
+        // connection's two sides in order.
         this.eventLoop = new NioEventLoopGroup(1, new DefaultThreadFactory(threadName, true));
-        this.serverBootstrap = new ServerBootstrap()
-                .group(eventLoop)
-                .channel(NioServerSocketChannel.class)
-                .option(ChannelOption.SO_REUSEADDR, true)
-                .childOption(ChannelOption.TCP_NODELAY, true)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel channel) {
-                        onAccept.accept(channel);
-                    }
-                });
+        this.serverBootstrap = new ServerBootstrap().group(eventLoop)
+            .channel(NioServerSocketChannel.class)
+            .option(ChannelOption.SO_REUSEADDR, true)
+            .childOption(ChannelOption.TCP_NODELAY, true)
+            .childHandler(new ChannelInitializer<SocketChannel>() {
+                @Override
+                protected void initChannel(SocketChannel channel) {
+                    onAccept.accept(channel);
+                }
+            });
         try {
             this.listener = serverBootstrap.bind(RedisTestServer.HOST, 0).syncUninterruptibly().channel();
-        } catch (RuntimeException e) {
+        }
+        catch (RuntimeException e) {
             eventLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             throw e;
         }
@@ -69,7 +74,10 @@ final class ProxyListener {
         return port;
     }
 
-    /** Stops accepting: new connections are refused until {@link #listenAgain()}. Open ones are not touched. */
+    /**
+     * Stops accepting: new connections are refused until {@link #listenAgain()}. Open
+     * ones are not touched.
+     */
     synchronized void stopListening() {
         if (listener != null) {
             listener.close().syncUninterruptibly();
@@ -78,8 +86,8 @@ final class ProxyListener {
     }
 
     /**
-     * Listens again on the same port after {@link #stopListening()}; does nothing if listening or closed.
-     *
+     * Listens again on the same port after {@link #stopListening()}; does nothing if
+     * listening or closed.
      * @throws IllegalStateException when another process took the port meanwhile
      */
     synchronized void listenAgain() {
@@ -95,8 +103,8 @@ final class ProxyListener {
     }
 
     /**
-     * Stops listening for good; returns false if already closed. The caller closes its connections, then calls
-     * {@link #shutDownEventLoop()}.
+     * Stops listening for good; returns false if already closed. The caller closes its
+     * connections, then calls {@link #shutDownEventLoop()}.
      */
     synchronized boolean close() {
         if (closed) {
@@ -112,31 +120,34 @@ final class ProxyListener {
     }
 
     /**
-     * Opens a connection to Redis on {@code loop} (the client channel's own, so both sides share one thread),
-     * delivering one whole RESP reply or push per message to {@code fromRedis}.
+     * Opens a connection to Redis on {@code loop} (the client channel's own, so both
+     * sides share one thread), delivering one whole RESP reply or push per message to
+     * {@code fromRedis}.
      */
     static ChannelFuture connectUpstream(EventLoop loop, String host, int port, FrameHandler fromRedis) {
-        return new Bootstrap()
-                .group(loop)
-                .channel(NioSocketChannel.class)
-                .option(ChannelOption.TCP_NODELAY, true)
-                .handler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel channel) {
-                        channel.pipeline().addLast(new RespFrameDecoder(false), fromRedis);
-                    }
-                })
-                .connect(host, port);
+        return new Bootstrap().group(loop)
+            .channel(NioSocketChannel.class)
+            .option(ChannelOption.TCP_NODELAY, true)
+            .handler(new ChannelInitializer<SocketChannel>() {
+                @Override
+                protected void initChannel(SocketChannel channel) {
+                    channel.pipeline().addLast(new RespFrameDecoder(false), fromRedis);
+                }
+            })
+            .connect(host, port);
     }
 
     /**
-     * Hands each whole RESP frame (after a {@link RespFrameDecoder}), and the end of the channel, to the connection
-     * that owns the channel; a broken stream counts as {@code onError}.
+     * Hands each whole RESP frame (after a {@link RespFrameDecoder}), and the end of the
+     * channel, to the connection that owns the channel; a broken stream counts as
+     * {@code onError}.
      */
     static final class FrameHandler extends ChannelInboundHandlerAdapter {
 
         private final BiConsumer<Channel, ByteBuf> onFrame;
+
         private final Consumer<Channel> onInactive;
+
         private final Consumer<Channel> onError;
 
         FrameHandler(BiConsumer<Channel, ByteBuf> onFrame, Consumer<Channel> onInactive, Consumer<Channel> onError) {
@@ -159,5 +170,7 @@ final class ProxyListener {
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             onError.accept(ctx.channel());
         }
+
     }
+
 }

@@ -10,19 +10,23 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * JUnit 5 extension that runs a {@link RedisTestCluster} for a test class:
  *
  * <pre>{@code
- * @RegisterExtension
+ * &#64;RegisterExtension
  * static RedisClusterExtension cluster = new RedisClusterExtension();
  * }</pre>
  *
- * <p>Register it in a {@code static} field: forming a cluster takes about a second, too slow to repeat per test.
- * The cluster starts before the first test and is closed after the last, also when tests fail; {@code @Nested}
- * classes share it.
+ * <p>
+ * Register it in a {@code static} field: forming a cluster takes about a second, too slow
+ * to repeat per test. The cluster starts before the first test and is closed after the
+ * last, also when tests fail; {@code @Nested} classes share it.
  */
 public class RedisClusterExtension implements BeforeAllCallback, AfterAllCallback {
 
     private final int masters;
+
     private final int replicasPerMaster;
+
     private RedisTestCluster cluster;
+
     private String ownerContextId;
 
     /** A cluster of 3 masters. */
@@ -32,7 +36,6 @@ public class RedisClusterExtension implements BeforeAllCallback, AfterAllCallbac
 
     /**
      * A cluster of the given number of masters.
-     *
      * @param masters at least 1
      */
     public RedisClusterExtension(int masters) {
@@ -40,15 +43,15 @@ public class RedisClusterExtension implements BeforeAllCallback, AfterAllCallbac
     }
 
     /**
-     * A cluster of the given number of masters, each with {@code replicasPerMaster} replicas, for tests that fail a
-     * master over ({@link RedisTestCluster#failover(RedisTestServer)}).
+     * A cluster of the given number of masters, each with {@code replicasPerMaster}
+     * replicas, for tests that fail a master over
+     * ({@link RedisTestCluster#failover(RedisTestServer)}).
      *
      * <pre>{@code
-     * @RegisterExtension
+     * &#64;RegisterExtension
      * static RedisClusterExtension cluster = new RedisClusterExtension(3, 1);
      * }</pre>
-     *
-     * @param masters           at least 1
+     * @param masters at least 1
      * @param replicasPerMaster at least 0
      */
     public RedisClusterExtension(int masters, int replicasPerMaster) {
@@ -64,7 +67,6 @@ public class RedisClusterExtension implements BeforeAllCallback, AfterAllCallbac
 
     /**
      * Starts the cluster unless an outer class already did.
-     *
      * @param context the class context
      */
     @Override
@@ -77,7 +79,6 @@ public class RedisClusterExtension implements BeforeAllCallback, AfterAllCallbac
 
     /**
      * Closes the cluster once the class that started it is done.
-     *
      * @param context the class context
      */
     @Override
@@ -91,9 +92,9 @@ public class RedisClusterExtension implements BeforeAllCallback, AfterAllCallbac
 
     /**
      * The running cluster.
-     *
      * @return the cluster
-     * @throws IllegalStateException outside beforeAll/afterAll, e.g. when registered in an instance field
+     * @throws IllegalStateException outside beforeAll/afterAll, e.g. when registered in
+     * an instance field
      */
     public RedisTestCluster cluster() {
         if (cluster == null) {
@@ -105,7 +106,6 @@ public class RedisClusterExtension implements BeforeAllCallback, AfterAllCallbac
 
     /**
      * The cluster's nodes.
-     *
      * @return the nodes, in start order
      */
     public List<RedisTestServer> nodes() {
@@ -114,10 +114,10 @@ public class RedisClusterExtension implements BeforeAllCallback, AfterAllCallbac
 
     /**
      * {@code host:port} of all nodes, e.g. for {@code spring.data.redis.cluster.nodes}.
-     *
      * @return one {@code 127.0.0.1:PORT} per node
      */
     public List<String> hostAndPorts() {
         return cluster().hostAndPorts();
     }
+
 }

@@ -5,8 +5,9 @@ import java.util.Objects;
 import java.util.function.Predicate;
 
 /**
- * Which commands a {@link FaultRule} applies to: a command name (case-insensitive), optionally narrowed by its
- * arguments. Immutable; every {@code with...} method returns a new matcher.
+ * Which commands a {@link FaultRule} applies to: a command name (case-insensitive),
+ * optionally narrowed by its arguments. Immutable; every {@code with...} method returns a
+ * new matcher.
  *
  * <pre>{@code
  * RedisCommandMatcher.named("SET").withArgument(1, "lock:{order:42}");     // SET of one key
@@ -17,6 +18,7 @@ import java.util.function.Predicate;
 public final class RedisCommandMatcher implements Predicate<RedisCommand> {
 
     private final String description;
+
     private final Predicate<RedisCommand> predicate;
 
     private RedisCommandMatcher(String description, Predicate<RedisCommand> predicate) {
@@ -26,8 +28,8 @@ public final class RedisCommandMatcher implements Predicate<RedisCommand> {
 
     /**
      * Commands with this name.
-     *
-     * @param commandName e.g. {@code "SET"} or {@code "evalsha"}, compared case-insensitively
+     * @param commandName e.g. {@code "SET"} or {@code "evalsha"}, compared
+     * case-insensitively
      * @return the matcher
      */
     public static RedisCommandMatcher named(String commandName) {
@@ -37,7 +39,6 @@ public final class RedisCommandMatcher implements Predicate<RedisCommand> {
 
     /**
      * Every command.
-     *
      * @return the matcher
      */
     public static RedisCommandMatcher anyCommand() {
@@ -46,10 +47,9 @@ public final class RedisCommandMatcher implements Predicate<RedisCommand> {
 
     /**
      * Narrows to commands with this exact word at this position.
-     *
-     * @param position as in {@link RedisCommand#argument(int)}: 1 is the first argument (the key of {@code SET},
-     *                 the SHA of {@code EVALSHA})
-     * @param value    the expected word, compared exactly
+     * @param position as in {@link RedisCommand#argument(int)}: 1 is the first argument
+     * (the key of {@code SET}, the SHA of {@code EVALSHA})
+     * @param value the expected word, compared exactly
      * @return a new matcher
      */
     public RedisCommandMatcher withArgument(int position, String value) {
@@ -59,8 +59,8 @@ public final class RedisCommandMatcher implements Predicate<RedisCommand> {
     }
 
     /**
-     * Narrows by any condition on the command, e.g. {@code command -> command.argv().contains("NX")}.
-     *
+     * Narrows by any condition on the command, e.g.
+     * {@code command -> command.argv().contains("NX")}.
      * @param condition must also hold
      * @return a new matcher
      */
@@ -70,7 +70,6 @@ public final class RedisCommandMatcher implements Predicate<RedisCommand> {
 
     /**
      * Whether the command matches.
-     *
      * @param command a command read from a client
      * @return true when every condition holds
      */
@@ -81,7 +80,6 @@ public final class RedisCommandMatcher implements Predicate<RedisCommand> {
 
     /**
      * What the matcher selects, for failure messages.
-     *
      * @return e.g. {@code SET with argument 1 = lock:{a}}
      */
     @Override
@@ -93,4 +91,5 @@ public final class RedisCommandMatcher implements Predicate<RedisCommand> {
         Objects.requireNonNull(condition, "condition");
         return new RedisCommandMatcher(newDescription, predicate.and(condition));
     }
+
 }

@@ -11,11 +11,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.netty.channel.socket.SocketChannel;
 
 /**
- * A TCP proxy in front of one Redis server that keeps its clients' connections open while its own connection to
- * Redis drops and comes back, as twemproxy, Envoy's Redis proxy and other L7 proxies do when a node restarts; it
- * can also be pointed at another server while clients stay connected (a DNS or VIP failover, a replaced pod). The
- * client never sees a disconnect, so only what Redis answers (an empty keyspace, a new {@code run_id}) shows that
- * the server behind it changed.
+ * A TCP proxy in front of one Redis server that keeps its clients' connections open while
+ * its own connection to Redis drops and comes back, as twemproxy, Envoy's Redis proxy and
+ * other L7 proxies do when a node restarts; it can also be pointed at another server
+ * while clients stay connected (a DNS or VIP failover, a replaced pod). The client never
+ * sees a disconnect, so only what Redis answers (an empty keyspace, a new {@code run_id})
+ * shows that the server behind it changed.
  *
  * <pre>{@code
  * try (RedisKeepAliveProxy proxy = RedisKeepAliveProxy.start(redis)) {
@@ -27,35 +28,47 @@ import io.netty.channel.socket.SocketChannel;
  * }
  * }</pre>
  *
- * <p>What a client sees, connection by connection:
+ * <p>
+ * What a client sees, connection by connection:
  * <ul>
- *   <li>A command whose reply had not come when the connection to Redis dropped gets an error reply,
- *       {@code ERR RedisKeepAliveProxy lost its upstream connection before the reply; the command may have run}.
- *       It is not retried on the new server: it may have run on the old one, and a proxy cannot know.</li>
- *   <li>Commands sent while the proxy reconnects wait for the new connection, then go in order. While Redis refuses
- *       connections they get {@code ERR RedisKeepAliveProxy cannot reach its upstream ...} at once; the proxy
- *       retries every 20 ms.</li>
- *   <li>The session the client set up when it connected ({@code AUTH}, {@code HELLO 3} with its {@code AUTH} and
- *       {@code SETNAME}, {@code SELECT}, {@code CLIENT SETNAME} / {@code SETINFO}) is sent again to every new
- *       connection to Redis, first, so a RESP3 client keeps getting RESP3 from the new server; those replies stay
- *       in the proxy. When the new server refuses one, the client connection is closed.</li>
- *   <li>A connection that subscribed to a channel is closed when its connection to Redis drops: subscriptions do
- *       not move, and the client resubscribes when it reconnects.</li>
+ * <li>A command whose reply had not come when the connection to Redis dropped gets an
+ * error reply,
+ * {@code ERR RedisKeepAliveProxy lost its upstream connection before the reply; the command may have run}.
+ * It is not retried on the new server: it may have run on the old one, and a proxy cannot
+ * know.</li>
+ * <li>Commands sent while the proxy reconnects wait for the new connection, then go in
+ * order. While Redis refuses connections they get
+ * {@code ERR RedisKeepAliveProxy cannot reach its upstream ...} at once; the proxy
+ * retries every 20 ms.</li>
+ * <li>The session the client set up when it connected ({@code AUTH}, {@code HELLO 3} with
+ * its {@code AUTH} and {@code SETNAME}, {@code SELECT}, {@code CLIENT SETNAME} /
+ * {@code SETINFO}) is sent again to every new connection to Redis, first, so a RESP3
+ * client keeps getting RESP3 from the new server; those replies stay in the proxy. When
+ * the new server refuses one, the client connection is closed.</li>
+ * <li>A connection that subscribed to a channel is closed when its connection to Redis
+ * drops: subscriptions do not move, and the client resubscribes when it reconnects.</li>
  * </ul>
  *
- * <p>Everything runs on one Netty event loop thread owned by the proxy; {@link #close()} stops it. All methods are
- * thread-safe. {@link RedisFaultProxy} is the other proxy: it injects faults per command and closes the client
- * connection whenever Redis's goes. Chained in front, {@code RedisFaultProxy.start(proxy.host(), proxy.port())},
- * it adds its reply faults (delays around a node timeout, say) to a connection that survives restarts.
+ * <p>
+ * Everything runs on one Netty event loop thread owned by the proxy; {@link #close()}
+ * stops it. All methods are thread-safe. {@link RedisFaultProxy} is the other proxy: it
+ * injects faults per command and closes the client connection whenever Redis's goes.
+ * Chained in front, {@code RedisFaultProxy.start(proxy.host(), proxy.port())}, it adds
+ * its reply faults (delays around a node timeout, say) to a connection that survives
+ * restarts.
  */
 public final class RedisKeepAliveProxy implements AutoCloseable {
 
     private static final Duration RECONNECT_TIMEOUT = Duration.ofSeconds(10);
 
     private final ProxyListener listener;
+
     private final List<KeepAliveConnection> liveConnections = new CopyOnWriteArrayList<>();
+
     private final AtomicInteger acceptedConnections = new AtomicInteger();
+
     private final AtomicInteger upstreamConnects = new AtomicInteger();
+
     private volatile RedisTestServer upstream;
 
     private RedisKeepAliveProxy(RedisTestServer upstream) {
@@ -64,8 +77,8 @@ public final class RedisKeepAliveProxy implements AutoCloseable {
     }
 
     /**
-     * Starts a proxy on a free port of {@value RedisTestServer#HOST}, in front of a test server.
-     *
+     * Starts a proxy on a free port of {@value RedisTestServer#HOST}, in front of a test
+     * server.
      * @param upstream the server to forward to
      * @return the running proxy; close it when done
      */
@@ -73,11 +86,11 @@ public final class RedisKeepAliveProxy implements AutoCloseable {
         return new RedisKeepAliveProxy(upstream);
     }
 
-    // ------------------------------------------------------------------------------------------------ address
+    // ------------------------------------------------------------------------------------------------
+    // address
 
     /**
      * The host clients connect to.
-     *
      * @return {@value RedisTestServer#HOST}
      */
     public String host() {
@@ -86,7 +99,6 @@ public final class RedisKeepAliveProxy implements AutoCloseable {
 
     /**
      * The port clients connect to.
-     *
      * @return the port
      */
     public int port() {
@@ -94,8 +106,8 @@ public final class RedisKeepAliveProxy implements AutoCloseable {
     }
 
     /**
-     * The URI clients connect to, e.g. for {@code RedisClient.create(...)} or a Redlock node address.
-     *
+     * The URI clients connect to, e.g. for {@code RedisClient.create(...)} or a Redlock
+     * node address.
      * @return {@code redis://127.0.0.1:PORT}
      */
     public String redisUri() {
@@ -104,21 +116,23 @@ public final class RedisKeepAliveProxy implements AutoCloseable {
 
     /**
      * The server the proxy forwards to now.
-     *
-     * @return the one given to {@link #start(RedisTestServer)} or, after a switch, to {@link #switchUpstream}
+     * @return the one given to {@link #start(RedisTestServer)} or, after a switch, to
+     * {@link #switchUpstream}
      */
     public RedisTestServer upstream() {
         return upstream;
     }
 
-    // ------------------------------------------------------------------------------------------------ faults
+    // ------------------------------------------------------------------------------------------------
+    // faults
 
     /**
-     * Restarts the server behind the proxy ({@link RedisTestServer#restart()}: same port, empty, new
-     * {@code run_id}) and returns once every client connection has a connection to the new process, with its
-     * session replayed. The clients stay connected throughout.
-     *
-     * @throws IllegalStateException when a client connection does not reconnect within 10 s
+     * Restarts the server behind the proxy ({@link RedisTestServer#restart()}: same port,
+     * empty, new {@code run_id}) and returns once every client connection has a
+     * connection to the new process, with its session replayed. The clients stay
+     * connected throughout.
+     * @throws IllegalStateException when a client connection does not reconnect within 10
+     * s
      */
     public void restartUpstream() {
         Map<KeepAliveConnection, Integer> before = generations();
@@ -127,12 +141,13 @@ public final class RedisKeepAliveProxy implements AutoCloseable {
     }
 
     /**
-     * Points the proxy at another server: every client connection's connection to Redis is dropped (commands in
-     * flight get an error reply) and opened to {@code next}, with its session replayed; returns once all are. The
-     * clients stay connected, and their next commands reach {@code next}.
-     *
+     * Points the proxy at another server: every client connection's connection to Redis
+     * is dropped (commands in flight get an error reply) and opened to {@code next}, with
+     * its session replayed; returns once all are. The clients stay connected, and their
+     * next commands reach {@code next}.
      * @param next the server to forward to from now on
-     * @throws IllegalStateException when a client connection does not reconnect within 10 s
+     * @throws IllegalStateException when a client connection does not reconnect within 10
+     * s
      */
     public void switchUpstream(RedisTestServer next) {
         Map<KeepAliveConnection, Integer> before = generations();
@@ -141,12 +156,12 @@ public final class RedisKeepAliveProxy implements AutoCloseable {
         awaitReconnected(before, "switchUpstream(" + next + ")");
     }
 
-    // ------------------------------------------------------------------------------------------------ observations
+    // ------------------------------------------------------------------------------------------------
+    // observations
 
     /**
-     * How many client connections the proxy has accepted since it started. It stays at one per client across
-     * restarts and switches: that is the point of this proxy.
-     *
+     * How many client connections the proxy has accepted since it started. It stays at
+     * one per client across restarts and switches: that is the point of this proxy.
      * @return the count, including closed ones
      */
     public int acceptedConnections() {
@@ -155,7 +170,6 @@ public final class RedisKeepAliveProxy implements AutoCloseable {
 
     /**
      * How many client connections are open now.
-     *
      * @return the count
      */
     public int openConnections() {
@@ -163,16 +177,18 @@ public final class RedisKeepAliveProxy implements AutoCloseable {
     }
 
     /**
-     * How many connections to Redis the proxy has opened, over all client connections: one per client connection,
-     * plus one per reconnect.
-     *
+     * How many connections to Redis the proxy has opened, over all client connections:
+     * one per client connection, plus one per reconnect.
      * @return the count since the proxy started
      */
     public int upstreamConnects() {
         return upstreamConnects.get();
     }
 
-    /** Closes every client connection and its connection to Redis, and stops the event loop. Safe to call twice. */
+    /**
+     * Closes every client connection and its connection to Redis, and stops the event
+     * loop. Safe to call twice.
+     */
     @Override
     public void close() {
         if (!listener.close()) {
@@ -184,7 +200,6 @@ public final class RedisKeepAliveProxy implements AutoCloseable {
 
     /**
      * Names the proxy and its target in failure messages.
-     *
      * @return e.g. {@code RedisKeepAliveProxy[127.0.0.1:40001 -> 127.0.0.1:39999]}
      */
     @Override
@@ -192,7 +207,8 @@ public final class RedisKeepAliveProxy implements AutoCloseable {
         return "RedisKeepAliveProxy[" + host() + ":" + port() + " -> " + upstream.host() + ":" + upstream.port() + "]";
     }
 
-    // ------------------------------------------------------------------------------------------------ connections
+    // ------------------------------------------------------------------------------------------------
+    // connections
 
     void countUpstreamConnect() {
         upstreamConnects.incrementAndGet();
@@ -217,7 +233,10 @@ public final class RedisKeepAliveProxy implements AutoCloseable {
         return generations;
     }
 
-    /** Waits until each connection that was open has a newer connection to Redis than it had, or has closed. */
+    /**
+     * Waits until each connection that was open has a newer connection to Redis than it
+     * had, or has closed.
+     */
     private void awaitReconnected(Map<KeepAliveConnection, Integer> before, String action) {
         long deadline = System.nanoTime() + RECONNECT_TIMEOUT.toNanos();
         for (Map.Entry<KeepAliveConnection, Integer> entry : before.entrySet()) {
@@ -232,4 +251,5 @@ public final class RedisKeepAliveProxy implements AutoCloseable {
             }
         }
     }
+
 }

@@ -11,14 +11,16 @@ import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * JUnit 5 extension that runs a {@link RedisTestSentinelGroup} (a master, a replica and three Sentinels) for a test
- * class:
+ * JUnit 5 extension that runs a {@link RedisTestSentinelGroup} (a master, a replica and
+ * three Sentinels) for a test class:
  *
  * <pre>{@code
- * @RegisterExtension
+ * &#64;RegisterExtension
  * static RedisSentinelExtension sentinel = new RedisSentinelExtension().resetBeforeEach();
  *
- * @Test
+ *
+
+&#64;Test
  * void lockSurvivesAFailover() {
  *     RedisURI uri = RedisURI.Builder.sentinel("127.0.0.1", sentinel.group().sentinels().get(0).port(),
  *             sentinel.masterName()).build();
@@ -27,17 +29,22 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * }
  * }</pre>
  *
- * <p>Register it in a {@code static} field: a group takes about a second to settle, too slow to repeat per test.
- * It starts before the first test and is closed after the last, also when tests fail; {@code @Nested} classes share
- * it. Failovers move the master around, so tests should ask {@link #master()} rather than remember a node.
+ * <p>
+ * Register it in a {@code static} field: a group takes about a second to settle, too slow
+ * to repeat per test. It starts before the first test and is closed after the last, also
+ * when tests fail; {@code @Nested} classes share it. Failovers move the master around, so
+ * tests should ask {@link #master()} rather than remember a node.
  */
 public class RedisSentinelExtension implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback {
 
     private static final Duration RESET_TIMEOUT = Duration.ofSeconds(40);
 
     private final RedisTestSentinelGroup.Builder builder;
+
     private boolean resetBeforeEach;
+
     private RedisTestSentinelGroup group;
+
     private String ownerContextId;
 
     /** A group with the defaults of {@link RedisTestSentinelGroup#start()}. */
@@ -48,7 +55,6 @@ public class RedisSentinelExtension implements BeforeAllCallback, AfterAllCallba
     /**
      * A group from a customized builder, e.g.
      * {@code new RedisSentinelExtension(RedisTestSentinelGroup.builder().replicas(2))}.
-     *
      * @param builder configuration of the group
      */
     public RedisSentinelExtension(RedisTestSentinelGroup.Builder builder) {
@@ -56,15 +62,15 @@ public class RedisSentinelExtension implements BeforeAllCallback, AfterAllCallba
     }
 
     /**
-     * Before each test: resumes paused processes, restarts killed or stopped ones, waits until the group is settled
-     * ({@link RedisTestSentinelGroup#awaitSettled}) and runs {@code FLUSHALL} on the master. The master stays
-     * wherever earlier failovers moved it. Lets fault-injection tests share one group without leaking state.
+     * Before each test: resumes paused processes, restarts killed or stopped ones, waits
+     * until the group is settled ({@link RedisTestSentinelGroup#awaitSettled}) and runs
+     * {@code FLUSHALL} on the master. The master stays wherever earlier failovers moved
+     * it. Lets fault-injection tests share one group without leaking state.
      *
      * <pre>{@code
-     * @RegisterExtension
+     * &#64;RegisterExtension
      * static RedisSentinelExtension sentinel = new RedisSentinelExtension().resetBeforeEach();
      * }</pre>
-     *
      * @return this extension
      */
     public RedisSentinelExtension resetBeforeEach() {
@@ -72,11 +78,11 @@ public class RedisSentinelExtension implements BeforeAllCallback, AfterAllCallba
         return this;
     }
 
-    // ------------------------------------------------------------------------------------------------ callbacks
+    // ------------------------------------------------------------------------------------------------
+    // callbacks
 
     /**
      * Starts the group unless an outer class already did.
-     *
      * @param context the class context
      */
     @Override
@@ -89,7 +95,6 @@ public class RedisSentinelExtension implements BeforeAllCallback, AfterAllCallba
 
     /**
      * Closes the group once the class that started it is done.
-     *
      * @param context the class context
      */
     @Override
@@ -103,7 +108,6 @@ public class RedisSentinelExtension implements BeforeAllCallback, AfterAllCallba
 
     /**
      * Applies {@link #resetBeforeEach()} if asked.
-     *
      * @param context the test context
      */
     @Override
@@ -123,7 +127,8 @@ public class RedisSentinelExtension implements BeforeAllCallback, AfterAllCallba
         }
     }
 
-    // ------------------------------------------------------------------------------------------------ accessors
+    // ------------------------------------------------------------------------------------------------
+    // accessors
 
     /**
      * The running group, for everything beyond the shortcuts below.
@@ -131,9 +136,9 @@ public class RedisSentinelExtension implements BeforeAllCallback, AfterAllCallba
      * <pre>{@code
      * RedisTestServer promoted = sentinel.group().failover();
      * }</pre>
-     *
      * @return the group
-     * @throws IllegalStateException outside beforeAll/afterAll, e.g. when registered in an instance field
+     * @throws IllegalStateException outside beforeAll/afterAll, e.g. when registered in
+     * an instance field
      */
     public RedisTestSentinelGroup group() {
         if (group == null) {
@@ -144,12 +149,12 @@ public class RedisSentinelExtension implements BeforeAllCallback, AfterAllCallba
     }
 
     /**
-     * The name the Sentinels monitor the master under, for {@code spring.data.redis.sentinel.master}.
+     * The name the Sentinels monitor the master under, for
+     * {@code spring.data.redis.sentinel.master}.
      *
      * <pre>{@code
      * registry.add("spring.data.redis.sentinel.master", sentinel::masterName);
      * }</pre>
-     *
      * @return e.g. {@value RedisTestSentinelGroup#DEFAULT_MASTER_NAME}
      */
     public String masterName() {
@@ -162,7 +167,6 @@ public class RedisSentinelExtension implements BeforeAllCallback, AfterAllCallba
      * <pre>{@code
      * registry.add("spring.data.redis.sentinel.nodes", () -> String.join(",", sentinel.sentinelHostAndPorts()));
      * }</pre>
-     *
      * @return one {@code 127.0.0.1:PORT} per Sentinel
      */
     public List<String> sentinelHostAndPorts() {
@@ -175,10 +179,10 @@ public class RedisSentinelExtension implements BeforeAllCallback, AfterAllCallba
      * <pre>{@code
      * assertThat(sentinel.master().get("lock:{order-42}")).isNotNull();
      * }</pre>
-     *
      * @return the master
      */
     public RedisTestServer master() {
         return group().master();
     }
+
 }

@@ -15,32 +15,39 @@ import java.util.logging.Logger;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * Finds the server executable that the fixtures run: {@code redis-server}, or {@code valkey-server} for a whole
- * test run on Valkey.
+ * Finds the server executable that the fixtures run: {@code redis-server}, or
+ * {@code valkey-server} for a whole test run on Valkey.
  *
- * <p>Which server: the system property {@value #SERVER_PROPERTY} or the environment variable
- * {@value #SERVER_VARIABLE}, {@code redis} (the default) or {@code valkey}. Every fixture that is not handed a binary
- * ({@link RedisTestServer}, {@link RedisTestCluster}, {@link RedisTestSentinelGroup}, the extensions) then runs it:
- * <pre>{@code
+ * <p>
+ * Which server: the system property {@value #SERVER_PROPERTY} or the environment variable
+ * {@value #SERVER_VARIABLE}, {@code redis} (the default) or {@code valkey}. Every fixture
+ * that is not handed a binary ({@link RedisTestServer}, {@link RedisTestCluster},
+ * {@link RedisTestSentinelGroup}, the extensions) then runs it: <pre>{@code
  * ./mvnw -B -pl lock-contract-tests -am verify -Ddistlock.test.server=valkey -Dtest=ClusterLettuceLockContractTest
- * }</pre>
- * Surefire hands Maven's {@code -D} user properties to the forked test JVMs, and they inherit the environment.
+ * }</pre> Surefire hands Maven's {@code -D} user properties to the forked test JVMs, and
+ * they inherit the environment.
  *
- * <p>Redis, first match wins:
+ * <p>
+ * Redis, first match wins:
  * <ol>
- *   <li>the system property {@value #SYSTEM_PROPERTY} or the environment variable {@value #ENVIRONMENT_VARIABLE}
- *       &ndash; so a developer or CI can pin an exact Redis version;</li>
- *   <li>{@code redis-server} on the {@code PATH} &ndash; usually a current, distribution-built Redis;</li>
- *   <li>the binary bundled in the {@code embedded-redis} jar, extracted to a temporary file once per JVM
- *       &ndash; so the tests still run on a machine without Redis installed.</li>
+ * <li>the system property {@value #SYSTEM_PROPERTY} or the environment variable
+ * {@value #ENVIRONMENT_VARIABLE} &ndash; so a developer or CI can pin an exact Redis
+ * version;</li>
+ * <li>{@code redis-server} on the {@code PATH} &ndash; usually a current,
+ * distribution-built Redis;</li>
+ * <li>the binary bundled in the {@code embedded-redis} jar, extracted to a temporary file
+ * once per JVM &ndash; so the tests still run on a machine without Redis installed.</li>
  * </ol>
- * Valkey, first match wins: the system property {@value #VALKEY_SYSTEM_PROPERTY} or the environment variable
- * {@value #VALKEY_ENVIRONMENT_VARIABLE}, then {@code valkey-server} on the {@code PATH}. Nothing is bundled: a run on
- * Valkey without one fails, rather than quietly testing Redis.
+ * Valkey, first match wins: the system property {@value #VALKEY_SYSTEM_PROPERTY} or the
+ * environment variable {@value #VALKEY_ENVIRONMENT_VARIABLE}, then {@code valkey-server}
+ * on the {@code PATH}. Nothing is bundled: a run on Valkey without one fails, rather than
+ * quietly testing Redis.
  *
- * <p>The choice is logged once (java.util.logging, INFO), because "which server did this run use" is the first
- * question when a test behaves differently on two machines; {@link RedisTestServer} logs the product and version
- * it finds running the first time it starts each binary.
+ * <p>
+ * The choice is logged once (java.util.logging, INFO), because "which server did this run
+ * use" is the first question when a test behaves differently on two machines;
+ * {@link RedisTestServer} logs the product and version it finds running the first time it
+ * starts each binary.
  */
 public final class RedisServerBinary {
 
@@ -56,29 +63,38 @@ public final class RedisServerBinary {
     /** Environment variable naming the {@code valkey-server} executable to use. */
     public static final String VALKEY_ENVIRONMENT_VARIABLE = "VALKEY_SERVER_BIN";
 
-    /** System property choosing the server of the whole run: {@code redis} (default) or {@code valkey}. */
+    /**
+     * System property choosing the server of the whole run: {@code redis} (default) or
+     * {@code valkey}.
+     */
     public static final String SERVER_PROPERTY = "distlock.test.server";
 
-    /** Environment variable choosing the server of the whole run, read when {@value #SERVER_PROPERTY} is unset. */
+    /**
+     * Environment variable choosing the server of the whole run, read when
+     * {@value #SERVER_PROPERTY} is unset.
+     */
     public static final String SERVER_VARIABLE = "DISTLOCK_TEST_SERVER";
 
     private static final Logger LOG = Logger.getLogger(RedisServerBinary.class.getName());
 
-    // Cached only on success, so a failed lookup is reported again with its real cause (not as a
+    // Cached only on success, so a failed lookup is reported again with its real cause
+    // (not as a
     // NoClassDefFoundError, as a failing static initializer would be).
     private static Path resolved;
+
     private static Path bundled;
+
     private static Path valkey;
 
     private RedisServerBinary() {
     }
 
     /**
-     * The server every fixture runs unless handed a binary, chosen by {@value #SERVER_PROPERTY} or
-     * {@value #SERVER_VARIABLE}.
-     *
+     * The server every fixture runs unless handed a binary, chosen by
+     * {@value #SERVER_PROPERTY} or {@value #SERVER_VARIABLE}.
      * @return {@link ServerKind#REDIS} unless {@code valkey} is chosen
-     * @throws IllegalStateException for a value other than {@code redis} or {@code valkey}
+     * @throws IllegalStateException for a value other than {@code redis} or
+     * {@code valkey}
      */
     public static ServerKind server() {
         String chosen = System.getProperty(SERVER_PROPERTY);
@@ -91,11 +107,11 @@ public final class RedisServerBinary {
     }
 
     /**
-     * The executable to run, of the {@linkplain #server() chosen server}, resolved once per JVM as described in the
-     * class comment.
-     *
+     * The executable to run, of the {@linkplain #server() chosen server}, resolved once
+     * per JVM as described in the class comment.
      * @return an existing, executable file
-     * @throws IllegalStateException when a configured path is not executable, or nothing is found
+     * @throws IllegalStateException when a configured path is not executable, or nothing
+     * is found
      */
     public static synchronized Path resolve() {
         if (resolved == null) {
@@ -105,9 +121,9 @@ public final class RedisServerBinary {
     }
 
     /**
-     * The {@code valkey-server} from {@value #VALKEY_SYSTEM_PROPERTY}, {@value #VALKEY_ENVIRONMENT_VARIABLE} or the
-     * {@code PATH}, whichever server the run chose: for a test about Valkey itself.
-     *
+     * The {@code valkey-server} from {@value #VALKEY_SYSTEM_PROPERTY},
+     * {@value #VALKEY_ENVIRONMENT_VARIABLE} or the {@code PATH}, whichever server the run
+     * chose: for a test about Valkey itself.
      * @return the executable, or empty when none is configured or on the {@code PATH}
      * @throws IllegalStateException when a configured path is not an executable file
      */
@@ -119,14 +135,13 @@ public final class RedisServerBinary {
     }
 
     /**
-     * The {@code valkey-server} for a test that needs one, or the test's end: outside CI a missing one skips the
-     * test with the reason, on CI ({@code CI=true}) it fails it, so that a CI machine without Valkey cannot pass by
-     * skipping (as with libfaketime).
+     * The {@code valkey-server} for a test that needs one, or the test's end: outside CI
+     * a missing one skips the test with the reason, on CI ({@code CI=true}) it fails it,
+     * so that a CI machine without Valkey cannot pass by skipping (as with libfaketime).
      *
      * <pre>{@code
      * RedisTestCluster cluster = RedisTestCluster.start(3, RedisServerBinary.requireValkey());
      * }</pre>
-     *
      * @return the executable
      */
     public static Path requireValkey() {
@@ -143,9 +158,9 @@ public final class RedisServerBinary {
     }
 
     /**
-     * The binary bundled in the {@code embedded-redis} jar for this OS and CPU, extracted once per JVM, regardless
-     * of what {@link #resolve()} chose. Lets a test check the fallback itself on a machine that has Redis installed.
-     *
+     * The binary bundled in the {@code embedded-redis} jar for this OS and CPU, extracted
+     * once per JVM, regardless of what {@link #resolve()} chose. Lets a test check the
+     * fallback itself on a machine that has Redis installed.
      * @return an extracted, executable file (deleted when the JVM exits)
      * @throws IllegalStateException when no binary is bundled for this platform
      */
@@ -157,8 +172,8 @@ public final class RedisServerBinary {
     }
 
     private static Path requiredValkey() {
-        Path found = valkey().orElseThrow(() -> new IllegalStateException("This run is on Valkey ("
-                + SERVER_PROPERTY + " / " + SERVER_VARIABLE + "=valkey), but " + valkeyMissing()));
+        Path found = valkey().orElseThrow(() -> new IllegalStateException("This run is on Valkey (" + SERVER_PROPERTY
+                + " / " + SERVER_VARIABLE + "=valkey), but " + valkeyMissing()));
         LOG.info(() -> "This run uses Valkey (" + SERVER_PROPERTY + "=valkey): " + found);
         return found;
     }
@@ -180,7 +195,10 @@ public final class RedisServerBinary {
         return extracted;
     }
 
-    /** The configured executable, else the one on the PATH, else {@code null}; logs what it found. */
+    /**
+     * The configured executable, else the one on the PATH, else {@code null}; logs what
+     * it found.
+     */
     private static Path find(ServerKind kind, String property, String variable) {
         String configured = System.getProperty(property);
         String source = "system property " + property;
@@ -233,7 +251,8 @@ public final class RedisServerBinary {
             Files.copy(binary, target, StandardCopyOption.REPLACE_EXISTING);
             Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rwx------"));
             return target;
-        } catch (IOException e) {
+        }
+        catch (IOException e) {
             throw new UncheckedIOException("could not extract bundled " + resource, e);
         }
     }
@@ -255,7 +274,8 @@ public final class RedisServerBinary {
             if (x86) {
                 return "redis-server-6.2.7-linux-386";
             }
-        } else if (os.contains("mac")) {
+        }
+        else if (os.contains("mac")) {
             if (x64) {
                 return "redis-server-6.2.6-v5-darwin-amd64";
             }
@@ -270,4 +290,5 @@ public final class RedisServerBinary {
     private static boolean isBlank(String value) {
         return value == null || value.isBlank();
     }
+
 }

@@ -16,33 +16,45 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * JUnit 5 extension that runs real Redis servers for a test class.
  *
  * <pre>{@code
- * @RegisterExtension
+ * &#64;RegisterExtension
  * static RedisServerExtension redis = new RedisServerExtension();            // one master
  *
- * @RegisterExtension
+
+ * &#64;RegisterExtension
  * static RedisServerExtension redlock = RedisServerExtension.masters(3);    // three independent masters
  *
- * @RegisterExtension
+ *
+&#64;RegisterExtension
  * static RedisServerExtension replicated = new RedisServerExtension().withReplica().resetBeforeEach();
  * }</pre>
  *
- * <p>In a {@code static} field the servers start before the first test of the class and are closed after the
- * last one, also when tests fail; {@code @Nested} classes share them. In an instance field each test gets fresh
- * servers, closed after it. Why both: starting Redis takes a few tens of milliseconds, so per-class is the cheap
- * default, while per-test gives full isolation to tests that leave servers killed or reconfigured.
+ * <p>
+ * In a {@code static} field the servers start before the first test of the class and are
+ * closed after the last one, also when tests fail; {@code @Nested} classes share them. In
+ * an instance field each test gets fresh servers, closed after it. Why both: starting
+ * Redis takes a few tens of milliseconds, so per-class is the cheap default, while
+ * per-test gives full isolation to tests that leave servers killed or reconfigured.
  */
-public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback,
-        AfterEachCallback {
+public class RedisServerExtension
+        implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback {
 
     private final int masterCount;
+
     private final RedisTestServer.Builder builder;
+
     private boolean withReplica;
+
     private boolean resetBeforeEach;
 
     private final List<RedisTestServer> masters = new ArrayList<>();
+
     private RedisTestServer replica;
-    /** Unique id of the class context that started the servers (per-class mode), or null. */
+
+    /**
+     * Unique id of the class context that started the servers (per-class mode), or null.
+     */
     private String ownerContextId;
+
     /** Whether the servers were started for a single test (instance-field mode). */
     private boolean startedForOneTest;
 
@@ -54,7 +66,6 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
     /**
      * Masters started from a customized builder, e.g.
      * {@code new RedisServerExtension(RedisTestServer.builder().args("--maxmemory", "10mb"))}.
-     *
      * @param builder configuration for the master(s)
      */
     public RedisServerExtension(RedisTestServer.Builder builder) {
@@ -70,8 +81,8 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
     }
 
     /**
-     * {@code count} independent masters with default settings, e.g. for Redlock quorum tests.
-     *
+     * {@code count} independent masters with default settings, e.g. for Redlock quorum
+     * tests.
      * @param count how many, at least 1
      * @return the extension
      */
@@ -81,9 +92,9 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
 
     /**
      * {@code count} independent masters started from a customized builder, e.g.
-     * {@code masters(3, RedisTestServer.builder().password("secret"))} for Redlock nodes that require a password.
-     *
-     * @param count   how many, at least 1
+     * {@code masters(3, RedisTestServer.builder().password("secret"))} for Redlock nodes
+     * that require a password.
+     * @param count how many, at least 1
      * @param builder configuration for every master
      * @return the extension
      */
@@ -93,7 +104,6 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
 
     /**
      * Also starts a replica of the first master, available as {@link #replica()}.
-     *
      * @return this extension
      */
     public RedisServerExtension withReplica() {
@@ -102,10 +112,9 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
     }
 
     /**
-     * Before each test: resumes paused servers, restarts killed or stopped ones on their ports, runs
-     * {@code FLUSHALL} and {@code CONFIG RESETSTAT}. Lets fault-injection tests share per-class servers without
-     * leaking state into the next test.
-     *
+     * Before each test: resumes paused servers, restarts killed or stopped ones on their
+     * ports, runs {@code FLUSHALL} and {@code CONFIG RESETSTAT}. Lets fault-injection
+     * tests share per-class servers without leaking state into the next test.
      * @return this extension
      */
     public RedisServerExtension resetBeforeEach() {
@@ -113,11 +122,12 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
         return this;
     }
 
-    // ------------------------------------------------------------------------------------------------ callbacks
+    // ------------------------------------------------------------------------------------------------
+    // callbacks
 
     /**
-     * Starts the servers for the class (static field); a {@code @Nested} class reuses the outer class's servers.
-     *
+     * Starts the servers for the class (static field); a {@code @Nested} class reuses the
+     * outer class's servers.
      * @param context the class context
      */
     @Override
@@ -129,8 +139,8 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
     }
 
     /**
-     * Closes the servers once the class that started them is done, whatever the test outcome.
-     *
+     * Closes the servers once the class that started them is done, whatever the test
+     * outcome.
      * @param context the class context
      */
     @Override
@@ -142,8 +152,8 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
     }
 
     /**
-     * Starts fresh servers if none run (instance field), otherwise applies {@link #resetBeforeEach()} if asked.
-     *
+     * Starts fresh servers if none run (instance field), otherwise applies
+     * {@link #resetBeforeEach()} if asked.
      * @param context the test context
      */
     @Override
@@ -151,14 +161,14 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
         if (!isStarted()) {
             startServers();
             startedForOneTest = true;
-        } else if (resetBeforeEach) {
+        }
+        else if (resetBeforeEach) {
             reset();
         }
     }
 
     /**
      * Closes servers that were started for this test only.
-     *
      * @param context the test context
      */
     @Override
@@ -169,11 +179,11 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
         }
     }
 
-    // ------------------------------------------------------------------------------------------------ accessors
+    // ------------------------------------------------------------------------------------------------
+    // accessors
 
     /**
      * The (first) master.
-     *
      * @return the running server
      * @throws IllegalStateException outside the extension's lifecycle
      */
@@ -183,7 +193,6 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
 
     /**
      * One of the masters.
-     *
      * @param index 0-based, below the number of masters
      * @return the server
      * @throws IllegalStateException outside the extension's lifecycle
@@ -195,7 +204,6 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
 
     /**
      * All masters, in start order.
-     *
      * @return an unmodifiable list
      * @throws IllegalStateException outside the extension's lifecycle
      */
@@ -206,9 +214,9 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
 
     /**
      * The replica of the first master.
-     *
      * @return the replica
-     * @throws IllegalStateException when {@link #withReplica()} was not requested, or outside the lifecycle
+     * @throws IllegalStateException when {@link #withReplica()} was not requested, or
+     * outside the lifecycle
      */
     public RedisTestServer replica() {
         requireStarted();
@@ -220,7 +228,6 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
 
     /**
      * Host of the first master.
-     *
      * @return {@value RedisTestServer#HOST}
      */
     public String host() {
@@ -229,7 +236,6 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
 
     /**
      * Port of the first master.
-     *
      * @return the port
      */
     public int port() {
@@ -238,7 +244,6 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
 
     /**
      * URI of the first master, e.g. for {@code spring.data.redis.url}.
-     *
      * @return {@code redis://127.0.0.1:PORT}
      */
     public String redisUri() {
@@ -247,14 +252,14 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
 
     /**
      * URIs of all masters, in start order.
-     *
      * @return one {@code redis://127.0.0.1:PORT} per master
      */
     public List<String> redisUris() {
         return servers().stream().map(RedisTestServer::redisUri).collect(Collectors.toList());
     }
 
-    // ------------------------------------------------------------------------------------------------ internals
+    // ------------------------------------------------------------------------------------------------
+    // internals
 
     private boolean isStarted() {
         return !masters.isEmpty();
@@ -273,7 +278,8 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
             if (withReplica) {
                 replica = RedisTestServer.startReplicaOf(masters.get(0));
             }
-        } catch (RuntimeException e) {
+        }
+        catch (RuntimeException e) {
             closeServers();
             throw e;
         }
@@ -308,4 +314,5 @@ public class RedisServerExtension implements BeforeAllCallback, AfterAllCallback
             replica.resetStats();
         }
     }
+
 }

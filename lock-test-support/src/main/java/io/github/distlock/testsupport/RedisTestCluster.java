@@ -14,18 +14,22 @@ import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /**
- * A small Redis Cluster (3 masters by default), each node a {@link RedisTestServer} in cluster mode, with the
- * 16384 hash slots split evenly over the masters and all nodes agreeing on {@code cluster_state:ok} before
- * {@link #start()} returns.
+ * A small Redis Cluster (3 masters by default), each node a {@link RedisTestServer} in
+ * cluster mode, with the 16384 hash slots split evenly over the masters and all nodes
+ * agreeing on {@code cluster_state:ok} before {@link #start()} returns.
  *
- * <p>Why: lock keys must hash to one slot together with anything a script touches, and a client must follow
- * {@code MOVED} redirects; only a real cluster shows whether that holds. By default there are no replicas, so
- * killing a node takes its slots away (after the node timeout of {@value #NODE_TIMEOUT_MILLIS} ms the cluster
- * reports {@code fail}) and {@link RedisTestServer#restart()} brings them back, as the node keeps its identity in
- * {@code nodes.conf}.
+ * <p>
+ * Why: lock keys must hash to one slot together with anything a script touches, and a
+ * client must follow {@code MOVED} redirects; only a real cluster shows whether that
+ * holds. By default there are no replicas, so killing a node takes its slots away (after
+ * the node timeout of {@value #NODE_TIMEOUT_MILLIS} ms the cluster reports {@code fail})
+ * and {@link RedisTestServer#restart()} brings them back, as the node keeps its identity
+ * in {@code nodes.conf}.
  *
- * <p>With replicas ({@link #start(int, int)}), {@link #failover(RedisTestServer)} moves a master's slots to its
- * replica with {@code CLUSTER FAILOVER}, the way an operator does before maintenance:
+ * <p>
+ * With replicas ({@link #start(int, int)}), {@link #failover(RedisTestServer)} moves a
+ * master's slots to its replica with {@code CLUSTER FAILOVER}, the way an operator does
+ * before maintenance:
  *
  * <pre>{@code
  * try (RedisTestCluster cluster = RedisTestCluster.start(3, 1)) {
@@ -34,38 +38,67 @@ import java.util.stream.Collectors;
  * }
  * }</pre>
  *
- * <p>Slots are assigned with {@code CLUSTER ADDSLOTS} in batches, which Redis 6.2 understands too.
+ * <p>
+ * Slots are assigned with {@code CLUSTER ADDSLOTS} in batches, which Redis 6.2
+ * understands too.
  */
 public final class RedisTestCluster implements AutoCloseable {
 
     /** Number of hash slots in every Redis Cluster. */
     public static final int SLOT_COUNT = 16_384;
 
-    /** {@code cluster-node-timeout} of the nodes; short, so tests that kill a node see the effect quickly. */
+    /**
+     * {@code cluster-node-timeout} of the nodes; short, so tests that kill a node see the
+     * effect quickly.
+     */
     public static final int NODE_TIMEOUT_MILLIS = 2_000;
 
     private static final int SLOTS_PER_ADDSLOTS_CALL = 1_000;
+
     private static final Duration FORMATION_TIMEOUT = Duration.ofSeconds(30);
 
     /** Keys moved per {@code MIGRATE} call by {@link #migrateSlot}. */
     private static final int KEYS_PER_MIGRATE_CALL = 100;
+
     private static final Duration MIGRATION_TIMEOUT = Duration.ofSeconds(10);
 
-    /** How long {@link #failover(RedisTestServer)} waits for every node to agree on the promoted replica. */
+    /**
+     * How long {@link #failover(RedisTestServer)} waits for every node to agree on the
+     * promoted replica.
+     */
     private static final Duration FAILOVER_TIMEOUT = Duration.ofSeconds(30);
 
-    /** Every node: the masters as started first, then the replicas ({@link #start(int, int)}). */
+    /**
+     * Every node: the masters as started first, then the replicas
+     * ({@link #start(int, int)}).
+     */
     private final List<RedisTestServer> nodes;
+
     /** How many of {@link #nodes} were started as masters and given slots. */
     private final int masterCount;
+
     private final int[] firstSlot;
+
     private final int[] lastSlot;
-    /** Index in {@link #nodes} of each slot's owner; changed by {@link #migrateSlot} and {@link #failover}. */
+
+    /**
+     * Index in {@link #nodes} of each slot's owner; changed by {@link #migrateSlot} and
+     * {@link #failover}.
+     */
     private final int[] slotOwner = new int[SLOT_COUNT];
-    /** Index in {@link #nodes} of the master of each slot range, as started; changed by {@link #failover}. */
+
+    /**
+     * Index in {@link #nodes} of the master of each slot range, as started; changed by
+     * {@link #failover}.
+     */
     private final int[] rangeMaster;
-    /** Indexes in {@link #nodes} of the nodes that are replicas now; changed by {@link #failover}. */
+
+    /**
+     * Indexes in {@link #nodes} of the nodes that are replicas now; changed by
+     * {@link #failover}.
+     */
     private final Set<Integer> replicaIndexes = new HashSet<>();
+
     private boolean closed;
 
     private RedisTestCluster(List<RedisTestServer> nodes, int masterCount) {
@@ -86,8 +119,8 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * Starts a 3-master cluster and waits until every node reports {@code cluster_state:ok}.
-     *
+     * Starts a 3-master cluster and waits until every node reports
+     * {@code cluster_state:ok}.
      * @return the running cluster; close it when done
      * @throws RedisStartupException when a node does not start
      * @throws IllegalStateException when the cluster does not form in time
@@ -97,8 +130,8 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * Starts a cluster of {@code masters} masters and waits until every node reports {@code cluster_state:ok}.
-     *
+     * Starts a cluster of {@code masters} masters and waits until every node reports
+     * {@code cluster_state:ok}.
      * @param masters number of master nodes, at least 1
      * @return the running cluster; close it when done
      * @throws RedisStartupException when a node does not start
@@ -109,10 +142,10 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * Starts a cluster of {@code masters} masters of the given {@code redis-server} binary, e.g.
-     * {@link RedisServerBinary#bundled()} (Redis 6.2) to test what a client does without the features of Redis 7.
-     *
-     * @param masters     number of master nodes, at least 1
+     * Starts a cluster of {@code masters} masters of the given {@code redis-server}
+     * binary, e.g. {@link RedisServerBinary#bundled()} (Redis 6.2) to test what a client
+     * does without the features of Redis 7.
+     * @param masters number of master nodes, at least 1
      * @param redisServer the {@code redis-server} executable
      * @return the running cluster; close it when done
      * @throws RedisStartupException when a node does not start
@@ -123,18 +156,20 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * Starts a cluster of {@code masters} masters, each with {@code replicasPerMaster} replicas, and waits until
-     * every node reports {@code cluster_state:ok}, every node sees each replica as a replica of its master, and
-     * every replica's link to its master is up.
+     * Starts a cluster of {@code masters} masters, each with {@code replicasPerMaster}
+     * replicas, and waits until every node reports {@code cluster_state:ok}, every node
+     * sees each replica as a replica of its master, and every replica's link to its
+     * master is up.
      *
      * <pre>{@code
      * RedisTestCluster cluster = RedisTestCluster.start(3, 1);   // 3 masters, 3 replicas
      * }</pre>
      *
-     * <p>{@link #nodes()} lists the masters first, in slot order, then the replicas: replica {@code r} of master
-     * {@code m} is {@code nodes().get(masters + m * replicasPerMaster + r)}.
-     *
-     * @param masters           number of master nodes, at least 1
+     * <p>
+     * {@link #nodes()} lists the masters first, in slot order, then the replicas: replica
+     * {@code r} of master {@code m} is
+     * {@code nodes().get(masters + m * replicasPerMaster + r)}.
+     * @param masters number of master nodes, at least 1
      * @param replicasPerMaster number of replicas of each master, at least 0
      * @return the running cluster; close it when done
      * @throws RedisStartupException when a node does not start
@@ -151,15 +186,15 @@ public final class RedisTestCluster implements AutoCloseable {
         if (replicasPerMaster < 0) {
             throw new IllegalArgumentException("replicasPerMaster must be at least 0, was " + replicasPerMaster);
         }
-        List<RedisTestServer> nodes = builder
-                .clusterEnabled()
-                .args("--cluster-node-timeout", Integer.toString(NODE_TIMEOUT_MILLIS))
-                .startMany(masters * (1 + replicasPerMaster));
+        List<RedisTestServer> nodes = builder.clusterEnabled()
+            .args("--cluster-node-timeout", Integer.toString(NODE_TIMEOUT_MILLIS))
+            .startMany(masters * (1 + replicasPerMaster));
         RedisTestCluster cluster = new RedisTestCluster(nodes, masters);
         try {
             cluster.form(replicasPerMaster);
             return cluster;
-        } catch (RuntimeException e) {
+        }
+        catch (RuntimeException e) {
             cluster.close();
             throw e;
         }
@@ -168,7 +203,8 @@ public final class RedisTestCluster implements AutoCloseable {
     private void form(int replicasPerMaster) {
         for (int i = 0; i < masterCount; i++) {
             RedisTestServer node = nodes.get(i);
-            // Distinct epochs up front, as redis-cli --cluster create does, so no epoch collision has to be
+            // Distinct epochs up front, as redis-cli --cluster create does, so no epoch
+            // collision has to be
             // resolved by gossip before the slot ownership settles.
             node.command("CLUSTER", "SET-CONFIG-EPOCH", Integer.toString(i + 1));
             for (int from = firstSlot[i]; from <= lastSlot[i]; from += SLOTS_PER_ADDSLOTS_CALL) {
@@ -193,9 +229,10 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * {@code CLUSTER REPLICATE} on every replica, once it has heard of its master through the gossip that
-     * {@code CLUSTER MEET} started, then waits until every node sees the replicas as such: a client that reads the
-     * topology from a node that has not yet would take a replica for a master without slots.
+     * {@code CLUSTER REPLICATE} on every replica, once it has heard of its master through
+     * the gossip that {@code CLUSTER MEET} started, then waits until every node sees the
+     * replicas as such: a client that reads the topology from a node that has not yet
+     * would take a replica for a master without slots.
      */
     private void attachReplicas(int replicasPerMaster) {
         long deadline = System.nanoTime() + FORMATION_TIMEOUT.toNanos();
@@ -211,7 +248,8 @@ public final class RedisTestCluster implements AutoCloseable {
                 try {
                     replica.command("CLUSTER", "REPLICATE", masterId);
                     break;
-                } catch (RedisErrorReplyException e) {
+                }
+                catch (RedisErrorReplyException e) {
                     // "Unknown node": the gossip has not reached this replica yet.
                     if (System.nanoTime() > deadline) {
                         throw new IllegalStateException(replica + " could not replicate " + masterId + " in time", e);
@@ -237,9 +275,8 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * Waits until every running node knows all nodes and reports {@code cluster_state:ok}, e.g. after a killed
-     * node was restarted.
-     *
+     * Waits until every running node knows all nodes and reports
+     * {@code cluster_state:ok}, e.g. after a killed node was restarted.
      * @param timeout how long to wait at most
      * @throws IllegalStateException when the state is not reached in time
      */
@@ -256,7 +293,8 @@ public final class RedisTestCluster implements AutoCloseable {
                     String info = (String) node.command("CLUSTER", "INFO");
                     state = RedisTestServer.parseInfoField(info, "cluster_state");
                     known = RedisTestServer.parseInfoField(info, "cluster_known_nodes");
-                } catch (RuntimeException e) {
+                }
+                catch (RuntimeException e) {
                     state = e.getClass().getSimpleName();
                     known = "?";
                 }
@@ -274,10 +312,10 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * All nodes, in start order; node {@code i} owns the {@code i}-th contiguous slot range, except for slots moved by
-     * {@link #migrateSlot(int, RedisTestServer)}. In a cluster with replicas ({@link #start(int, int)}) the masters
-     * come first and the replicas follow; {@link #masters()} and {@link #replicas()} tell the current roles.
-     *
+     * All nodes, in start order; node {@code i} owns the {@code i}-th contiguous slot
+     * range, except for slots moved by {@link #migrateSlot(int, RedisTestServer)}. In a
+     * cluster with replicas ({@link #start(int, int)}) the masters come first and the
+     * replicas follow; {@link #masters()} and {@link #replicas()} tell the current roles.
      * @return an unmodifiable list
      */
     public List<RedisTestServer> nodes() {
@@ -285,13 +323,14 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * The nodes that are masters now: as started, until {@link #failover(RedisTestServer)} swaps a master with its
-     * replica. Master {@code i} serves the {@code i}-th slot range, apart from slots moved by {@link #migrateSlot}.
+     * The nodes that are masters now: as started, until
+     * {@link #failover(RedisTestServer)} swaps a master with its replica. Master
+     * {@code i} serves the {@code i}-th slot range, apart from slots moved by
+     * {@link #migrateSlot}.
      *
      * <pre>{@code
      * cluster.masters().forEach(RedisTestServer::flushAll);   // replicas refuse FLUSHALL
      * }</pre>
-     *
      * @return the masters, in slot-range order
      */
     public synchronized List<RedisTestServer> masters() {
@@ -303,8 +342,8 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * The nodes that are replicas now; empty unless started with {@link #start(int, int)}.
-     *
+     * The nodes that are replicas now; empty unless started with
+     * {@link #start(int, int)}.
      * @return the replicas, in start order
      */
     public synchronized List<RedisTestServer> replicas() {
@@ -318,8 +357,8 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * The replicas of a master now, as the master reports them ({@code CLUSTER REPLICAS}).
-     *
+     * The replicas of a master now, as the master reports them
+     * ({@code CLUSTER REPLICAS}).
      * @param master one of {@link #masters()}
      * @return its replicas; empty if it has none
      */
@@ -327,30 +366,34 @@ public final class RedisTestCluster implements AutoCloseable {
         List<RedisTestServer> replicas = new ArrayList<>();
         for (Object line : (List<?>) master.command("CLUSTER", "REPLICAS", nodeId(master))) {
             String address = addressOf(((String) line).split(" "));
-            nodes.stream().filter(node -> (node.host() + ":" + node.port()).equals(address)).findFirst()
-                    .ifPresent(replicas::add);
+            nodes.stream()
+                .filter(node -> (node.host() + ":" + node.port()).equals(address))
+                .findFirst()
+                .ifPresent(replicas::add);
         }
         return replicas;
     }
 
     /**
-     * Fails a master over to its replica on purpose, as an operator does: sends {@code CLUSTER FAILOVER} (without
-     * {@code FORCE}) to the replica, which has the master stop accepting writes, catches up with its replication
-     * stream and only then takes over its slots, so no acknowledged write is lost. Returns once every running node
-     * names the replica as the owner of those slots, the old master has become its replica with its link up, and
-     * every node reports {@code cluster_state:ok}. Clients that address the old master get {@code MOVED} to the new
-     * one from then on; their connections stay open.
+     * Fails a master over to its replica on purpose, as an operator does: sends
+     * {@code CLUSTER FAILOVER} (without {@code FORCE}) to the replica, which has the
+     * master stop accepting writes, catches up with its replication stream and only then
+     * takes over its slots, so no acknowledged write is lost. Returns once every running
+     * node names the replica as the owner of those slots, the old master has become its
+     * replica with its link up, and every node reports {@code cluster_state:ok}. Clients
+     * that address the old master get {@code MOVED} to the new one from then on; their
+     * connections stay open.
      *
      * <pre>{@code
      * RedisTestServer before = cluster.nodeForKey("lock:{order-42}");
      * RedisTestServer after = cluster.failover(before);
      * assertThat(cluster.nodeForKey("lock:{order-42}")).isSameAs(after);
      * }</pre>
-     *
      * @param master one of {@link #masters()}, with at least one replica
      * @return the promoted replica, now a master
-     * @throws IllegalArgumentException when {@code master} is not a master of this cluster or has no replica
-     * @throws IllegalStateException    when the failover does not complete in time
+     * @throws IllegalArgumentException when {@code master} is not a master of this
+     * cluster or has no replica
+     * @throws IllegalStateException when the failover does not complete in time
      */
     public RedisTestServer failover(RedisTestServer master) {
         if (!masters().contains(master)) {
@@ -382,7 +425,8 @@ public final class RedisTestCluster implements AutoCloseable {
                     || !"up".equals(master.infoValue("replication", "master_link_status"))) {
                 return master + " is not yet a linked replica of " + replica;
             }
-            // Every node's table too: a client reading the topology from a node that lags would still take the
+            // Every node's table too: a client reading the topology from a node that lags
+            // would still take the
             // old master for one.
             for (RedisTestServer node : nodes) {
                 if (node.isRunning() && !node.isPaused()) {
@@ -428,7 +472,8 @@ public final class RedisTestCluster implements AutoCloseable {
         while (System.nanoTime() < deadline) {
             try {
                 last = notYet.get();
-            } catch (RuntimeException e) {
+            }
+            catch (RuntimeException e) {
                 last = e.toString(); // a node busy with the change: ask again
             }
             if (last == null) {
@@ -451,7 +496,10 @@ public final class RedisTestCluster implements AutoCloseable {
         return view;
     }
 
-    /** {@code host:port} of a {@code CLUSTER NODES} line; its second field is {@code host:port@busport[,hostname]}. */
+    /**
+     * {@code host:port} of a {@code CLUSTER NODES} line; its second field is
+     * {@code host:port@busport[,hostname]}.
+     */
     private static String addressOf(String[] fields) {
         String address = fields[1];
         int bus = address.indexOf('@');
@@ -460,7 +508,6 @@ public final class RedisTestCluster implements AutoCloseable {
 
     /**
      * One node.
-     *
      * @param index 0-based
      * @return the node
      */
@@ -469,8 +516,8 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * URIs of all nodes, e.g. for {@code spring.data.redis.cluster.nodes} (strip the scheme) or a cluster client.
-     *
+     * URIs of all nodes, e.g. for {@code spring.data.redis.cluster.nodes} (strip the
+     * scheme) or a cluster client.
      * @return one {@code redis://127.0.0.1:PORT} per node
      */
     public List<String> redisUris() {
@@ -478,8 +525,8 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * {@code host:port} of all nodes, the form {@code spring.data.redis.cluster.nodes} expects.
-     *
+     * {@code host:port} of all nodes, the form {@code spring.data.redis.cluster.nodes}
+     * expects.
      * @return one {@code 127.0.0.1:PORT} per node
      */
     public List<String> hostAndPorts() {
@@ -488,7 +535,6 @@ public final class RedisTestCluster implements AutoCloseable {
 
     /**
      * The hash slot of a key ({@code CLUSTER KEYSLOT}, honouring {@code {hash tags}}).
-     *
      * @param key the key
      * @return the slot, 0 to 16383
      */
@@ -502,9 +548,8 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * The node that owns a key's slot, e.g. to kill exactly the node holding a lock. Follows
-     * {@link #migrateSlot(int, RedisTestServer)}.
-     *
+     * The node that owns a key's slot, e.g. to kill exactly the node holding a lock.
+     * Follows {@link #migrateSlot(int, RedisTestServer)}.
      * @param key the key
      * @return the owning node
      */
@@ -513,9 +558,8 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * The node that owns a hash slot: the one {@link #start()} assigned it to, or the last
-     * {@link #migrateSlot(int, RedisTestServer)} target.
-     *
+     * The node that owns a hash slot: the one {@link #start()} assigned it to, or the
+     * last {@link #migrateSlot(int, RedisTestServer)} target.
      * @param slot 0 to 16383
      * @return the owning node
      */
@@ -524,12 +568,12 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * The keys matching a glob pattern on every master, found with {@code SCAN MATCH} (never {@code KEYS}), and the
-     * node each one lives on. Lets a test find a lock's keys whatever their exact name, e.g. all keys under the lock
-     * prefix, and check that they are gone after a release. Replicas, paused and stopped nodes are skipped.
-     *
-     * @param pattern a {@code SCAN MATCH} pattern such as {@code "lock:*"}; glob characters in a literal prefix must
-     *                be escaped with a backslash
+     * The keys matching a glob pattern on every master, found with {@code SCAN MATCH}
+     * (never {@code KEYS}), and the node each one lives on. Lets a test find a lock's
+     * keys whatever their exact name, e.g. all keys under the lock prefix, and check that
+     * they are gone after a release. Replicas, paused and stopped nodes are skipped.
+     * @param pattern a {@code SCAN MATCH} pattern such as {@code "lock:*"}; glob
+     * characters in a literal prefix must be escaped with a backslash
      * @return key to owning node, in scan order per node
      */
     public Map<String, RedisTestServer> keys(String pattern) {
@@ -548,19 +592,25 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * Moves one hash slot, with its keys, to another master, the way {@code redis-cli --cluster reshard} does, and
-     * returns once every running node agrees on the new owner: {@code CLUSTER SETSLOT <slot> IMPORTING} on the
-     * target, {@code MIGRATING} on the source, {@code MIGRATE ... KEYS} until {@code CLUSTER GETKEYSINSLOT} is
-     * empty, then {@code CLUSTER SETSLOT <slot> NODE <target>} on the target, the source and the other nodes.
+     * Moves one hash slot, with its keys, to another master, the way
+     * {@code redis-cli --cluster reshard} does, and returns once every running node
+     * agrees on the new owner: {@code CLUSTER SETSLOT <slot> IMPORTING} on the target,
+     * {@code MIGRATING} on the source, {@code MIGRATE ... KEYS} until
+     * {@code CLUSTER GETKEYSINSLOT} is empty, then
+     * {@code CLUSTER SETSLOT <slot> NODE <target>} on the target, the source and the
+     * other nodes.
      *
-     * <p>Why: a client that cached the old owner now gets {@code MOVED} for the slot, which is how a test proves
-     * that it follows a topology change. Keys keep their values and remaining TTLs ({@code MIGRATE} transfers both).
-     * To run commands while the slot is half-way, use {@link #beginSlotMigration(int, RedisTestServer)}.
-     *
+     * <p>
+     * Why: a client that cached the old owner now gets {@code MOVED} for the slot, which
+     * is how a test proves that it follows a topology change. Keys keep their values and
+     * remaining TTLs ({@code MIGRATE} transfers both). To run commands while the slot is
+     * half-way, use {@link #beginSlotMigration(int, RedisTestServer)}.
      * @param slot the hash slot, e.g. {@link #slotOf(String)} of a lock key
-     * @param to   the new owner, one of {@link #nodes()}; nothing happens if it owns the slot already
+     * @param to the new owner, one of {@link #nodes()}; nothing happens if it owns the
+     * slot already
      * @throws IllegalArgumentException when {@code to} is not a node of this cluster
-     * @throws IllegalStateException    when the nodes do not agree on the new owner within 10 s
+     * @throws IllegalStateException when the nodes do not agree on the new owner within
+     * 10 s
      */
     public void migrateSlot(int slot, RedisTestServer to) {
         try (SlotMigration migration = beginSlotMigration(slot, to)) {
@@ -569,14 +619,18 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * Starts moving one hash slot to another master and leaves it half-way, for a test that runs commands during a
-     * resharding: {@code CLUSTER SETSLOT <slot> IMPORTING} on the target and {@code MIGRATING} on the source. Then
-     * {@link SlotMigration#moveKeys()} moves the keys, and {@link SlotMigration#finish()} (or {@code close()})
-     * hands the slot over, as {@link #migrateSlot(int, RedisTestServer)} does in one go.
+     * Starts moving one hash slot to another master and leaves it half-way, for a test
+     * that runs commands during a resharding: {@code CLUSTER SETSLOT <slot> IMPORTING} on
+     * the target and {@code MIGRATING} on the source. Then
+     * {@link SlotMigration#moveKeys()} moves the keys, and {@link SlotMigration#finish()}
+     * (or {@code close()}) hands the slot over, as
+     * {@link #migrateSlot(int, RedisTestServer)} does in one go.
      *
-     * <p>Meanwhile Redis answers as in a real resharding: the source serves keys it still has and redirects the
-     * others with {@code ASK}; a command on several keys of which only some are on the node it reached fails with
-     * {@code TRYAGAIN}, which clients are expected to retry.
+     * <p>
+     * Meanwhile Redis answers as in a real resharding: the source serves keys it still
+     * has and redirects the others with {@code ASK}; a command on several keys of which
+     * only some are on the node it reached fails with {@code TRYAGAIN}, which clients are
+     * expected to retry.
      *
      * <pre>{@code
      * try (SlotMigration migration = cluster.beginSlotMigration(slot, target)) {
@@ -584,11 +638,11 @@ public final class RedisTestCluster implements AutoCloseable {
      *     // commands on the slot now meet ASK and TRYAGAIN
      * }   // the slot belongs to target, and every node agrees
      * }</pre>
-     *
      * @param slot the hash slot
-     * @param to   the new owner, one of {@link #nodes()}, not the current one
+     * @param to the new owner, one of {@link #nodes()}, not the current one
      * @return the migration in progress; finish or close it
-     * @throws IllegalArgumentException when {@code to} is not a node of this cluster or already owns the slot
+     * @throws IllegalArgumentException when {@code to} is not a node of this cluster or
+     * already owns the slot
      */
     public synchronized SlotMigration beginSlotMigration(int slot, RedisTestServer to) {
         checkSlot(slot);
@@ -606,16 +660,23 @@ public final class RedisTestCluster implements AutoCloseable {
     }
 
     /**
-     * A hash slot on its way from one master to another; see {@link #beginSlotMigration(int, RedisTestServer)}.
+     * A hash slot on its way from one master to another; see
+     * {@link #beginSlotMigration(int, RedisTestServer)}.
      */
     public final class SlotMigration implements AutoCloseable {
 
         private final int slot;
+
         private final String slotArg;
+
         private final RedisTestServer from;
+
         private final RedisTestServer to;
+
         private final String fromId;
+
         private final String toId;
+
         private boolean finished;
 
         private SlotMigration(int slot, RedisTestServer from, RedisTestServer to) {
@@ -629,7 +690,6 @@ public final class RedisTestCluster implements AutoCloseable {
 
         /**
          * The slot being moved.
-         *
          * @return 0 to 16383
          */
         public int slot() {
@@ -638,7 +698,6 @@ public final class RedisTestCluster implements AutoCloseable {
 
         /**
          * The node the slot comes from.
-         *
          * @return the source
          */
         public RedisTestServer source() {
@@ -647,7 +706,6 @@ public final class RedisTestCluster implements AutoCloseable {
 
         /**
          * The node the slot goes to.
-         *
          * @return the target
          */
         public RedisTestServer target() {
@@ -655,9 +713,9 @@ public final class RedisTestCluster implements AutoCloseable {
         }
 
         /**
-         * Moves every key of the slot that is still on the source to the target with {@code MIGRATE ... KEYS}, until
-         * {@code CLUSTER GETKEYSINSLOT} on the source is empty. Keys keep their values and remaining TTLs.
-         *
+         * Moves every key of the slot that is still on the source to the target with
+         * {@code MIGRATE ... KEYS}, until {@code CLUSTER GETKEYSINSLOT} on the source is
+         * empty. Keys keep their values and remaining TTLs.
          * @return how many keys were moved
          */
         public int moveKeys() {
@@ -677,10 +735,9 @@ public final class RedisTestCluster implements AutoCloseable {
         }
 
         /**
-         * Moves the remaining keys and assigns the slot to the target ({@code CLUSTER SETSLOT <slot> NODE}) on the
-         * target first, then on the source and the other running nodes, and waits until all of them agree.
-         * Idempotent.
-         *
+         * Moves the remaining keys and assigns the slot to the target
+         * ({@code CLUSTER SETSLOT <slot> NODE}) on the target first, then on the source
+         * and the other running nodes, and waits until all of them agree. Idempotent.
          * @throws IllegalStateException when the nodes do not agree within 10 s
          */
         public void finish() {
@@ -690,7 +747,8 @@ public final class RedisTestCluster implements AutoCloseable {
                 }
                 finished = true;
                 moveKeys();
-                // Target first, so that it serves the slot before the source starts answering MOVED (as redis-cli).
+                // Target first, so that it serves the slot before the source starts
+                // answering MOVED (as redis-cli).
                 to.command("CLUSTER", "SETSLOT", slotArg, "NODE", toId);
                 from.command("CLUSTER", "SETSLOT", slotArg, "NODE", toId);
                 for (RedisTestServer other : nodes) {
@@ -713,12 +771,12 @@ public final class RedisTestCluster implements AutoCloseable {
         public String toString() {
             return "SlotMigration[slot " + slot + ": " + from + " -> " + to + (finished ? ", finished]" : "]");
         }
+
     }
 
     /**
-     * The node's id in the cluster ({@code CLUSTER MYID}), as {@code CLUSTER NODES} and {@code CLUSTER SETSLOT} name
-     * it.
-     *
+     * The node's id in the cluster ({@code CLUSTER MYID}), as {@code CLUSTER NODES} and
+     * {@code CLUSTER SETSLOT} name it.
      * @param node one of {@link #nodes()}
      * @return the 40-character node id
      */
@@ -750,7 +808,10 @@ public final class RedisTestCluster implements AutoCloseable {
                 + slot + " belongs to " + owner + " (node->owner port: " + disagreement + ")");
     }
 
-    /** The port of the slot's master in a node's {@code CLUSTER SLOTS} reply, or -1 if it knows none. */
+    /**
+     * The port of the slot's master in a node's {@code CLUSTER SLOTS} reply, or -1 if it
+     * knows none.
+     */
     private static int ownerPortAccordingTo(RedisTestServer node, int slot) {
         for (Object range : (List<?>) node.command("CLUSTER", "SLOTS")) {
             List<?> fields = (List<?>) range;
@@ -780,11 +841,11 @@ public final class RedisTestCluster implements AutoCloseable {
 
     /**
      * The node addresses, for assertion messages and logs.
-     *
      * @return e.g. {@code RedisTestCluster[127.0.0.1:41234, ...]}
      */
     @Override
     public String toString() {
         return "RedisTestCluster" + hostAndPorts();
     }
+
 }

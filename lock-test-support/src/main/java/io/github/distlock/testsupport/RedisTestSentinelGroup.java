@@ -14,8 +14,9 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * A Sentinel-managed group of real processes: one master, one replica (or more) and three Sentinels monitoring the
- * master under one name with a quorum of 2, tuned so that a failover completes in a couple of seconds.
+ * A Sentinel-managed group of real processes: one master, one replica (or more) and three
+ * Sentinels monitoring the master under one name with a quorum of 2, tuned so that a
+ * failover completes in a couple of seconds.
  *
  * <pre>{@code
  * try (RedisTestSentinelGroup group = RedisTestSentinelGroup.start()) {
@@ -26,55 +27,74 @@ import java.util.stream.Collectors;
  * }
  * }</pre>
  *
- * <p>Why real Sentinels: a lock client must find the master through them, follow a failover, and lose what the old
- * master never replicated; only real Sentinels show how long that takes and what a client sees meanwhile.
+ * <p>
+ * Why real Sentinels: a lock client must find the master through them, follow a failover,
+ * and lose what the old master never replicated; only real Sentinels show how long that
+ * takes and what a client sees meanwhile.
  *
- * <p>Each data node and each Sentinel is a {@link RedisTestServer} on its own free port with its own temporary
- * directory, so the usual fault injection applies ({@code kill}, {@code pause}, {@code restart}). A Sentinel
- * keeps the config file it rewrote across {@link RedisTestServer#restart()}, like a real one. A restarted data node
- * comes back empty and as a master; the Sentinels turn it into a replica of the current master a second or two
- * later, ten to twenty on Redis 6.2 ({@link #awaitSettled(Duration)} waits for that).
+ * <p>
+ * Each data node and each Sentinel is a {@link RedisTestServer} on its own free port with
+ * its own temporary directory, so the usual fault injection applies ({@code kill},
+ * {@code pause}, {@code restart}). A Sentinel keeps the config file it rewrote across
+ * {@link RedisTestServer#restart()}, like a real one. A restarted data node comes back
+ * empty and as a master; the Sentinels turn it into a replica of the current master a
+ * second or two later, ten to twenty on Redis 6.2 ({@link #awaitSettled(Duration)} waits
+ * for that).
  *
- * <p>Timings: {@code down-after-milliseconds} {@value #DOWN_AFTER_MILLIS}, {@code failover-timeout}
- * {@value #FAILOVER_TIMEOUT_MILLIS}, {@code parallel-syncs} 1. On Redis 7 the Sentinels' internal periods are
- * shortened with {@code SENTINEL DEBUG} too (INFO every 500 ms, hello every 250 ms): with the defaults a Sentinel
- * waits four hello periods (8 s) before it turns an old master that is still running into a replica, and polls a
- * replica's role only every 10 s. Redis 6.2 has no {@code SENTINEL DEBUG}; there {@link #failover()} does that last
- * step itself, with the commands a Sentinel would send, and still takes 10 to 15 s, as it waits for every Sentinel
- * to have polled the old master in its new role.
+ * <p>
+ * Timings: {@code down-after-milliseconds} {@value #DOWN_AFTER_MILLIS},
+ * {@code failover-timeout} {@value #FAILOVER_TIMEOUT_MILLIS}, {@code parallel-syncs} 1.
+ * On Redis 7 the Sentinels' internal periods are shortened with {@code SENTINEL DEBUG}
+ * too (INFO every 500 ms, hello every 250 ms): with the defaults a Sentinel waits four
+ * hello periods (8 s) before it turns an old master that is still running into a replica,
+ * and polls a replica's role only every 10 s. Redis 6.2 has no {@code SENTINEL DEBUG};
+ * there {@link #failover()} does that last step itself, with the commands a Sentinel
+ * would send, and still takes 10 to 15 s, as it waits for every Sentinel to have polled
+ * the old master in its new role.
  */
 public final class RedisTestSentinelGroup implements AutoCloseable {
 
-    /** The name the Sentinels monitor the master under unless {@link Builder#masterName(String)} says otherwise. */
+    /**
+     * The name the Sentinels monitor the master under unless
+     * {@link Builder#masterName(String)} says otherwise.
+     */
     public static final String DEFAULT_MASTER_NAME = "mymaster";
 
     /** How many Sentinels must agree that the master is down before a failover starts. */
     public static final int QUORUM = 2;
 
     /**
-     * {@code sentinel down-after-milliseconds}: how long a master may not answer before a Sentinel calls it down.
-     * Not shorter, because on a busy shared build machine a process can stall for a second, and a failover nobody
-     * asked for would break the test that runs meanwhile.
+     * {@code sentinel down-after-milliseconds}: how long a master may not answer before a
+     * Sentinel calls it down. Not shorter, because on a busy shared build machine a
+     * process can stall for a second, and a failover nobody asked for would break the
+     * test that runs meanwhile.
      */
     public static final int DOWN_AFTER_MILLIS = 2_000;
 
     /**
-     * {@code sentinel failover-timeout}: bounds each failover step, and a Sentinel that failed to fail over waits
-     * twice as long before it tries again.
+     * {@code sentinel failover-timeout}: bounds each failover step, and a Sentinel that
+     * failed to fail over waits twice as long before it tries again.
      */
     public static final int FAILOVER_TIMEOUT_MILLIS = 5_000;
 
     private static final int SENTINEL_COUNT = 3;
+
     /** Generous for Redis 6.2, whose Sentinels poll a replica only every 10 s. */
     private static final Duration SETTLE_TIMEOUT = Duration.ofSeconds(40);
+
     private static final Duration FAILOVER_WAIT = Duration.ofSeconds(20);
 
     private final String masterName;
+
     private final Path binary;
+
     private final List<RedisTestServer> servers = new ArrayList<>();
+
     private final List<RedisTestServer> sentinels = new ArrayList<>();
+
     /** Whether the Sentinels accepted {@code SENTINEL DEBUG}; false on Redis 6.2. */
     private volatile boolean sentinelTimingsTuned = true;
+
     private boolean closed;
 
     private RedisTestSentinelGroup(String masterName, Path binary) {
@@ -83,13 +103,12 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
     }
 
     /**
-     * Starts a master, one replica and three Sentinels, and waits until the Sentinels know each other and the
-     * replica ({@link #awaitSettled(Duration)}).
+     * Starts a master, one replica and three Sentinels, and waits until the Sentinels
+     * know each other and the replica ({@link #awaitSettled(Duration)}).
      *
      * <pre>{@code
      * try (RedisTestSentinelGroup group = RedisTestSentinelGroup.start()) { ... }
      * }</pre>
-     *
      * @return the running group; close it when done
      * @throws RedisStartupException when a process does not start
      * @throws IllegalStateException when the group does not settle in time
@@ -99,12 +118,12 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
     }
 
     /**
-     * A builder for a group with another master name, more replicas or another {@code redis-server}.
+     * A builder for a group with another master name, more replicas or another
+     * {@code redis-server}.
      *
      * <pre>{@code
      * RedisTestSentinelGroup group = RedisTestSentinelGroup.builder().masterName("orders").replicas(2).start();
      * }</pre>
-     *
      * @return a new builder with default settings
      */
     public static Builder builder() {
@@ -119,18 +138,20 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
         servers.addAll(dataNodes.startMany(1 + replicaCount));
         RedisTestServer master = servers.get(0);
         for (RedisTestServer replica : servers.subList(1, servers.size())) {
-            // Made a replica at runtime, not with --replicaof, so that a restart brings it back as a plain master,
-            // the same as the first master after a failover; the Sentinels then reconfigure either one.
+            // Made a replica at runtime, not with --replicaof, so that a restart brings
+            // it back as a plain master,
+            // the same as the first master after a failover; the Sentinels then
+            // reconfigure either one.
             replica.command("REPLICAOF", master.host(), Integer.toString(master.port()));
             replica.awaitMasterLinkUp(SETTLE_TIMEOUT);
         }
         RedisTestServer.Builder sentinelNodes = RedisTestServer.builder()
-                .sentinel(List.of(
-                        "sentinel monitor " + masterName + " " + master.host() + " " + master.port() + " " + QUORUM,
-                        "sentinel down-after-milliseconds " + masterName + " " + DOWN_AFTER_MILLIS,
-                        "sentinel failover-timeout " + masterName + " " + FAILOVER_TIMEOUT_MILLIS,
-                        "sentinel parallel-syncs " + masterName + " 1"))
-                .afterStart(this::tuneSentinelTimings);
+            .sentinel(
+                    List.of("sentinel monitor " + masterName + " " + master.host() + " " + master.port() + " " + QUORUM,
+                            "sentinel down-after-milliseconds " + masterName + " " + DOWN_AFTER_MILLIS,
+                            "sentinel failover-timeout " + masterName + " " + FAILOVER_TIMEOUT_MILLIS,
+                            "sentinel parallel-syncs " + masterName + " 1"))
+            .afterStart(this::tuneSentinelTimings);
         if (binary != null) {
             sentinelNodes.binary(binary);
         }
@@ -138,24 +159,30 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
         awaitSettled(SETTLE_TIMEOUT);
     }
 
-    /** Runs after every Sentinel start, restarts included: the settings live in memory only. */
+    /**
+     * Runs after every Sentinel start, restarts included: the settings live in memory
+     * only.
+     */
     private void tuneSentinelTimings(RedisTestServer sentinel) {
         try {
             sentinel.command("SENTINEL", "DEBUG", "INFO-PERIOD", "500", "PUBLISH-PERIOD", "250");
-        } catch (RedisErrorReplyException e) {
-            sentinelTimingsTuned = false; // Redis 6.2: the defaults stay, and failover() demotes the old master
+        }
+        catch (RedisErrorReplyException e) {
+            sentinelTimingsTuned = false; // Redis 6.2: the defaults stay, and failover()
+                                          // demotes the old master
         }
     }
 
-    // ------------------------------------------------------------------------------------------------ addressing
+    // ------------------------------------------------------------------------------------------------
+    // addressing
 
     /**
-     * The name the Sentinels monitor the master under, for {@code spring.data.redis.sentinel.master}.
+     * The name the Sentinels monitor the master under, for
+     * {@code spring.data.redis.sentinel.master}.
      *
      * <pre>{@code
      * registry.add("spring.data.redis.sentinel.master", group::masterName);
      * }</pre>
-     *
      * @return e.g. {@value #DEFAULT_MASTER_NAME}
      */
     public String masterName() {
@@ -168,7 +195,6 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
      * <pre>{@code
      * group.sentinels().get(0).kill();    // two of three still reach the quorum
      * }</pre>
-     *
      * @return an unmodifiable list
      */
     public List<RedisTestServer> sentinels() {
@@ -176,13 +202,12 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
     }
 
     /**
-     * {@code host:port} of every Sentinel, for {@code spring.data.redis.sentinel.nodes} or Lettuce's
-     * {@code RedisURI.Builder.sentinel(...)}.
+     * {@code host:port} of every Sentinel, for {@code spring.data.redis.sentinel.nodes}
+     * or Lettuce's {@code RedisURI.Builder.sentinel(...)}.
      *
      * <pre>{@code
      * registry.add("spring.data.redis.sentinel.nodes", () -> String.join(",", group.sentinelHostAndPorts()));
      * }</pre>
-     *
      * @return one {@code 127.0.0.1:PORT} per Sentinel
      */
     public List<String> sentinelHostAndPorts() {
@@ -190,13 +215,13 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
     }
 
     /**
-     * The data nodes (master and replicas), in start order; the first was the master at start. Roles change with
-     * failovers, {@link #master()} and {@link #replicas()} tell the current ones.
+     * The data nodes (master and replicas), in start order; the first was the master at
+     * start. Roles change with failovers, {@link #master()} and {@link #replicas()} tell
+     * the current ones.
      *
      * <pre>{@code
      * group.servers().forEach(node -> assertThat(node.get("k")).isEqualTo("v"));
      * }</pre>
-     *
      * @return an unmodifiable list
      */
     public List<RedisTestServer> servers() {
@@ -204,28 +229,29 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
     }
 
     /**
-     * The data node a Sentinel currently names as master ({@code SENTINEL GET-MASTER-ADDR-BY-NAME}), asking the
-     * first Sentinel that runs and is not paused. During a failover Sentinels may disagree for a moment;
+     * The data node a Sentinel currently names as master
+     * ({@code SENTINEL GET-MASTER-ADDR-BY-NAME}), asking the first Sentinel that runs and
+     * is not paused. During a failover Sentinels may disagree for a moment;
      * {@link #awaitMasterChange} and {@link #awaitSettled} wait for agreement.
      *
      * <pre>{@code
      * group.master().set("lock:{order-42}", "token-a");
      * }</pre>
-     *
      * @return the master
-     * @throws IllegalStateException when no Sentinel answers or the address is not one of the group's nodes
+     * @throws IllegalStateException when no Sentinel answers or the address is not one of
+     * the group's nodes
      */
     public RedisTestServer master() {
         return serverAt(masterAddressAccordingTo(firstResponsiveSentinel()));
     }
 
     /**
-     * {@code host:port} of the master as a Sentinel reports it ({@code SENTINEL GET-MASTER-ADDR-BY-NAME}).
+     * {@code host:port} of the master as a Sentinel reports it
+     * ({@code SENTINEL GET-MASTER-ADDR-BY-NAME}).
      *
      * <pre>{@code
      * assertThat(group.masterHostAndPort()).isEqualTo("127.0.0.1:" + promoted.port());
      * }</pre>
-     *
      * @return e.g. {@code 127.0.0.1:41234}
      * @throws IllegalStateException when no Sentinel answers
      */
@@ -234,13 +260,13 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
     }
 
     /**
-     * The data nodes other than {@link #master()}, in start order, including any a test has killed.
+     * The data nodes other than {@link #master()}, in start order, including any a test
+     * has killed.
      *
      * <pre>{@code
      * RedisTestServer replica = group.replicas().get(0);
      * replica.awaitCaughtUpWith(group.master(), Duration.ofSeconds(5));
      * }</pre>
-     *
      * @return the replicas
      */
     public List<RedisTestServer> replicas() {
@@ -248,29 +274,33 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
         return servers.stream().filter(node -> node != master).collect(Collectors.toList());
     }
 
-    // ------------------------------------------------------------------------------------------------ failover
+    // ------------------------------------------------------------------------------------------------
+    // failover
 
     /**
-     * Fails over on purpose: waits until the replicas have applied every write made so far
-     * ({@link #awaitSettled}), sends {@code SENTINEL FAILOVER <name>} (no agreement needed, the old master stays
-     * up), then waits until every Sentinel reports the new master, the old master has become its replica with its
-     * link up, and the Sentinels see every running replica again. Writes acknowledged before the call are therefore
-     * on the new master; Sentinel itself does not wait for that, and a write made during the call may be lost. Clients connected to the old master are disconnected in
-     * the process (Sentinel sends {@code CLIENT KILL TYPE normal}), so a Sentinel-aware client reconnects to the new
-     * master. Until then, for about a second after the switch, the old master still accepts writes from clients
-     * connected to it, and drops them when it becomes a replica: the window a lock's {@code WAIT} does not close.
+     * Fails over on purpose: waits until the replicas have applied every write made so
+     * far ({@link #awaitSettled}), sends {@code SENTINEL FAILOVER <name>} (no agreement
+     * needed, the old master stays up), then waits until every Sentinel reports the new
+     * master, the old master has become its replica with its link up, and the Sentinels
+     * see every running replica again. Writes acknowledged before the call are therefore
+     * on the new master; Sentinel itself does not wait for that, and a write made during
+     * the call may be lost. Clients connected to the old master are disconnected in the
+     * process (Sentinel sends {@code CLIENT KILL TYPE normal}), so a Sentinel-aware
+     * client reconnects to the new master. Until then, for about a second after the
+     * switch, the old master still accepts writes from clients connected to it, and drops
+     * them when it becomes a replica: the window a lock's {@code WAIT} does not close.
      *
      * <pre>{@code
      * RedisTestServer before = group.master();
      * RedisTestServer after = group.failover();
      * assertThat(after).isNotSameAs(before);
      * }</pre>
-     *
      * @return the new master
      * @throws IllegalStateException when the failover does not complete in time
      */
     public RedisTestServer failover() {
-        awaitSettled(SETTLE_TIMEOUT); // Sentinel refuses (NOGOODSLAVE) until it has fresh news of a healthy replica
+        awaitSettled(SETTLE_TIMEOUT); // Sentinel refuses (NOGOODSLAVE) until it has fresh
+                                      // news of a healthy replica
         RedisTestServer previous = master();
         requestFailover();
         RedisTestServer next = awaitMasterChange(previous, FAILOVER_WAIT);
@@ -287,8 +317,10 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
             try {
                 firstResponsiveSentinel().command("SENTINEL", "FAILOVER", masterName);
                 return;
-            } catch (RedisErrorReplyException e) {
-                // NOGOODSLAVE: no Sentinel view of a replica is fresh enough yet; it will be within an INFO period.
+            }
+            catch (RedisErrorReplyException e) {
+                // NOGOODSLAVE: no Sentinel view of a replica is fresh enough yet; it will
+                // be within an INFO period.
                 if (!String.valueOf(e.getMessage()).startsWith("NOGOODSLAVE") || System.nanoTime() > deadline) {
                     throw new IllegalStateException("SENTINEL FAILOVER " + masterName + " failed on " + this, e);
                 }
@@ -298,8 +330,9 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
     }
 
     /**
-     * The step a Sentinel takes, with the commands it sends, when an instance it lists as a replica still claims
-     * to be a master; done here only where Redis 6.2 would otherwise make {@link #failover()} wait about ten seconds.
+     * The step a Sentinel takes, with the commands it sends, when an instance it lists as
+     * a replica still claims to be a master; done here only where Redis 6.2 would
+     * otherwise make {@link #failover()} wait about ten seconds.
      */
     private static void demoteToReplicaOf(RedisTestServer node, RedisTestServer master) {
         if (!node.isRunning() || node.isPaused()) {
@@ -312,26 +345,28 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
             connection.command("CLIENT", "KILL", "TYPE", "normal");
             connection.command("CLIENT", "KILL", "TYPE", "pubsub");
             connection.command("EXEC");
-        } catch (IOException e) {
+        }
+        catch (IOException e) {
             throw new UncheckedIOException("could not turn " + node + " into a replica of " + master, e);
         }
     }
 
     /**
-     * Waits until every running Sentinel names the same master, other than {@code previous}: after a test killed
-     * or paused the master, or asked for a failover some other way. {@code previous} is explicit because by the
-     * time a test calls this the switch may already have happened.
+     * Waits until every running Sentinel names the same master, other than
+     * {@code previous}: after a test killed or paused the master, or asked for a failover
+     * some other way. {@code previous} is explicit because by the time a test calls this
+     * the switch may already have happened.
      *
      * <pre>{@code
      * RedisTestServer old = group.master();
      * old.kill();
      * RedisTestServer promoted = group.awaitMasterChange(old, Duration.ofSeconds(10));
      * }</pre>
-     *
      * @param previous the master before the change
-     * @param timeout  how long to wait at most
+     * @param timeout how long to wait at most
      * @return the new master
-     * @throws IllegalStateException when the Sentinels do not agree on a new master in time
+     * @throws IllegalStateException when the Sentinels do not agree on a new master in
+     * time
      */
     public RedisTestServer awaitMasterChange(RedisTestServer previous, Duration timeout) {
         String previousAddress = previous.host() + ":" + previous.port();
@@ -344,7 +379,8 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
                 String address;
                 try {
                     address = masterAddressAccordingTo(sentinel);
-                } catch (UncheckedIOException | RedisErrorReplyException e) {
+                }
+                catch (UncheckedIOException | RedisErrorReplyException e) {
                     address = e.toString();
                 }
                 addresses.add(address);
@@ -361,19 +397,19 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
     }
 
     /**
-     * Waits until the group is quiet: every running Sentinel names the same running master, knows the other
-     * Sentinels and sees every running replica as healthy, and every running replica replicates from that master
-     * with its link up and has applied everything the master wrote so far. Paused and killed processes are left
-     * out. Useful after restarting a node, or between tests
-     * that share a group.
+     * Waits until the group is quiet: every running Sentinel names the same running
+     * master, knows the other Sentinels and sees every running replica as healthy, and
+     * every running replica replicates from that master with its link up and has applied
+     * everything the master wrote so far. Paused and killed processes are left out.
+     * Useful after restarting a node, or between tests that share a group.
      *
      * <pre>{@code
      * group.replicas().get(0).restart();
      * group.awaitSettled(Duration.ofSeconds(10));
      * }</pre>
-     *
      * @param timeout how long to wait at most
-     * @throws IllegalStateException with the last thing that was not yet right, when the group does not settle
+     * @throws IllegalStateException with the last thing that was not yet right, when the
+     * group does not settle
      */
     public void awaitSettled(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -386,7 +422,9 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
         }
     }
 
-    /** @return why the group is not settled, or null when it is */
+    /**
+     * @return why the group is not settled, or null when it is
+     */
     private String whatIsNotSettled() {
         try {
             List<RedisTestServer> liveSentinels = responsiveSentinels();
@@ -398,7 +436,8 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
                 String address = masterAddressAccordingTo(sentinel);
                 if (masterAddress == null) {
                     masterAddress = address;
-                } else if (!masterAddress.equals(address)) {
+                }
+                else if (!masterAddress.equals(address)) {
                     return "Sentinels disagree on the master: " + masterAddress + " and " + address;
                 }
             }
@@ -410,8 +449,8 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
                 return master + " is named master by the Sentinels but is not one yet";
             }
             List<RedisTestServer> liveReplicas = servers.stream()
-                    .filter(node -> node != master && node.isRunning() && !node.isPaused())
-                    .collect(Collectors.toList());
+                .filter(node -> node != master && node.isRunning() && !node.isPaused())
+                .collect(Collectors.toList());
             for (RedisTestServer replica : liveReplicas) {
                 String masterPort = replica.infoValue("replication", "master_port");
                 String link = replica.infoValue("replication", "master_link_status");
@@ -419,8 +458,10 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
                     return replica + " is not yet a linked replica of " + master + " (master_port:" + masterPort
                             + ", master_link_status:" + link + ")";
                 }
-                // The link reports up as soon as a full sync is loaded, but the master streams the writes made
-                // since only after the replica's first acknowledgement, up to a second later: a failover in between
+                // The link reports up as soon as a full sync is loaded, but the master
+                // streams the writes made
+                // since only after the replica's first acknowledgement, up to a second
+                // later: a failover in between
                 // would lose them.
                 long written = master.replicationOffset();
                 long applied = replica.replicationOffset();
@@ -437,9 +478,12 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
                     return "Sentinel " + sentinel.port() + " knows " + state.get("num-other-sentinels")
                             + " other Sentinels, not yet " + (liveSentinels.size() - 1);
                 }
-                // A Sentinel that has not itself seen a node report the replica role keeps an older role change on
-                // record; if that node is promoted next, the Sentinel takes it for a master that should not be one
-                // and turns it straight back into a replica. So every Sentinel must have seen every replica as such.
+                // A Sentinel that has not itself seen a node report the replica role
+                // keeps an older role change on
+                // record; if that node is promoted next, the Sentinel takes it for a
+                // master that should not be one
+                // and turns it straight back into a replica. So every Sentinel must have
+                // seen every replica as such.
                 Set<Integer> healthy = new HashSet<>();
                 for (Object entry : (List<?>) sentinel.command("SENTINEL", "REPLICAS", masterName)) {
                     Map<String, String> fields = pairs(entry);
@@ -457,20 +501,23 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
                 }
             }
             return null;
-        } catch (UncheckedIOException | RedisErrorReplyException | IllegalStateException e) {
+        }
+        catch (UncheckedIOException | RedisErrorReplyException | IllegalStateException e) {
             return e.getMessage(); // a node restarting or a failover under way: ask again
         }
     }
 
-    // ------------------------------------------------------------------------------------------------ internals
+    // ------------------------------------------------------------------------------------------------
+    // internals
 
     private List<RedisTestServer> responsiveSentinels() {
         return sentinels.stream().filter(s -> s.isRunning() && !s.isPaused()).collect(Collectors.toList());
     }
 
     private RedisTestServer firstResponsiveSentinel() {
-        return responsiveSentinels().stream().findFirst().orElseThrow(
-                () -> new IllegalStateException("no Sentinel of " + this + " is running and not paused"));
+        return responsiveSentinels().stream()
+            .findFirst()
+            .orElseThrow(() -> new IllegalStateException("no Sentinel of " + this + " is running and not paused"));
     }
 
     private String masterAddressAccordingTo(RedisTestServer sentinel) {
@@ -487,11 +534,14 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
                 return node;
             }
         }
-        throw new IllegalStateException("the Sentinels name " + hostAndPort + " as master of " + masterName
-                + ", which is none of " + this);
+        throw new IllegalStateException(
+                "the Sentinels name " + hostAndPort + " as master of " + masterName + ", which is none of " + this);
     }
 
-    /** Sentinel answers {@code SENTINEL MASTER} and each {@code SENTINEL REPLICAS} entry as a flat key/value list. */
+    /**
+     * Sentinel answers {@code SENTINEL MASTER} and each {@code SENTINEL REPLICAS} entry
+     * as a flat key/value list.
+     */
     private static Map<String, String> pairs(Object flatList) {
         List<?> list = (List<?>) flatList;
         Map<String, String> map = new LinkedHashMap<>();
@@ -501,7 +551,10 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
         return map;
     }
 
-    /** Closes the Sentinels first, so that none reacts to the data nodes going away, then the data nodes. */
+    /**
+     * Closes the Sentinels first, so that none reacts to the data nodes going away, then
+     * the data nodes.
+     */
     @Override
     public synchronized void close() {
         if (closed) {
@@ -514,8 +567,8 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
 
     /**
      * The master name and ports, for assertion messages and logs.
-     *
-     * @return e.g. {@code RedisTestSentinelGroup[mymaster, nodes [41234, 41235], sentinels [41236, ...]]}
+     * @return e.g.
+     * {@code RedisTestSentinelGroup[mymaster, nodes [41234, 41235], sentinels [41236, ...]]}
      */
     @Override
     public String toString() {
@@ -524,13 +577,16 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
                 + sentinels.stream().map(RedisTestServer::port).collect(Collectors.toList()) + "]";
     }
 
-    // ------------------------------------------------------------------------------------------------ builder
+    // ------------------------------------------------------------------------------------------------
+    // builder
 
     /** Configures and starts a {@link RedisTestSentinelGroup}. */
     public static final class Builder {
 
         private String masterName = DEFAULT_MASTER_NAME;
+
         private int replicas = 1;
+
         private Path binary;
 
         private Builder() {
@@ -543,10 +599,10 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
          * <pre>{@code
          * RedisTestSentinelGroup.builder().masterName("orders").start();
          * }</pre>
-         *
          * @param name letters, digits, {@code .}, {@code _} or {@code -}
          * @return this builder
-         * @throws IllegalArgumentException for other characters, which Sentinel's config file cannot hold
+         * @throws IllegalArgumentException for other characters, which Sentinel's config
+         * file cannot hold
          */
         public Builder masterName(String name) {
             if (name == null || !name.matches("[A-Za-z0-9._-]+")) {
@@ -563,7 +619,6 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
          * <pre>{@code
          * RedisTestSentinelGroup.builder().replicas(2).start();   // Sentinel picks one, the other follows it
          * }</pre>
-         *
          * @param count at least 1, because Sentinel cannot fail over without a replica
          * @return this builder
          */
@@ -577,12 +632,12 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
 
         /**
          * Runs this {@code redis-server} for data nodes and Sentinels instead of the one
-         * {@link RedisServerBinary#resolve()} picks, e.g. {@link RedisServerBinary#bundled()} for Redis 6.2.
+         * {@link RedisServerBinary#resolve()} picks, e.g.
+         * {@link RedisServerBinary#bundled()} for Redis 6.2.
          *
          * <pre>{@code
          * RedisTestSentinelGroup.builder().binary(RedisServerBinary.bundled()).start();
          * }</pre>
-         *
          * @param redisServer path of a {@code redis-server} executable
          * @return this builder
          */
@@ -592,9 +647,9 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
         }
 
         /**
-         * Starts the group and waits until it is settled ({@link RedisTestSentinelGroup#awaitSettled}). If anything
-         * fails, what was already started is closed.
-         *
+         * Starts the group and waits until it is settled
+         * ({@link RedisTestSentinelGroup#awaitSettled}). If anything fails, what was
+         * already started is closed.
          * @return the running group; close it when done
          * @throws RedisStartupException when a process does not start
          * @throws IllegalStateException when the group does not settle in time
@@ -604,10 +659,13 @@ public final class RedisTestSentinelGroup implements AutoCloseable {
             try {
                 group.launch(replicas);
                 return group;
-            } catch (RuntimeException e) {
+            }
+            catch (RuntimeException e) {
                 group.close();
                 throw e;
             }
         }
+
     }
+
 }

@@ -26,27 +26,36 @@ import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
 
 /**
- * A minimal RESP connection to one Redis server: sends commands as arrays of bulk strings and parses the five
- * RESP2 reply types, and the RESP3 ones once a test switched the connection with {@code HELLO 3}.
+ * A minimal RESP connection to one Redis server: sends commands as arrays of bulk strings
+ * and parses the five RESP2 reply types, and the RESP3 ones once a test switched the
+ * connection with {@code HELLO 3}.
  *
- * <p>It exists so that tests can run admin and inspection commands ({@code INFO}, {@code CONFIG RESETSTAT},
- * {@code PUBSUB NUMSUB}, {@code CLIENT LIST}, ...) against the server under test without a second Redis client
- * library, whose connection pooling, retries and reconnects would get in the way of fault-injection tests.
+ * <p>
+ * It exists so that tests can run admin and inspection commands ({@code INFO},
+ * {@code CONFIG RESETSTAT}, {@code PUBSUB NUMSUB}, {@code CLIENT LIST}, ...) against the
+ * server under test without a second Redis client library, whose connection pooling,
+ * retries and reconnects would get in the way of fault-injection tests.
  *
- * <p>Replies are mapped as follows: simple string &rarr; {@link String}; integer &rarr; {@link Long}; bulk string
- * &rarr; {@link String} (UTF-8) or {@code null}; array &rarr; {@link List} of these or {@code null}. A top-level
- * error reply is thrown as {@link RedisErrorReplyException}; an error nested in an array is returned as one.
- * RESP3: null &rarr; {@code null}; double &rarr; {@link Double}; boolean &rarr; {@link Boolean}; big number &rarr;
- * {@link java.math.BigInteger}; verbatim string &rarr; its text without the format prefix; blob error as an error;
- * map &rarr; {@link Map}; set &rarr; {@link Set}; push &rarr; {@link List}; attributes are skipped.
+ * <p>
+ * Replies are mapped as follows: simple string &rarr; {@link String}; integer &rarr;
+ * {@link Long}; bulk string &rarr; {@link String} (UTF-8) or {@code null}; array &rarr;
+ * {@link List} of these or {@code null}. A top-level error reply is thrown as
+ * {@link RedisErrorReplyException}; an error nested in an array is returned as one.
+ * RESP3: null &rarr; {@code null}; double &rarr; {@link Double}; boolean &rarr;
+ * {@link Boolean}; big number &rarr; {@link java.math.BigInteger}; verbatim string &rarr;
+ * its text without the format prefix; blob error as an error; map &rarr; {@link Map}; set
+ * &rarr; {@link Set}; push &rarr; {@link List}; attributes are skipped.
  *
- * <p>Every read has a timeout, so a paused or hung server makes a test fail instead of hanging the build.
- * Not thread-safe: one connection per thread.
+ * <p>
+ * Every read has a timeout, so a paused or hung server makes a test fail instead of
+ * hanging the build. Not thread-safe: one connection per thread.
  */
 public final class RespConnection implements AutoCloseable {
 
     private final Socket socket;
+
     private final InputStream in;
+
     private final OutputStream out;
 
     private RespConnection(Socket socket) throws IOException {
@@ -57,11 +66,10 @@ public final class RespConnection implements AutoCloseable {
 
     /**
      * Opens a connection.
-     *
-     * @param host        the server host
-     * @param port        the server port
-     * @param readTimeout how long one reply may take before {@link java.net.SocketTimeoutException}; also used as
-     *                    the connect timeout
+     * @param host the server host
+     * @param port the server port
+     * @param readTimeout how long one reply may take before
+     * {@link java.net.SocketTimeoutException}; also used as the connect timeout
      * @return the open connection; close it when done
      * @throws IOException when the server cannot be reached
      */
@@ -73,20 +81,21 @@ public final class RespConnection implements AutoCloseable {
             socket.connect(new InetSocketAddress(host, port), timeoutMillis);
             socket.setSoTimeout(timeoutMillis);
             return new RespConnection(socket);
-        } catch (IOException | RuntimeException e) {
+        }
+        catch (IOException | RuntimeException e) {
             socket.close();
             throw e;
         }
     }
 
     /**
-     * Opens a TLS connection, checking that the server's certificate is valid for {@code host} as an HTTPS client
-     * would, so that a test also notices a certificate a real client would refuse.
-     *
-     * @param host        the server host
-     * @param port        the server's TLS port
+     * Opens a TLS connection, checking that the server's certificate is valid for
+     * {@code host} as an HTTPS client would, so that a test also notices a certificate a
+     * real client would refuse.
+     * @param host the server host
+     * @param port the server's TLS port
      * @param readTimeout read timeout, also used as the connect and handshake timeout
-     * @param tls         creates the TLS socket, e.g. {@link TlsCertificates#socketFactory()}
+     * @param tls creates the TLS socket, e.g. {@link TlsCertificates#socketFactory()}
      * @return the open connection, handshake done; close it when done
      * @throws IOException when the server cannot be reached or the handshake fails
      */
@@ -104,7 +113,8 @@ public final class RespConnection implements AutoCloseable {
             socket.setSSLParameters(parameters);
             socket.startHandshake();
             return new RespConnection(socket);
-        } catch (IOException | RuntimeException e) {
+        }
+        catch (IOException | RuntimeException e) {
             plain.close();
             throw e;
         }
@@ -112,11 +122,12 @@ public final class RespConnection implements AutoCloseable {
 
     /**
      * Sends one command and reads its reply.
-     *
-     * @param args the command name and its arguments, e.g. {@code "SET", "k", "v", "PX", "1000"}
+     * @param args the command name and its arguments, e.g.
+     * {@code "SET", "k", "v", "PX", "1000"}
      * @return the reply, mapped as described in the class comment
-     * @throws IOException               when the server does not answer in time or the connection breaks
-     * @throws RedisErrorReplyException  when Redis answers with an error
+     * @throws IOException when the server does not answer in time or the connection
+     * breaks
+     * @throws RedisErrorReplyException when Redis answers with an error
      */
     public Object command(String... args) throws IOException {
         send(args);
@@ -124,9 +135,9 @@ public final class RespConnection implements AutoCloseable {
     }
 
     /**
-     * Sends one command without reading its reply, for commands whose replies arrive later or never
-     * ({@code SUBSCRIBE}, {@code SHUTDOWN}), or to pipeline several commands.
-     *
+     * Sends one command without reading its reply, for commands whose replies arrive
+     * later or never ({@code SUBSCRIBE}, {@code SHUTDOWN}), or to pipeline several
+     * commands.
      * @param args the command name and its arguments
      * @throws IOException when writing fails
      */
@@ -138,7 +149,7 @@ public final class RespConnection implements AutoCloseable {
         writeAscii(buffer, "*" + args.length + "\r\n");
         for (String arg : args) {
             byte[] bytes = Objects.requireNonNull(arg, "command arguments must not be null")
-                    .getBytes(StandardCharsets.UTF_8);
+                .getBytes(StandardCharsets.UTF_8);
             writeAscii(buffer, "$" + bytes.length + "\r\n");
             buffer.write(bytes);
             writeAscii(buffer, "\r\n");
@@ -149,9 +160,9 @@ public final class RespConnection implements AutoCloseable {
 
     /**
      * Reads the next reply, e.g. a pub/sub message after {@code SUBSCRIBE}.
-     *
      * @return the reply, mapped as described in the class comment
-     * @throws IOException              when nothing arrives within the read timeout or the connection breaks
+     * @throws IOException when nothing arrives within the read timeout or the connection
+     * breaks
      * @throws RedisErrorReplyException when the reply is an error
      */
     public Object readReply() throws IOException {
@@ -163,13 +174,18 @@ public final class RespConnection implements AutoCloseable {
         return reply;
     }
 
-    /** Closes the socket; never throws, so it is safe in {@code finally} blocks and try-with-resources. */
+    /**
+     * Closes the socket; never throws, so it is safe in {@code finally} blocks and
+     * try-with-resources.
+     */
     @Override
     public void close() {
         try {
             socket.close();
-        } catch (IOException ignored) {
-            // Nothing useful to do: the server may already be gone, which is often the point of the test.
+        }
+        catch (IOException ignored) {
+            // Nothing useful to do: the server may already be gone, which is often the
+            // point of the test.
         }
     }
 
@@ -206,7 +222,8 @@ public final class RespConnection implements AutoCloseable {
             case '!':
                 return new RedisErrorReplyException(new String(readBulk(line), StandardCharsets.UTF_8));
             case '=':
-                // A verbatim string starts with its format, e.g. "txt:"; callers want the text.
+                // A verbatim string starts with its format, e.g. "txt:"; callers want the
+                // text.
                 return new String(readBulk(line), StandardCharsets.UTF_8).substring(4);
             case '~':
                 return readValues(Integer.parseInt(line), new LinkedHashSet<>());
@@ -218,7 +235,8 @@ public final class RespConnection implements AutoCloseable {
                 return map;
             }
             case '|':
-                // Attributes are metadata about the value that follows (e.g. key popularity); tests want the value.
+                // Attributes are metadata about the value that follows (e.g. key
+                // popularity); tests want the value.
                 for (int i = 2 * Integer.parseInt(line); i > 0; i--) {
                     readValue();
                 }
@@ -284,4 +302,5 @@ public final class RespConnection implements AutoCloseable {
     private static void writeAscii(ByteArrayOutputStream buffer, String text) {
         buffer.writeBytes(text.getBytes(StandardCharsets.US_ASCII));
     }
+
 }

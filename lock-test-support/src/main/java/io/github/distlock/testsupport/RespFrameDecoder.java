@@ -7,15 +7,17 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 
 /**
- * Splits a byte stream into whole RESP frames (retained slices of the received bytes, untouched), so the handler
- * after it sees one command or one reply per message, however TCP cut the stream.
+ * Splits a byte stream into whole RESP frames (retained slices of the received bytes,
+ * untouched), so the handler after it sees one command or one reply per message, however
+ * TCP cut the stream.
  */
 final class RespFrameDecoder extends ByteToMessageDecoder {
 
     private final boolean clientRequests;
 
     /**
-     * @param clientRequests true for the client-to-Redis direction, where inline commands are allowed too
+     * @param clientRequests true for the client-to-Redis direction, where inline commands
+     * are allowed too
      */
     RespFrameDecoder(boolean clientRequests) {
         this.clientRequests = clientRequests;
@@ -29,4 +31,5 @@ final class RespFrameDecoder extends ByteToMessageDecoder {
             out.add(in.readRetainedSlice(end - start));
         }
     }
+
 }

@@ -8,15 +8,19 @@ import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.DecoderException;
 
 /**
- * Finds where one RESP value ends in a byte stream, without building it, so that {@link RedisFaultProxy} can
- * forward every frame byte for byte and still act per command and per reply.
+ * Finds where one RESP value ends in a byte stream, without building it, so that
+ * {@link RedisFaultProxy} can forward every frame byte for byte and still act per command
+ * and per reply.
  *
- * <p>Understands RESP2 ({@code + - : $ *}) and RESP3 ({@code _ , # ! = ( % ~ > |}). An attribute ({@code |})
- * belongs to the value that follows it, so both form one frame. Streamed strings and aggregates ({@code $?},
- * {@code *?}) are rejected: Redis never sends them. Client requests are arrays of bulk strings or inline commands
- * (one line of words, as typed in telnet).
+ * <p>
+ * Understands RESP2 ({@code + - : $ *}) and RESP3 ({@code _ , # ! = ( % ~ > |}). An
+ * attribute ({@code |}) belongs to the value that follows it, so both form one frame.
+ * Streamed strings and aggregates ({@code $?}, {@code *?}) are rejected: Redis never
+ * sends them. Client requests are arrays of bulk strings or inline commands (one line of
+ * words, as typed in telnet).
  *
- * <p>All methods read absolute indexes and leave the buffer's reader index alone.
+ * <p>
+ * All methods read absolute indexes and leave the buffer's reader index alone.
  */
 final class RespFrameScanner {
 
@@ -24,9 +28,8 @@ final class RespFrameScanner {
     }
 
     /**
-     * The index just past the value that starts at {@code index}, or -1 when the buffer does not hold all of it
-     * yet.
-     *
+     * The index just past the value that starts at {@code index}, or -1 when the buffer
+     * does not hold all of it yet.
      * @throws DecoderException when the bytes are not RESP
      */
     static int endOfValue(ByteBuf buf, int index) {
@@ -61,7 +64,8 @@ final class RespFrameScanner {
             case '%':
                 return endOfElements(buf, next, 2 * parseLength(buf, index, lineEnd));
             case '|': {
-                // The attribute map is metadata about the value right after it: one frame for both.
+                // The attribute map is metadata about the value right after it: one frame
+                // for both.
                 int afterAttribute = endOfElements(buf, next, 2 * parseLength(buf, index, lineEnd));
                 return afterAttribute < 0 ? -1 : endOfValue(buf, afterAttribute);
             }
@@ -72,8 +76,8 @@ final class RespFrameScanner {
     }
 
     /**
-     * The index just past the client request that starts at {@code index} (an array of bulk strings, or an
-     * inline command ending with LF), or -1 when incomplete.
+     * The index just past the client request that starts at {@code index} (an array of
+     * bulk strings, or an inline command ending with LF), or -1 when incomplete.
      */
     static int endOfCommand(ByteBuf buf, int index) {
         if (index >= buf.writerIndex()) {
@@ -87,7 +91,8 @@ final class RespFrameScanner {
     }
 
     /**
-     * The type byte of a complete value, looking through a leading attribute, e.g. {@code '>'} for a push message.
+     * The type byte of a complete value, looking through a leading attribute, e.g.
+     * {@code '>'} for a push message.
      */
     static byte valueType(ByteBuf frame) {
         int index = frame.readerIndex();
@@ -99,8 +104,9 @@ final class RespFrameScanner {
     }
 
     /**
-     * The words of one complete client request, or null for an empty one ({@code *0}, a blank line), which Redis
-     * skips without a reply. Inline commands are split on spaces and tabs; Redis's quoting rules are not applied.
+     * The words of one complete client request, or null for an empty one ({@code *0}, a
+     * blank line), which Redis skips without a reply. Inline commands are split on spaces
+     * and tabs; Redis's quoting rules are not applied.
      */
     static RedisCommand parseCommand(ByteBuf frame) {
         int index = frame.readerIndex();
@@ -114,13 +120,16 @@ final class RespFrameScanner {
                 if (frame.getByte(index) == '$') {
                     int dataStart = endOfLine(frame, index + 1) + 2;
                     words.add(frame.toString(dataStart, end - 2 - dataStart, StandardCharsets.UTF_8));
-                } else {
-                    // Redis answers a protocol error and closes; keep the slot so argument positions stay right.
+                }
+                else {
+                    // Redis answers a protocol error and closes; keep the slot so
+                    // argument positions stay right.
                     words.add(frame.toString(index, end - index, StandardCharsets.UTF_8).strip());
                 }
                 index = end;
             }
-        } else {
+        }
+        else {
             String line = frame.toString(StandardCharsets.UTF_8).strip();
             for (String word : line.split("[ \t]+")) {
                 if (!word.isEmpty()) {
@@ -138,7 +147,10 @@ final class RespFrameScanner {
         return index;
     }
 
-    /** The index of the CR of the CRLF ending the line that starts at {@code from}, or -1 when incomplete. */
+    /**
+     * The index of the CR of the CRLF ending the line that starts at {@code from}, or -1
+     * when incomplete.
+     */
     private static int endOfLine(ByteBuf buf, int from) {
         int cr = buf.indexOf(from, buf.writerIndex(), (byte) '\r');
         if (cr < 0 || cr + 1 >= buf.writerIndex()) {
@@ -155,9 +167,11 @@ final class RespFrameScanner {
         String digits = buf.toString(typeIndex + 1, lineEnd - typeIndex - 1, StandardCharsets.US_ASCII);
         try {
             return Long.parseLong(digits);
-        } catch (NumberFormatException e) {
+        }
+        catch (NumberFormatException e) {
             throw new DecoderException("bad length '" + digits + "' after type byte '" + (char) buf.getByte(typeIndex)
                     + "' (streamed RESP3 values are not supported)", e);
         }
     }
+
 }

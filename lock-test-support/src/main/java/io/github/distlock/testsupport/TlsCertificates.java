@@ -22,8 +22,9 @@ import javax.net.ssl.SSLSocketFactory;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
- * A throw-away certificate authority and a server certificate it signed, as PEM files, for TLS tests: the server
- * certificate is valid for {@code 127.0.0.1} and {@code localhost}, so clients can verify the host name too.
+ * A throw-away certificate authority and a server certificate it signed, as PEM files,
+ * for TLS tests: the server certificate is valid for {@code 127.0.0.1} and
+ * {@code localhost}, so clients can verify the host name too.
  *
  * <pre>{@code
  * try (TlsCertificates certificates = TlsCertificates.generate();
@@ -32,13 +33,15 @@ import javax.net.ssl.TrustManagerFactory;
  * }
  * }</pre>
  *
- * <p>Generated at test time with the JDK's own {@code keytool} (no {@code openssl}, nothing downloaded), with
- * EC P-256 keys, which are quick to make. The keys never leave the temporary directory, which {@link #close()}
- * deletes.
+ * <p>
+ * Generated at test time with the JDK's own {@code keytool} (no {@code openssl}, nothing
+ * downloaded), with EC P-256 keys, which are quick to make. The keys never leave the
+ * temporary directory, which {@link #close()} deletes.
  */
 public final class TlsCertificates implements AutoCloseable {
 
     private static final String STORE_PASSWORD = "test-only";
+
     private static final Duration KEYTOOL_TIMEOUT = Duration.ofSeconds(30);
 
     private final Path directory;
@@ -48,9 +51,8 @@ public final class TlsCertificates implements AutoCloseable {
     }
 
     /**
-     * Generates a CA and a server certificate for {@code 127.0.0.1} and {@code localhost}, valid for two days, in a
-     * new temporary directory.
-     *
+     * Generates a CA and a server certificate for {@code 127.0.0.1} and
+     * {@code localhost}, valid for two days, in a new temporary directory.
      * @return the certificates; close to delete them
      * @throws IllegalStateException when {@code keytool} fails
      */
@@ -58,14 +60,16 @@ public final class TlsCertificates implements AutoCloseable {
         Path directory;
         try {
             directory = Files.createTempDirectory("redis-tls-");
-        } catch (IOException e) {
+        }
+        catch (IOException e) {
             throw new UncheckedIOException("could not create a directory for test certificates", e);
         }
         TlsCertificates certificates = new TlsCertificates(directory);
         try {
             certificates.create();
             return certificates;
-        } catch (RuntimeException e) {
+        }
+        catch (RuntimeException e) {
             certificates.close();
             throw e;
         }
@@ -75,21 +79,20 @@ public final class TlsCertificates implements AutoCloseable {
         String ca = directory.resolve("ca.p12").toString();
         String server = directory.resolve("server.p12").toString();
         String csr = directory.resolve("server.csr").toString();
-        keytool("-genkeypair", "-alias", "ca", "-keyalg", "EC", "-groupname", "secp256r1", "-validity", "2",
-                "-dname", "CN=lock-test-support CA", "-ext", "bc:c", "-keystore", ca);
+        keytool("-genkeypair", "-alias", "ca", "-keyalg", "EC", "-groupname", "secp256r1", "-validity", "2", "-dname",
+                "CN=lock-test-support CA", "-ext", "bc:c", "-keystore", ca);
         keytool("-genkeypair", "-alias", "server", "-keyalg", "EC", "-groupname", "secp256r1", "-validity", "2",
                 "-dname", "CN=localhost", "-keystore", server);
         keytool("-certreq", "-alias", "server", "-keystore", server, "-file", csr);
-        keytool("-gencert", "-rfc", "-alias", "ca", "-keystore", ca, "-infile", csr, "-validity", "2",
-                "-outfile", serverCertificate().toString(), "-ext", "san=ip:127.0.0.1,dns:localhost",
-                "-ext", "ku:c=digitalSignature,keyAgreement", "-ext", "eku=serverAuth");
+        keytool("-gencert", "-rfc", "-alias", "ca", "-keystore", ca, "-infile", csr, "-validity", "2", "-outfile",
+                serverCertificate().toString(), "-ext", "san=ip:127.0.0.1,dns:localhost", "-ext",
+                "ku:c=digitalSignature,keyAgreement", "-ext", "eku=serverAuth");
         writeCaCertificate(Path.of(ca), caCertificate());
         writePrivateKey(Path.of(server), "server", serverKey());
     }
 
     /**
      * The CA certificate, the one clients trust (Redis's {@code tls-ca-cert-file}).
-     *
      * @return a PEM file
      */
     public Path caCertificate() {
@@ -98,7 +101,6 @@ public final class TlsCertificates implements AutoCloseable {
 
     /**
      * The server certificate, signed by the CA (Redis's {@code tls-cert-file}).
-     *
      * @return a PEM file
      */
     public Path serverCertificate() {
@@ -107,7 +109,6 @@ public final class TlsCertificates implements AutoCloseable {
 
     /**
      * The server's private key, unencrypted PKCS#8 (Redis's {@code tls-key-file}).
-     *
      * @return a PEM file
      */
     public Path serverKey() {
@@ -115,8 +116,8 @@ public final class TlsCertificates implements AutoCloseable {
     }
 
     /**
-     * A socket factory that trusts only the CA, for the fixture's own connections to a TLS server.
-     *
+     * A socket factory that trusts only the CA, for the fixture's own connections to a
+     * TLS server.
      * @return the factory
      */
     public SSLSocketFactory socketFactory() {
@@ -125,15 +126,17 @@ public final class TlsCertificates implements AutoCloseable {
             KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
             trust.load(null, null);
             trust.setCertificateEntry("ca", caCert);
-            TrustManagerFactory trustManagers = TrustManagerFactory.getInstance(
-                    TrustManagerFactory.getDefaultAlgorithm());
+            TrustManagerFactory trustManagers = TrustManagerFactory
+                .getInstance(TrustManagerFactory.getDefaultAlgorithm());
             trustManagers.init(trust);
             SSLContext context = SSLContext.getInstance("TLS");
             context.init(null, trustManagers.getTrustManagers(), null);
             return context.getSocketFactory();
-        } catch (IOException e) {
+        }
+        catch (IOException e) {
             throw new UncheckedIOException("could not read " + caCertificate(), e);
-        } catch (GeneralSecurityException e) {
+        }
+        catch (GeneralSecurityException e) {
             throw new IllegalStateException("could not build a trust store from " + caCertificate(), e);
         }
     }
@@ -148,7 +151,8 @@ public final class TlsCertificates implements AutoCloseable {
     private static void writeCaCertificate(Path keyStore, Path pem) {
         try {
             writePem(pem, "CERTIFICATE", load(keyStore).getCertificate("ca").getEncoded());
-        } catch (GeneralSecurityException e) {
+        }
+        catch (GeneralSecurityException e) {
             throw new IllegalStateException("could not export the CA certificate of " + keyStore, e);
         }
     }
@@ -156,8 +160,10 @@ public final class TlsCertificates implements AutoCloseable {
     private static void writePrivateKey(Path keyStore, String alias, Path pem) {
         try {
             Key key = load(keyStore).getKey(alias, STORE_PASSWORD.toCharArray());
-            writePem(pem, "PRIVATE KEY", key.getEncoded()); // PKCS#8, which OpenSSL reads as "PRIVATE KEY"
-        } catch (GeneralSecurityException e) {
+            writePem(pem, "PRIVATE KEY", key.getEncoded()); // PKCS#8, which OpenSSL reads
+                                                            // as "PRIVATE KEY"
+        }
+        catch (GeneralSecurityException e) {
             throw new IllegalStateException("could not export the key of " + keyStore, e);
         }
     }
@@ -167,7 +173,8 @@ public final class TlsCertificates implements AutoCloseable {
             KeyStore store = KeyStore.getInstance("PKCS12");
             store.load(in, STORE_PASSWORD.toCharArray());
             return store;
-        } catch (IOException e) {
+        }
+        catch (IOException e) {
             throw new UncheckedIOException("could not read " + keyStore, e);
         }
     }
@@ -177,7 +184,8 @@ public final class TlsCertificates implements AutoCloseable {
         try {
             Files.writeString(file, "-----BEGIN " + type + "-----\n" + body + "\n-----END " + type + "-----\n",
                     StandardCharsets.US_ASCII);
-        } catch (IOException e) {
+        }
+        catch (IOException e) {
             throw new UncheckedIOException("could not write " + file, e);
         }
     }
@@ -185,15 +193,17 @@ public final class TlsCertificates implements AutoCloseable {
     private void keytool(String... args) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
-        // A short-lived JVM each: skip the optimizing compiler, which only costs start-up time here.
+        // A short-lived JVM each: skip the optimizing compiler, which only costs start-up
+        // time here.
         command.addAll(List.of("-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC"));
         command.addAll(List.of(args));
-        command.addAll(List.of("-storetype", "PKCS12", "-storepass", STORE_PASSWORD, "-keypass", STORE_PASSWORD,
-                "-noprompt"));
+        command.addAll(
+                List.of("-storetype", "PKCS12", "-storepass", STORE_PASSWORD, "-keypass", STORE_PASSWORD, "-noprompt"));
         try {
             Path output = directory.resolve("keytool.log");
             Process process = new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile())).start();
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile()))
+                .start();
             if (!process.waitFor(KEYTOOL_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
                 process.destroyForcibly();
                 throw new IllegalStateException("keytool did not finish within " + KEYTOOL_TIMEOUT + ": " + command);
@@ -202,9 +212,11 @@ public final class TlsCertificates implements AutoCloseable {
                 throw new IllegalStateException("keytool failed (exit " + process.exitValue() + "): "
                         + String.join(" ", command) + "\n" + Files.readString(output));
             }
-        } catch (IOException e) {
+        }
+        catch (IOException e) {
             throw new UncheckedIOException("could not run " + command.get(0), e);
-        } catch (InterruptedException e) {
+        }
+        catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while running keytool", e);
         }
@@ -212,11 +224,11 @@ public final class TlsCertificates implements AutoCloseable {
 
     /**
      * The directory, for assertion messages.
-     *
      * @return e.g. {@code TlsCertificates[/tmp/redis-tls-123]}
      */
     @Override
     public String toString() {
         return "TlsCertificates[" + directory + "]";
     }
+
 }

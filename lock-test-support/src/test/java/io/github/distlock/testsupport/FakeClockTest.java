@@ -20,9 +20,10 @@ import org.junit.jupiter.api.io.TempDir;
 import org.opentest4j.TestAbortedException;
 
 /**
- * {@link RedisTestServer.Builder#withFakeClock()}: a real redis-server under libfaketime whose wall clock a test
- * steps while it runs. The comparisons with the JVM's clock allow a second of slack for a loaded machine; the jumps
- * are a minute or more, so a server that ignored them fails by far.
+ * {@link RedisTestServer.Builder#withFakeClock()}: a real redis-server under libfaketime
+ * whose wall clock a test steps while it runs. The comparisons with the JVM's clock allow
+ * a second of slack for a loaded machine; the jumps are a minute or more, so a server
+ * that ignored them fails by far.
  */
 class FakeClockTest {
 
@@ -35,7 +36,8 @@ class FakeClockTest {
 
     @AfterEach
     void close() {
-        // Null when the start was skipped for a missing libfaketime: the skip must stay a skip.
+        // Null when the start was skipped for a missing libfaketime: the skip must stay a
+        // skip.
         if (redis != null) {
             redis.close();
         }
@@ -63,7 +65,8 @@ class FakeClockTest {
 
         redis.jumpClock(Duration.ofSeconds(-60));
 
-        // The deadline stayed where it was on the server's clock, which now has 62 s to go to reach it.
+        // The deadline stayed where it was on the server's clock, which now has 62 s to
+        // go to reach it.
         assertThat(redis.pttl("lock:{a}")).isGreaterThan(60_000L);
         assertThat(redis.get("lock:{a}")).isEqualTo("token");
     }
@@ -73,8 +76,10 @@ class FakeClockTest {
         redis.jumpClock(Duration.ofHours(-1));
         redis.command("SET", "lock:{a}", "token", "PX", "100");
 
-        // Nobody reads the key, so only serverCron's active expiry can remove it: its timer runs on the monotonic
-        // clock, which a faked monotonic jump of an hour back would have stalled for an hour.
+        // Nobody reads the key, so only serverCron's active expiry can remove it: its
+        // timer runs on the monotonic
+        // clock, which a faked monotonic jump of an hour back would have stalled for an
+        // hour.
         await().atMost(Duration.ofSeconds(10)).until(() -> redis.dbSize() == 0);
     }
 
@@ -86,9 +91,10 @@ class FakeClockTest {
 
         assertThat(offset).isEqualTo(Duration.ofHours(1));
         assertThat(serverClockAheadMillis()).isCloseTo(3_600_000L, within(1_000L));
-        // Uptime is wall-clock time since start: a restart guard that trusts it sees an old node.
+        // Uptime is wall-clock time since start: a restart guard that trusts it sees an
+        // old node.
         assertThat(Long.parseLong(redis.infoValue("server", "uptime_in_seconds")))
-                .isGreaterThanOrEqualTo(uptimeBefore + 3_600);
+            .isGreaterThanOrEqualTo(uptimeBefore + 3_600);
     }
 
     @Test
@@ -117,11 +123,10 @@ class FakeClockTest {
             redis.jumpClock(Duration.ofMinutes(10));
 
             assertThat(aheadMillis(plain)).isCloseTo(0L, within(1_000L));
-            assertThatThrownBy(() -> plain.jumpClock(Duration.ofSeconds(1)))
-                    .isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("jumpClock() needs a server started with RedisTestServer.builder()"
-                            + ".withFakeClock()")
-                    .hasMessageContaining(plain.toString());
+            assertThatThrownBy(() -> plain.jumpClock(Duration.ofSeconds(1))).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(
+                        "jumpClock() needs a server started with RedisTestServer.builder()" + ".withFakeClock()")
+                .hasMessageContaining(plain.toString());
         }
     }
 
@@ -139,14 +144,16 @@ class FakeClockTest {
         try {
             boolean onCi = "true".equalsIgnoreCase(System.getenv("CI"));
             assertThatThrownBy(() -> RedisTestServer.builder().withFakeClock().start())
-                    .isInstanceOf(onCi ? IllegalStateException.class : TestAbortedException.class)
-                    .hasMessageContaining("needs libfaketime")
-                    .hasMessageContaining("/nonexistent/libfaketime.so.1")
-                    .hasMessageContaining("apt-get install faketime libfaketime");
-        } finally {
+                .isInstanceOf(onCi ? IllegalStateException.class : TestAbortedException.class)
+                .hasMessageContaining("needs libfaketime")
+                .hasMessageContaining("/nonexistent/libfaketime.so.1")
+                .hasMessageContaining("apt-get install faketime libfaketime");
+        }
+        finally {
             if (before == null) {
                 System.clearProperty(FakeClock.LIBRARY_PROPERTY);
-            } else {
+            }
+            else {
                 System.setProperty(FakeClock.LIBRARY_PROPERTY, before);
             }
         }
@@ -157,7 +164,8 @@ class FakeClockTest {
             throws IOException {
         assumeTrue(System.getProperty("os.arch").equals("amd64"), "needs an x86 machine for the bundled i386 binary");
         Path staticBinary = directory.resolve("redis-server-static");
-        // embedded-redis bundles a statically linked i386 build, which the amd64 kernel runs.
+        // embedded-redis bundles a statically linked i386 build, which the amd64 kernel
+        // runs.
         try (InputStream bundled = getClass().getClassLoader().getResourceAsStream("redis-server-6.2.7-linux-386")) {
             assertThat(bundled).as("the i386 binary bundled in embedded-redis").isNotNull();
             Files.copy(bundled, staticBinary);
@@ -165,20 +173,23 @@ class FakeClockTest {
         assertThat(staticBinary.toFile().setExecutable(true)).isTrue();
 
         assertThatThrownBy(() -> RedisTestServer.builder().binary(staticBinary).withFakeClock().start())
-                .isInstanceOf(RedisStartupException.class)
-                .hasMessageContaining(staticBinary.toString())
-                .hasMessageContaining("did not load")
-                .hasMessageContaining("a statically linked redis-server ignores LD_PRELOAD");
+            .isInstanceOf(RedisStartupException.class)
+            .hasMessageContaining(staticBinary.toString())
+            .hasMessageContaining("did not load")
+            .hasMessageContaining("a statically linked redis-server ignores LD_PRELOAD");
     }
 
     private long serverClockAheadMillis() {
         return aheadMillis(redis);
     }
 
-    /** The server's {@code TIME} minus the JVM's wall clock, read right after the reply. */
+    /**
+     * The server's {@code TIME} minus the JVM's wall clock, read right after the reply.
+     */
     private static long aheadMillis(RedisTestServer server) {
         List<?> time = (List<?>) server.command("TIME");
         long serverMillis = Long.parseLong((String) time.get(0)) * 1_000 + Long.parseLong((String) time.get(1)) / 1_000;
         return serverMillis - System.currentTimeMillis();
     }
+
 }

@@ -1,8 +1,9 @@
 package io.github.distlock.testsupport;
 
 /**
- * Run in a child JVM by {@link RedisTestServerLifecycleTest}: starts a server, pauses it (the hardest case for
- * cleanup), prints its pid and exits without closing it, leaving the cleanup to the shutdown hook.
+ * Run in a child JVM by {@link RedisTestServerLifecycleTest}: starts a server, pauses it
+ * (the hardest case for cleanup), prints its pid and exits without closing it, leaving
+ * the cleanup to the shutdown hook.
  */
 public final class ForgottenServerMain {
 
@@ -13,7 +14,6 @@ public final class ForgottenServerMain {
 
     /**
      * Entry point.
-     *
      * @param args ignored
      */
     public static void main(String[] args) {
@@ -22,4 +22,5 @@ public final class ForgottenServerMain {
         System.out.println(PID_PREFIX + server.pid());
         System.out.flush();
     }
+
 }

@@ -18,8 +18,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * What Lettuce, the client the lock library runs on, does when {@link RedisFaultProxy} loses a reply: the
- * behaviour the lock commands must survive.
+ * What Lettuce, the client the lock library runs on, does when {@link RedisFaultProxy}
+ * loses a reply: the behaviour the lock commands must survive.
  */
 class RedisFaultProxyLettuceTest {
 
@@ -27,17 +27,19 @@ class RedisFaultProxyLettuceTest {
     static RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
 
     private RedisFaultProxy proxy;
+
     private RedisClient client;
+
     private StatefulRedisConnection<String, String> connection;
 
     @BeforeEach
     void connectThroughTheProxy() {
         proxy = RedisFaultProxy.start(redis.server());
         client = RedisClient.create(RedisURI.builder()
-                .withHost(proxy.host())
-                .withPort(proxy.port())
-                .withTimeout(Duration.ofSeconds(10))
-                .build());
+            .withHost(proxy.host())
+            .withPort(proxy.port())
+            .withTimeout(Duration.ofSeconds(10))
+            .build());
         connection = client.connect();
     }
 
@@ -56,7 +58,8 @@ class RedisFaultProxyLettuceTest {
 
         String reply = commands.set("lock:{a}", "token-1", SetArgs.Builder.nx().px(30_000));
 
-        // Redis ran the SET twice: once before the lost reply, once when Lettuce re-sent it after reconnecting.
+        // Redis ran the SET twice: once before the lost reply, once when Lettuce re-sent
+        // it after reconnecting.
         assertThat(proxy.commandCount("SET")).isEqualTo(2);
         assertThat(proxy.acceptedConnections()).isEqualTo(2);
         assertThat(redis.server().get("lock:{a}")).isEqualTo("token-1");
@@ -76,8 +79,10 @@ class RedisFaultProxyLettuceTest {
         proxy.heal();
         commands.setTimeout(Duration.ofSeconds(10));
 
-        // The first INCR ran; the second never reached Redis; timed-out commands are not re-sent on reconnect.
+        // The first INCR ran; the second never reached Redis; timed-out commands are not
+        // re-sent on reconnect.
         assertThat(commands.incr("counter")).isEqualTo(2L);
         assertThat(proxy.commandCount("INCR")).isEqualTo(3);
     }
+
 }

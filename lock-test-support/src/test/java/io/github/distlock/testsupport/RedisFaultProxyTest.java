@@ -26,13 +26,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Each fault of {@link RedisFaultProxy}, proven with a raw RESP client through the proxy and a look at the real
- * Redis behind it. Delays are asserted as lower bounds only: a loaded machine may always be slower.
+ * Each fault of {@link RedisFaultProxy}, proven with a raw RESP client through the proxy
+ * and a look at the real Redis behind it. Delays are asserted as lower bounds only: a
+ * loaded machine may always be slower.
  */
 class RedisFaultProxyTest {
 
     /** Long enough that a reply which does come arrives even on a busy build machine. */
     private static final Duration ANSWERED = Duration.ofSeconds(5);
+
     /** A reply that must not come: waiting longer proves nothing more. */
     private static final Duration UNANSWERED = Duration.ofMillis(300);
 
@@ -40,6 +42,7 @@ class RedisFaultProxyTest {
     static RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
 
     private RedisFaultProxy proxy;
+
     private final List<AutoCloseable> clients = new ArrayList<>();
 
     @BeforeEach
@@ -68,8 +71,8 @@ class RedisFaultProxyTest {
         assertThat(proxy.commandCount("DEL")).isZero();
         assertThat(proxy.acceptedConnections()).isEqualTo(1);
         assertThat(proxy.connections()).singleElement()
-                .satisfies(connection -> assertThat(connection.isOpen()).isTrue())
-                .satisfies(connection -> assertThat(connection.id()).isEqualTo(1));
+            .satisfies(connection -> assertThat(connection.isOpen()).isTrue())
+            .satisfies(connection -> assertThat(connection.id()).isEqualTo(1));
         assertThat(proxy.port()).isNotEqualTo(redis.port()).isNotEqualTo(6379);
         assertThat(proxy.redisUri()).isEqualTo("redis://127.0.0.1:" + proxy.port());
     }
@@ -80,7 +83,7 @@ class RedisFaultProxyTest {
         RespConnection client = connect(ANSWERED);
 
         assertThatThrownBy(() -> client.command("SET", "lock:{a}", "token-1", "NX", "PX", "30000"))
-                .isInstanceOf(EOFException.class);
+            .isInstanceOf(EOFException.class);
 
         assertThat(redis.server().get("lock:{a}")).isEqualTo("token-1");
         assertThat(rule.triggerCount()).isEqualTo(1);
@@ -144,7 +147,8 @@ class RedisFaultProxyTest {
     @Test
     void delayCommandHoldsTheMatchingCommandAndEveryLaterOneOfItsConnectionSoAnotherConnectionGetsThereFirst()
             throws IOException {
-        // Long, so that the other connection's two round trips surely fit into it on a busy machine.
+        // Long, so that the other connection's two round trips surely fit into it on a
+        // busy machine.
         FaultRule rule = proxy.onNext(named("SET").withArgument(1, "k")).delayCommand(Duration.ofSeconds(1));
         RespConnection late = connect(ANSWERED);
         RespConnection other = connect(ANSWERED);
@@ -168,7 +172,8 @@ class RedisFaultProxyTest {
 
     @Test
     void delayCommandDropsTheHeldCommandsWhenTheClientClosesItsConnection() throws IOException {
-        // Long, so that the proxy surely sees the close while the SET is still held, on a busy machine too.
+        // Long, so that the proxy surely sees the close while the SET is still held, on a
+        // busy machine too.
         proxy.onNext(named("SET")).delayCommand(Duration.ofSeconds(1));
         RespConnection client = connect(ANSWERED);
 
@@ -178,7 +183,8 @@ class RedisFaultProxyTest {
         client.close();
         await().atMost(ANSWERED).until(() -> proxy.connections().isEmpty());
 
-        // Well past the delay: a held command that was still forwarded would have run by now.
+        // Well past the delay: a held command that was still forwarded would have run by
+        // now.
         await().pollDelay(Duration.ofMillis(1_500)).until(() -> true);
         assertThat(redis.server().get("k")).isNull();
         assertThat(redis.server().get("counter")).isNull();
@@ -232,8 +238,8 @@ class RedisFaultProxyTest {
         RespConnection second = connect(ANSWERED);
         second.command("PING");
         ProxiedConnection secondOnProxy = proxy.connections().get(1);
-        assertThat(secondOnProxy.clientAddress().getPort()).isNotEqualTo(proxy.connections().get(0)
-                .clientAddress().getPort());
+        assertThat(secondOnProxy.clientAddress().getPort())
+            .isNotEqualTo(proxy.connections().get(0).clientAddress().getPort());
 
         proxy.onNext(RedisCommandMatcher.anyCommand()).onConnection(secondOnProxy).dropReplyAndClose();
 
@@ -274,7 +280,8 @@ class RedisFaultProxyTest {
         proxy.resetConnections();
 
         assertThat(proxy.connections()).isEmpty();
-        // A RST surfaces as "Connection reset" (or "Broken pipe" on write), a FIN as end of stream.
+        // A RST surfaces as "Connection reset" (or "Broken pipe" on write), a FIN as end
+        // of stream.
         assertThatThrownBy(() -> first.command("PING")).isInstanceOf(SocketException.class);
         assertThatThrownBy(() -> second.command("PING")).isInstanceOf(SocketException.class);
         assertThat(connect(ANSWERED).command("PING")).isEqualTo("PONG");
@@ -303,8 +310,8 @@ class RedisFaultProxyTest {
         proxy.onNext(named("GET").withArgument(1, "inline")).dropReplyAndClose();
         try (Socket socket = new Socket(proxy.host(), proxy.port())) {
             socket.setSoTimeout((int) ANSWERED.toMillis());
-            socket.getOutputStream().write("SET inline yes\r\nPING\r\nGET inline\r\n"
-                    .getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream()
+                .write("SET inline yes\r\nPING\r\nGET inline\r\n".getBytes(StandardCharsets.US_ASCII));
             InputStream in = socket.getInputStream();
 
             assertThat(new String(in.readNBytes(12), StandardCharsets.US_ASCII)).isEqualTo("+OK\r\n+PONG\r\n");
@@ -324,13 +331,14 @@ class RedisFaultProxyTest {
         Object hello = client.command("HELLO", "3");
         assertThat(hello).isInstanceOf(Map.class);
         assertThat(((Map<?, ?>) hello).get("proto")).isEqualTo(3L);
-        // Pipelined, so the proxy must find every boundary itself. SUBSCRIBE's confirmation is a push in RESP3.
+        // Pipelined, so the proxy must find every boundary itself. SUBSCRIBE's
+        // confirmation is a push in RESP3.
         client.send("SUBSCRIBE", "channel");
-        client.send("GET", "missing");                                // _ null
-        client.send("SMEMBERS", "set");                               // ~ set
-        client.send("EVAL", "return {double=2.5}", "0");              // , double
-        client.send("EVAL", "redis.setresp(3) return true", "0");     // # boolean
-        client.send("INFO", "server");                                // = verbatim string
+        client.send("GET", "missing"); // _ null
+        client.send("SMEMBERS", "set"); // ~ set
+        client.send("EVAL", "return {double=2.5}", "0"); // , double
+        client.send("EVAL", "redis.setresp(3) return true", "0"); // # boolean
+        client.send("INFO", "server"); // = verbatim string
         client.send("ECHO", "dropped");
 
         assertThat(client.readReply()).isEqualTo(List.of("subscribe", "channel", 1L));
@@ -340,7 +348,7 @@ class RedisFaultProxyTest {
         assertThat(client.readReply()).isEqualTo(true);
         assertThat((String) client.readReply()).contains("redis_version:");
         assertThatThrownBy(client::readReply).as("the ECHO reply, and only it, is dropped")
-                .isInstanceOf(EOFException.class);
+            .isInstanceOf(EOFException.class);
         assertThat(rule.triggerCount()).isEqualTo(1);
     }
 
@@ -370,7 +378,8 @@ class RedisFaultProxyTest {
         await().atMost(ANSWERED).until(() -> redis.server().subscriberCount("channel") == 1);
         redis.server().command("PUBLISH", "channel", "hello");
         assertThat(subscriber.readReply()).isEqualTo(List.of("message", "channel", "hello"));
-        // In RESP2 pub/sub mode PING answers ["pong", ""], indistinguishable in kind from a message.
+        // In RESP2 pub/sub mode PING answers ["pong", ""], indistinguishable in kind from
+        // a message.
         assertThat(subscriber.command("PING")).isEqualTo(List.of("pong", ""));
         assertThat(rule.triggerCount()).as("kept for a connection where replies can be paired").isZero();
 
@@ -387,4 +396,5 @@ class RedisFaultProxyTest {
     private static long millisSince(long startNanos) {
         return (System.nanoTime() - startNanos) / 1_000_000;
     }
+
 }

@@ -22,16 +22,19 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link RedisKeepAliveProxy}: the client's connection survives a restart and a switch of the server behind the
- * proxy, its session comes along, and what was in flight fails visibly. Real redis-server processes, a raw RESP
- * client, and Lettuce (the client the lock library runs on).
+ * {@link RedisKeepAliveProxy}: the client's connection survives a restart and a switch of
+ * the server behind the proxy, its session comes along, and what was in flight fails
+ * visibly. Real redis-server processes, a raw RESP client, and Lettuce (the client the
+ * lock library runs on).
  */
 class RedisKeepAliveProxyTest {
 
     private static final Duration ANSWERED = Duration.ofSeconds(5);
 
     private RedisTestServer primary;
+
     private RedisKeepAliveProxy proxy;
+
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
     @BeforeEach
@@ -86,17 +89,24 @@ class RedisKeepAliveProxyTest {
     @Test
     void theSessionLettuceSetUpOnConnectIsReplayedOnTheNewServer() throws IOException {
         RedisTestServer standby = closeLater(RedisTestServer.start());
-        RedisClient client = lettuce(RedisURI.builder().withHost(proxy.host()).withPort(proxy.port())
-                .withDatabase(3).withClientName("contender-a").build());
+        RedisClient client = lettuce(RedisURI.builder()
+            .withHost(proxy.host())
+            .withPort(proxy.port())
+            .withDatabase(3)
+            .withClientName("contender-a")
+            .build());
         RedisCommands<String, String> commands = connect(client).sync();
         assertThat(commands.clientInfo()).contains("resp=3", "db=3", "name=contender-a");
 
         proxy.switchUpstream(standby);
 
-        // HELLO 3 (with SETNAME) and SELECT 3 reached the standby before the client's next command did.
+        // HELLO 3 (with SETNAME) and SELECT 3 reached the standby before the client's
+        // next command did.
         assertThat(commands.clientInfo()).contains("resp=3", "db=3", "name=contender-a");
         commands.hset("h", "field", "value");
-        assertThat(commands.hgetall("h")).containsEntry("field", "value"); // a RESP3 map, parsed as one
+        assertThat(commands.hgetall("h")).containsEntry("field", "value"); // a RESP3 map,
+                                                                           // parsed as
+                                                                           // one
         RespConnection onStandby = closeLater(standby.openConnection());
         assertThat(onStandby.command("EXISTS", "h")).as("not in database 0").isEqualTo(0L);
         onStandby.command("SELECT", "3");
@@ -105,7 +115,8 @@ class RedisKeepAliveProxyTest {
 
     @Test
     void anAuthSentOnConnectIsReplayedSoAPasswordProtectedStandbyServesTheClient() throws IOException {
-        // Set after start: the fixture's own PING must get through while it waits for the server.
+        // Set after start: the fixture's own PING must get through while it waits for the
+        // server.
         RedisTestServer secured = closeLater(RedisTestServer.start());
         RedisTestServer securedStandby = closeLater(RedisTestServer.start());
         secured.command("CONFIG", "SET", "requirepass", "s3cret");
@@ -128,13 +139,12 @@ class RedisKeepAliveProxyTest {
 
         primary.kill();
 
-        assertThatThrownBy(client::readReply)
-                .isInstanceOf(RedisErrorReplyException.class)
-                .hasMessageContaining("RedisKeepAliveProxy lost its upstream connection before the reply; the command "
-                        + "may have run");
+        assertThatThrownBy(client::readReply).isInstanceOf(RedisErrorReplyException.class)
+            .hasMessageContaining(
+                    "RedisKeepAliveProxy lost its upstream connection before the reply; the command " + "may have run");
         primary.restart();
         await().ignoreExceptionsInstanceOf(RedisErrorReplyException.class)
-                .until(() -> "PONG".equals(client.command("PING")));
+            .until(() -> "PONG".equals(client.command("PING")));
         primary.command("RPUSH", "queue", "item");
         assertThat(primary.command("LLEN", "queue")).as("the BLPOP did not run again on the new server").isEqualTo(1L);
         assertThat(proxy.acceptedConnections()).isEqualTo(1);
@@ -147,12 +157,12 @@ class RedisKeepAliveProxyTest {
 
         primary.kill();
 
-        await().untilAsserted(() -> assertThatThrownBy(() -> client.command("PING"))
-                .isInstanceOf(RedisErrorReplyException.class)
-                .hasMessageContaining("RedisKeepAliveProxy cannot reach its upstream 127.0.0.1:" + primary.port()));
+        await().untilAsserted(
+                () -> assertThatThrownBy(() -> client.command("PING")).isInstanceOf(RedisErrorReplyException.class)
+                    .hasMessageContaining("RedisKeepAliveProxy cannot reach its upstream 127.0.0.1:" + primary.port()));
         primary.restart();
         await().ignoreExceptionsInstanceOf(RedisErrorReplyException.class)
-                .until(() -> "PONG".equals(client.command("PING")));
+            .until(() -> "PONG".equals(client.command("PING")));
         assertThat(proxy.acceptedConnections()).isEqualTo(1);
         assertThat(proxy.openConnections()).isEqualTo(1);
     }
@@ -165,7 +175,8 @@ class RedisKeepAliveProxyTest {
 
         proxy.switchUpstream(smaller);
 
-        // The replayed SELECT 5 failed there: carrying on in database 0 would be a silent lie.
+        // The replayed SELECT 5 failed there: carrying on in database 0 would be a silent
+        // lie.
         assertThatThrownBy(() -> client.command("PING")).isInstanceOfAny(EOFException.class, SocketException.class);
         assertThat(proxy.openConnections()).isZero();
     }
@@ -216,9 +227,11 @@ class RedisKeepAliveProxyTest {
 
     private static List<Object> recordDeactivations(RedisClient client) {
         List<Object> deactivations = new CopyOnWriteArrayList<>();
-        client.getResources().eventBus().get()
-                .filter(event -> event instanceof ConnectionDeactivatedEvent)
-                .subscribe(deactivations::add);
+        client.getResources()
+            .eventBus()
+            .get()
+            .filter(event -> event instanceof ConnectionDeactivatedEvent)
+            .subscribe(deactivations::add);
         return deactivations;
     }
 
@@ -230,4 +243,5 @@ class RedisKeepAliveProxyTest {
         closeables.add(closeable);
         return closeable;
     }
+
 }

@@ -32,7 +32,7 @@ class RedisServerExtensionTest {
         redis.server().set("replicated", "yes");
 
         await().atMost(Duration.ofSeconds(20))
-                .untilAsserted(() -> assertThat(redis.replica().get("replicated")).isEqualTo("yes"));
+            .untilAsserted(() -> assertThat(redis.replica().get("replicated")).isEqualTo("yes"));
     }
 
     @Nested
@@ -43,6 +43,7 @@ class RedisServerExtensionTest {
             assertThat(redis.server().isRunning()).isTrue();
             assertThat(redis.servers()).hasSize(2);
         }
+
     }
 
     @Test
@@ -99,7 +100,8 @@ class RedisServerExtensionTest {
                 assertThat(server.isPaused()).isFalse();
                 assertThat(server.dbSize()).isZero();
             });
-        } finally {
+        }
+        finally {
             extension.afterAll(cls);
         }
     }
@@ -108,22 +110,23 @@ class RedisServerExtensionTest {
     void accessorsOutsideTheLifecycleExplainWhy() {
         RedisServerExtension extension = new RedisServerExtension();
 
-        assertThatThrownBy(extension::redisUri)
-                .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("@RegisterExtension");
+        assertThatThrownBy(extension::redisUri).isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("@RegisterExtension");
         assertThat(List.of(extension)).hasSize(1);
     }
 
-    /** A stand-in for JUnit's context: the extension only needs the unique id to know who started it. */
+    /**
+     * A stand-in for JUnit's context: the extension only needs the unique id to know who
+     * started it.
+     */
     private static ExtensionContext context(String uniqueId) {
-        return (ExtensionContext) Proxy.newProxyInstance(
-                RedisServerExtensionTest.class.getClassLoader(),
-                new Class<?>[] {ExtensionContext.class},
-                (proxy, method, args) -> {
+        return (ExtensionContext) Proxy.newProxyInstance(RedisServerExtensionTest.class.getClassLoader(),
+                new Class<?>[] { ExtensionContext.class }, (proxy, method, args) -> {
                     if (method.getName().equals("getUniqueId")) {
                         return uniqueId;
                     }
                     throw new UnsupportedOperationException(method.getName());
                 });
     }
+
 }

@@ -6,7 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** A 3-master cluster with a replica per master, and a master failed over to its replica on purpose. */
+/**
+ * A 3-master cluster with a replica per master, and a master failed over to its replica
+ * on purpose.
+ */
 class RedisTestClusterFailoverTest {
 
     @RegisterExtension
@@ -23,8 +26,8 @@ class RedisTestClusterFailoverTest {
             assertThat(master.infoValue("replication", "role")).isEqualTo("master");
         }
         for (RedisTestServer node : redisCluster.nodes()) {
-            assertThat((String) node.command("CLUSTER", "INFO")).contains("cluster_state:ok",
-                    "cluster_known_nodes:6", "cluster_size:3");
+            assertThat((String) node.command("CLUSTER", "INFO")).contains("cluster_state:ok", "cluster_known_nodes:6",
+                    "cluster_size:3");
         }
     }
 
@@ -44,9 +47,10 @@ class RedisTestClusterFailoverTest {
         assertThat(redisCluster.replicasOf(after)).containsExactly(before);
         assertThat(after.get(key)).as("a manual failover loses no acknowledged write").isEqualTo("written-before");
         assertThatThrownBy(() -> before.get(key)).isInstanceOf(RedisErrorReplyException.class)
-                .hasMessage("MOVED " + redisCluster.slotOf(key) + " " + after.host() + ":" + after.port());
-        assertThat(redisCluster.keys("lock:*")).as("keys are found on masters only").containsEntry(key, after)
-                .hasSize(1);
+            .hasMessage("MOVED " + redisCluster.slotOf(key) + " " + after.host() + ":" + after.port());
+        assertThat(redisCluster.keys("lock:*")).as("keys are found on masters only")
+            .containsEntry(key, after)
+            .hasSize(1);
     }
 
     @Test
@@ -55,6 +59,7 @@ class RedisTestClusterFailoverTest {
         RedisTestServer replica = redisCluster.replicas().get(0);
 
         assertThatThrownBy(() -> redisCluster.failover(replica)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("is not a master");
+            .hasMessageContaining("is not a master");
     }
+
 }

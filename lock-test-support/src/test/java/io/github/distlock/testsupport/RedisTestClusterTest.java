@@ -9,7 +9,9 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** A 3-master Redis Cluster that forms, routes keys by slot and survives a node restart. */
+/**
+ * A 3-master Redis Cluster that forms, routes keys by slot and survives a node restart.
+ */
 class RedisTestClusterTest {
 
     @RegisterExtension
@@ -18,7 +20,8 @@ class RedisTestClusterTest {
     @Test
     void everyNodeSeesAHealthyClusterWithAllSlotsAssigned() {
         assertThat(cluster.nodes()).hasSize(3);
-        assertThat(cluster.hostAndPorts()).doesNotHaveDuplicates().noneMatch(hostAndPort -> hostAndPort.endsWith(":6379"));
+        assertThat(cluster.hostAndPorts()).doesNotHaveDuplicates()
+            .noneMatch(hostAndPort -> hostAndPort.endsWith(":6379"));
         for (RedisTestServer node : cluster.nodes()) {
             String info = (String) node.command("CLUSTER", "INFO");
             assertThat(info).contains("cluster_state:ok", "cluster_slots_assigned:16384", "cluster_known_nodes:3",
@@ -36,11 +39,10 @@ class RedisTestClusterTest {
         owner.set(key, "owner-a");
 
         assertThat(owner.get(key)).isEqualTo("owner-a");
-        assertThatThrownBy(() -> other.get(key))
-                .isInstanceOf(RedisErrorReplyException.class)
-                .hasMessage("MOVED " + redisCluster.slotOf(key) + " " + owner.host() + ":" + owner.port());
+        assertThatThrownBy(() -> other.get(key)).isInstanceOf(RedisErrorReplyException.class)
+            .hasMessage("MOVED " + redisCluster.slotOf(key) + " " + owner.host() + ":" + owner.port());
         assertThat(redisCluster.slotOf("lock:{order-1}:fence")).as("hash tags share a slot")
-                .isEqualTo(redisCluster.slotOf(key));
+            .isEqualTo(redisCluster.slotOf(key));
     }
 
     @Test
@@ -59,4 +61,5 @@ class RedisTestClusterTest {
         assertThat(List.of(node.port())).doesNotContain(6379);
         assertThat((String) node.command("CLUSTER", "INFO")).contains("cluster_slots_assigned:16384");
     }
+
 }

@@ -6,20 +6,21 @@ import static org.assertj.core.api.Assumptions.assumeThatCode;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Sentinel group on the Redis 6.2 that the fixtures fall back to when no {@code redis-server} is installed.
- * Sentinel 6.2 has no {@code SENTINEL DEBUG}, so its own ten-second INFO period applies and this test takes about
- * fifteen seconds; it is the only one that runs the group's 6.2 code path.
+ * The Sentinel group on the Redis 6.2 that the fixtures fall back to when no
+ * {@code redis-server} is installed. Sentinel 6.2 has no {@code SENTINEL DEBUG}, so its
+ * own ten-second INFO period applies and this test takes about fifteen seconds; it is the
+ * only one that runs the group's 6.2 code path.
  */
 class RedisTestSentinelGroupOnRedis62Test {
 
     @Test
     void failoverEndsWithTheOldMasterAsAReplicaOfTheNewOne() {
         assumeThatCode(RedisServerBinary::bundled).as("a bundled Redis 6.2 for this platform")
-                .doesNotThrowAnyException();
+            .doesNotThrowAnyException();
         try (RedisTestSentinelGroup group = RedisTestSentinelGroup.builder()
-                .binary(RedisServerBinary.bundled())
-                .masterName("orders")
-                .start()) {
+            .binary(RedisServerBinary.bundled())
+            .masterName("orders")
+            .start()) {
             RedisTestServer before = group.master();
             assertThat(before.infoValue("server", "redis_version")).startsWith("6.2.");
 
@@ -31,4 +32,5 @@ class RedisTestSentinelGroupOnRedis62Test {
             assertThat(before.infoValue("replication", "master_link_status")).isEqualTo("up");
         }
     }
+
 }

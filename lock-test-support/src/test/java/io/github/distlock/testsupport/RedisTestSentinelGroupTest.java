@@ -15,8 +15,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * A Sentinel group that forms, replicates, fails over on request and on a dead master, and can be reset between
- * tests. The tests share one group, so none assumes which node is the master.
+ * A Sentinel group that forms, replicates, fails over on request and on a dead master,
+ * and can be reset between tests. The tests share one group, so none assumes which node
+ * is the master.
  */
 class RedisTestSentinelGroupTest {
 
@@ -33,7 +34,7 @@ class RedisTestSentinelGroupTest {
         assertThat(group.sentinelHostAndPorts()).doesNotHaveDuplicates().noneMatch(a -> a.endsWith(":6379"));
         for (RedisTestServer node : group.sentinels()) {
             assertThat(node.command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"))
-                    .isEqualTo(List.of("127.0.0.1", Integer.toString(master.port())));
+                .isEqualTo(List.of("127.0.0.1", Integer.toString(master.port())));
             // Valkey 9 renamed the field.
             String modeField = node.serverKind() == ServerKind.VALKEY ? "server_mode" : "redis_mode";
             assertThat(node.infoValue("server", modeField)).isEqualTo("sentinel");
@@ -41,7 +42,7 @@ class RedisTestSentinelGroupTest {
         }
         assertThat(master.infoValue("replication", "role")).isEqualTo("master");
         assertThat(group.replicas().get(0).infoValue("replication", "master_port"))
-                .isEqualTo(Integer.toString(master.port()));
+            .isEqualTo(Integer.toString(master.port()));
         assertThat(group.masterHostAndPort()).isEqualTo("127.0.0.1:" + master.port());
     }
 
@@ -51,7 +52,7 @@ class RedisTestSentinelGroupTest {
 
         RedisTestServer replica = sentinel.group().replicas().get(0);
         await().atMost(Duration.ofSeconds(20))
-                .untilAsserted(() -> assertThat(replica.get("lock:{order-1}")).isEqualTo("token-a"));
+            .untilAsserted(() -> assertThat(replica.get("lock:{order-1}")).isEqualTo("token-a"));
     }
 
     @Test
@@ -68,7 +69,7 @@ class RedisTestSentinelGroupTest {
         assertThat(group.master()).isSameAs(replica);
         for (RedisTestServer node : group.sentinels()) {
             assertThat(node.command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"))
-                    .isEqualTo(List.of("127.0.0.1", Integer.toString(replica.port())));
+                .isEqualTo(List.of("127.0.0.1", Integer.toString(replica.port())));
         }
         assertThat(after.infoValue("replication", "role")).isEqualTo("master");
         assertThat(after.get("written-before")).isEqualTo("1");
@@ -88,7 +89,8 @@ class RedisTestSentinelGroupTest {
 
         assertThat(promoted).isSameAs(replica);
         assertThat(promoted.infoValue("replication", "role")).isEqualTo("master");
-        promoted.set("after-the-kill", "1"); // writable: the Sentinels sent REPLICAOF NO ONE
+        promoted.set("after-the-kill", "1"); // writable: the Sentinels sent REPLICAOF NO
+                                             // ONE
     }
 
     @Test
@@ -101,7 +103,7 @@ class RedisTestSentinelGroupTest {
 
         assertThat(node.command("SENTINEL", "MYID")).isEqualTo(id);
         assertThat(node.command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"))
-                    .isEqualTo(List.of("127.0.0.1", Integer.toString(group.master().port())));
+            .isEqualTo(List.of("127.0.0.1", Integer.toString(group.master().port())));
         group.awaitSettled(Duration.ofSeconds(10));
     }
 
@@ -110,10 +112,10 @@ class RedisTestSentinelGroupTest {
         RedisTestSentinelGroup group = sentinel.group();
         List<RedisTestServer> sentinels = group.sentinels();
         RedisURI uri = RedisURI.Builder.sentinel(sentinels.get(0).host(), sentinels.get(0).port(), group.masterName())
-                .withSentinel(sentinels.get(1).host(), sentinels.get(1).port())
-                .withSentinel(sentinels.get(2).host(), sentinels.get(2).port())
-                .withTimeout(Duration.ofSeconds(10))
-                .build();
+            .withSentinel(sentinels.get(1).host(), sentinels.get(1).port())
+            .withSentinel(sentinels.get(2).host(), sentinels.get(2).port())
+            .withTimeout(Duration.ofSeconds(10))
+            .build();
         RedisClient client = RedisClient.create(uri);
         try (StatefulRedisConnection<String, String> connection = client.connect()) {
             RedisCommands<String, String> redis = connection.sync();
@@ -123,12 +125,14 @@ class RedisTestSentinelGroupTest {
 
             RedisTestServer after = group.failover();
 
-            // The old master dropped this connection when it became a replica; Lettuce asked the Sentinels again.
+            // The old master dropped this connection when it became a replica; Lettuce
+            // asked the Sentinels again.
             assertThat(redis.set("lock:{order-2}", "token-a", SetArgs.Builder.nx().px(30_000))).isEqualTo("OK");
             assertThat(servingPort(redis)).isEqualTo(after.port()).isNotEqualTo(before.port());
             assertThat(after.get("lock:{order-2}")).isEqualTo("token-a");
             assertThat(redis.get("lock:{order-1}")).as("replicated before the failover").isEqualTo("token-a");
-        } finally {
+        }
+        finally {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }
     }
@@ -136,4 +140,5 @@ class RedisTestSentinelGroupTest {
     private static int servingPort(RedisCommands<String, String> redis) {
         return Integer.parseInt(RedisTestServer.parseInfoField(redis.info("server"), "tcp_port"));
     }
+
 }

@@ -22,7 +22,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** Fault injection and cleanup: pause, resume, kill, stop, restart, close, and the shutdown hook. */
+/**
+ * Fault injection and cleanup: pause, resume, kill, stop, restart, close, and the
+ * shutdown hook.
+ */
 class RedisTestServerLifecycleTest {
 
     private static final Duration SHORT = Duration.ofMillis(300);
@@ -46,9 +49,8 @@ class RedisTestServerLifecycleTest {
         assertThat(redis.isPaused()).isTrue();
         assertThat(redis.isRunning()).isTrue();
         assertThat(ProcessHandle.of(redis.pid())).get().matches(ProcessHandle::isAlive);
-        assertThatThrownBy(() -> redis.command(SHORT, "PING"))
-                .isInstanceOf(UncheckedIOException.class)
-                .hasCauseInstanceOf(SocketTimeoutException.class);
+        assertThatThrownBy(() -> redis.command(SHORT, "PING")).isInstanceOf(UncheckedIOException.class)
+            .hasCauseInstanceOf(SocketTimeoutException.class);
     }
 
     @Test
@@ -61,9 +63,11 @@ class RedisTestServerLifecycleTest {
             redis.resume();
 
             assertThat(redis.isPaused()).isFalse();
-            // The connection reads with the short timeout; a busy machine may take longer to answer after the resume.
+            // The connection reads with the short timeout; a busy machine may take longer
+            // to answer after the resume.
             Object queued = await().atMost(Duration.ofSeconds(20))
-                    .ignoreExceptionsInstanceOf(SocketTimeoutException.class).until(open::readReply, reply -> true);
+                .ignoreExceptionsInstanceOf(SocketTimeoutException.class)
+                .until(open::readReply, reply -> true);
             assertThat(queued).as("the connection stayed open through the pause").isEqualTo("OK");
             assertThat(redis.ping()).isEqualTo("PONG");
             assertThat(redis.get("written-while-paused")).isEqualTo("yes");
@@ -79,9 +83,8 @@ class RedisTestServerLifecycleTest {
             assertThat(redis.isRunning()).isFalse();
             assertThat(ProcessHandle.of(pid)).isEmpty();
             assertThatThrownBy(() -> open.command("PING")).isInstanceOf(IOException.class);
-            assertThatThrownBy(redis::ping)
-                    .isInstanceOf(UncheckedIOException.class)
-                    .hasCauseInstanceOf(ConnectException.class);
+            assertThatThrownBy(redis::ping).isInstanceOf(UncheckedIOException.class)
+                .hasCauseInstanceOf(ConnectException.class);
         }
     }
 
@@ -125,7 +128,8 @@ class RedisTestServerLifecycleTest {
 
     @Test
     void restartStartsEmptyEvenWhenASnapshotWasLeftInTheDirectory() {
-        // A replica's full sync leaves such a dump.rdb behind; SAVE is the direct way to write one.
+        // A replica's full sync leaves such a dump.rdb behind; SAVE is the direct way to
+        // write one.
         redis.set("lock:order-1", "owner-a");
         redis.command("SAVE");
 
@@ -180,9 +184,7 @@ class RedisTestServerLifecycleTest {
 
     @Test
     void shutdownHookKillsServersThatWereNeverClosed() throws Exception {
-        Process jvm = new ProcessBuilder(javaCommand(ForgottenServerMain.class))
-                .redirectErrorStream(true)
-                .start();
+        Process jvm = new ProcessBuilder(javaCommand(ForgottenServerMain.class)).redirectErrorStream(true).start();
         List<String> output = new ArrayList<>();
         try (BufferedReader reader = new BufferedReader(
                 new InputStreamReader(jvm.getInputStream(), StandardCharsets.UTF_8))) {
@@ -191,20 +193,22 @@ class RedisTestServerLifecycleTest {
         assertThat(jvm.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(jvm.exitValue()).as("child JVM output: %s", output).isZero();
         long pid = output.stream()
-                .filter(line -> line.startsWith(ForgottenServerMain.PID_PREFIX))
-                .map(line -> Long.parseLong(line.substring(ForgottenServerMain.PID_PREFIX.length())))
-                .findFirst()
-                .orElseThrow(() -> new AssertionError("no pid printed: " + output));
+            .filter(line -> line.startsWith(ForgottenServerMain.PID_PREFIX))
+            .map(line -> Long.parseLong(line.substring(ForgottenServerMain.PID_PREFIX.length())))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no pid printed: " + output));
 
         await().atMost(Duration.ofSeconds(20))
-                .until(() -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), alive -> !alive);
+            .until(() -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), alive -> !alive);
         assertThat(ProcessHandle.of(pid).filter(ProcessHandle::isAlive)).isEqualTo(Optional.empty());
     }
 
     private static List<String> javaCommand(Class<?> mainClass) {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        // Surefire may run tests from a manifest-only jar; its manifest Class-Path makes that jar work as -cp too.
+        // Surefire may run tests from a manifest-only jar; its manifest Class-Path makes
+        // that jar work as -cp too.
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         return List.of(java, "-cp", classPath, mainClass.getName());
     }
+
 }

@@ -13,7 +13,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** What a started server offers: port, configuration, and the admin commands tests rely on. */
+/**
+ * What a started server offers: port, configuration, and the admin commands tests rely
+ * on.
+ */
 class RedisTestServerTest {
 
     private static RedisTestServer redis;
@@ -72,13 +75,14 @@ class RedisTestServerTest {
     void errorRepliesAreThrownWithTheirErrorCode() {
         redis.command("RPUSH", "list", "a");
 
-        assertThatThrownBy(() -> redis.get("list"))
-                .isInstanceOf(RedisErrorReplyException.class)
-                .hasMessageStartingWith("WRONGTYPE")
-                .extracting(e -> ((RedisErrorReplyException) e).errorCode()).isEqualTo("WRONGTYPE");
+        assertThatThrownBy(() -> redis.get("list")).isInstanceOf(RedisErrorReplyException.class)
+            .hasMessageStartingWith("WRONGTYPE")
+            .extracting(e -> ((RedisErrorReplyException) e).errorCode())
+            .isEqualTo("WRONGTYPE");
         assertThatThrownBy(() -> redis.command("EVALSHA", "0000000000000000000000000000000000000000", "0"))
-                .isInstanceOf(RedisErrorReplyException.class)
-                .extracting(e -> ((RedisErrorReplyException) e).errorCode()).isEqualTo("NOSCRIPT");
+            .isInstanceOf(RedisErrorReplyException.class)
+            .extracting(e -> ((RedisErrorReplyException) e).errorCode())
+            .isEqualTo("NOSCRIPT");
     }
 
     @Test
@@ -89,9 +93,9 @@ class RedisTestServerTest {
             assertThat(locked.get("k")).isEqualTo("v");
             try (RespConnection stranger = RespConnection.open(locked.host(), locked.port(), Duration.ofSeconds(5))) {
                 assertThatThrownBy(() -> stranger.command("GET", "k")).isInstanceOf(RedisErrorReplyException.class)
-                        .hasMessageStartingWith("NOAUTH");
+                    .hasMessageStartingWith("NOAUTH");
                 assertThatThrownBy(() -> stranger.command("AUTH", "wrong")).isInstanceOf(RedisErrorReplyException.class)
-                        .hasMessageStartingWith("WRONGPASS");
+                    .hasMessageStartingWith("WRONGPASS");
             }
         }
         assertThatThrownBy(() -> RedisTestServer.builder().password(" ")).isInstanceOf(IllegalArgumentException.class);
@@ -150,19 +154,22 @@ class RedisTestServerTest {
     @Test
     void extraArgumentsReachTheServerConfiguration() {
         try (RedisTestServer configured = RedisTestServer.builder()
-                .args("--maxmemory", "12mb", "--notify-keyspace-events", "Ex")
-                .start()) {
+            .args("--maxmemory", "12mb", "--notify-keyspace-events", "Ex")
+            .start()) {
             assertThat(configured.command("CONFIG", "GET", "maxmemory")).isEqualTo(List.of("maxmemory", "12582912"));
-            assertThat(configured.command("CONFIG", "GET", "notify-keyspace-events"))
-                    .asList().element(1).asString().contains("x").contains("E");
+            assertThat(configured.command("CONFIG", "GET", "notify-keyspace-events")).asList()
+                .element(1)
+                .asString()
+                .contains("x")
+                .contains("E");
         }
     }
 
     @Test
     void optionsOwnedByTheFixtureAreRejected() {
         assertThatThrownBy(() -> RedisTestServer.builder().args("--port", "6379"))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("--port");
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("--port");
     }
 
     @Test
@@ -170,9 +177,9 @@ class RedisTestServerTest {
         int liveBefore = LiveRedisProcesses.count();
 
         assertThatThrownBy(() -> RedisTestServer.builder().args("--no-such-directive", "1").start())
-                .isInstanceOf(RedisStartupException.class)
-                .hasMessageContaining("exited with code")
-                .hasMessageContaining("no-such-directive");
+            .isInstanceOf(RedisStartupException.class)
+            .hasMessageContaining("exited with code")
+            .hasMessageContaining("no-such-directive");
         assertThat(LiveRedisProcesses.count()).isEqualTo(liveBefore);
     }
 
@@ -193,4 +200,5 @@ class RedisTestServerTest {
         assertThat(RedisServerBinary.resolve()).isRegularFile().isExecutable();
         assertThat(RedisServerBinary.resolve()).isSameAs(RedisServerBinary.resolve());
     }
+
 }

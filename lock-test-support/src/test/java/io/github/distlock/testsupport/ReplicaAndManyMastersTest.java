@@ -9,13 +9,16 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
-/** Topologies beyond a single node: a replica of a master, and independent masters for Redlock. */
+/**
+ * Topologies beyond a single node: a replica of a master, and independent masters for
+ * Redlock.
+ */
 class ReplicaAndManyMastersTest {
 
     @Test
     void replicaFollowsTheMasterAndRejectsWrites() {
         try (RedisTestServer master = RedisTestServer.start();
-             RedisTestServer replica = RedisTestServer.startReplicaOf(master)) {
+                RedisTestServer replica = RedisTestServer.startReplicaOf(master)) {
 
             assertThat(replica.port()).isNotEqualTo(master.port());
             assertThat(replica.infoValue("replication", "role")).isEqualTo("slave");
@@ -24,28 +27,28 @@ class ReplicaAndManyMastersTest {
 
             master.set("lock:order-1", "owner-a");
 
-            await().atMost(Duration.ofSeconds(20)).untilAsserted(
-                    () -> assertThat(replica.get("lock:order-1")).isEqualTo("owner-a"));
-            assertThatThrownBy(() -> replica.set("k", "v"))
-                    .isInstanceOf(RedisErrorReplyException.class)
-                    .hasMessageStartingWith("READONLY");
+            await().atMost(Duration.ofSeconds(20))
+                .untilAsserted(() -> assertThat(replica.get("lock:order-1")).isEqualTo("owner-a"));
+            assertThatThrownBy(() -> replica.set("k", "v")).isInstanceOf(RedisErrorReplyException.class)
+                .hasMessageStartingWith("READONLY");
         }
     }
 
     @Test
     void replicaLinkComesBackAfterTheMasterRestarts() {
         try (RedisTestServer master = RedisTestServer.start();
-             RedisTestServer replica = RedisTestServer.startReplicaOf(master)) {
+                RedisTestServer replica = RedisTestServer.startReplicaOf(master)) {
             master.kill();
-            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(
-                    replica.infoValue("replication", "master_link_status")).isEqualTo("down"));
+            await().atMost(Duration.ofSeconds(20))
+                .untilAsserted(
+                        () -> assertThat(replica.infoValue("replication", "master_link_status")).isEqualTo("down"));
 
             master.restart();
             replica.awaitMasterLinkUp(Duration.ofSeconds(10));
             master.set("after-restart", "1");
 
-            await().atMost(Duration.ofSeconds(20)).untilAsserted(
-                    () -> assertThat(replica.get("after-restart")).isEqualTo("1"));
+            await().atMost(Duration.ofSeconds(20))
+                .untilAsserted(() -> assertThat(replica.get("after-restart")).isEqualTo("1"));
         }
     }
 
@@ -62,7 +65,8 @@ class ReplicaAndManyMastersTest {
             assertThat(masters.get(1).get("lock:order-1")).isNull();
             assertThat(masters.get(2).dbSize()).isZero();
             assertThat(masters).allSatisfy(m -> assertThat(m.infoValue("replication", "role")).isEqualTo("master"));
-        } finally {
+        }
+        finally {
             masters.forEach(RedisTestServer::close);
         }
     }
@@ -71,4 +75,5 @@ class ReplicaAndManyMastersTest {
     void startManyRejectsANonPositiveCount() {
         assertThatThrownBy(() -> RedisTestServer.startMany(0)).isInstanceOf(IllegalArgumentException.class);
     }
+
 }

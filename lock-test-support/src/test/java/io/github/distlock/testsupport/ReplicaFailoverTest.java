@@ -10,10 +10,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** A failover without Sentinel that loses a write the master acknowledged, step by step. */
+/**
+ * A failover without Sentinel that loses a write the master acknowledged, step by step.
+ */
 class ReplicaFailoverTest {
 
     private RedisTestServer master;
+
     private RedisTestServer replica;
 
     @BeforeEach
@@ -97,9 +100,9 @@ class ReplicaFailoverTest {
     @Test
     void ofRejectsAServerThatIsNotAReplicaOfTheMaster() {
         try (RedisTestServer stranger = RedisTestServer.start()) {
-            assertThatThrownBy(() -> ReplicaFailover.of(master, stranger))
-                    .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("is not a replica of");
+            assertThatThrownBy(() -> ReplicaFailover.of(master, stranger)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("is not a replica of");
         }
     }
+
 }

@@ -11,29 +11,24 @@ import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.DecoderException;
 import org.junit.jupiter.api.Test;
 
-/** Frame boundaries of RESP2 and RESP3 values, however the stream is cut, without a server. */
+/**
+ * Frame boundaries of RESP2 and RESP3 values, however the stream is cut, without a
+ * server.
+ */
 class RespFrameScannerTest {
 
-    /** One value of every RESP2 and RESP3 type, nested ones included. */
-    private static final List<String> VALUES = List.of(
-            "+OK\r\n",
-            "-ERR wrong\r\n",
-            ":42\r\n",
-            "$5\r\nhe\r\nl\r\n",            // a bulk string may contain CRLF
-            "$-1\r\n",
-            "*2\r\n$1\r\na\r\n*-1\r\n",
-            "*-1\r\n",
-            "_\r\n",
-            ",3.14\r\n",
-            "#t\r\n",
-            "!21\r\nSYNTAX invalid syntax\r\n",
-            "=15\r\ntxt:Some string\r\n",
-            "(3492890328409238509324850943850943825024385\r\n",
-            "%2\r\n+first\r\n:1\r\n+second\r\n*1\r\n#f\r\n",
-            "~3\r\n+orange\r\n+apple\r\n_\r\n",
-            ">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n",
+    /**
+     * One value of every RESP2 and RESP3 type, nested ones included; a bulk string may
+     * contain CRLF.
+     */
+    private static final List<String> VALUES = List.of("+OK\r\n", "-ERR wrong\r\n", ":42\r\n", "$5\r\nhe\r\nl\r\n",
+            "$-1\r\n", "*2\r\n$1\r\na\r\n*-1\r\n", "*-1\r\n", "_\r\n", ",3.14\r\n", "#t\r\n",
+            "!21\r\nSYNTAX invalid syntax\r\n", "=15\r\ntxt:Some string\r\n",
+            "(3492890328409238509324850943850943825024385\r\n", "%2\r\n+first\r\n:1\r\n+second\r\n*1\r\n#f\r\n",
+            "~3\r\n+orange\r\n+apple\r\n_\r\n", ">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n",
             "|1\r\n+key-popularity\r\n%1\r\n$1\r\na\r\n,0.1923\r\n*1\r\n:2039123\r\n",
-            "*2\r\n|1\r\n+ttl\r\n:3600\r\n$1\r\nv\r\n:7\r\n"); // an attribute on a nested value
+            "*2\r\n|1\r\n+ttl\r\n:3600\r\n$1\r\nv\r\n:7\r\n"); // an attribute on a nested
+                                                               // value
 
     @Test
     void everyResp2AndResp3ValueIsOneFrameAndNoProperPrefixIsComplete() {
@@ -41,7 +36,8 @@ class RespFrameScannerTest {
             byte[] bytes = value.getBytes(StandardCharsets.US_ASCII);
             for (int cut = 0; cut < bytes.length; cut++) {
                 assertThat(RespFrameScanner.endOfValue(Unpooled.wrappedBuffer(bytes, 0, cut), 0))
-                        .as("first %d bytes of %s", cut, value.replace("\r\n", "\\r\\n")).isEqualTo(-1);
+                    .as("first %d bytes of %s", cut, value.replace("\r\n", "\\r\\n"))
+                    .isEqualTo(-1);
             }
             assertThat(RespFrameScanner.endOfValue(Unpooled.wrappedBuffer(bytes), 0)).as(value).isEqualTo(bytes.length);
         }
@@ -93,14 +89,18 @@ class RespFrameScannerTest {
     @Test
     void bytesThatAreNotRespAreRejectedInsteadOfForwardedOutOfStep() {
         assertThatThrownBy(() -> RespFrameScanner.endOfValue(ascii("hello\r\n"), 0))
-                .isInstanceOf(DecoderException.class).hasMessageContaining("type byte");
+            .isInstanceOf(DecoderException.class)
+            .hasMessageContaining("type byte");
         assertThatThrownBy(() -> RespFrameScanner.endOfValue(ascii("$?\r\n;4\r\nHell\r\n;0\r\n"), 0))
-                .isInstanceOf(DecoderException.class).hasMessageContaining("streamed");
+            .isInstanceOf(DecoderException.class)
+            .hasMessageContaining("streamed");
         assertThatThrownBy(() -> RespFrameScanner.endOfValue(ascii("$2\r\nabXY"), 0))
-                .isInstanceOf(DecoderException.class).hasMessageContaining("CRLF");
+            .isInstanceOf(DecoderException.class)
+            .hasMessageContaining("CRLF");
     }
 
     private static ByteBuf ascii(String text) {
         return Unpooled.copiedBuffer(text, StandardCharsets.US_ASCII);
     }
+
 }

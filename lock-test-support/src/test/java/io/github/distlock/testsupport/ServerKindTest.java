@@ -8,8 +8,9 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /**
- * Which server a run uses ({@code distlock.test.server}), and how a server is named from its {@code INFO server}:
- * Valkey by {@code valkey_version}, never by the {@code redis_version:7.2.4} it reports for compatibility.
+ * Which server a run uses ({@code distlock.test.server}), and how a server is named from
+ * its {@code INFO server}: Valkey by {@code valkey_version}, never by the
+ * {@code redis_version:7.2.4} it reports for compatibility.
  */
 class ServerKindTest {
 
@@ -38,9 +39,9 @@ class ServerKindTest {
     @Test
     void anUnknownServerIsRefusedNamingThePropertyAndTheChoices() {
         assertThatThrownBy(() -> withServerProperty("keydb", RedisServerBinary::server))
-                .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("system property distlock.test.server is 'keydb'")
-                .hasMessageContaining("'redis' or 'valkey'");
+            .isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("system property distlock.test.server is 'keydb'")
+            .hasMessageContaining("'redis' or 'valkey'");
     }
 
     @Test
@@ -54,12 +55,15 @@ class ServerKindTest {
         System.setProperty(RedisServerBinary.SERVER_PROPERTY, value);
         try {
             return action.get();
-        } finally {
+        }
+        finally {
             if (before == null) {
                 System.clearProperty(RedisServerBinary.SERVER_PROPERTY);
-            } else {
+            }
+            else {
                 System.setProperty(RedisServerBinary.SERVER_PROPERTY, before);
             }
         }
     }
+
 }

@@ -6,7 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** Moving a hash slot between masters, in one go or left half-way, and finding keys on every master. */
+/**
+ * Moving a hash slot between masters, in one go or left half-way, and finding keys on
+ * every master.
+ */
 class SlotMigrationTest {
 
     @RegisterExtension
@@ -28,7 +31,7 @@ class SlotMigrationTest {
         assertThat(to.get(key)).isEqualTo("v");
         assertThat(to.pttl(key)).isBetween(1L, 60_000L);
         assertThatThrownBy(() -> from.get(key)).isInstanceOf(RedisErrorReplyException.class)
-                .hasMessage("MOVED " + slot + " " + to.host() + ":" + to.port());
+            .hasMessage("MOVED " + slot + " " + to.host() + ":" + to.port());
         for (RedisTestServer node : redisCluster.nodes()) {
             assertThat((String) node.command("CLUSTER", "INFO")).contains("cluster_slots_assigned:16384");
         }
@@ -51,9 +54,9 @@ class SlotMigrationTest {
             assertThatThrownBy(() -> from.get(moved)).hasMessageStartingWith("ASK " + slot);
             try (RespConnection connection = to.openConnection()) {
                 connection.command("ASKING");
-                assertThatThrownBy(() -> connection.command("MGET", moved, missing))
-                        .hasMessageStartingWith("TRYAGAIN");
-            } catch (java.io.IOException e) {
+                assertThatThrownBy(() -> connection.command("MGET", moved, missing)).hasMessageStartingWith("TRYAGAIN");
+            }
+            catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException(e);
             }
             assertThat(to.errorReplies("TRYAGAIN")).isEqualTo(refusedBefore + 1);
@@ -62,4 +65,5 @@ class SlotMigrationTest {
         assertThat(redisCluster.nodeForSlot(slot)).isSameAs(to);
         assertThat(to.get(moved)).isEqualTo("1");
     }
+
 }

@@ -12,7 +12,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** A TLS-only server from generated certificates, reached by the fixture over verified TLS. */
+/**
+ * A TLS-only server from generated certificates, reached by the fixture over verified
+ * TLS.
+ */
 class TlsServerTest {
 
     private static TlsCertificates certificates;
@@ -40,7 +43,7 @@ class TlsServerTest {
             assertThat(redis.get("k")).isEqualTo("v");
             assertThat(((List<?>) redis.command("CONFIG", "GET", "port")).get(1)).isEqualTo("0");
             assertThat(((List<?>) redis.command("CONFIG", "GET", "tls-port")).get(1))
-                    .isEqualTo(Integer.toString(redis.port()));
+                .isEqualTo(Integer.toString(redis.port()));
             assertThatThrownBy(() -> {
                 try (RespConnection plain = RespConnection.open(redis.host(), redis.port(), Duration.ofSeconds(1))) {
                     plain.command("PING");
@@ -52,6 +55,8 @@ class TlsServerTest {
     @Test
     void tlsIsForStandaloneMastersOnly() {
         assertThatThrownBy(() -> RedisTestServer.builder().tls(certificates).clusterEnabled().start())
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("clusterEnabled()");
+            .isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("clusterEnabled()");
     }
+
 }

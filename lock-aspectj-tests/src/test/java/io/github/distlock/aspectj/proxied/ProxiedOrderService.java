@@ -4,12 +4,14 @@ import io.github.distlock.DistributedLock;
 import io.github.distlock.aspectj.Gate;
 
 /**
- * A service whose locked methods a Spring proxy cannot guard: one is reached through {@code this}, one is final.
- * Its package is not woven: the proxy-mode contrast to the woven twin.
- * A call that cannot have its lock at once fails with {@code LockTimeoutException}.
+ * A service whose locked methods a Spring proxy cannot guard: one is reached through
+ * {@code this}, one is final. Its package is not woven: the proxy-mode contrast to the
+ * woven twin. A call that cannot have its lock at once fails with
+ * {@code LockTimeoutException}.
  *
- * <p>The gate is static: in proxy mode a final method runs on the CGLIB proxy instance itself, whose fields were
- * never initialised.
+ * <p>
+ * The gate is static: in proxy mode a final method runs on the CGLIB proxy instance
+ * itself, whose fields were never initialised.
  */
 public class ProxiedOrderService {
 
@@ -31,4 +33,5 @@ public class ProxiedOrderService {
         gate.pass();
         return true;
     }
+
 }

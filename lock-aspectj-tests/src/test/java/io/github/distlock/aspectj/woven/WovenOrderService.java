@@ -5,12 +5,14 @@ import io.github.distlock.DistributedLock.FailureAction;
 import io.github.distlock.aspectj.Gate;
 
 /**
- * A service whose locked methods a Spring proxy cannot guard: one is reached through {@code this}, one is final.
- * Its package is woven by the agent (META-INF/aop.xml), so AspectJ locks them.
- * A call that cannot have its lock at once fails with {@code LockTimeoutException}.
+ * A service whose locked methods a Spring proxy cannot guard: one is reached through
+ * {@code this}, one is final. Its package is woven by the agent (META-INF/aop.xml), so
+ * AspectJ locks them. A call that cannot have its lock at once fails with
+ * {@code LockTimeoutException}.
  *
- * <p>The gate is static: in proxy mode a final method runs on the CGLIB proxy instance itself, whose fields were
- * never initialised.
+ * <p>
+ * The gate is static: in proxy mode a final method runs on the CGLIB proxy instance
+ * itself, whose fields were never initialised.
  */
 public class WovenOrderService {
 
@@ -33,7 +35,10 @@ public class WovenOrderService {
         return true;
     }
 
-    /** Calls a private locked method, which AspectJ reaches but the starter refuses to lock silently. */
+    /**
+     * Calls a private locked method, which AspectJ reaches but the starter refuses to
+     * lock silently.
+     */
     public boolean audit(String id) {
         return hidden(id);
     }
@@ -44,10 +49,14 @@ public class WovenOrderService {
         return true;
     }
 
-    /** Skips when another owner holds the lock; what it does when Redis is down is left to the configuration. */
+    /**
+     * Skips when another owner holds the lock; what it does when Redis is down is left to
+     * the configuration.
+     */
     @DistributedLock(key = "'report'", waitTime = "0s", onBusy = FailureAction.SKIP)
     public final String report() {
         gate.pass();
         return "ran";
     }
+
 }

@@ -9,8 +9,8 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties.Cli
 import org.springframework.integration.redis.util.RedisLockRegistry.RedisLockType;
 
 /**
- * The implementations compared, and how to open one client of each. The enum constant names are
- * what the command line, the JMH {@code @Param} and the JSON results use.
+ * The implementations compared, and how to open one client of each. The enum constant
+ * names are what the command line, the JMH {@code @Param} and the JSON results use.
  */
 public enum Implementation {
 
@@ -28,9 +28,11 @@ public enum Implementation {
     },
 
     /**
-     * Ours through {@code LockService} on Jedis ({@code spring.data.redis.client-type=jedis}, pooled; see
-     * {@link OurApplication#JEDIS_POOL_SIZE}): the auto-configuration then picks the Spring Data backend
-     * instead of the native Lettuce one. Ours, so never a peer; not part of the watchdog scenario.
+     * Ours through {@code LockService} on Jedis
+     * ({@code spring.data.redis.client-type=jedis}, pooled; see
+     * {@link OurApplication#JEDIS_POOL_SIZE}): the auto-configuration then picks the
+     * Spring Data backend instead of the native Lettuce one. Ours, so never a peer; not
+     * part of the watchdog scenario.
      */
     OURS_SERVICE_JEDIS("ours: LockService, Jedis", Role.OURS, false) {
         @Override
@@ -48,11 +50,12 @@ public enum Implementation {
     },
 
     /**
-     * {@link #OURS_SERVICE} in an application with Micrometer, wired by Boot's own Actuator auto-configuration: a
-     * {@code SimpleMeterRegistry}, and Boot's {@code ObservationRegistry} whose only handler is its
-     * {@code DefaultMeterObservationHandler}, so every lock is timed (timers, long-task timers) and counted, by
-     * whichever listeners our auto-configuration picks for that application. Its ratio to {@link #OURS_SERVICE}
-     * is the cost of the instrumentation.
+     * {@link #OURS_SERVICE} in an application with Micrometer, wired by Boot's own
+     * Actuator auto-configuration: a {@code SimpleMeterRegistry}, and Boot's
+     * {@code ObservationRegistry} whose only handler is its
+     * {@code DefaultMeterObservationHandler}, so every lock is timed (timers, long-task
+     * timers) and counted, by whichever listeners our auto-configuration picks for that
+     * application. Its ratio to {@link #OURS_SERVICE} is the cost of the instrumentation.
      */
     OURS_SERVICE_MICROMETER("ours: LockService + Micrometer", Role.OURS, false) {
         @Override
@@ -101,8 +104,8 @@ public enum Implementation {
     },
 
     /**
-     * Spring Integration {@code RedisLockRegistry}, {@code SPIN_LOCK}. Renewal works the same in
-     * both modes, so the watchdog scenario measures only {@link #SI_PUB_SUB}.
+     * Spring Integration {@code RedisLockRegistry}, {@code SPIN_LOCK}. Renewal works the
+     * same in both modes, so the watchdog scenario measures only {@link #SI_PUB_SUB}.
      */
     SI_SPIN("Spring Integration SPIN_LOCK", Role.PEER, false) {
         @Override
@@ -120,9 +123,10 @@ public enum Implementation {
     },
 
     /**
-     * Ours through {@code LockService} as a Redlock over {@link #REDLOCK_NODES} independent masters,
-     * configured only through {@code distributed-lock.redlock.*} properties (see
-     * {@link OurApplication}). Measured only by the Redlock part of the suite.
+     * Ours through {@code LockService} as a Redlock over {@link #REDLOCK_NODES}
+     * independent masters, configured only through {@code distributed-lock.redlock.*}
+     * properties (see {@link OurApplication}). Measured only by the Redlock part of the
+     * suite.
      */
     OURS_REDLOCK("ours: Redlock, 5 nodes", Role.OURS, false, Implementation.REDLOCK_NODES) {
         @Override
@@ -132,9 +136,9 @@ public enum Implementation {
     },
 
     /**
-     * Redisson's {@code RedissonRedLock} (marked {@code @Deprecated} in the Redisson 4.7 we measure) over
-     * one {@code RLock} per node, each node on a client of its own, with Redisson's defaults. Measured
-     * only by the Redlock part of the suite.
+     * Redisson's {@code RedissonRedLock} (marked {@code @Deprecated} in the Redisson 4.7
+     * we measure) over one {@code RLock} per node, each node on a client of its own, with
+     * Redisson's defaults. Measured only by the Redlock part of the suite.
      */
     REDISSON_REDLOCK("Redisson RedLock, 5 nodes", Role.PEER, false, Implementation.REDLOCK_NODES) {
         @Override
@@ -144,10 +148,11 @@ public enum Implementation {
     },
 
     /**
-     * The Redlock floor: raw Lettuce, {@code SET NX PX} and a compare-and-delete sent to every node at once,
-     * each done at the third of five answers ({@link LettuceRedlockFloorAdapter}). What waiting for a majority
-     * of {@link #REDLOCK_NODES} nodes costs on this machine, whatever the library. Measured only by the
-     * Redlock part of the suite.
+     * The Redlock floor: raw Lettuce, {@code SET NX PX} and a compare-and-delete sent to
+     * every node at once, each done at the third of five answers
+     * ({@link LettuceRedlockFloorAdapter}). What waiting for a majority of
+     * {@link #REDLOCK_NODES} nodes costs on this machine, whatever the library. Measured
+     * only by the Redlock part of the suite.
      */
     REDLOCK_FLOOR("Redlock floor: Lettuce SET NX PX to 5 nodes, majority", Role.FLOOR, false,
             Implementation.REDLOCK_NODES) {
@@ -162,17 +167,22 @@ public enum Implementation {
 
     /** What an implementation is compared as. */
     public enum Role {
+
         /** This project. */
         OURS,
         /** A library users would pick instead; the "best peer" is the best of these. */
         PEER,
         /** The lower bound on cost, not a usable lock. */
         FLOOR
+
     }
 
     private final String label;
+
     private final Role role;
+
     private final boolean renewsLeases;
+
     private final int nodes;
 
     Implementation(String label, Role role, boolean renewsLeases) {
@@ -188,7 +198,6 @@ public enum Implementation {
 
     /**
      * Opens one client, with its own connection(s).
-     *
      * @param target the Redis and the wait time
      * @return a new adapter; close it when done
      */
@@ -196,7 +205,6 @@ public enum Implementation {
 
     /**
      * Opens one client that holds many leases with renewal on.
-     *
      * @param target the Redis
      * @param ttl the lease length
      * @return a new holder; close it when done
@@ -206,12 +214,18 @@ public enum Implementation {
         throw new UnsupportedOperationException(label + " is not part of the watchdog scenario");
     }
 
-    /** How many independent redis-servers it runs against: 1, or {@link #REDLOCK_NODES} for a Redlock. */
+    /**
+     * How many independent redis-servers it runs against: 1, or {@link #REDLOCK_NODES}
+     * for a Redlock.
+     */
     public int nodes() {
         return nodes;
     }
 
-    /** Whether it locks over several independent masters, and so belongs to the Redlock part of the suite. */
+    /**
+     * Whether it locks over several independent masters, and so belongs to the Redlock
+     * part of the suite.
+     */
     public boolean isRedlock() {
         return nodes > 1;
     }
@@ -255,9 +269,9 @@ public enum Implementation {
     }
 
     /**
-     * Parses a comma-separated list of constant names, case-insensitive; {@code all} or blank means
-     * every implementation on one Redis ({@link #singleNode()}); the Redlock ones run only when named.
-     *
+     * Parses a comma-separated list of constant names, case-insensitive; {@code all} or
+     * blank means every implementation on one Redis ({@link #singleNode()}); the Redlock
+     * ones run only when named.
      * @param csv e.g. {@code "OURS_SERVICE,REDISSON_RLOCK"}
      * @return the implementations in declaration order of the list
      */
@@ -266,9 +280,10 @@ public enum Implementation {
             return singleNode();
         }
         return Arrays.stream(csv.split(","))
-                .map(String::trim)
-                .filter(name -> !name.isEmpty())
-                .map(name -> valueOf(name.toUpperCase(Locale.ROOT)))
-                .toList();
+            .map(String::trim)
+            .filter(name -> !name.isEmpty())
+            .map(name -> valueOf(name.toUpperCase(Locale.ROOT)))
+            .toList();
     }
+
 }

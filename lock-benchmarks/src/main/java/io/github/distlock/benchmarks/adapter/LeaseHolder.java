@@ -1,18 +1,19 @@
 package io.github.distlock.benchmarks.adapter;
 
 /**
- * A client that takes locks and keeps them for as long as the caller likes, renewing each lease in
- * the background; used to measure what renewal costs with thousands of locks held at once.
+ * A client that takes locks and keeps them for as long as the caller likes, renewing each
+ * lease in the background; used to measure what renewal costs with thousands of locks
+ * held at once.
  *
- * <p>Hold and release each lease on the same thread: Redisson and Spring Integration tie a lock to
- * the thread that took it.
+ * <p>
+ * Hold and release each lease on the same thread: Redisson and Spring Integration tie a
+ * lock to the thread that took it.
  */
 public interface LeaseHolder extends AutoCloseable {
 
     /**
-     * Acquires {@code key} without waiting, with the lease length the holder was opened with and
-     * renewal on.
-     *
+     * Acquires {@code key} without waiting, with the lease length the holder was opened
+     * with and renewal on.
      * @param key a key no one else holds
      * @return the held lease
      * @throws LockNotAcquiredException if the key was taken
@@ -28,10 +29,11 @@ public interface LeaseHolder extends AutoCloseable {
 
         /**
          * Releases the lock.
-         *
-         * @return {@code true} if it was still ours, {@code false} if it had expired or been lost,
-         *         which means renewal did not keep it alive
+         * @return {@code true} if it was still ours, {@code false} if it had expired or
+         * been lost, which means renewal did not keep it alive
          */
         boolean release();
+
     }
+
 }

@@ -13,26 +13,35 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 
 /**
- * The floor: the least a safe single-Redis lock can do, with raw Lettuce on one shared connection.
- * {@code SET key token NX PX ttl} to acquire and an {@code EVALSHA} compare-and-delete to release,
- * two round trips, with a fresh 128-bit random token per acquisition. No watchdog, no fencing
- * token, no pub/sub.
+ * The floor: the least a safe single-Redis lock can do, with raw Lettuce on one shared
+ * connection. {@code SET key token NX PX ttl} to acquire and an {@code EVALSHA}
+ * compare-and-delete to release, two round trips, with a fresh 128-bit random token per
+ * acquisition. No watchdog, no fencing token, no pub/sub.
  *
- * <p>It has no wait strategy of its own; under contention it retries every millisecond, which is
- * cheap for the client but not a design anyone should ship (it is not counted as a peer).
+ * <p>
+ * It has no wait strategy of its own; under contention it retries every millisecond,
+ * which is cheap for the client but not a design anyone should ship (it is not counted as
+ * a peer).
  */
 final class LettuceFloorAdapter implements LockAdapter {
 
-    private static final String COMPARE_AND_DELETE =
-            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+    private static final String COMPARE_AND_DELETE = "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+            + "return redis.call('DEL', KEYS[1]) end return 0";
+
     private static final long TTL_MILLIS = Duration.ofSeconds(30).toMillis();
+
     private static final long RETRY_MILLIS = 1;
 
     private final RedisClient client;
+
     private final StatefulRedisConnection<String, String> connection;
+
     private final RedisCommands<String, String> commands;
+
     private final String releaseSha;
+
     private final SecureRandom random = new SecureRandom();
+
     private final long waitNanos;
 
     LettuceFloorAdapter(RedisTarget target) {
@@ -85,4 +94,5 @@ final class LettuceFloorAdapter implements LockAdapter {
         connection.close();
         client.shutdown();
     }
+
 }

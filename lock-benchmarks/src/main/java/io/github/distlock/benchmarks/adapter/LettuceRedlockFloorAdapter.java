@@ -18,30 +18,41 @@ import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 
 /**
- * The Redlock floor: the least any Redlock over the same nodes must do, with raw Lettuce. {@code SET key
- * token NX PX ttl} sent to every node at once from the calling thread, done once a majority answered OK;
- * release by an {@code EVALSHA} compare-and-delete sent to every node at once, done once a majority
- * answered. One client per node sharing one set of client resources (the event loops), as ours does.
+ * The Redlock floor: the least any Redlock over the same nodes must do, with raw Lettuce.
+ * {@code SET key
+ * token NX PX ttl} sent to every node at once from the calling thread, done once a
+ * majority answered OK; release by an {@code EVALSHA} compare-and-delete sent to every
+ * node at once, done once a majority answered. One client per node sharing one set of
+ * client resources (the event loops), as ours does.
  *
- * <p>What it leaves out, and a real Redlock cannot: the validity check and drift, giving back a split vote,
- * bounding each node by a timeout, restart protection, renewals, fencing tokens, release hints. Against
- * {@code FLOOR} (one node) it shows what waiting for the third of five answers costs on this machine,
- * whatever the library. It is not a usable lock and not a peer; under contention it retries every
- * millisecond.
+ * <p>
+ * What it leaves out, and a real Redlock cannot: the validity check and drift, giving
+ * back a split vote, bounding each node by a timeout, restart protection, renewals,
+ * fencing tokens, release hints. Against {@code FLOOR} (one node) it shows what waiting
+ * for the third of five answers costs on this machine, whatever the library. It is not a
+ * usable lock and not a peer; under contention it retries every millisecond.
  */
 final class LettuceRedlockFloorAdapter implements LockAdapter {
 
-    private static final String COMPARE_AND_DELETE =
-            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+    private static final String COMPARE_AND_DELETE = "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+            + "return redis.call('DEL', KEYS[1]) end return 0";
+
     private static final long TTL_MILLIS = 30_000;
+
     private static final long RETRY_MILLIS = 1;
 
     private final ClientResources resources = DefaultClientResources.create();
+
     private final List<RedisClient> clients = new ArrayList<>();
+
     private final List<RedisAsyncCommands<String, String>> nodes = new ArrayList<>();
+
     private final List<String> releaseShas = new ArrayList<>();
+
     private final int majority;
+
     private final SecureRandom random = new SecureRandom();
+
     private final long waitNanos;
 
     /**
@@ -50,15 +61,16 @@ final class LettuceRedlockFloorAdapter implements LockAdapter {
      */
     LettuceRedlockFloorAdapter(RedisTarget target) {
         if (target.nodePorts().size() < 3) {
-            throw new IllegalArgumentException("a Redlock needs at least 3 nodes, the target has "
-                    + target.nodePorts());
+            throw new IllegalArgumentException(
+                    "a Redlock needs at least 3 nodes, the target has " + target.nodePorts());
         }
         try {
             for (String uri : target.nodeUris()) {
                 RedisClient client = RedisClient.create(resources, RedisURI.create(uri));
                 clients.add(client);
                 StatefulRedisConnection<String, String> connection = client.connect();
-                // Loaded once up front, so that every release is a single EVALSHA per node.
+                // Loaded once up front, so that every release is a single EVALSHA per
+                // node.
                 releaseShas.add(connection.sync().scriptLoad(COMPARE_AND_DELETE));
                 nodes.add(connection.async());
             }
@@ -103,18 +115,25 @@ final class LettuceRedlockFloorAdapter implements LockAdapter {
     private void release(String lockKey, String token) {
         Majority vote = new Majority(nodes.size());
         for (int i = 0; i < nodes.size(); i++) {
-            nodes.get(i).<Long>evalsha(releaseShas.get(i), ScriptOutputType.INTEGER, new String[] { lockKey }, token)
-                    .whenComplete((deleted, failure) -> vote.answer(failure == null));
+            nodes.get(i)
+                .<Long>evalsha(releaseShas.get(i), ScriptOutputType.INTEGER, new String[] { lockKey }, token)
+                .whenComplete((deleted, failure) -> vote.answer(failure == null));
         }
         vote.await();
     }
 
-    /** Counts yes and no as the nodes answer; done once a majority said yes or no majority can. */
+    /**
+     * Counts yes and no as the nodes answer; done once a majority said yes or no majority
+     * can.
+     */
     private final class Majority {
 
         private final int asked;
+
         private final AtomicInteger yes = new AtomicInteger();
+
         private final AtomicInteger no = new AtomicInteger();
+
         private final CountDownLatch settled = new CountDownLatch(1);
 
         Majority(int asked) {
@@ -137,6 +156,7 @@ final class LettuceRedlockFloorAdapter implements LockAdapter {
             }
             return yes.get() >= majority;
         }
+
     }
 
     private String newToken() {
@@ -162,4 +182,5 @@ final class LettuceRedlockFloorAdapter implements LockAdapter {
         }
         resources.shutdown();
     }
+
 }

@@ -1,8 +1,8 @@
 package io.github.distlock.benchmarks.adapter;
 
 /**
- * The lock was still held by another owner when the wait ran out. The harnesses count these as
- * timeouts; they are not errors of the implementation.
+ * The lock was still held by another owner when the wait ran out. The harnesses count
+ * these as timeouts; they are not errors of the implementation.
  */
 public class LockNotAcquiredException extends RuntimeException {
 
@@ -14,4 +14,5 @@ public class LockNotAcquiredException extends RuntimeException {
     public LockNotAcquiredException(String key) {
         super("lock '" + key + "' was not acquired within the wait time", null, false, false);
     }
+
 }

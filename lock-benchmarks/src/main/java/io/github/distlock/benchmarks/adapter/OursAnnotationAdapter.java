@@ -4,19 +4,22 @@ import io.github.distlock.LockTimeoutException;
 import io.github.distlock.benchmarks.adapter.OurApplication.LockedWork;
 
 /**
- * Ours through {@code @DistributedLock} on a proxied bean ({@link LockedWork}), to show what the
- * interceptor, the SpEL key and the option resolution cost over calling {@code LockService}.
+ * Ours through {@code @DistributedLock} on a proxied bean ({@link LockedWork}), to show
+ * what the interceptor, the SpEL key and the option resolution cost over calling
+ * {@code LockService}.
  */
 final class OursAnnotationAdapter implements LockAdapter {
 
     private final OurApplication application;
+
     private final LockedWork work;
 
     OursAnnotationAdapter(RedisTarget target) {
         this.application = OurApplication.start(target, null);
         this.work = application.bean(LockedWork.class);
         if (work.getClass() == LockedWork.class) {
-            // Without a proxy the benchmark would silently measure an unlocked method call.
+            // Without a proxy the benchmark would silently measure an unlocked method
+            // call.
             throw new IllegalStateException("@DistributedLock bean was not proxied: the annotation is not applied");
         }
     }
@@ -35,4 +38,5 @@ final class OursAnnotationAdapter implements LockAdapter {
     public void close() {
         application.close();
     }
+
 }

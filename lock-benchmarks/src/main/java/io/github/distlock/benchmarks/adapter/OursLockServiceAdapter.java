@@ -9,15 +9,18 @@ import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 
 /**
- * Ours through {@link LockService}, as an application injects it: default ttl (30 s) with the
- * watchdog on, the target's wait time, on Lettuce (Boot's default) or Jedis; with or without Micrometer
- * registries in the application.
+ * Ours through {@link LockService}, as an application injects it: default ttl (30 s) with
+ * the watchdog on, the target's wait time, on Lettuce (Boot's default) or Jedis; with or
+ * without Micrometer registries in the application.
  */
 final class OursLockServiceAdapter implements LockAdapter, LeaseHolder {
 
     private final OurApplication application;
+
     private final LockService lockService;
+
     private final Duration waitTime;
+
     private final Duration leaseTtl;
 
     OursLockServiceAdapter(RedisTarget target, Duration leaseTtl, ClientType clientType, boolean micrometer) {
@@ -30,7 +33,7 @@ final class OursLockServiceAdapter implements LockAdapter, LeaseHolder {
     @Override
     public void runLocked(String key, Runnable criticalSection) {
         LockHandle handle = lockService.tryLock(LockRequest.of(key).withWaitTime(waitTime))
-                .orElseThrow(() -> new LockNotAcquiredException(key));
+            .orElseThrow(() -> new LockNotAcquiredException(key));
         try {
             criticalSection.run();
         }
@@ -43,7 +46,7 @@ final class OursLockServiceAdapter implements LockAdapter, LeaseHolder {
     public Lease hold(String key) {
         // The watchdog is left at its default (on): that is what this scenario measures.
         LockHandle handle = lockService.tryLock(LockRequest.of(key).withTtl(leaseTtl).withWaitTime(Duration.ZERO))
-                .orElseThrow(() -> new LockNotAcquiredException(key));
+            .orElseThrow(() -> new LockNotAcquiredException(key));
         return handle::release;
     }
 
@@ -51,4 +54,5 @@ final class OursLockServiceAdapter implements LockAdapter, LeaseHolder {
     public void close() {
         application.close();
     }
+
 }

@@ -7,10 +7,10 @@ import java.util.List;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * The redis-server processes one measurement of one implementation runs against: one for a
- * single-Redis lock, {@link Implementation#nodes()} independent masters for a Redlock. Each is a
- * plain master on a free loopback port with persistence off, started the same way as the single
- * node of the other scenarios, and all are closed together.
+ * The redis-server processes one measurement of one implementation runs against: one for
+ * a single-Redis lock, {@link Implementation#nodes()} independent masters for a Redlock.
+ * Each is a plain master on a free loopback port with persistence off, started the same
+ * way as the single node of the other scenarios, and all are closed together.
  *
  * <pre>{@code
  * try (RedisNodes nodes = RedisNodes.start(Implementation.OURS_REDLOCK.nodes())) {
@@ -28,7 +28,6 @@ public final class RedisNodes implements AutoCloseable {
 
     /**
      * Starts {@code count} independent servers.
-     *
      * @param count 1 for a single Redis, more for a Redlock
      * @return the running servers; close them when done
      */
@@ -38,7 +37,6 @@ public final class RedisNodes implements AutoCloseable {
 
     /**
      * Starts what {@code implementation} needs.
-     *
      * @param implementation the implementation to be measured
      * @return the running servers; close them when done
      */
@@ -48,7 +46,8 @@ public final class RedisNodes implements AutoCloseable {
 
     /**
      * @param waitTime the adapters' wait limit
-     * @return the target: the first server, plus every server's port when there are several
+     * @return the target: the first server, plus every server's port when there are
+     * several
      */
     public RedisTarget target(Duration waitTime) {
         RedisTestServer first = servers.get(0);
@@ -77,4 +76,5 @@ public final class RedisNodes implements AutoCloseable {
             throw failure;
         }
     }
+
 }

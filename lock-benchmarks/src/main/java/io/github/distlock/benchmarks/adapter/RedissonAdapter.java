@@ -10,21 +10,23 @@ import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
 /**
- * Redisson 4.7 with its defaults: {@link RLock} (a hash {@code uuid:threadId -> count}) or
- * {@link RFencedLock} (the same plus an {@code INCR}ed token), both with the watchdog on, i.e. locked
- * without a lease time. Waiting uses Redisson's per-lock pub/sub.
+ * Redisson 4.7 with its defaults: {@link RLock} (a hash {@code uuid:threadId -> count})
+ * or {@link RFencedLock} (the same plus an {@code INCR}ed token), both with the watchdog
+ * on, i.e. locked without a lease time. Waiting uses Redisson's per-lock pub/sub.
  */
 final class RedissonAdapter implements LockAdapter, LeaseHolder {
 
     private static final String PREFIX = "redisson:";
 
     private final RedissonClient client;
+
     private final boolean fenced;
+
     private final long waitMillis;
 
     /**
-     * @param watchdogTimeout the watchdog's lease (renewed every third of it), or {@code null} for
-     *        Redisson's default of 30 s, which matches our default ttl
+     * @param watchdogTimeout the watchdog's lease (renewed every third of it), or
+     * {@code null} for Redisson's default of 30 s, which matches our default ttl
      */
     RedissonAdapter(RedisTarget target, boolean fenced, Duration watchdogTimeout) {
         Config config = new Config();
@@ -91,4 +93,5 @@ final class RedissonAdapter implements LockAdapter, LeaseHolder {
     public void close() {
         client.shutdown();
     }
+
 }

@@ -11,14 +11,17 @@ import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
 /**
- * Redisson's Redlock as its documentation shows it: one {@link RedissonClient} per independent master,
- * one {@link RLock} per client under the same name, and a {@link RedissonRedLock} over them, locked
- * with {@code tryLock(wait)} and no lease time (each node's lock then has Redisson's watchdog, 30 s).
- * Every client keeps Redisson's defaults, as a user's would.
+ * Redisson's Redlock as its documentation shows it: one {@link RedissonClient} per
+ * independent master, one {@link RLock} per client under the same name, and a
+ * {@link RedissonRedLock} over them, locked with {@code tryLock(wait)} and no lease time
+ * (each node's lock then has Redisson's watchdog, 30 s). Every client keeps Redisson's
+ * defaults, as a user's would.
  *
- * <p>{@code RedissonRedLock} is marked {@code @Deprecated} in the Redisson we measure; it is still the
- * only Redlock Redisson ships (its {@code getMultiLock} needs every node, not a majority), so it is
- * what a user who wants a Redlock from Redisson gets. It takes the node locks one after the other.
+ * <p>
+ * {@code RedissonRedLock} is marked {@code @Deprecated} in the Redisson we measure; it is
+ * still the only Redlock Redisson ships (its {@code getMultiLock} needs every node, not a
+ * majority), so it is what a user who wants a Redlock from Redisson gets. It takes the
+ * node locks one after the other.
  */
 @SuppressWarnings("deprecation")
 final class RedissonRedLockAdapter implements LockAdapter {
@@ -26,6 +29,7 @@ final class RedissonRedLockAdapter implements LockAdapter {
     private static final String PREFIX = "redisson:";
 
     private final List<RedissonClient> clients = new ArrayList<>();
+
     private final long waitMillis;
 
     /**
@@ -34,8 +38,8 @@ final class RedissonRedLockAdapter implements LockAdapter {
      */
     RedissonRedLockAdapter(RedisTarget target) {
         if (target.nodePorts().size() < 3) {
-            throw new IllegalArgumentException("a Redlock needs at least 3 nodes, the target has "
-                    + target.nodePorts());
+            throw new IllegalArgumentException(
+                    "a Redlock needs at least 3 nodes, the target has " + target.nodePorts());
         }
         try {
             for (String uri : target.nodeUris()) {
@@ -83,4 +87,5 @@ final class RedissonRedLockAdapter implements LockAdapter {
             client.shutdown();
         }
     }
+
 }

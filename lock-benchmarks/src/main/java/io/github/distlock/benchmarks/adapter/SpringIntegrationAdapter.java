@@ -11,25 +11,32 @@ import org.springframework.integration.redis.util.RedisLockRegistry.RedisLockTyp
 import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 
 /**
- * Spring Integration's {@link RedisLockRegistry} (a local {@code ReentrantLock} per key plus a Redis
- * key), in {@code PUB_SUB_LOCK} or {@code SPIN_LOCK} mode, on its own Lettuce connection factory.
+ * Spring Integration's {@link RedisLockRegistry} (a local {@code ReentrantLock} per key
+ * plus a Redis key), in {@code PUB_SUB_LOCK} or {@code SPIN_LOCK} mode, on its own
+ * Lettuce connection factory.
  *
- * <p>Its lease is fixed unless a renewal scheduler is set (opt-in): the lock scenarios use the
- * default, a 30 s expiry like our default ttl; the watchdog scenario sets the scheduler, which
- * renews each lock on its own every third of the expiry.
+ * <p>
+ * Its lease is fixed unless a renewal scheduler is set (opt-in): the lock scenarios use
+ * the default, a 30 s expiry like our default ttl; the watchdog scenario sets the
+ * scheduler, which renews each lock on its own every third of the expiry.
  */
 final class SpringIntegrationAdapter implements LockAdapter, LeaseHolder {
 
     private static final String REGISTRY_KEY = "si";
+
     private static final Duration DEFAULT_EXPIRY = Duration.ofSeconds(30);
 
     private final LettuceConnectionFactory connectionFactory;
+
     private final RedisLockRegistry registry;
+
     private final ThreadPoolTaskScheduler renewalScheduler;
+
     private final long waitMillis;
 
     /**
-     * @param leaseTtl the expiry with renewal on, or {@code null} for the default fixed 30 s
+     * @param leaseTtl the expiry with renewal on, or {@code null} for the default fixed
+     * 30 s
      */
     SpringIntegrationAdapter(RedisTarget target, RedisLockType type, Duration leaseTtl) {
         connectionFactory = new LettuceConnectionFactory(
@@ -42,7 +49,8 @@ final class SpringIntegrationAdapter implements LockAdapter, LeaseHolder {
         if (leaseTtl != null) {
             renewalScheduler = new ThreadPoolTaskScheduler();
             renewalScheduler.setThreadNamePrefix("si-renewal-");
-            // Let a renewal in flight finish at close instead of interrupting it mid-command.
+            // Let a renewal in flight finish at close instead of interrupting it
+            // mid-command.
             renewalScheduler.setWaitForTasksToCompleteOnShutdown(true);
             renewalScheduler.setAwaitTerminationSeconds(5);
             renewalScheduler.initialize();
@@ -80,7 +88,8 @@ final class SpringIntegrationAdapter implements LockAdapter, LeaseHolder {
                 return true;
             }
             catch (RuntimeException expired) {
-                // RedisLockRegistry throws when the key had expired in Redis before unlock.
+                // RedisLockRegistry throws when the key had expired in Redis before
+                // unlock.
                 return false;
             }
         };
@@ -104,4 +113,5 @@ final class SpringIntegrationAdapter implements LockAdapter, LeaseHolder {
         }
         connectionFactory.destroy();
     }
+
 }

@@ -21,9 +21,9 @@ final class Adapters {
     }
 
     /**
-     * Runs one uncontended cycle on a private key, so that lazily opened connections, script loading
-     * and subscriptions happen before the clock starts, for every implementation alike.
-     *
+     * Runs one uncontended cycle on a private key, so that lazily opened connections,
+     * script loading and subscriptions happen before the clock starts, for every
+     * implementation alike.
      * @param adapter a freshly opened adapter
      */
     static void prime(LockAdapter adapter) {
@@ -32,9 +32,9 @@ final class Adapters {
 
     /**
      * Closes the adapters one after the other, each within {@link #CLOSE_LIMIT}.
-     *
      * @param adapters what to close; duplicates (a shared client) are closed once
-     * @throws IllegalStateException naming the stack of a close that hung or the exception it threw
+     * @throws IllegalStateException naming the stack of a close that hung or the
+     * exception it threw
      */
     static void closeAll(List<LockAdapter> adapters) {
         IllegalStateException failure = null;
@@ -71,8 +71,8 @@ final class Adapters {
             Thread.currentThread().interrupt();
         }
         if (closer.isAlive()) {
-            throw new IllegalStateException("closing the client did not finish within " + limit + "; it hangs at "
-                    + stack(closer));
+            throw new IllegalStateException(
+                    "closing the client did not finish within " + limit + "; it hangs at " + stack(closer));
         }
         if (thrown[0] != null) {
             throw new IllegalStateException("closing the client failed: " + thrown[0], thrown[0]);
@@ -84,7 +84,10 @@ final class Adapters {
      * @return its top frames on one line
      */
     static String stack(Thread thread) {
-        return Arrays.stream(thread.getStackTrace()).limit(25).map(StackTraceElement::toString)
-                .collect(Collectors.joining(" <- "));
+        return Arrays.stream(thread.getStackTrace())
+            .limit(25)
+            .map(StackTraceElement::toString)
+            .collect(Collectors.joining(" <- "));
     }
+
 }

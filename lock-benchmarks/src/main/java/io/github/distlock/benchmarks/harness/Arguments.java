@@ -5,9 +5,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * {@code --name=value} command-line arguments of the benchmark mains, with typed getters and defaults.
- * Small on purpose: the mains are driven by the Maven profile and by the smoke test, never by hand-typed
- * option soup.
+ * {@code --name=value} command-line arguments of the benchmark mains, with typed getters
+ * and defaults. Small on purpose: the mains are driven by the Maven profile and by the
+ * smoke test, never by hand-typed option soup.
  */
 public final class Arguments {
 
@@ -19,7 +19,8 @@ public final class Arguments {
     /**
      * @param args e.g. {@code ["--forks=3", "--output=target/bench/jmh.json"]}
      * @return the parsed arguments
-     * @throws IllegalArgumentException for an argument not of the form {@code --name=value}
+     * @throws IllegalArgumentException for an argument not of the form
+     * {@code --name=value}
      */
     public static Arguments parse(String... args) {
         Arguments parsed = new Arguments();
@@ -53,8 +54,8 @@ public final class Arguments {
     }
 
     /**
-     * A duration written as {@code 500ms}, {@code 15s}, {@code 2m} or ISO-8601 ({@code PT15S}).
-     *
+     * A duration written as {@code 500ms}, {@code 15s}, {@code 2m} or ISO-8601
+     * ({@code PT15S}).
      * @param name the option name
      * @param fallback the value when absent
      * @return the value
@@ -84,4 +85,5 @@ public final class Arguments {
         }
         throw new IllegalArgumentException("not a duration: '" + text + "' (use 500ms, 15s, 2m or PT15S)");
     }
+
 }

@@ -8,11 +8,13 @@ import java.util.TreeMap;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Server-side command counts from {@code INFO commandstats}, after a {@code CONFIG RESETSTAT}.
+ * Server-side command counts from {@code INFO commandstats}, after a
+ * {@code CONFIG RESETSTAT}.
  *
- * <p>Redis 7 counts the commands a Lua script runs ({@code redis.call}) as well as the
- * {@code EVAL}/{@code EVALSHA} itself, so these are commands the server executed, not client round
- * trips; {@link MonitorRecorder} tells the two apart.
+ * <p>
+ * Redis 7 counts the commands a Lua script runs ({@code redis.call}) as well as the
+ * {@code EVAL}/{@code EVALSHA} itself, so these are commands the server executed, not
+ * client round trips; {@link MonitorRecorder} tells the two apart.
  */
 public final class CommandStats {
 
@@ -24,7 +26,6 @@ public final class CommandStats {
 
     /**
      * Starts counting from zero.
-     *
      * @param server the server
      */
     public static void reset(RedisTestServer server) {
@@ -32,8 +33,8 @@ public final class CommandStats {
     }
 
     /**
-     * The calls per command since the last {@link #reset}, without the harness's own commands.
-     *
+     * The calls per command since the last {@link #reset}, without the harness's own
+     * commands.
      * @param server the server
      * @return command name (lower case, {@code a|b} for subcommands) to calls
      */
@@ -67,7 +68,6 @@ public final class CommandStats {
 
     /**
      * The server process's CPU time so far, user plus system ({@code INFO cpu}).
-     *
      * @param server the server
      * @return seconds
      */
@@ -77,20 +77,20 @@ public final class CommandStats {
     }
 
     /**
-     * Socket reads the server has processed so far ({@code INFO stats total_reads_processed}): one per
-     * read event, however many commands it brought.
-     *
+     * Socket reads the server has processed so far
+     * ({@code INFO stats total_reads_processed}): one per read event, however many
+     * commands it brought.
      * @param server the server
-     * @return the count since start (not reset by {@code CONFIG RESETSTAT} in every version: take deltas)
+     * @return the count since start (not reset by {@code CONFIG RESETSTAT} in every
+     * version: take deltas)
      */
     public static long readsProcessed(RedisTestServer server) {
         return (long) field(server.info("stats"), "total_reads_processed");
     }
 
     /**
-     * Client connections open now ({@code INFO clients connected_clients}), without the short-lived one
-     * that asks.
-     *
+     * Client connections open now ({@code INFO clients connected_clients}), without the
+     * short-lived one that asks.
      * @param server the server
      * @return connections of everyone else
      */
@@ -125,4 +125,5 @@ public final class CommandStats {
         calls.forEach((name, count) -> rates.put(name, count / divisor));
         return rates;
     }
+
 }

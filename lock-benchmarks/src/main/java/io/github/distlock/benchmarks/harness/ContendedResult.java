@@ -10,25 +10,30 @@ import java.util.zip.DataFormatException;
 import org.HdrHistogram.Histogram;
 
 /**
- * One contended run of one implementation (scenario 2 or 5), as stored in {@code harness.json}.
+ * One contended run of one implementation (scenario 2 or 5), as stored in
+ * {@code harness.json}.
  *
  * @param implementation the {@code Implementation} name
- * @param mode {@code isolated} (a client per thread), {@code shared} (one client) or {@code processes}
+ * @param mode {@code isolated} (a client per thread), {@code shared} (one client) or
+ * {@code processes}
  * @param processes how many JVMs took part
  * @param threads contending threads in all
  * @param measuredSeconds the measurement window
  * @param acquisitions acquisitions inside the window
- * @param ownerSwitches acquisitions inside the window by another owner than the one before
+ * @param ownerSwitches acquisitions inside the window by another owner than the one
+ * before
  * @param perThread acquisitions inside the window per thread (fairness)
  * @param waitP50Nanos median wait to acquire
  * @param waitP99Nanos 99th percentile wait
  * @param waitMaxNanos longest wait
  * @param totalAcquisitions all acquisitions, warm-up included
  * @param counterDelta how much the shared counter grew over the run
- * @param violations {@code |totalAcquisitions - counterDelta|}: lost updates, i.e. two owners at once
+ * @param violations {@code |totalAcquisitions - counterDelta|}: lost updates, i.e. two
+ * owners at once
  * @param timeouts attempts that ran out of wait time
  * @param errors what adapters threw, besides timeouts
- * @param waitHistogram the waits, HdrHistogram compressed and Base64-encoded, for merging processes
+ * @param waitHistogram the waits, HdrHistogram compressed and Base64-encoded, for merging
+ * processes
  */
 public record ContendedResult(String implementation, String mode, int processes, int threads, double measuredSeconds,
         long acquisitions, long ownerSwitches, long[] perThread, long waitP50Nanos, long waitP99Nanos,
@@ -37,7 +42,6 @@ public record ContendedResult(String implementation, String mode, int processes,
 
     /**
      * Summarises one run of {@link ContendedRun}.
-     *
      * @param implementation the implementation name
      * @param mode the mode
      * @param outcome what the threads observed
@@ -47,16 +51,15 @@ public record ContendedResult(String implementation, String mode, int processes,
     public static ContendedResult of(String implementation, String mode, ContendedRun.Outcome outcome,
             long counterDelta) {
         long acquisitions = Arrays.stream(outcome.perThread).sum();
-        return new ContendedResult(implementation, mode, 1, outcome.perThread.length,
-                outcome.measured.toNanos() / 1e9, acquisitions, outcome.ownerSwitches, outcome.perThread.clone(),
-                percentile(outcome.waits, 50), percentile(outcome.waits, 99), outcome.waits.getMaxValue(),
-                outcome.totalAcquisitions, counterDelta, Math.abs(outcome.totalAcquisitions - counterDelta),
-                outcome.timeouts, List.copyOf(outcome.errors), encode(outcome.waits));
+        return new ContendedResult(implementation, mode, 1, outcome.perThread.length, outcome.measured.toNanos() / 1e9,
+                acquisitions, outcome.ownerSwitches, outcome.perThread.clone(), percentile(outcome.waits, 50),
+                percentile(outcome.waits, 99), outcome.waits.getMaxValue(), outcome.totalAcquisitions, counterDelta,
+                Math.abs(outcome.totalAcquisitions - counterDelta), outcome.timeouts, List.copyOf(outcome.errors),
+                encode(outcome.waits));
     }
 
     /**
      * Merges the parts that several processes ran at the same time on the same key.
-     *
      * @param implementation the implementation name
      * @param parts one result per process, each with its own {@code counterDelta} ignored
      * @param counterDelta growth of the counter all processes shared
@@ -103,8 +106,8 @@ public record ContendedResult(String implementation, String mode, int processes,
     }
 
     /**
-     * The least-served thread's acquisitions as a fraction of the fair share (acquisitions / threads):
-     * 1 is perfectly fair, below 0.25 counts as starved.
+     * The least-served thread's acquisitions as a fraction of the fair share
+     * (acquisitions / threads): 1 is perfectly fair, below 0.25 counts as starved.
      */
     public double minFairShare() {
         if (acquisitions == 0 || perThread.length == 0) {

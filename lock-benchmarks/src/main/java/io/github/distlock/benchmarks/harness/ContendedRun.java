@@ -11,20 +11,27 @@ import io.github.distlock.benchmarks.adapter.LockAdapter;
 import io.github.distlock.benchmarks.adapter.LockNotAcquiredException;
 
 /**
- * The timed loop of the contended scenarios: N threads take turns on ONE key for a warm-up and then a
- * measurement window. Each acquisition increments the shared counter non-atomically and records who
- * held the lock before; inside the window it also records its wait (call to entry of the critical
- * section) in an HdrHistogram, whether the owner changed, and the thread's count.
+ * The timed loop of the contended scenarios: N threads take turns on ONE key for a
+ * warm-up and then a measurement window. Each acquisition increments the shared counter
+ * non-atomically and records who held the lock before; inside the window it also records
+ * its wait (call to entry of the critical section) in an HdrHistogram, whether the owner
+ * changed, and the thread's count.
  *
- * <p>Why not JMH: JMH measures calls, but owner switches, fairness and safety are properties of the
- * sequence of acquisitions across threads, which only the critical section itself can observe.
+ * <p>
+ * Why not JMH: JMH measures calls, but owner switches, fairness and safety are properties
+ * of the sequence of acquisitions across threads, which only the critical section itself
+ * can observe.
  *
- * <p>Acquisitions that enter after the window closes (threads finish the attempt they are in) are
- * counted for the safety check but not for the rates.
+ * <p>
+ * Acquisitions that enter after the window closes (threads finish the attempt they are
+ * in) are counted for the safety check but not for the rates.
  */
 public final class ContendedRun {
 
-    /** Longest wait the histograms track; longer waits are clamped (the wait limit is 10 s). */
+    /**
+     * Longest wait the histograms track; longer waits are clamped (the wait limit is 10
+     * s).
+     */
     static final long MAX_TRACKED_NANOS = Duration.ofSeconds(60).toNanos();
 
     private ContendedRun() {
@@ -32,15 +39,17 @@ public final class ContendedRun {
 
     /**
      * Runs the loop.
-     *
-     * @param adapters one adapter per thread (the same instance repeated for a shared client)
+     * @param adapters one adapter per thread (the same instance repeated for a shared
+     * client)
      * @param key the one contended key
      * @param resource the counter and last owner, shared by all threads (and processes)
-     * @param ownerBase added to the thread index to make owner ids unique across processes
+     * @param ownerBase added to the thread index to make owner ids unique across
+     * processes
      * @param warmup how long to run before measuring
      * @param measure how long to measure
-     * @param waitTime the adapters' wait limit: a thread still running this long after the window
-     *        closed (plus a margin) is stuck, which is reported as an error with its stack
+     * @param waitTime the adapters' wait limit: a thread still running this long after
+     * the window closed (plus a margin) is stuck, which is reported as an error with its
+     * stack
      * @return what every thread observed
      * @throws InterruptedException if interrupted while waiting for the threads
      */
@@ -72,7 +81,8 @@ public final class ContendedRun {
             Thread thread = started.get(i);
             thread.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
             if (thread.isAlive()) {
-                // A lock call that outlives its own wait limit is a bug worth a stack trace, not a hung build.
+                // A lock call that outlives its own wait limit is a bug worth a stack
+                // trace, not a hung build.
                 stuck.add("thread " + i + " still inside the lock call " + waitTime.plusSeconds(30)
                         + " after the window closed: " + Adapters.stack(thread));
                 thread.interrupt();
@@ -88,16 +98,25 @@ public final class ContendedRun {
 
         /** Acquisitions inside the window, per thread. */
         public final long[] perThread;
+
         /** Owner changes inside the window. */
         public final long ownerSwitches;
-        /** Acquisitions over the whole run, warm-up and stragglers included, for the safety check. */
+
+        /**
+         * Acquisitions over the whole run, warm-up and stragglers included, for the
+         * safety check.
+         */
         public final long totalAcquisitions;
+
         /** Attempts that ran out of wait time. */
         public final long timeouts;
+
         /** Anything an adapter threw besides a timeout; a thread stops at its first. */
         public final List<String> errors;
+
         /** Waits inside the window, in nanoseconds. */
         public final Histogram waits;
+
         /** The window length. */
         public final Duration measured;
 
@@ -124,6 +143,7 @@ public final class ContendedRun {
             totalAcquisitions = total;
             timeouts = timedOut;
         }
+
     }
 
     static Histogram newHistogram() {
@@ -134,21 +154,35 @@ public final class ContendedRun {
     private static final class Worker implements Runnable {
 
         private final LockAdapter adapter;
+
         private final String key;
+
         private final SharedResource resource;
+
         private final long owner;
+
         private final CountDownLatch ready;
+
         private final CountDownLatch go;
+
         private final Histogram waits = newHistogram();
+
         private final Runnable criticalSection = this::criticalSection;
 
         private long windowStart;
+
         private long windowEnd;
+
         private long attemptStart;
+
         private long inWindow;
+
         private long switches;
+
         private long total;
+
         private long timeouts;
+
         private String error;
 
         Worker(LockAdapter adapter, String key, SharedResource resource, long owner, CountDownLatch ready,
@@ -207,5 +241,7 @@ public final class ContendedRun {
                 waits.recordValue(Math.min(entered - attemptStart, MAX_TRACKED_NANOS));
             }
         }
+
     }
+
 }

@@ -16,12 +16,15 @@ import io.github.distlock.benchmarks.adapter.RedisTarget;
 /**
  * Scenario 2: N threads of one JVM on ONE key, in two modes.
  * <ul>
- *   <li>{@code isolated}: every thread opens its own client (own connections, own lock service,
- *       own pub/sub subscription), which is what separate application instances see; the headline;</li>
- *   <li>{@code shared}: all threads share one client, as the threads of one instance do; in-JVM
- *       shortcuts (Spring Integration's local lock, Redisson's shared subscription) show here.</li>
+ * <li>{@code isolated}: every thread opens its own client (own connections, own lock
+ * service, own pub/sub subscription), which is what separate application instances see;
+ * the headline;</li>
+ * <li>{@code shared}: all threads share one client, as the threads of one instance do;
+ * in-JVM shortcuts (Spring Integration's local lock, Redisson's shared subscription) show
+ * here.</li>
  * </ul>
- * Runs in this JVM ({@link #run}) or, for the full suite, in a fresh JVM per fork ({@link #main}).
+ * Runs in this JVM ({@link #run}) or, for the full suite, in a fresh JVM per fork
+ * ({@link #main}).
  */
 public final class ContendedScenario {
 
@@ -33,7 +36,6 @@ public final class ContendedScenario {
 
     /**
      * Runs both modes for one implementation in this JVM.
-     *
      * @param target the Redis and the wait time
      * @param implementation what to measure
      * @param threads contending threads
@@ -61,7 +63,8 @@ public final class ContendedScenario {
                 }
                 opened.forEach(Adapters::prime);
                 SharedResource.InJvm resource = new SharedResource.InJvm();
-                // A fresh key per run: a lease left behind by an earlier, killed fork cannot block this one.
+                // A fresh key per run: a lease left behind by an earlier, killed fork
+                // cannot block this one.
                 String key = "bench:contended:" + mode + ":" + UUID.randomUUID();
                 ContendedRun.Outcome outcome = ContendedRun.run(perThread, key, resource, 0, warmup, measure,
                         target.waitTime());
@@ -77,7 +80,6 @@ public final class ContendedScenario {
 
     /**
      * Runs {@link #run} in a fresh JVM with its own redis-server(s).
-     *
      * @param waitTime how long a contended acquisition may wait
      * @param implementation what to measure
      * @param threads contending threads
@@ -87,12 +89,14 @@ public final class ContendedScenario {
      */
     public static List<ContendedResult> runInFork(Duration waitTime, Implementation implementation, int threads,
             Duration warmup, Duration measure) {
-        String json = Forks.call(ContendedScenario.class, List.of("--wait-time=" + waitTime.toMillis() + "ms",
-                "--implementation=" + implementation.name(), "--threads=" + threads,
-                "--warmup=" + warmup.toMillis() + "ms", "--measure=" + measure.toMillis() + "ms"),
+        String json = Forks.call(ContendedScenario.class,
+                List.of("--wait-time=" + waitTime.toMillis() + "ms", "--implementation=" + implementation.name(),
+                        "--threads=" + threads, "--warmup=" + warmup.toMillis() + "ms",
+                        "--measure=" + measure.toMillis() + "ms"),
                 warmup.plus(measure).multipliedBy(MODES.size()).plus(waitTime).plusMinutes(2));
         try {
-            return Json.MAPPER.readValue(json, new TypeReference<List<ContendedResult>>() { });
+            return Json.MAPPER.readValue(json, new TypeReference<List<ContendedResult>>() {
+            });
         }
         catch (java.io.IOException ex) {
             throw new java.io.UncheckedIOException(ex);
@@ -100,10 +104,8 @@ public final class ContendedScenario {
     }
 
     /**
-     * The forked JVM's entry point: starts its own redis-server (one per node for a Redlock), runs both
-     * modes, prints the results
-     * as one JSON line.
-     *
+     * The forked JVM's entry point: starts its own redis-server (one per node for a
+     * Redlock), runs both modes, prints the results as one JSON line.
      * @param args {@code --wait-time --implementation --threads --warmup --measure}
      * @throws InterruptedException if interrupted
      */
@@ -119,4 +121,5 @@ public final class ContendedScenario {
         }
         Forks.reportAndExit(results);
     }
+
 }

@@ -16,38 +16,47 @@ import java.util.concurrent.TimeUnit;
 import io.github.distlock.benchmarks.adapter.OurApplication;
 
 /**
- * Starts a fresh JVM with this JVM's class path to run one measurement, so that JIT state, heap and
- * leftover client threads of one implementation never bleed into another's numbers, and so that
- * several JVMs can contend like separate application instances.
+ * Starts a fresh JVM with this JVM's class path to run one measurement, so that JIT
+ * state, heap and leftover client threads of one implementation never bleed into
+ * another's numbers, and so that several JVMs can contend like separate application
+ * instances.
  *
- * <p>A child reports through its standard output: a line starting with {@link #RESULT} carries its
- * JSON result, {@link #READY} says it is set up; every other line is echoed with a prefix.
+ * <p>
+ * A child reports through its standard output: a line starting with {@link #RESULT}
+ * carries its JSON result, {@link #READY} says it is set up; every other line is echoed
+ * with a prefix.
  */
 public final class Forks {
 
     /** Prefix of the line that carries a child's result. */
     public static final String RESULT = "@@RESULT ";
+
     /** A child in a multi-process run is set up and waits for {@code GO}. */
     public static final String READY = "@@READY";
 
-    /** Heap of every forked JVM: fixed, so that no implementation runs with a different one. */
+    /**
+     * Heap of every forked JVM: fixed, so that no implementation runs with a different
+     * one.
+     */
     static final List<String> JVM_ARGS = List.of("-Xms1g", "-Xmx1g", "-XX:+UseG1GC");
 
     private Forks() {
     }
 
     /**
-     * Runs {@code mainClass} in a new JVM and returns the JSON of its {@link #RESULT} line.
-     *
+     * Runs {@code mainClass} in a new JVM and returns the JSON of its {@link #RESULT}
+     * line.
      * @param mainClass a class with a {@code main} that prints one result line and exits
      * @param args its arguments
      * @param timeout when to give up and kill it
      * @return the JSON the child printed
-     * @throws IllegalStateException if the child fails, prints no result, or times out; with its output tail
+     * @throws IllegalStateException if the child fails, prints no result, or times out;
+     * with its output tail
      */
     public static String call(Class<?> mainClass, List<String> args, Duration timeout) {
         Process process = start(mainClass, args);
-        // Reading the output blocks until the child exits, so the time limit is enforced from outside.
+        // Reading the output blocks until the child exits, so the time limit is enforced
+        // from outside.
         Thread killer = new Thread(() -> {
             try {
                 if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -99,7 +108,6 @@ public final class Forks {
 
     /**
      * Starts {@code mainClass} in a new JVM with stdout and stderr merged, stdin a pipe.
-     *
      * @param mainClass the main class
      * @param args its arguments
      * @return the running process
@@ -108,7 +116,8 @@ public final class Forks {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(JVM_ARGS);
-        // A Redlock node timeout set for this run (HarnessSettings) holds in the child too.
+        // A Redlock node timeout set for this run (HarnessSettings) holds in the child
+        // too.
         String nodeTimeout = System.getProperty(OurApplication.REDLOCK_NODE_TIMEOUT_PROPERTY);
         if (nodeTimeout != null) {
             command.add("-D" + OurApplication.REDLOCK_NODE_TIMEOUT_PROPERTY + "=" + nodeTimeout);
@@ -138,9 +147,8 @@ public final class Forks {
     }
 
     /**
-     * Prints the result line a child's parent is waiting for, then ends the JVM: client libraries leave
-     * non-daemon threads behind that would otherwise keep it alive.
-     *
+     * Prints the result line a child's parent is waiting for, then ends the JVM: client
+     * libraries leave non-daemon threads behind that would otherwise keep it alive.
      * @param result the value to report
      */
     public static void reportAndExit(Object result) {
@@ -148,4 +156,5 @@ public final class Forks {
         System.out.flush();
         System.exit(0);
     }
+
 }

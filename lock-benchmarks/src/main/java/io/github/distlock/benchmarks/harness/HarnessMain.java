@@ -13,11 +13,13 @@ import io.github.distlock.benchmarks.harness.WatchdogScenario.WatchdogResult;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Runs scenarios 2 to 5 ({@link HarnessSettings}) and writes {@code harness.json}; for the Redlock
- * implementations, scenario 2 and the paused-node scenario ({@link RedlockPauseScenario}).
+ * Runs scenarios 2 to 5 ({@link HarnessSettings}) and writes {@code harness.json}; for
+ * the Redlock implementations, scenario 2 and the paused-node scenario
+ * ({@link RedlockPauseScenario}).
  *
- * <p>A scenario that throws for one implementation is recorded as a failure and the rest goes on, so
- * that a long run still yields a page; the report then fails the build.
+ * <p>
+ * A scenario that throws for one implementation is recorded as a failure and the rest
+ * goes on, so that a long run still yields a page; the report then fails the build.
  */
 public final class HarnessMain {
 
@@ -26,7 +28,7 @@ public final class HarnessMain {
 
     /**
      * @param args {@code --profile=full|smoke}, {@code --output=harness.json} and any
-     *        {@link HarnessSettings} override
+     * {@link HarnessSettings} override
      * @throws Exception if the harness itself (not a measured implementation) fails
      */
     public static void main(String[] args) throws Exception {
@@ -42,7 +44,6 @@ public final class HarnessMain {
 
     /**
      * Runs the chosen scenarios.
-     *
      * @param settings what to run
      * @return the results
      * @throws InterruptedException if interrupted
@@ -61,8 +62,10 @@ public final class HarnessMain {
         List<PauseResult> pause = new ArrayList<>();
         int repetitions = Math.max(1, settings.forks());
 
-        // Forks are the outer loop in every scenario: one fork of each implementation, then the next
-        // round. The machine drifts over minutes (other VMs on the host), and an implementation whose
+        // Forks are the outer loop in every scenario: one fork of each implementation,
+        // then the next
+        // round. The machine drifts over minutes (other VMs on the host), and an
+        // implementation whose
         // forks all ran in one bad stretch would carry that stretch into the ratios.
         if (settings.runs("contended")) {
             for (int fork = 0; fork < repetitions; fork++) {
@@ -93,7 +96,8 @@ public final class HarnessMain {
             try (var server = RedisTestServer.start()) {
                 for (Implementation implementation : settings.implementations()) {
                     if (implementation.isRedlock()) {
-                        continue; // one server's INFO and MONITOR: a single-Redis measurement
+                        continue; // one server's INFO and MONITOR: a single-Redis
+                                  // measurement
                     }
                     log("roundtrips", implementation, 0, 1);
                     try {
@@ -138,7 +142,8 @@ public final class HarnessMain {
         if (settings.runs("processes")) {
             try (var server = RedisTestServer.start()) {
                 for (int fork = 0; fork < repetitions; fork++) {
-                    // Fresh worker JVMs per repetition: a repetition is a fork, as elsewhere.
+                    // Fresh worker JVMs per repetition: a repetition is a fork, as
+                    // elsewhere.
                     ProcessesScenario scenario = newProcessesScenario(server, settings);
                     try {
                         for (Implementation implementation : settings.implementations()) {
@@ -151,7 +156,8 @@ public final class HarnessMain {
                             }
                             catch (RuntimeException ex) {
                                 failures.add(failure("processes", implementation, ex));
-                                // Its workers may be mid-protocol: start clean ones for the next implementation.
+                                // Its workers may be mid-protocol: start clean ones for
+                                // the next implementation.
                                 scenario.close();
                                 scenario = newProcessesScenario(server, settings);
                             }
@@ -167,8 +173,10 @@ public final class HarnessMain {
         if (settings.runs("pause")) {
             for (int fork = 0; fork < repetitions; fork++) {
                 for (Implementation implementation : settings.implementations()) {
-                    // Ours only: the target compares ours with a node paused against ours healthy. A peer's
-                    // stalls on the stopped node depend on its timeouts and retries, a different question.
+                    // Ours only: the target compares ours with a node paused against ours
+                    // healthy. A peer's
+                    // stalls on the stopped node depend on its timeouts and retries, a
+                    // different question.
                     if (!implementation.isRedlock() || implementation.role() != Implementation.Role.OURS) {
                         continue;
                     }
@@ -196,8 +204,7 @@ public final class HarnessMain {
                 (System.nanoTime() - start) / 1e9);
     }
 
-    private static ProcessesScenario newProcessesScenario(RedisTestServer server,
-            HarnessSettings settings) {
+    private static ProcessesScenario newProcessesScenario(RedisTestServer server, HarnessSettings settings) {
         return new ProcessesScenario(server, settings.processCount(), settings.processThreads(),
                 settings.processWarmup(), settings.processMeasure(), settings.waitTime());
     }
@@ -205,13 +212,14 @@ public final class HarnessMain {
     private static final long STARTED = System.nanoTime();
 
     private static void log(String scenario, Implementation implementation, int fork, int forks) {
-        System.out.println("harness: " + String.format(java.util.Locale.ROOT, "%6.1fs ",
-                (System.nanoTime() - STARTED) / 1e9) + scenario + " " + implementation.name()
-                + (forks > 1 ? " fork " + (fork + 1) + "/" + forks : ""));
+        System.out
+            .println("harness: " + String.format(java.util.Locale.ROOT, "%6.1fs ", (System.nanoTime() - STARTED) / 1e9)
+                    + scenario + " " + implementation.name() + (forks > 1 ? " fork " + (fork + 1) + "/" + forks : ""));
     }
 
     private static String failure(String scenario, Implementation implementation, RuntimeException ex) {
         ex.printStackTrace(System.out);
         return implementation.name() + " (" + scenario + "): " + ex;
     }
+
 }

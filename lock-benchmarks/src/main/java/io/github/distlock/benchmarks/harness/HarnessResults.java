@@ -10,16 +10,18 @@ import io.github.distlock.benchmarks.harness.RoundTripScenario.RoundTripResult;
 import io.github.distlock.benchmarks.harness.WatchdogScenario.WatchdogResult;
 
 /**
- * Everything the harness measured, as written to {@code harness.json}: raw results per fork (the
- * report takes the medians), plus what failed.
+ * Everything the harness measured, as written to {@code harness.json}: raw results per
+ * fork (the report takes the medians), plus what failed.
  *
  * @param settings what was run
  * @param contended scenario 2, one entry per implementation, mode and fork
  * @param roundTrips scenario 3, one entry per implementation
  * @param watchdog scenario 4, one entry per implementation and fork
  * @param processes scenario 5, one entry per implementation and fork
- * @param pause Redlock with a paused node, one entry per implementation and fork; empty when not run
- * @param failures a line per scenario run that threw (implementation, scenario, exception)
+ * @param pause Redlock with a paused node, one entry per implementation and fork; empty
+ * when not run
+ * @param failures a line per scenario run that threw (implementation, scenario,
+ * exception)
  * @param seconds how long the harness ran
  */
 public record HarnessResults(HarnessSettings settings, List<ContendedResult> contended,
@@ -37,9 +39,8 @@ public record HarnessResults(HarnessSettings settings, List<ContendedResult> con
     }
 
     /**
-     * The problems that must fail a build: failures, adapter errors, violations, and leases lost by
-     * ours (by anyone in the smoke).
-     *
+     * The problems that must fail a build: failures, adapter errors, violations, and
+     * leases lost by ours (by anyone in the smoke).
      * @return one line per problem; empty when all is well
      */
     public List<String> problems() {
@@ -60,8 +61,10 @@ public record HarnessResults(HarnessSettings settings, List<ContendedResult> con
             }
         }
         for (WatchdogResult result : watchdog) {
-            // Ours must never lose a renewed lease. A peer that cannot keep thousands of leases alive has
-            // produced a result, not broken the benchmark, except in the smoke, whose few hundred locks any
+            // Ours must never lose a renewed lease. A peer that cannot keep thousands of
+            // leases alive has
+            // produced a result, not broken the benchmark, except in the smoke, whose few
+            // hundred locks any
             // working renewal keeps.
             boolean ours = Implementation.valueOf(result.implementation()).role() == Implementation.Role.OURS;
             if (result.lost() != 0 && (ours || settings.profile().equals("smoke"))) {
@@ -70,7 +73,8 @@ public record HarnessResults(HarnessSettings settings, List<ContendedResult> con
             }
         }
         for (PauseResult result : pause) {
-            // With a minority paused a Redlock must go on locking: any failure is a problem, not a figure.
+            // With a minority paused a Redlock must go on locking: any failure is a
+            // problem, not a figure.
             if (result.failedCycles() != 0) {
                 problems.add(result.implementation() + " (one node paused): " + result.failedCycles()
                         + " cycles failed: " + result.errors());

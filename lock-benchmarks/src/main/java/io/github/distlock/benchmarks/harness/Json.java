@@ -10,15 +10,17 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 
-/** The one JSON mapper of the module: results between forks, harness.json, and JMH's output. */
+/**
+ * The one JSON mapper of the module: results between forks, harness.json, and JMH's
+ * output.
+ */
 public final class Json {
 
     /** Lenient on read, so that a report can read results written by an older harness. */
-    public static final ObjectMapper MAPPER = new ObjectMapper()
-            .registerModule(new JavaTimeModule())
-            .configure(SerializationFeature.WRITE_DURATIONS_AS_TIMESTAMPS, false)
-            .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
-            .configure(SerializationFeature.FAIL_ON_EMPTY_BEANS, false);
+    public static final ObjectMapper MAPPER = new ObjectMapper().registerModule(new JavaTimeModule())
+        .configure(SerializationFeature.WRITE_DURATIONS_AS_TIMESTAMPS, false)
+        .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
+        .configure(SerializationFeature.FAIL_ON_EMPTY_BEANS, false);
 
     private Json() {
     }
@@ -53,7 +55,6 @@ public final class Json {
 
     /**
      * Writes pretty-printed JSON, creating parent directories.
-     *
      * @param file the file
      * @param value the value
      */
@@ -69,4 +70,5 @@ public final class Json {
             throw new UncheckedIOException("cannot write " + file, ex);
         }
     }
+
 }

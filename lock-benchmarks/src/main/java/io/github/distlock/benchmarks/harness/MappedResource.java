@@ -8,21 +8,23 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * The counter and last owner in a small memory-mapped file, so that several JVMs touch the same
- * bytes. Plain reads and writes (no atomics, no file locks): as with the in-JVM fields, only the
- * distributed lock keeps processes from interleaving, and lost updates show as violations.
+ * The counter and last owner in a small memory-mapped file, so that several JVMs touch
+ * the same bytes. Plain reads and writes (no atomics, no file locks): as with the in-JVM
+ * fields, only the distributed lock keeps processes from interleaving, and lost updates
+ * show as violations.
  */
 public final class MappedResource implements SharedResource, AutoCloseable {
 
     private static final int COUNTER = 0;
+
     private static final int LAST_OWNER = 8;
 
     private final FileChannel channel;
+
     private final MappedByteBuffer buffer;
 
     /**
      * Maps {@code file}, creating it if needed.
-     *
      * @param file the shared file
      */
     public MappedResource(Path file) {
@@ -72,4 +74,5 @@ public final class MappedResource implements SharedResource, AutoCloseable {
             throw new UncheckedIOException(ex);
         }
     }
+
 }

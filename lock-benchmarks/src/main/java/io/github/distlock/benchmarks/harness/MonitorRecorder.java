@@ -11,34 +11,41 @@ import io.github.distlock.testsupport.RedisTestServer;
 import io.github.distlock.testsupport.RespConnection;
 
 /**
- * Records what {@code MONITOR} shows while a scenario runs, to count client round trips: every
- * command a client sends appears with the client's address, while commands a Lua script runs appear
- * as {@code [0 lua]} and are not round trips. Marks ({@code ECHO} of a unique text) cut the stream
- * into sections, so that counting starts and stops exactly where the scenario says.
+ * Records what {@code MONITOR} shows while a scenario runs, to count client round trips:
+ * every command a client sends appears with the client's address, while commands a Lua
+ * script runs appear as {@code [0 lua]} and are not round trips. Marks ({@code ECHO} of a
+ * unique text) cut the stream into sections, so that counting starts and stops exactly
+ * where the scenario says.
  *
- * <p>Commands a client pipelines (sends without waiting) still show one by one; none of the measured
- * cycles pipelines, which the one-cycle transcript in the report makes visible.
+ * <p>
+ * Commands a client pipelines (sends without waiting) still show one by one; none of the
+ * measured cycles pipelines, which the one-cycle transcript in the report makes visible.
  */
 public final class MonitorRecorder implements AutoCloseable {
 
     private static final String MARK_PREFIX = "bench-mark-";
 
     private final RedisTestServer server;
+
     private final RespConnection connection;
+
     private final Thread reader;
+
     private final List<String> lines = new ArrayList<>();
+
     private final String session = UUID.randomUUID().toString().substring(0, 8);
+
     private volatile boolean closing;
 
     /**
      * Opens a connection and issues {@code MONITOR}.
-     *
      * @param server the server to watch
      */
     public MonitorRecorder(RedisTestServer server) {
         this.server = server;
         try {
-            // A long read timeout: an idle stretch without commands must not end the recording.
+            // A long read timeout: an idle stretch without commands must not end the
+            // recording.
             connection = RespConnection.open(server.host(), server.port(), Duration.ofMinutes(10));
             Object reply = connection.command("MONITOR");
             if (!"OK".equals(reply)) {
@@ -74,9 +81,8 @@ public final class MonitorRecorder implements AutoCloseable {
     }
 
     /**
-     * Puts a mark into the stream and waits until MONITOR has delivered it, so that everything sent
-     * before it has been recorded.
-     *
+     * Puts a mark into the stream and waits until MONITOR has delivered it, so that
+     * everything sent before it has been recorded.
      * @param name the mark's name
      */
     public void mark(String name) {
@@ -101,8 +107,8 @@ public final class MonitorRecorder implements AutoCloseable {
     }
 
     /**
-     * The commands clients sent between two marks (script-internal commands and marks left out).
-     *
+     * The commands clients sent between two marks (script-internal commands and marks
+     * left out).
      * @param from the earlier mark
      * @param to the later mark
      * @return the raw MONITOR lines
@@ -119,7 +125,6 @@ public final class MonitorRecorder implements AutoCloseable {
 
     /**
      * Every command between two marks, script-internal ones included, marks left out.
-     *
      * @param from the earlier mark
      * @param to the later mark
      * @return the raw MONITOR lines
@@ -160,9 +165,8 @@ public final class MonitorRecorder implements AutoCloseable {
     }
 
     /**
-     * A MONITOR line shortened for a transcript: without the timestamp, long arguments (tokens)
-     * abbreviated.
-     *
+     * A MONITOR line shortened for a transcript: without the timestamp, long arguments
+     * (tokens) abbreviated.
      * @param line a raw MONITOR line
      * @return e.g. {@code [client] "SET" "floor:k" "3f2a…" "NX" "PX" "30000"}
      */
@@ -192,4 +196,5 @@ public final class MonitorRecorder implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
     }
+
 }

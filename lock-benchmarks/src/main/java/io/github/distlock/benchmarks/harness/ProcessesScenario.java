@@ -20,23 +20,28 @@ import io.github.distlock.benchmarks.adapter.Implementation;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Scenario 5: several JVMs ({@link ProcessesWorker}), each with several threads on one client, on ONE
- * key, with the counter in a memory-mapped file all of them share. This process only coordinates:
- * it starts the workers once, then for each implementation resets the counter, has every worker open
- * its client, starts them together and merges what they report.
+ * Scenario 5: several JVMs ({@link ProcessesWorker}), each with several threads on one
+ * client, on ONE key, with the counter in a memory-mapped file all of them share. This
+ * process only coordinates: it starts the workers once, then for each implementation
+ * resets the counter, has every worker open its client, starts them together and merges
+ * what they report.
  */
 public final class ProcessesScenario implements AutoCloseable {
 
     private final List<Worker> workers = new ArrayList<>();
+
     private final MappedResource resource;
+
     private final Path file;
+
     private final Duration warmup;
+
     private final Duration measure;
+
     private final Duration waitTime;
 
     /**
      * Starts the worker JVMs.
-     *
      * @param server the server they contend on
      * @param processes how many JVMs
      * @param threads threads per JVM
@@ -57,18 +62,18 @@ public final class ProcessesScenario implements AutoCloseable {
         }
         resource = new MappedResource(file);
         for (int i = 0; i < processes; i++) {
-            workers.add(new Worker(Forks.start(ProcessesWorker.class, List.of("--port=" + server.port(),
-                    "--wait-time=" + waitTime.toMillis() + "ms", "--file=" + file, "--index=" + i,
-                    "--threads=" + threads, "--warmup=" + warmup.toMillis() + "ms",
-                    "--measure=" + measure.toMillis() + "ms"))));
+            workers.add(new Worker(Forks.start(ProcessesWorker.class,
+                    List.of("--port=" + server.port(), "--wait-time=" + waitTime.toMillis() + "ms", "--file=" + file,
+                            "--index=" + i, "--threads=" + threads, "--warmup=" + warmup.toMillis() + "ms",
+                            "--measure=" + measure.toMillis() + "ms"))));
         }
     }
 
     /**
      * Runs one implementation in all worker JVMs at once.
-     *
      * @param implementation what to measure
-     * @return the merged result; violations compare the shared counter with all acquisitions
+     * @return the merged result; violations compare the shared counter with all
+     * acquisitions
      */
     public ContendedResult run(Implementation implementation) {
         resource.reset();
@@ -106,11 +111,16 @@ public final class ProcessesScenario implements AutoCloseable {
         }
     }
 
-    /** One worker JVM: commands go to its stdin; protocol lines from its stdout land in a queue. */
+    /**
+     * One worker JVM: commands go to its stdin; protocol lines from its stdout land in a
+     * queue.
+     */
     private static final class Worker {
 
         private final Process process;
+
         private final Writer input;
+
         private final BlockingQueue<String> replies = new LinkedBlockingQueue<>();
 
         Worker(Process process) {
@@ -180,5 +190,7 @@ public final class ProcessesScenario implements AutoCloseable {
                 process.destroyForcibly();
             }
         }
+
     }
+
 }

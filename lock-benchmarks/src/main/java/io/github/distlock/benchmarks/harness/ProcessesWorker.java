@@ -14,10 +14,11 @@ import io.github.distlock.benchmarks.adapter.RedisTarget;
 
 /**
  * One JVM of scenario 5, driven line by line through stdin by {@link ProcessesScenario}:
- * {@code PREPARE <implementation>} opens one client (shared by this process's threads, like one
- * application instance) and answers {@link Forks#READY}; {@code GO} runs the contended loop on the
- * shared key and answers {@link Forks#RESULT}; {@code EXIT} ends the JVM. The processes start each
- * window on the same {@code GO}, so they contend for its whole length.
+ * {@code PREPARE <implementation>} opens one client (shared by this process's threads,
+ * like one application instance) and answers {@link Forks#READY}; {@code GO} runs the
+ * contended loop on the shared key and answers {@link Forks#RESULT}; {@code EXIT} ends
+ * the JVM. The processes start each window on the same {@code GO}, so they contend for
+ * its whole length.
  */
 public final class ProcessesWorker {
 
@@ -28,7 +29,8 @@ public final class ProcessesWorker {
     }
 
     /**
-     * @param args {@code --port --wait-time --file --index --threads --warmup --measure --key}
+     * @param args
+     * {@code --port --wait-time --file --index --threads --warmup --measure --key}
      * @throws Exception if anything fails; the parent sees the exit code and the output
      */
     public static void main(String[] args) throws Exception {
@@ -54,21 +56,24 @@ public final class ProcessesWorker {
                     }
                     else if (line.startsWith("GO ")) {
                         String key = line.substring("GO ".length()).trim();
-                        // Owner ids 1000 apart: unique across processes, so a handoff between them counts.
+                        // Owner ids 1000 apart: unique across processes, so a handoff
+                        // between them counts.
                         ContendedRun.Outcome outcome = ContendedRun.run(Collections.nCopies(threads, adapter), key,
                                 resource, 1000L * index, warmup, measure, target.waitTime());
                         Adapters.closeAll(List.of(adapter));
                         adapter = null;
-                        // The counter is shared; the parent computes violations over all processes.
-                        System.out.println(Forks.RESULT + Json.line(ContendedResult.of(implementation, "processes",
-                                outcome, -1)));
+                        // The counter is shared; the parent computes violations over all
+                        // processes.
+                        System.out.println(
+                                Forks.RESULT + Json.line(ContendedResult.of(implementation, "processes", outcome, -1)));
                     }
                     else if (line.equals("EXIT")) {
                         break;
                     }
                 }
                 catch (RuntimeException ex) {
-                    // Reported instead of ending the JVM, so the parent can name the implementation that broke.
+                    // Reported instead of ending the JVM, so the parent can name the
+                    // implementation that broke.
                     ex.printStackTrace(System.out);
                     System.out.println(FAILED + ex);
                 }
@@ -81,4 +86,5 @@ public final class ProcessesWorker {
         System.out.flush();
         System.exit(0);
     }
+
 }

@@ -14,14 +14,16 @@ import io.github.distlock.benchmarks.adapter.RedisTarget;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Redlock with one node frozen: one thread runs uncontended cycles (lock, empty section, unlock) on
- * its own key, first with all nodes healthy, then while one node is stopped with {@code SIGSTOP}
- * (alive, connections open, nothing answers: a long GC pause or a partition), and the node is
- * continued with {@code SIGCONT} after the window. Both windows are timed the same way, in the same
- * JVM, against the same client, so the paused p99 is compared with a healthy p99 measured alike.
+ * Redlock with one node frozen: one thread runs uncontended cycles (lock, empty section,
+ * unlock) on its own key, first with all nodes healthy, then while one node is stopped
+ * with {@code SIGSTOP} (alive, connections open, nothing answers: a long GC pause or a
+ * partition), and the node is continued with {@code SIGCONT} after the window. Both
+ * windows are timed the same way, in the same JVM, against the same client, so the paused
+ * p99 is compared with a healthy p99 measured alike.
  *
- * <p>Not JMH: the pause has to start and end around the measurement, which a JMH iteration cannot
- * express without leaking the pause into warm-up or the next trial.
+ * <p>
+ * Not JMH: the pause has to start and end around the measurement, which a JMH iteration
+ * cannot express without leaking the pause into warm-up or the next trial.
  */
 public final class RedlockPauseScenario {
 
@@ -31,7 +33,8 @@ public final class RedlockPauseScenario {
     /** How many distinct error messages a result keeps; the count covers all. */
     private static final int ERRORS_KEPT = 5;
 
-    private static final Runnable EMPTY_CRITICAL_SECTION = () -> { };
+    private static final Runnable EMPTY_CRITICAL_SECTION = () -> {
+    };
 
     private RedlockPauseScenario() {
     }
@@ -50,7 +53,8 @@ public final class RedlockPauseScenario {
      * @param pausedP50Nanos median cycle, one node paused
      * @param pausedP99Nanos 99th percentile cycle, one node paused
      * @param pausedMaxNanos longest cycle, one node paused
-     * @param failedCycles cycles that threw (not acquired or a backend error), in either window
+     * @param failedCycles cycles that threw (not acquired or a backend error), in either
+     * window
      * @param errors the first few distinct failures
      * @param recovered whether a cycle succeeded after the node was continued
      */
@@ -61,7 +65,6 @@ public final class RedlockPauseScenario {
 
     /**
      * Runs the scenario in this JVM against running servers.
-     *
      * @param servers the Redlock's nodes, all running
      * @param implementation a Redlock implementation
      * @param warmup cycles before the healthy window
@@ -111,7 +114,10 @@ public final class RedlockPauseScenario {
         }
     }
 
-    /** Runs cycles for {@code length}, recording each successful one's time in {@code times} if given. */
+    /**
+     * Runs cycles for {@code length}, recording each successful one's time in
+     * {@code times} if given.
+     */
     private static void cycles(LockAdapter adapter, String key, Duration length, Histogram times, List<String> errors,
             long[] failed) {
         long end = System.nanoTime() + length.toNanos();
@@ -140,22 +146,22 @@ public final class RedlockPauseScenario {
 
     /**
      * Runs {@link #run} in a fresh JVM with its own servers.
-     *
      * @param implementation a Redlock implementation
      * @param warmup warm-up
      * @param measure each window
      * @return the result
      */
     public static PauseResult runInFork(Implementation implementation, Duration warmup, Duration measure) {
-        String json = Forks.call(RedlockPauseScenario.class, List.of("--implementation=" + implementation.name(),
-                "--warmup=" + warmup.toMillis() + "ms", "--measure=" + measure.toMillis() + "ms"),
+        String json = Forks.call(
+                RedlockPauseScenario.class, List.of("--implementation=" + implementation.name(),
+                        "--warmup=" + warmup.toMillis() + "ms", "--measure=" + measure.toMillis() + "ms"),
                 warmup.plus(measure.multipliedBy(2)).plusMinutes(2));
         return Json.read(json, PauseResult.class);
     }
 
     /**
-     * The forked JVM's entry point: starts the nodes, runs, prints the result as one JSON line.
-     *
+     * The forked JVM's entry point: starts the nodes, runs, prints the result as one JSON
+     * line.
      * @param args {@code --implementation --warmup --measure}
      */
     public static void main(String[] args) {
@@ -168,4 +174,5 @@ public final class RedlockPauseScenario {
         }
         Forks.reportAndExit(result);
     }
+
 }

@@ -18,30 +18,36 @@ import io.github.distlock.benchmarks.adapter.RedisTarget;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Scenario 3: what one uncontended cycle costs the server. Counts are exact, not timed, so it runs
- * once, in this JVM.
+ * Scenario 3: what one uncontended cycle costs the server. Counts are exact, not timed,
+ * so it runs once, in this JVM.
  * <ol>
- *   <li>{@code INFO commandstats} deltas over K cycles: commands the server executed per cycle,
- *       script-internal ones included;</li>
- *   <li>{@code MONITOR} over another K cycles: commands clients sent per cycle (round trips);</li>
- *   <li>{@code MONITOR} of one more cycle, as a transcript;</li>
- *   <li>the server's CPU time ({@code INFO cpu}, user plus system, so socket I/O counts too) per
- *       cycle while {@value #LOADED_THREADS} threads, each on its own key, run cycles through the one
- *       client for a fixed time, after a warm-up; in the same window, the socket reads the server
- *       processed per cycle ({@code INFO stats total_reads_processed}) and the client's connections
- *       ({@code INFO clients}). Fewer than one read per command means the client pipelines: it
- *       writes several threads' commands on one connection before the server reads them.</li>
+ * <li>{@code INFO commandstats} deltas over K cycles: commands the server executed per
+ * cycle, script-internal ones included;</li>
+ * <li>{@code MONITOR} over another K cycles: commands clients sent per cycle (round
+ * trips);</li>
+ * <li>{@code MONITOR} of one more cycle, as a transcript;</li>
+ * <li>the server's CPU time ({@code INFO cpu}, user plus system, so socket I/O counts
+ * too) per cycle while {@value #LOADED_THREADS} threads, each on its own key, run cycles
+ * through the one client for a fixed time, after a warm-up; in the same window, the
+ * socket reads the server processed per cycle ({@code INFO stats total_reads_processed})
+ * and the client's connections ({@code INFO clients}). Fewer than one read per command
+ * means the client pipelines: it writes several threads' commands on one connection
+ * before the server reads them.</li>
  * </ol>
- * Background traffic in those windows (watchdog, pings) is counted too: it is part of the cost.
+ * Background traffic in those windows (watchdog, pings) is counted too: it is part of the
+ * cost.
  *
- * <p>The CPU time is the one figure here that is timed, so it is taken from a busy server. Timed
- * over one thread's cycles, the server sleeps between commands and wakes to cold caches each time:
- * on this project's 2-core VM that figure moved by 2x between runs, and between two implementations
- * that send the server identical commands.
+ * <p>
+ * The CPU time is the one figure here that is timed, so it is taken from a busy server.
+ * Timed over one thread's cycles, the server sleeps between commands and wakes to cold
+ * caches each time: on this project's 2-core VM that figure moved by 2x between runs, and
+ * between two implementations that send the server identical commands.
  */
 public final class RoundTripScenario {
 
-    private static final Runnable EMPTY = () -> { };
+    private static final Runnable EMPTY = () -> {
+    };
+
     private static final int WARMUP_CYCLES = 20;
 
     /** Threads in the CPU window: as many as in scenario 1's 8-thread run. */
@@ -52,11 +58,11 @@ public final class RoundTripScenario {
 
     /**
      * Measures one implementation.
-     *
      * @param server the server, used by nothing else meanwhile
      * @param implementation what to measure
      * @param cycles K
-     * @param cpuWarmup how long {@value #LOADED_THREADS} threads run cycles before their CPU window
+     * @param cpuWarmup how long {@value #LOADED_THREADS} threads run cycles before their
+     * CPU window
      * @param cpuMeasure the CPU window
      * @return the counts
      */
@@ -65,7 +71,8 @@ public final class RoundTripScenario {
         RedisTarget target = RedisTarget.of(server.host(), server.port());
         String key = "bench:cost:" + implementation.name().toLowerCase(java.util.Locale.ROOT);
         try (LockAdapter adapter = implementation.open(target)) {
-            // Connections, script loading and subscriptions happen here, not in the counted cycles.
+            // Connections, script loading and subscriptions happen here, not in the
+            // counted cycles.
             FirstUse.cycle(adapter, key);
             cycle(adapter, key, WARMUP_CYCLES);
 
@@ -82,28 +89,31 @@ public final class RoundTripScenario {
                 cycle(adapter, key, 1);
                 monitor.mark("end");
                 clientCommands = monitor.clientCommandsBetween("start", "counted");
-                transcript = monitor.allCommandsBetween("counted", "end").stream()
-                        .map(MonitorRecorder::readable)
-                        .toList();
+                transcript = monitor.allCommandsBetween("counted", "end")
+                    .stream()
+                    .map(MonitorRecorder::readable)
+                    .toList();
             }
             LoadedWindow loaded = loadedWindow(server, adapter, key, cpuWarmup, cpuMeasure);
             return new RoundTripResult(implementation.name(), cycles, clientCommands.size() / (double) cycles,
-                    CommandStats.total(calls) / (double) cycles, loaded.cpuMicrosPerCycle(),
-                    loaded.readsPerCycle(), loaded.connections(), CommandStats.per(calls, cycles), transcript);
+                    CommandStats.total(calls) / (double) cycles, loaded.cpuMicrosPerCycle(), loaded.readsPerCycle(),
+                    loaded.connections(), CommandStats.per(calls, cycles), transcript);
         }
     }
 
-    /** What the server did per cycle while {@value #LOADED_THREADS} threads ran cycles. */
+    /**
+     * What the server did per cycle while {@value #LOADED_THREADS} threads ran cycles.
+     */
     private record LoadedWindow(double cpuMicrosPerCycle, double readsPerCycle, int connections) {
     }
 
     /**
-     * The server's CPU time and socket reads per cycle while {@value #LOADED_THREADS} threads run cycles
-     * on their own keys, measured over {@code measure} after {@code warmup}, and the connections open
-     * meanwhile.
+     * The server's CPU time and socket reads per cycle while {@value #LOADED_THREADS}
+     * threads run cycles on their own keys, measured over {@code measure} after
+     * {@code warmup}, and the connections open meanwhile.
      */
-    private static LoadedWindow loadedWindow(RedisTestServer server, LockAdapter adapter, String key,
-            Duration warmup, Duration measure) {
+    private static LoadedWindow loadedWindow(RedisTestServer server, LockAdapter adapter, String key, Duration warmup,
+            Duration measure) {
         AtomicBoolean running = new AtomicBoolean(true);
         LongAdder completed = new LongAdder();
         List<CompletableFuture<Void>> threads = new ArrayList<>();
@@ -129,12 +139,13 @@ public final class RoundTripScenario {
             if (cycles == 0) {
                 throw new IllegalStateException("no cycle completed in the CPU window of " + measure);
             }
-            return new LoadedWindow((cpuAfter - cpuBefore) * 1e6 / cycles, (readsAfter - readsBefore)
-                    / (double) cycles, connections);
+            return new LoadedWindow((cpuAfter - cpuBefore) * 1e6 / cycles, (readsAfter - readsBefore) / (double) cycles,
+                    connections);
         }
         finally {
             running.set(false);
-            // A failed thread's exception fails the scenario; the adapter is closed only once all stopped.
+            // A failed thread's exception fails the scenario; the adapter is closed only
+            // once all stopped.
             CompletableFuture.allOf(threads.toArray(CompletableFuture[]::new)).join();
         }
     }
@@ -175,13 +186,15 @@ public final class RoundTripScenario {
      *
      * @param implementation the implementation name
      * @param cycles K
-     * @param clientCommandsPerCycle commands clients sent per cycle (MONITOR, script-internal excluded)
+     * @param clientCommandsPerCycle commands clients sent per cycle (MONITOR,
+     * script-internal excluded)
      * @param serverCommandsPerCycle commands the server executed per cycle (commandstats)
-     * @param serverCpuMicrosPerCycle the server's CPU time per cycle, user plus system, in µs, while
-     *        {@value #LOADED_THREADS} threads run cycles
-     * @param serverReadsPerCycle socket reads the server processed per cycle in that window; below the
-     *        client round trips per cycle when the client pipelines
-     * @param clientConnections the client's connections to the server at the end of that window
+     * @param serverCpuMicrosPerCycle the server's CPU time per cycle, user plus system,
+     * in µs, while {@value #LOADED_THREADS} threads run cycles
+     * @param serverReadsPerCycle socket reads the server processed per cycle in that
+     * window; below the client round trips per cycle when the client pipelines
+     * @param clientConnections the client's connections to the server at the end of that
+     * window
      * @param serverCommandsBreakdown the same per command name
      * @param oneCycle MONITOR transcript of one cycle
      */
@@ -189,4 +202,5 @@ public final class RoundTripScenario {
             double serverCommandsPerCycle, double serverCpuMicrosPerCycle, double serverReadsPerCycle,
             int clientConnections, Map<String, Double> serverCommandsBreakdown, List<String> oneCycle) {
     }
+
 }

@@ -15,16 +15,18 @@ import io.github.distlock.benchmarks.adapter.RedisTarget;
 import io.github.distlock.testsupport.RedisTestServer;
 
 /**
- * Scenario 4: the cost of keeping many leases alive. One client takes N locks with a short ttl and
- * renewal on, and holds them:
+ * Scenario 4: the cost of keeping many leases alive. One client takes N locks with a
+ * short ttl and renewal on, and holds them:
  * <ol>
- *   <li>heap: used heap after full GCs, before and while the locks are held, per lock;</li>
- *   <li>hold window: process CPU and {@code INFO commandstats} deltas (server commands/s);</li>
- *   <li>monitor window, locks still held: {@code MONITOR} counts client round trips/s;</li>
- *   <li>release: every lease must still be ours, or renewal failed;</li>
- *   <li>idle baseline: process CPU of the same client holding nothing.</li>
+ * <li>heap: used heap after full GCs, before and while the locks are held, per lock;</li>
+ * <li>hold window: process CPU and {@code INFO commandstats} deltas (server
+ * commands/s);</li>
+ * <li>monitor window, locks still held: {@code MONITOR} counts client round trips/s;</li>
+ * <li>release: every lease must still be ours, or renewal failed;</li>
+ * <li>idle baseline: process CPU of the same client holding nothing.</li>
  * </ol>
- * Meant for a JVM of its own ({@link #main}) so the CPU and heap belong to this client alone.
+ * Meant for a JVM of its own ({@link #main}) so the CPU and heap belong to this client
+ * alone.
  */
 public final class WatchdogScenario {
 
@@ -36,7 +38,6 @@ public final class WatchdogScenario {
 
     /**
      * Runs {@link #main} in a fresh JVM with its own redis-server.
-     *
      * @param implementation one that {@link Implementation#renewsLeases() renews leases}
      * @param locks N
      * @param ttl the lease
@@ -47,16 +48,16 @@ public final class WatchdogScenario {
      */
     public static WatchdogResult runInFork(Implementation implementation, int locks, Duration ttl, Duration hold,
             Duration monitor, Duration idle) {
-        String json = Forks.call(WatchdogScenario.class, List.of("--implementation=" + implementation.name(),
-                "--locks=" + locks, "--ttl=" + ttl.toMillis() + "ms", "--hold=" + hold.toMillis() + "ms",
-                "--monitor=" + monitor.toMillis() + "ms", "--idle=" + idle.toMillis() + "ms"),
+        String json = Forks.call(WatchdogScenario.class,
+                List.of("--implementation=" + implementation.name(), "--locks=" + locks,
+                        "--ttl=" + ttl.toMillis() + "ms", "--hold=" + hold.toMillis() + "ms",
+                        "--monitor=" + monitor.toMillis() + "ms", "--idle=" + idle.toMillis() + "ms"),
                 hold.plus(monitor).plus(idle).plusMinutes(3));
         return Json.read(json, WatchdogResult.class);
     }
 
     /**
      * Measures one implementation in this JVM.
-     *
      * @param server the server, used by nothing else meanwhile
      * @param implementation one that {@link Implementation#renewsLeases() renews leases}
      * @param locks N
@@ -71,7 +72,8 @@ public final class WatchdogScenario {
             Duration hold, Duration monitor, Duration idle) throws InterruptedException {
         RedisTarget target = RedisTarget.of(server.host(), server.port());
         try (LeaseHolder holder = implementation.openLeaseHolder(target, ttl)) {
-            // One lock taken and released first, so that lazily created machinery (schedulers, scripts)
+            // One lock taken and released first, so that lazily created machinery
+            // (schedulers, scripts)
             // is not counted as per-lock heap.
             FirstUse.run("the first lease", attempt -> holder.hold("bench:watchdog:warmup:" + attempt).release());
             settle();
@@ -111,7 +113,8 @@ public final class WatchdogScenario {
                 }
             }
             leases.clear();
-            // The baseline comes last: the same client, connected and warmed up, holding nothing. Measured
+            // The baseline comes last: the same client, connected and warmed up, holding
+            // nothing. Measured
             // first, it would mostly show the JIT compiling the freshly started JVM.
             settle();
             long idleCpu = processCpuNanos();
@@ -120,17 +123,15 @@ public final class WatchdogScenario {
             double roundTripsPerSecond = clientCommands / monitoredSeconds;
             double tickSeconds = ttl.toMillis() / 1e3 * RENEWAL_FRACTION;
             return new WatchdogResult(implementation.name(), locks, ttl.toMillis() / 1e3, heldSeconds, acquireSeconds,
-                    CommandStats.total(calls) / heldSeconds, CommandStats.per(calls, heldSeconds),
-                    roundTripsPerSecond, monitoredSeconds, roundTripsPerSecond * tickSeconds * 100.0 / locks,
-                    cpu / 1e6 / heldSeconds, idleCpuMillisPerSecond,
-                    Math.max(0, heapWhileHeld - heapBefore) / (double) locks, lost);
+                    CommandStats.total(calls) / heldSeconds, CommandStats.per(calls, heldSeconds), roundTripsPerSecond,
+                    monitoredSeconds, roundTripsPerSecond * tickSeconds * 100.0 / locks, cpu / 1e6 / heldSeconds,
+                    idleCpuMillisPerSecond, Math.max(0, heapWhileHeld - heapBefore) / (double) locks, lost);
         }
     }
 
     /**
-     * The forked JVM's entry point: starts its own redis-server, measures, prints the result as one
-     * JSON line.
-     *
+     * The forked JVM's entry point: starts its own redis-server, measures, prints the
+     * result as one JSON line.
      * @param args {@code --implementation --locks --ttl --hold --monitor --idle}
      * @throws Exception if the measurement fails
      */
@@ -153,7 +154,7 @@ public final class WatchdogScenario {
 
     private static long processCpuNanos() {
         return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-                .getProcessCpuTime();
+            .getProcessCpuTime();
     }
 
     /** Used heap after full collections, the closest the JVM comes to "live bytes". */
@@ -174,11 +175,13 @@ public final class WatchdogScenario {
      * @param ttlSeconds the lease
      * @param heldSeconds the CPU and commandstats window
      * @param acquireSeconds how long taking the N locks took
-     * @param serverCommandsPerSecond commands the server executed per second (script-internal included)
+     * @param serverCommandsPerSecond commands the server executed per second
+     * (script-internal included)
      * @param serverCommandsBreakdown the same per command
      * @param roundTripsPerSecond commands clients sent per second (MONITOR)
      * @param monitoredSeconds the MONITOR window
-     * @param roundTripsPer100LocksPerTick round trips per renewal tick (ttl/3) per 100 held locks
+     * @param roundTripsPer100LocksPerTick round trips per renewal tick (ttl/3) per 100
+     * held locks
      * @param cpuMillisPerSecond process CPU while holding, ms per second
      * @param idleCpuMillisPerSecond process CPU after releasing them all (the baseline)
      * @param heapBytesPerLock used heap per held lock
@@ -189,4 +192,5 @@ public final class WatchdogScenario {
             double roundTripsPerSecond, double monitoredSeconds, double roundTripsPer100LocksPerTick,
             double cpuMillisPerSecond, double idleCpuMillisPerSecond, double heapBytesPerLock, long lost) {
     }
+
 }

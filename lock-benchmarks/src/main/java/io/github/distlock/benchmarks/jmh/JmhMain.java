@@ -29,23 +29,31 @@ import io.github.distlock.benchmarks.harness.Arguments;
 /**
  * Runs scenario 1 ({@link UncontendedBenchmark}) and writes JMH's JSON result.
  *
- * <p>Options ({@code --name=value}): {@code forks}, {@code warmup-iterations}, {@code warmup-time},
- * {@code iterations}, {@code iteration-time}, {@code implementations} (comma-separated
- * {@link Implementation} names, default all), {@code methods} (&#124;-separated regexes over the benchmark method
- * names, default all four), {@code output} (the JSON file), {@code profiler} (a JMH profiler with its
- * options, for example {@code jfr:dir=target/jfr} to record every fork with Java Flight Recorder),
- * {@code only} ({@code all}, {@code redlock} or {@code micrometer}: the suite's {@code bench.only}, checked here so that a
- * mistyped value fails before anything runs), {@code redlock-node-timeout} (see
+ * <p>
+ * Options ({@code --name=value}): {@code forks}, {@code warmup-iterations},
+ * {@code warmup-time}, {@code iterations}, {@code iteration-time},
+ * {@code implementations} (comma-separated {@link Implementation} names, default all),
+ * {@code methods} (&#124;-separated regexes over the benchmark method names, default all
+ * four), {@code output} (the JSON file), {@code profiler} (a JMH profiler with its
+ * options, for example {@code jfr:dir=target/jfr} to record every fork with Java Flight
+ * Recorder), {@code only} ({@code all}, {@code redlock} or {@code micrometer}: the
+ * suite's {@code bench.only}, checked here so that a mistyped value fails before anything
+ * runs), {@code redlock-node-timeout} (see
  * {@link OurApplication#REDLOCK_NODE_TIMEOUT_PROPERTY}).
  *
- * <p>With more than one fork the forks run in rounds: one fork of every method and implementation per
- * round, so that each implementation is measured at every stretch of the run. The JSON then holds one
- * entry per benchmark whose {@code rawData} has a row per round (its {@code forks} field says 1, as
- * each round ran one); {@code JmhResults} counts the rows.
+ * <p>
+ * With more than one fork the forks run in rounds: one fork of every method and
+ * implementation per round, so that each implementation is measured at every stretch of
+ * the run. The JSON then holds one entry per benchmark whose {@code rawData} has a row
+ * per round (its {@code forks} field says 1, as each round ran one); {@code JmhResults}
+ * counts the rows.
  */
 public final class JmhMain {
 
-    /** Heap of every JMH fork: fixed, so that no implementation is measured with a different one. */
+    /**
+     * Heap of every JMH fork: fixed, so that no implementation is measured with a
+     * different one.
+     */
     static final List<String> FORK_JVM_ARGS = List.of("-Xms1g", "-Xmx1g");
 
     private JmhMain() {
@@ -61,18 +69,19 @@ public final class JmhMain {
 
     /**
      * Runs the benchmarks.
-     *
-     * @param arguments see the class comment; {@code forks=0} runs in this JVM (only for the smoke)
+     * @param arguments see the class comment; {@code forks=0} runs in this JVM (only for
+     * the smoke)
      * @return JMH's results
-     * @throws RunnerException if a benchmark fails: every error fails the run, so a broken adapter
-     *         cannot go unnoticed
+     * @throws RunnerException if a benchmark fails: every error fails the run, so a
+     * broken adapter cannot go unnoticed
      */
     public static Collection<RunResult> run(Arguments arguments) throws RunnerException {
-        // The suite's first step: a mistyped -Dbench.only fails here, not in the report an hour later.
+        // The suite's first step: a mistyped -Dbench.only fails here, not in the report
+        // an hour later.
         String only = arguments.string("only", "all");
         if (!only.equals("all") && !only.equals("redlock") && !only.equals("micrometer")) {
-            throw new IllegalArgumentException("bench.only (--only) must be all, redlock or micrometer, was '" + only
-                    + "'");
+            throw new IllegalArgumentException(
+                    "bench.only (--only) must be all, redlock or micrometer, was '" + only + "'");
         }
         Path output = Path.of(arguments.string("output", "target/bench/jmh.json")).toAbsolutePath();
         try {
@@ -81,15 +90,16 @@ public final class JmhMain {
         catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }
-        List<String> methods = List.of(arguments.string("methods", "throughput1|throughput8|latency1|latency8")
-                .split("\\|"));
-        List<String> implementations = Implementation.parseList(arguments.string("implementations", "all")).stream()
-                .map(Enum::name)
-                .toList();
+        List<String> methods = List
+            .of(arguments.string("methods", "throughput1|throughput8|latency1|latency8").split("\\|"));
+        List<String> implementations = Implementation.parseList(arguments.string("implementations", "all"))
+            .stream()
+            .map(Enum::name)
+            .toList();
         int forks = arguments.integer("forks", 3);
         if (forks <= 1) {
             Collection<RunResult> results = new Runner(options(arguments, methods, implementations, forks).build())
-                    .run();
+                .run();
             write(output, results);
             return results;
         }
@@ -97,10 +107,11 @@ public final class JmhMain {
     }
 
     /**
-     * Runs {@code forks} rounds, each with one fork of every method and implementation, the
-     * implementations in a rotated order per round; JMH on its own would run all forks of one
-     * benchmark back to back. The machine drifts over minutes (other VMs share the host): back to back,
-     * one implementation's forks can all fall into a slow stretch, and the ratios carry it.
+     * Runs {@code forks} rounds, each with one fork of every method and implementation,
+     * the implementations in a rotated order per round; JMH on its own would run all
+     * forks of one benchmark back to back. The machine drifts over minutes (other VMs
+     * share the host): back to back, one implementation's forks can all fall into a slow
+     * stretch, and the ratios carry it.
      */
     private static List<RunResult> runInterleaved(Arguments arguments, List<String> methods,
             List<String> implementations, int forks) throws RunnerException {
@@ -110,10 +121,10 @@ public final class JmhMain {
             Collections.rotate(order, -round);
             for (String method : methods) {
                 for (String implementation : order) {
-                    System.out.println("jmh: round " + (round + 1) + "/" + forks + ", " + method + ", "
-                            + implementation);
-                    forkResults.addAll(new Runner(options(arguments, List.of(method), List.of(implementation), 1)
-                            .build()).run());
+                    System.out
+                        .println("jmh: round " + (round + 1) + "/" + forks + ", " + method + ", " + implementation);
+                    forkResults.addAll(
+                            new Runner(options(arguments, List.of(method), List.of(implementation), 1).build()).run());
                 }
             }
         }
@@ -132,7 +143,8 @@ public final class JmhMain {
         for (List<RunResult> rounds : byBenchmark.values()) {
             List<BenchmarkResult> allForks = new ArrayList<>();
             rounds.forEach(round -> allForks.addAll(round.getBenchmarkResults()));
-            // Each round's parameters say forks = 1; the JSON keeps that, and one rawData row per round.
+            // Each round's parameters say forks = 1; the JSON keeps that, and one rawData
+            // row per round.
             merged.add(new RunResult(rounds.get(0).getParams(), allForks));
         }
         merged.sort(RunResult.DEFAULT_SORT_COMPARATOR);
@@ -143,15 +155,15 @@ public final class JmhMain {
     private static ChainedOptionsBuilder options(Arguments arguments, List<String> methods,
             List<String> implementations, int forks) {
         ChainedOptionsBuilder options = new OptionsBuilder()
-                .include(UncontendedBenchmark.class.getName() + "\\.(" + String.join("|", methods) + ")$")
-                .param("implementation", implementations.toArray(String[]::new))
-                .forks(forks)
-                .warmupIterations(arguments.integer("warmup-iterations", 5))
-                .warmupTime(TimeValue.fromString(arguments.string("warmup-time", "2s")))
-                .measurementIterations(arguments.integer("iterations", 5))
-                .measurementTime(TimeValue.fromString(arguments.string("iteration-time", "2s")))
-                .jvmArgsAppend(forkJvmArgs(arguments).toArray(String[]::new))
-                .shouldFailOnError(true);
+            .include(UncontendedBenchmark.class.getName() + "\\.(" + String.join("|", methods) + ")$")
+            .param("implementation", implementations.toArray(String[]::new))
+            .forks(forks)
+            .warmupIterations(arguments.integer("warmup-iterations", 5))
+            .warmupTime(TimeValue.fromString(arguments.string("warmup-time", "2s")))
+            .measurementIterations(arguments.integer("iterations", 5))
+            .measurementTime(TimeValue.fromString(arguments.string("iteration-time", "2s")))
+            .jvmArgsAppend(forkJvmArgs(arguments).toArray(String[]::new))
+            .shouldFailOnError(true);
         String profiler = arguments.string("profiler", "");
         if (!profiler.isEmpty()) {
             int colon = profiler.indexOf(':');
@@ -166,8 +178,9 @@ public final class JmhMain {
     }
 
     /**
-     * {@link #FORK_JVM_ARGS}, plus the Redlock node timeout when {@code --redlock-node-timeout} sets one: as a JVM
-     * argument it reaches the forks, and JMH's JSON records it for the report.
+     * {@link #FORK_JVM_ARGS}, plus the Redlock node timeout when
+     * {@code --redlock-node-timeout} sets one: as a JVM argument it reaches the forks,
+     * and JMH's JSON records it for the report.
      */
     private static List<String> forkJvmArgs(Arguments arguments) {
         String nodeTimeout = arguments.string("redlock-node-timeout", "").trim();
@@ -184,4 +197,5 @@ public final class JmhMain {
     private static void write(Path output, Collection<RunResult> results) {
         ResultFormatFactory.getInstance(ResultFormatType.JSON, output.toString()).writeOut(results);
     }
+
 }

@@ -29,11 +29,12 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 
 /**
- * The CPU cost of the Micrometer listeners alone, without Redis: one uncontended lock cycle's callbacks
- * ({@code acquiring}, {@code acquired}, {@code released}) on a fresh {@link LockContext}, through
- * {@link LockListeners} as the lock service calls them. Not part of the suite: the Redis-bound figures of
- * {@link UncontendedBenchmark} are noisy on a shared machine, this one measures the instrumentation's own
- * nanoseconds and, with {@code -prof gc}, its allocations per cycle.
+ * The CPU cost of the Micrometer listeners alone, without Redis: one uncontended lock
+ * cycle's callbacks ({@code acquiring}, {@code acquired}, {@code released}) on a fresh
+ * {@link LockContext}, through {@link LockListeners} as the lock service calls them. Not
+ * part of the suite: the Redis-bound figures of {@link UncontendedBenchmark} are noisy on
+ * a shared machine, this one measures the instrumentation's own nanoseconds and, with
+ * {@code -prof gc}, its allocations per cycle.
  *
  * <pre>{@code
  * java -cp "target/classes:$(cat cp.txt)" org.openjdk.jmh.Main ListenerCostBenchmark -prof gc -t 1
@@ -46,15 +47,19 @@ import io.micrometer.observation.ObservationRegistry;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class ListenerCostBenchmark {
 
-    /** The listeners of one application, shared by all threads like the lock service's. */
+    /**
+     * The listeners of one application, shared by all threads like the lock service's.
+     */
     @State(Scope.Benchmark)
     public static class Listeners {
 
         /**
-         * {@code NONE}: no Micrometer (the lost-lease WARN only); {@code OBSERVATIONS}: observations on a registry
-         * whose only handler is {@link DefaultMeterObservationHandler}, plus the counters; {@code METERS}: the
-         * meters recorded directly, as the auto-configuration does when meter handlers are all there is;
-         * {@code METERS_NO_LONG_TASK_TIMERS}: the same without the {@code .active} long-task timers
+         * {@code NONE}: no Micrometer (the lost-lease WARN only); {@code OBSERVATIONS}:
+         * observations on a registry whose only handler is
+         * {@link DefaultMeterObservationHandler}, plus the counters; {@code METERS}: the
+         * meters recorded directly, as the auto-configuration does when meter handlers
+         * are all there is; {@code METERS_NO_LONG_TASK_TIMERS}: the same without the
+         * {@code .active} long-task timers
          * ({@code management.observations.long-task-timer.enabled=false}).
          */
         @Param({ "NONE", "OBSERVATIONS", "METERS", "METERS_NO_LONG_TASK_TIMERS" })
@@ -87,9 +92,12 @@ public class ListenerCostBenchmark {
             }
             all = LockListeners.of(chosen);
         }
+
     }
 
-    /** One lock cycle's callbacks; the context is returned so that the JIT cannot drop it. */
+    /**
+     * One lock cycle's callbacks; the context is returned so that the JIT cannot drop it.
+     */
     @Benchmark
     public LockContext cycle(Listeners listeners) {
         LockContext lock = BenchLockContexts.newContext("orders", "order:1");
@@ -98,4 +106,5 @@ public class ListenerCostBenchmark {
         listeners.all.released(lock, ReleaseOutcome.RELEASED);
         return lock;
     }
+
 }

@@ -21,15 +21,14 @@ final class Charts {
 
     /**
      * One bar group per implementation, one bar per series.
-     *
      * @param file the PNG to write
      * @param title the chart title
      * @param yAxis the y axis title
      * @param labels implementation labels
      * @param seriesNames one per series
      * @param series values per series, aligned with {@code labels}; NaN draws as 0
-     * @param logarithmic a log y axis, so that p50 stays readable next to a long p99; ignored unless
-     *        every value is positive
+     * @param logarithmic a log y axis, so that p50 stays readable next to a long p99;
+     * ignored unless every value is positive
      */
     static void bars(Path file, String title, String yAxis, List<String> labels, List<String> seriesNames,
             List<List<Double>> series, boolean logarithmic) {
@@ -42,8 +41,9 @@ final class Charts {
         if (logarithmic && allPositive) {
             chart.getStyler().setYAxisLogarithmic(true);
             // Bars start at zero unless told otherwise, and a log axis cannot hold zero.
-            chart.getStyler().setYAxisMin(Math.pow(10, Math.floor(Math.log10(series.stream().flatMap(List::stream)
-                    .mapToDouble(Double::doubleValue).min().orElse(1)))));
+            chart.getStyler()
+                .setYAxisMin(Math.pow(10, Math.floor(Math
+                    .log10(series.stream().flatMap(List::stream).mapToDouble(Double::doubleValue).min().orElse(1)))));
         }
         for (int i = 0; i < seriesNames.size(); i++) {
             List<Double> values = series.get(i).stream().map(v -> v == null || v.isNaN() ? 0.0 : v).toList();
@@ -59,4 +59,5 @@ final class Charts {
             throw new UncheckedIOException("cannot write chart " + file, ex);
         }
     }
+
 }

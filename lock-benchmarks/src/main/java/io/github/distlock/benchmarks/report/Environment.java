@@ -16,8 +16,9 @@ import org.springframework.boot.SpringBootVersion;
 import io.github.distlock.testsupport.RedisServerBinary;
 
 /**
- * The machine and the versions the numbers belong to. Library versions come from the jar each class
- * was loaded from, so the page states what actually ran, not what a pom asked for.
+ * The machine and the versions the numbers belong to. Library versions come from the jar
+ * each class was loaded from, so the page states what actually ran, not what a pom asked
+ * for.
  */
 final class Environment {
 
@@ -60,7 +61,8 @@ final class Environment {
             if (matcher.find()) {
                 return matcher.group(1);
             }
-            // A reactor build puts the module's classes directory on the class path, not a jar.
+            // A reactor build puts the module's classes directory on the class path, not
+            // a jar.
             String declared = type.getPackage().getImplementationVersion();
             return declared != null ? declared : "(classes directory of this build)";
         }
@@ -101,7 +103,8 @@ final class Environment {
     private static String redisVersion() {
         try {
             Process process = new ProcessBuilder(List.of(RedisServerBinary.resolve().toString(), "--version"))
-                    .redirectErrorStream(true).start();
+                .redirectErrorStream(true)
+                .start();
             String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
             process.waitFor(10, TimeUnit.SECONDS);
             Matcher matcher = Pattern.compile("v=(\\S+)").matcher(output);
@@ -115,4 +118,5 @@ final class Environment {
             return "?";
         }
     }
+
 }

@@ -16,32 +16,48 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.github.distlock.benchmarks.harness.Json;
 
 /**
- * Scenario 1 as read from JMH's JSON output, reduced to one number per implementation, thread count
- * and metric: the median over forks of each fork's value (a fork's mean throughput over its
- * iterations; a fork's percentile over all its samples).
+ * Scenario 1 as read from JMH's JSON output, reduced to one number per implementation,
+ * thread count and metric: the median over forks of each fork's value (a fork's mean
+ * throughput over its iterations; a fork's percentile over all its samples).
  */
 final class JmhResults {
 
     /** Per implementation and thread count. */
     final Map<String, Map<Integer, Cell>> cells = new LinkedHashMap<>();
+
     String jmhVersion = "?";
+
     String jvmArgs = "";
+
     /** Forks per benchmark: JMH's {@code forks}, or the rounds of an interleaved run. */
     int forks;
-    /** The forks ran in rounds across implementations ({@code JmhMain}), not back to back. */
+
+    /**
+     * The forks ran in rounds across implementations ({@code JmhMain}), not back to back.
+     */
     boolean interleaved;
+
     int warmupIterations;
+
     String warmupTime = "";
+
     int measurementIterations;
+
     String measurementTime = "";
 
     /** What one implementation did at one thread count. */
     static final class Cell {
+
         double throughput = Double.NaN;
+
         double throughputError = Double.NaN;
+
         double p50Micros = Double.NaN;
+
         double p99Micros = Double.NaN;
+
         int forks;
+
     }
 
     static JmhResults read(Path file) {
@@ -64,7 +80,7 @@ final class JmhResults {
             String implementation = entry.path("params").path("implementation").asText();
             int threads = entry.path("threads").asInt();
             Cell cell = results.cells.computeIfAbsent(implementation, key -> new TreeMap<>())
-                    .computeIfAbsent(threads, key -> new Cell());
+                .computeIfAbsent(threads, key -> new Cell());
             JsonNode metric = entry.path("primaryMetric");
             String mode = entry.path("mode").asText();
             if (mode.equals("thrpt")) {
@@ -83,7 +99,8 @@ final class JmhResults {
                 cell.throughput = perFork.isEmpty() ? metric.path("score").asDouble() : Stats.median(perFork);
                 cell.throughputError = metric.path("scoreError").asDouble(Double.NaN);
                 cell.forks = perFork.size();
-                // An interleaved run writes one entry per benchmark with forks = 1 and a rawData row per round.
+                // An interleaved run writes one entry per benchmark with forks = 1 and a
+                // rawData row per round.
                 if (perFork.size() > entry.path("forks").asInt()) {
                     results.interleaved = true;
                 }
@@ -106,7 +123,8 @@ final class JmhResults {
                     }
                 }
                 if (p50.isEmpty()) {
-                    // Older JMH or a stripped file: fall back to the percentiles over all forks together.
+                    // Older JMH or a stripped file: fall back to the percentiles over all
+                    // forks together.
                     cell.p50Micros = metric.path("scorePercentiles").path("50.0").asDouble() * toMicros;
                     cell.p99Micros = metric.path("scorePercentiles").path("99.0").asDouble() * toMicros;
                 }
@@ -156,4 +174,5 @@ final class JmhResults {
         }
         return strings;
     }
+
 }

@@ -9,45 +9,63 @@ import java.util.List;
 import io.github.distlock.benchmarks.adapter.Implementation;
 
 /**
- * The "Micrometer overhead" part of the page: its rows of the targets table and a short paragraph on how it was
- * measured, from one JMH run holding both {@link Implementation#OURS_SERVICE} and
- * {@link Implementation#OURS_SERVICE_MICROMETER} (same JVM settings, forks in rounds). The full suite takes both
- * from its own scenario 1; {@code -Dbench.only=micrometer} measures only those two and replaces only this part of
- * an existing page ({@link #splice}), so that the overhead can be re-measured on a quiet machine in minutes.
+ * The "Micrometer overhead" part of the page: its rows of the targets table and a short
+ * paragraph on how it was measured, from one JMH run holding both
+ * {@link Implementation#OURS_SERVICE} and {@link Implementation#OURS_SERVICE_MICROMETER}
+ * (same JVM settings, forks in rounds). The full suite takes both from its own scenario
+ * 1; {@code -Dbench.only=micrometer} measures only those two and replaces only this part
+ * of an existing page ({@link #splice}), so that the overhead can be re-measured on a
+ * quiet machine in minutes.
  */
 final class MicrometerSection {
 
     /** First line of the paragraph; it runs to {@link #END}. */
     static final String BEGIN = "<!-- micrometer:begin: generated from ours with and without Micrometer in one JMH "
-            + "run; -Dbench.only=micrometer regenerates this paragraph and the \"Micrometer overhead\" targets alone -->";
+            + "run; -Dbench.only=micrometer regenerates this paragraph and the \"Micrometer overhead\" targets "
+            + "alone -->";
+
     private static final String BEGIN_PREFIX = "<!-- micrometer:begin";
+
     /** Last line of the paragraph. */
     static final String END = "<!-- micrometer:end -->";
-    /** How both Micrometer rows of the targets table start, so that a Micrometer-only run can replace them. */
+
+    /**
+     * How both Micrometer rows of the targets table start, so that a Micrometer-only run
+     * can replace them.
+     */
     static final String TARGET_PREFIX = "| Micrometer overhead ";
-    /** The target: at most this share of uncontended cycles/s lost to the instrumentation at 8 threads. */
+
+    /**
+     * The target: at most this share of uncontended cycles/s lost to the instrumentation
+     * at 8 threads.
+     */
     static final double MAX_OVERHEAD = 0.03;
 
     private static final String WITHOUT = Implementation.OURS_SERVICE.name();
+
     private static final String WITH = Implementation.OURS_SERVICE_MICROMETER.name();
 
     private final JmhResults jmh;
 
     /**
-     * @param jmh a JMH result holding both implementations, or not (then the rows say "not measured")
+     * @param jmh a JMH result holding both implementations, or not (then the rows say
+     * "not measured")
      */
     MicrometerSection(JmhResults jmh) {
         this.jmh = jmh;
     }
 
-    /** Whether {@code jmh} measured ours with Micrometer at all: the full suite shows this part only then. */
+    /**
+     * Whether {@code jmh} measured ours with Micrometer at all: the full suite shows this
+     * part only then.
+     */
     static boolean measured(JmhResults jmh) {
         return jmh != null && jmh.cells.containsKey(WITH);
     }
 
     /**
-     * The share of cycles per second lost with Micrometer, {@code 1 - with / without}: 0.03 is 3 % fewer.
-     *
+     * The share of cycles per second lost with Micrometer, {@code 1 - with / without}:
+     * 0.03 is 3 % fewer.
      * @param threads 1 or 8
      * @return the overhead, NaN if either was not measured
      */
@@ -62,7 +80,8 @@ final class MicrometerSection {
         rows.add(targetRow(TARGET_PREFIX.substring(2) + "≤ 3 % at 8 threads (uncontended)", eight, measured(8),
                 eight <= MAX_OVERHEAD));
         double one = overhead(1);
-        // Not a target: at one thread Redis round trips, not CPU, bound a cycle, so the figure is for information.
+        // Not a target: at one thread Redis round trips, not CPU, bound a cycle, so the
+        // figure is for information.
         String row = targetRow(TARGET_PREFIX.substring(2) + "at 1 thread (uncontended, for information)", one,
                 measured(1), true);
         rows.add(Double.isNaN(one) ? row : row.replace("| met |", "| – |"));
@@ -76,8 +95,8 @@ final class MicrometerSection {
 
     /**
      * The paragraph, {@link #BEGIN} to {@link #END}.
-     *
-     * @param generatedAt when a Micrometer-only run wrote it, or null within the full page
+     * @param generatedAt when a Micrometer-only run wrote it, or null within the full
+     * page
      * @param command the Micrometer-only run's command, or null within the full page
      * @return its lines
      */
@@ -114,7 +133,10 @@ final class MicrometerSection {
         return lines;
     }
 
-    /** Why the JMH settings are below the suite's (3 forks, 5 × 2 s + 5 × 2 s), if they are. */
+    /**
+     * Why the JMH settings are below the suite's (3 forks, 5 × 2 s + 5 × 2 s), if they
+     * are.
+     */
     private List<String> shortSettings() {
         List<String> reasons = new ArrayList<>();
         if (jmh != null) {
@@ -135,21 +157,22 @@ final class MicrometerSection {
         if (jmh == null) {
             return "";
         }
-        return " JMH: " + jmh.forks + " fork(s)" + (jmh.interleaved ? " in rounds" : "") + " × ("
-                + jmh.warmupIterations + " × " + jmh.warmupTime + " warm-up + " + jmh.measurementIterations + " × "
-                + jmh.measurementTime + " measurement).";
+        return " JMH: " + jmh.forks + " fork(s)" + (jmh.interleaved ? " in rounds" : "") + " × (" + jmh.warmupIterations
+                + " × " + jmh.warmupTime + " warm-up + " + jmh.measurementIterations + " × " + jmh.measurementTime
+                + " measurement).";
     }
 
     /**
-     * Replaces the Micrometer part of an existing page: the paragraph between {@link #BEGIN} and {@link #END} (or,
-     * on a page written before it existed, a new one at the end of section 1) and the rows of the targets table
-     * that start with {@link #TARGET_PREFIX}. Every other line is kept as it was.
-     *
+     * Replaces the Micrometer part of an existing page: the paragraph between
+     * {@link #BEGIN} and {@link #END} (or, on a page written before it existed, a new one
+     * at the end of section 1) and the rows of the targets table that start with
+     * {@link #TARGET_PREFIX}. Every other line is kept as it was.
      * @param page the page's text
      * @param section the new paragraph, {@link #BEGIN} to {@link #END}
      * @param targetRows the new rows of the targets table
      * @return the new page
-     * @throws IllegalStateException if the page has no targets table or only one of the markers
+     * @throws IllegalStateException if the page has no targets table or only one of the
+     * markers
      */
     static String splice(String page, List<String> section, List<String> targetRows) {
         return PageParts.splice(page, "Micrometer", BEGIN_PREFIX, END, "## 2. ", section, TARGET_PREFIX, targetRows);
@@ -159,4 +182,5 @@ final class MicrometerSection {
         JmhResults.Cell cell = jmh == null ? null : jmh.cell(implementation, threads);
         return cell == null ? Double.NaN : cell.throughput;
     }
+
 }

@@ -5,9 +5,10 @@ import java.util.List;
 import java.util.function.Predicate;
 
 /**
- * Replaces one generated part of an existing page (a block between two marker lines, and its rows of the targets
- * table) and keeps every other line: what a partial run ({@code -Dbench.only=redlock}, {@code micrometer}) does to
- * the page the full suite wrote.
+ * Replaces one generated part of an existing page (a block between two marker lines, and
+ * its rows of the targets table) and keeps every other line: what a partial run
+ * ({@code -Dbench.only=redlock}, {@code micrometer}) does to the page the full suite
+ * wrote.
  */
 final class PageParts {
 
@@ -19,10 +20,11 @@ final class PageParts {
      * @param part the part's name, for error messages
      * @param beginPrefix how the block's first line starts
      * @param end the block's last line
-     * @param insertBefore where a page without the block gets it: before the first line starting with this, else
-     *        before {@code ## Problems}, else at the end
+     * @param insertBefore where a page without the block gets it: before the first line
+     * starting with this, else before {@code ## Problems}, else at the end
      * @param block the new block, its marker lines included
-     * @param targetPrefix how the part's rows of the targets table start; new rows go at the table's end
+     * @param targetPrefix how the part's rows of the targets table start; new rows go at
+     * the table's end
      * @param targetRows the new rows
      * @return the new page
      * @throws IllegalStateException if the page has no targets table or a broken block
@@ -38,9 +40,9 @@ final class PageParts {
         int begin = indexOf(lines, line -> line.startsWith(beginPrefix), 0);
         int last = indexOf(lines, line -> line.equals(end), 0);
         if ((begin < 0) != (last < 0) || (begin >= 0 && last < begin)) {
-            throw new IllegalStateException("the page has a broken " + part + " section (" + beginPrefix
-                    + " at line " + (begin + 1) + ", " + end + " at line " + (last + 1) + "); regenerate the whole "
-                    + "page with the full suite");
+            throw new IllegalStateException(
+                    "the page has a broken " + part + " section (" + beginPrefix + " at line " + (begin + 1) + ", "
+                            + end + " at line " + (last + 1) + "); regenerate the whole " + "page with the full suite");
         }
         if (begin >= 0) {
             lines.subList(begin, last + 1).clear();
@@ -78,4 +80,5 @@ final class PageParts {
         }
         return -1;
     }
+
 }

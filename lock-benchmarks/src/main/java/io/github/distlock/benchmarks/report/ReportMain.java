@@ -31,27 +31,39 @@ import io.github.distlock.benchmarks.harness.RoundTripScenario.RoundTripResult;
 import io.github.distlock.benchmarks.harness.WatchdogScenario.WatchdogResult;
 
 /**
- * Writes the benchmark page from {@code jmh.json} and {@code harness.json} (and the Redlock part from
- * {@code redlock-jmh.json} and {@code redlock-harness.json}, see {@link RedlockSection}): the targets with
- * pass/miss, one table per scenario (medians over forks), the charts, the machine, the versions and
- * the command. {@code --only=redlock} replaces only the Redlock part of an existing page, {@code --only=micrometer}
- * only the Micrometer overhead rows and paragraph ({@link MicrometerSection}). Exits with 1 after writing the page if any implementation showed a violation, lost a
- * lease or broke, so that the run fails visibly without losing its numbers.
+ * Writes the benchmark page from {@code jmh.json} and {@code harness.json} (and the
+ * Redlock part from {@code redlock-jmh.json} and {@code redlock-harness.json}, see
+ * {@link RedlockSection}): the targets with pass/miss, one table per scenario (medians
+ * over forks), the charts, the machine, the versions and the command.
+ * {@code --only=redlock} replaces only the Redlock part of an existing page,
+ * {@code --only=micrometer} only the Micrometer overhead rows and paragraph
+ * ({@link MicrometerSection}). Exits with 1 after writing the page if any implementation
+ * showed a violation, lost a lease or broke, so that the run fails visibly without losing
+ * its numbers.
  */
 public final class ReportMain {
 
     private static final String OURS = Implementation.OURS_SERVICE.name();
+
     private static final String ANNOTATION = Implementation.OURS_ANNOTATION.name();
+
     private static final String FLOOR = Implementation.FLOOR.name();
 
-    /** A lock whose owner changes on fewer acquisitions than this is not compared on wait times. */
+    /**
+     * A lock whose owner changes on fewer acquisitions than this is not compared on wait
+     * times.
+     */
     private static final double MIN_HANDOFF_SHARE = 0.5;
 
     private final JmhResults jmh;
+
     private final HarnessResults harness;
+
     /** The Redlock part, or null when its results are missing. */
     private final RedlockSection redlock;
+
     private final String command;
+
     private final StringBuilder page = new StringBuilder();
 
     private ReportMain(JmhResults jmh, HarnessResults harness, RedlockSection redlock, String command) {
@@ -62,11 +74,13 @@ public final class ReportMain {
     }
 
     /**
-     * @param args {@code --jmh=jmh.json --harness=harness.json --redlock-jmh=redlock-jmh.json
-     *        --redlock-harness=redlock-harness.json --page=docs/benchmarks.md --command=...}, and
-     *        {@code --only=redlock} to replace only the Redlock part of the existing page ({@link #writeRedlockOnly}),
-     *        {@code --only=micrometer --micrometer-jmh=micrometer-jmh.json} only its Micrometer part
-     *        ({@link #writeMicrometerOnly})
+     * @param args
+     * {@code --jmh=jmh.json --harness=harness.json --redlock-jmh=redlock-jmh.json
+     *        --redlock-harness=redlock-harness.json --page=docs/benchmarks.md --command=...},
+     * and {@code --only=redlock} to replace only the Redlock part of the existing page
+     * ({@link #writeRedlockOnly}),
+     * {@code --only=micrometer --micrometer-jmh=micrometer-jmh.json} only its Micrometer
+     * part ({@link #writeMicrometerOnly})
      */
     public static void main(String[] args) {
         Arguments arguments = Arguments.parse(args);
@@ -80,8 +94,8 @@ public final class ReportMain {
                     Path.of(arguments.string("harness", "target/bench/harness.json")), redlockJmh, redlockHarness, page,
                     command);
             case "redlock" -> writeRedlockOnly(redlockJmh, redlockHarness, page, command);
-            case "micrometer" -> writeMicrometerOnly(Path.of(arguments.string("micrometer-jmh",
-                    "target/bench/micrometer-jmh.json")), page, command);
+            case "micrometer" -> writeMicrometerOnly(
+                    Path.of(arguments.string("micrometer-jmh", "target/bench/micrometer-jmh.json")), page, command);
             default -> throw new IllegalArgumentException("--only must be all, redlock or micrometer, was " + only);
         };
         if (!problems.isEmpty()) {
@@ -93,27 +107,28 @@ public final class ReportMain {
 
     /**
      * Writes the page and its charts (next to it, named after it).
-     *
      * @param jmhFile JMH's JSON result; may be missing
      * @param harnessFile the harness's result; may be missing
      * @param pageFile the Markdown page to write
      * @param command the command that produced the results, as shown on the page
-     * @return the problems that must fail the build: violations, lost leases, broken adapters
+     * @return the problems that must fail the build: violations, lost leases, broken
+     * adapters
      */
     public static List<String> write(Path jmhFile, Path harnessFile, Path pageFile, String command) {
         return write(jmhFile, harnessFile, null, null, pageFile, command);
     }
 
     /**
-     * Writes the whole page and its charts, the Redlock part included when its results exist.
-     *
+     * Writes the whole page and its charts, the Redlock part included when its results
+     * exist.
      * @param jmhFile JMH's JSON result; may be missing
      * @param harnessFile the harness's result; may be missing
      * @param redlockJmhFile the Redlock part's JMH result; may be null or missing
      * @param redlockHarnessFile the Redlock part's harness result; may be null or missing
      * @param pageFile the Markdown page to write
      * @param command the command that produced the results, as shown on the page
-     * @return the problems that must fail the build: violations, lost leases, broken adapters
+     * @return the problems that must fail the build: violations, lost leases, broken
+     * adapters
      */
     public static List<String> write(Path jmhFile, Path harnessFile, Path redlockJmhFile, Path redlockHarnessFile,
             Path pageFile, String command) {
@@ -134,11 +149,10 @@ public final class ReportMain {
     }
 
     /**
-     * Replaces only the Redlock part of an existing page (its section, its chart and its rows of the
-     * targets table) with the given results, keeping every other line, and so every other figure, as
-     * the last full run wrote it. The section names its own command and settings, and says so when
-     * they are shorter than the full suite's.
-     *
+     * Replaces only the Redlock part of an existing page (its section, its chart and its
+     * rows of the targets table) with the given results, keeping every other line, and so
+     * every other figure, as the last full run wrote it. The section names its own
+     * command and settings, and says so when they are shorter than the full suite's.
      * @param redlockJmhFile the Redlock part's JMH result; may be missing
      * @param redlockHarnessFile the Redlock part's harness result; may be missing
      * @param pageFile an existing page written by the full suite
@@ -158,8 +172,8 @@ public final class ReportMain {
             throw new IllegalStateException("neither " + redlockJmhFile + " nor " + redlockHarnessFile + " exists: "
                     + "the Redlock part did not run, and the page was left as it was");
         }
-        String generatedAt = OffsetDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern(
-                "yyyy-MM-dd HH:mm 'UTC'"));
+        String generatedAt = OffsetDateTime.now(ZoneOffset.UTC)
+            .format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
         String page;
         try {
             page = Files.readString(pageFile, StandardCharsets.UTF_8);
@@ -173,16 +187,17 @@ public final class ReportMain {
     }
 
     /**
-     * Replaces only the Micrometer part of an existing page (its rows of the targets table and its paragraph in
-     * section 1, see {@link MicrometerSection}) with a run of ours with and without Micrometer, keeping every other
-     * line as the last full run wrote it.
-     *
+     * Replaces only the Micrometer part of an existing page (its rows of the targets
+     * table and its paragraph in section 1, see {@link MicrometerSection}) with a run of
+     * ours with and without Micrometer, keeping every other line as the last full run
+     * wrote it.
      * @param micrometerJmhFile the JMH result of both implementations, at 1 and 8 threads
      * @param pageFile an existing page written by the full suite
      * @param command the command of this Micrometer-only run, as shown in the paragraph
-     * @return the problems that must fail the build: none, as a missed target is shown on the page, not failed
-     * @throws IllegalStateException if the page or the result does not exist, or the result lacks either
-     *         implementation
+     * @return the problems that must fail the build: none, as a missed target is shown on
+     * the page, not failed
+     * @throws IllegalStateException if the page or the result does not exist, or the
+     * result lacks either implementation
      */
     public static List<String> writeMicrometerOnly(Path micrometerJmhFile, Path pageFile, String command) {
         if (!Files.exists(pageFile)) {
@@ -203,8 +218,8 @@ public final class ReportMain {
             }
         }
         MicrometerSection micrometer = new MicrometerSection(jmh);
-        String generatedAt = OffsetDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern(
-                "yyyy-MM-dd HH:mm 'UTC'"));
+        String generatedAt = OffsetDateTime.now(ZoneOffset.UTC)
+            .format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
         String page;
         try {
             page = Files.readString(pageFile, StandardCharsets.UTF_8);
@@ -212,8 +227,8 @@ public final class ReportMain {
         catch (IOException ex) {
             throw new UncheckedIOException("cannot read " + pageFile, ex);
         }
-        writePage(pageFile, MicrometerSection.splice(page, micrometer.section(generatedAt, command),
-                micrometer.targetRows()));
+        writePage(pageFile,
+                MicrometerSection.splice(page, micrometer.section(generatedAt, command), micrometer.targetRows()));
         return List.of();
     }
 
@@ -251,7 +266,8 @@ public final class ReportMain {
         System.out.println("report: wrote " + pageFile.toAbsolutePath());
     }
 
-    // ------------------------------------------------------------------------------------------ page
+    // ------------------------------------------------------------------------------------------
+    // page
 
     private void render(Path pageFile) {
         String base = pageFile.getFileName().toString().replaceFirst("\\.md$", "");
@@ -271,8 +287,9 @@ public final class ReportMain {
         line("Our lock (on Lettuce, Boot's default, and on Jedis) next to Redisson, Spring Integration's "
                 + "`RedisLockRegistry` and the cheapest safe lock "
                 + "(the *floor*), each against its own local `redis-server` with persistence off"
-                + (redlock != null ? ", and, in section 6, ours and Redisson's RedLock over " + Implementation.REDLOCK_NODES
-                        + " such servers" : "") + ". Generated "
+                + (redlock != null ? ", and, in section 6, ours and Redisson's RedLock over "
+                        + Implementation.REDLOCK_NODES + " such servers" : "")
+                + ". Generated "
                 + OffsetDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"))
                 + " by:");
         line();
@@ -282,7 +299,8 @@ public final class ReportMain {
         line();
         targets();
         line("Why the figures look the way they do, with the profiles behind the design choices (the "
-                + "wait queue and hand-over, the dedicated connection): [benchmarks-analysis.md](benchmarks-analysis.md).");
+                + "wait queue and hand-over, the dedicated connection): "
+                + "[benchmarks-analysis.md](benchmarks-analysis.md).");
         line();
         environment();
         method();
@@ -311,12 +329,14 @@ public final class ReportMain {
                 double ratio = throughput(OURS, threads) / throughput(FLOOR, threads);
                 target("uncontended ≥ 0.9× floor, " + threads + " thread" + (threads > 1 ? "s" : ""), ratio,
                         format(ratio, 2) + "× (" + format(throughput(OURS, threads), 0) + " vs "
-                                + format(throughput(FLOOR, threads), 0) + " cycles/s)", ratio >= 0.9);
+                                + format(throughput(FLOOR, threads), 0) + " cycles/s)",
+                        ratio >= 0.9);
             }
             for (int threads : new int[] { 1, 8 }) {
                 String peer = fastestUncontendedPeer(threads);
                 double lead = peer == null ? Double.NaN : throughput(OURS, threads) / throughput(peer, threads);
-                // No peer in the run (bench.implementations): the row says "not measured".
+                // No peer in the run (bench.implementations): the row says "not
+                // measured".
                 String measured = peer == null ? "" : format(lead, 2) + "× the fastest peer, " + label(peer) + " ("
                         + format(throughput(peer, threads), 0) + " cycles/s)";
                 target("uncontended ahead of every peer, " + threads + " thread" + (threads > 1 ? "s" : ""), lead,
@@ -332,10 +352,12 @@ public final class ReportMain {
             }
         }
         if (harness != null) {
-            harness.roundTrips().stream().filter(r -> r.implementation().equals(OURS)).findFirst().ifPresent(r ->
-                    target("exactly 2 client round trips per uncontended cycle", r.clientCommandsPerCycle(),
-                            format(r.clientCommandsPerCycle(), 2),
-                            Math.abs(r.clientCommandsPerCycle() - 2) < 0.005));
+            harness.roundTrips()
+                .stream()
+                .filter(r -> r.implementation().equals(OURS))
+                .findFirst()
+                .ifPresent(r -> target("exactly 2 client round trips per uncontended cycle", r.clientCommandsPerCycle(),
+                        format(r.clientCommandsPerCycle(), 2), Math.abs(r.clientCommandsPerCycle() - 2) < 0.005));
             Map<String, List<ContendedResult>> isolated = byImplementation(harness.contended(), "isolated");
             if (isolated.containsKey(OURS)) {
                 List<ContendedResult> ours = isolated.get(OURS);
@@ -343,12 +365,15 @@ public final class ReportMain {
                 if (bestSwitchPeer != null) {
                     double ratio = Stats.median(ours, ContendedResult::switchesPerSecond)
                             / Stats.median(isolated.get(bestSwitchPeer), ContendedResult::switchesPerSecond);
-                    target("contended (isolated) owner switches/s ≥ 1.5× best peer", ratio, format(ratio, 2) + "× "
-                            + label(bestSwitchPeer), ratio >= 1.5);
+                    target("contended (isolated) owner switches/s ≥ 1.5× best peer", ratio,
+                            format(ratio, 2) + "× " + label(bestSwitchPeer), ratio >= 1.5);
                 }
-                // Wait percentiles only compare locks that hand over. A lock that re-grants itself to
-                // the thread that just released it records near-zero waits for that thread, nearly
-                // every acquisition, while the others wait up to seconds: its p99 measures barging.
+                // Wait percentiles only compare locks that hand over. A lock that
+                // re-grants itself to
+                // the thread that just released it records near-zero waits for that
+                // thread, nearly
+                // every acquisition, while the others wait up to seconds: its p99
+                // measures barging.
                 Map<String, List<ContendedResult>> handingOver = new LinkedHashMap<>();
                 List<String> barging = new ArrayList<>();
                 isolated.forEach((implementation, results) -> {
@@ -356,8 +381,9 @@ public final class ReportMain {
                         handingOver.put(implementation, results);
                     }
                     else if (Implementation.valueOf(implementation).role() == Role.PEER) {
-                        barging.add(label(implementation) + " (" + format(100 * Stats.median(results,
-                                ReportMain::handoffShare), 1) + " % of acquisitions changed owner, p99 "
+                        barging.add(label(implementation) + " ("
+                                + format(100 * Stats.median(results, ReportMain::handoffShare), 1)
+                                + " % of acquisitions changed owner, p99 "
                                 + millis(Stats.median(results, r -> (double) r.waitP99Nanos())) + " ms, max wait "
                                 + millis(Stats.median(results, r -> (double) r.waitMaxNanos())) + " ms)");
                     }
@@ -379,9 +405,10 @@ public final class ReportMain {
             long violations = totalViolations();
             target("0 violations, every implementation, every contended run", violations, Long.toString(violations),
                     violations == 0);
-            Map<String, List<WatchdogResult>> watchdog = harness.watchdog().stream()
-                    .collect(Collectors.groupingBy(WatchdogResult::implementation, LinkedHashMap::new,
-                            Collectors.toList()));
+            Map<String, List<WatchdogResult>> watchdog = harness.watchdog()
+                .stream()
+                .collect(
+                        Collectors.groupingBy(WatchdogResult::implementation, LinkedHashMap::new, Collectors.toList()));
             if (watchdog.containsKey(OURS)) {
                 double perTick = Stats.median(watchdog.get(OURS), WatchdogResult::roundTripsPer100LocksPerTick);
                 target("watchdog ≤ 1 round trip per 100 held locks per renewal tick", perTick, format(perTick, 3),
@@ -400,8 +427,8 @@ public final class ReportMain {
         line("| | |");
         line("|---|---|");
         Environment.machine().forEach((name, value) -> line("| " + name + " | " + value + " |"));
-        Environment.versions(jmh != null ? jmh.jmhVersion : "?").forEach((name, value) ->
-                line("| " + name + " | " + value + " |"));
+        Environment.versions(jmh != null ? jmh.jmhVersion : "?")
+            .forEach((name, value) -> line("| " + name + " | " + value + " |"));
         line();
         line("Client JVMs, redis-server and the harness share these cores, over loopback: absolute numbers are "
                 + "this machine's; the ratios between implementations are the point.");
@@ -415,17 +442,17 @@ public final class ReportMain {
             line("- **Scenario 1 (JMH):** " + (jmh.forks == 0 ? "no fork (in the calling JVM)" : jmh.forks + " forks")
                     + (jmh.interleaved ? " in rounds (each round runs one fork of every implementation, in a "
                             + "rotated order, so that none has all its forks in one slow stretch of the machine)" : "")
-                    + " × (" + jmh.warmupIterations + " × " + jmh.warmupTime
-                    + " warm-up + " + jmh.measurementIterations + " × " + jmh.measurementTime
-                    + " measurement), fork JVM args `" + jmh.jvmArgs + "`. Throughput is the median over forks of "
+                    + " × (" + jmh.warmupIterations + " × " + jmh.warmupTime + " warm-up + " + jmh.measurementIterations
+                    + " × " + jmh.measurementTime + " measurement), fork JVM args `" + jmh.jvmArgs
+                    + "`. Throughput is the median over forks of "
                     + "each fork's mean; p50/p99 are the median over forks of each fork's percentile (SampleTime).");
         }
         if (harness != null) {
             HarnessSettings s = harness.settings();
             line("- **Harness profile `" + s.profile() + "`**, " + Math.max(1, s.forks()) + " fork(s) per measurement"
-                    + (s.forks() == 0 ? " (in one JVM)" : " (a fresh JVM each, -Xmx1g), in rounds of one fork per "
-                            + "implementation") + "; medians over forks; "
-                    + "ran " + Math.round(harness.seconds()) + " s.");
+                    + (s.forks() == 0 ? " (in one JVM)"
+                            : " (a fresh JVM each, -Xmx1g), in rounds of one fork per " + "implementation")
+                    + "; medians over forks; " + "ran " + Math.round(harness.seconds()) + " s.");
             line("- **Scenario 2:** " + s.contendedThreads() + " threads on one key, " + seconds(s.contendedWarmup())
                     + " warm-up then a " + seconds(s.contendedMeasure()) + " window, wait limit "
                     + seconds(s.waitTime()) + ". The critical section reads a plain `long`, writes it +1 and records "
@@ -482,10 +509,14 @@ public final class ReportMain {
                 double throughput = cell == null ? Double.NaN : cell.throughput;
                 double p50 = cell == null ? Double.NaN : cell.p50Micros;
                 double p99 = cell == null ? Double.NaN : cell.p99Micros;
-                row.append(" | ").append(format(throughput, 0))
-                        .append(" | ").append(format(throughput / throughput(FLOOR, threads), 2))
-                        .append(" | ").append(format(p50, 1))
-                        .append(" | ").append(format(p99, 1));
+                row.append(" | ")
+                    .append(format(throughput, 0))
+                    .append(" | ")
+                    .append(format(throughput / throughput(FLOOR, threads), 2))
+                    .append(" | ")
+                    .append(format(p50, 1))
+                    .append(" | ")
+                    .append(format(p99, 1));
                 throughputSeries.get(t).add(throughput);
                 latencySeries.get(2 * t).add(p50);
                 latencySeries.get(2 * t + 1).add(p99);
@@ -497,9 +528,8 @@ public final class ReportMain {
         line();
         Charts.bars(throughputChart, "Uncontended lock + unlock cycles per second (higher is better)", "cycles/s",
                 labels, List.of("1 thread", "8 threads"), throughputSeries, false);
-        Charts.bars(latencyChart, "Uncontended cycle time in microseconds, log scale (lower is better)", "µs",
-                labels, List.of("p50, 1 thread", "p99, 1 thread", "p50, 8 threads", "p99, 8 threads"), latencySeries,
-                true);
+        Charts.bars(latencyChart, "Uncontended cycle time in microseconds, log scale (lower is better)", "µs", labels,
+                List.of("p50, 1 thread", "p99, 1 thread", "p50, 8 threads", "p99, 8 threads"), latencySeries, true);
         line("![Uncontended throughput](" + throughputChart.getFileName() + ")");
         line();
         line("![Uncontended latency](" + latencyChart.getFileName() + ")");
@@ -536,7 +566,9 @@ public final class ReportMain {
         contendedTableLines(results).forEach(this::line);
     }
 
-    /** The table of a contended scenario, one row per implementation, then a blank line. */
+    /**
+     * The table of a contended scenario, one row per implementation, then a blank line.
+     */
     static List<String> contendedTableLines(Map<String, List<ContendedResult>> results) {
         List<String> lines = new ArrayList<>();
         lines.add("| implementation | acquisitions/s | owner switches/s | wait p50 ms | wait p99 ms | wait max ms | "
@@ -549,19 +581,17 @@ public final class ReportMain {
             }
             double throughput = Stats.median(forks, ContendedResult::acquisitionsPerSecond);
             ContendedResult typical = forks.stream()
-                    .min(Comparator.comparingDouble(r -> Math.abs(r.acquisitionsPerSecond() - throughput)))
-                    .orElseThrow();
-            lines.add("| " + implementation.label()
-                    + " | " + format(throughput, 0)
-                    + " | " + format(Stats.median(forks, ContendedResult::switchesPerSecond), 0)
-                    + " | " + millis(Stats.median(forks, r -> (double) r.waitP50Nanos()))
-                    + " | " + millis(Stats.median(forks, r -> (double) r.waitP99Nanos()))
-                    + " | " + millis(Stats.median(forks, r -> (double) r.waitMaxNanos()))
-                    + " | " + format(forks.stream().mapToDouble(ContendedResult::minFairShare).min().orElse(0), 2)
-                    + " | " + Arrays.stream(typical.perThread()).mapToObj(Long::toString)
-                            .collect(Collectors.joining(" "))
-                    + " | " + forks.stream().mapToLong(ContendedResult::timeouts).sum()
-                    + " | " + forks.stream().mapToLong(ContendedResult::violations).sum() + " |");
+                .min(Comparator.comparingDouble(r -> Math.abs(r.acquisitionsPerSecond() - throughput)))
+                .orElseThrow();
+            lines.add("| " + implementation.label() + " | " + format(throughput, 0) + " | "
+                    + format(Stats.median(forks, ContendedResult::switchesPerSecond), 0) + " | "
+                    + millis(Stats.median(forks, r -> (double) r.waitP50Nanos())) + " | "
+                    + millis(Stats.median(forks, r -> (double) r.waitP99Nanos())) + " | "
+                    + millis(Stats.median(forks, r -> (double) r.waitMaxNanos())) + " | "
+                    + format(forks.stream().mapToDouble(ContendedResult::minFairShare).min().orElse(0), 2) + " | "
+                    + Arrays.stream(typical.perThread()).mapToObj(Long::toString).collect(Collectors.joining(" "))
+                    + " | " + forks.stream().mapToLong(ContendedResult::timeouts).sum() + " | "
+                    + forks.stream().mapToLong(ContendedResult::violations).sum() + " |");
         }
         lines.add("");
         return lines;
@@ -597,9 +627,8 @@ public final class ReportMain {
         for (RoundTripResult result : ordered(harness.roundTrips(), RoundTripResult::implementation)) {
             line("| " + label(result.implementation()) + " | " + format(result.clientCommandsPerCycle(), 2) + " | "
                     + format(result.serverCommandsPerCycle(), 2) + " | " + format(result.serverCpuMicrosPerCycle(), 1)
-                    + " | " + format(result.serverReadsPerCycle(), 2) + " | " + result.clientConnections()
-                    + " | " + breakdown(result.serverCommandsBreakdown())
-                    + " |");
+                    + " | " + format(result.serverReadsPerCycle(), 2) + " | " + result.clientConnections() + " | "
+                    + breakdown(result.serverCommandsBreakdown()) + " |");
         }
         line();
         line("<details><summary>MONITOR transcript of one cycle per implementation</summary>");
@@ -634,24 +663,24 @@ public final class ReportMain {
         line("| implementation | round trips/s | round trips per 100 locks per tick | server commands/s | "
                 + "client CPU ms/s holding | idle ms/s | net | heap bytes per lock | time to acquire all s | lost |");
         line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-        Map<String, List<WatchdogResult>> grouped = harness.watchdog().stream()
-                .collect(Collectors.groupingBy(WatchdogResult::implementation, LinkedHashMap::new,
-                        Collectors.toList()));
+        Map<String, List<WatchdogResult>> grouped = harness.watchdog()
+            .stream()
+            .collect(Collectors.groupingBy(WatchdogResult::implementation, LinkedHashMap::new, Collectors.toList()));
         for (Implementation implementation : Implementation.values()) {
             List<WatchdogResult> forks = grouped.get(implementation.name());
             if (forks == null) {
                 continue;
             }
-            line("| " + implementation.label()
-                    + " | " + format(Stats.median(forks, WatchdogResult::roundTripsPerSecond), 1)
-                    + " | " + format(Stats.median(forks, WatchdogResult::roundTripsPer100LocksPerTick), 3)
-                    + " | " + format(Stats.median(forks, WatchdogResult::serverCommandsPerSecond), 0)
-                    + " | " + format(Stats.median(forks, WatchdogResult::cpuMillisPerSecond), 1)
-                    + " | " + format(Stats.median(forks, WatchdogResult::idleCpuMillisPerSecond), 1)
-                    + " | " + format(Stats.median(forks, r -> r.cpuMillisPerSecond() - r.idleCpuMillisPerSecond()), 1)
-                    + " | " + format(Stats.median(forks, WatchdogResult::heapBytesPerLock), 0)
-                    + " | " + format(Stats.median(forks, WatchdogResult::acquireSeconds), 2)
-                    + " | " + forks.stream().mapToLong(WatchdogResult::lost).sum() + " |");
+            line("| " + implementation.label() + " | "
+                    + format(Stats.median(forks, WatchdogResult::roundTripsPerSecond), 1) + " | "
+                    + format(Stats.median(forks, WatchdogResult::roundTripsPer100LocksPerTick), 3) + " | "
+                    + format(Stats.median(forks, WatchdogResult::serverCommandsPerSecond), 0) + " | "
+                    + format(Stats.median(forks, WatchdogResult::cpuMillisPerSecond), 1) + " | "
+                    + format(Stats.median(forks, WatchdogResult::idleCpuMillisPerSecond), 1) + " | "
+                    + format(Stats.median(forks, r -> r.cpuMillisPerSecond() - r.idleCpuMillisPerSecond()), 1) + " | "
+                    + format(Stats.median(forks, WatchdogResult::heapBytesPerLock), 0) + " | "
+                    + format(Stats.median(forks, WatchdogResult::acquireSeconds), 2) + " | "
+                    + forks.stream().mapToLong(WatchdogResult::lost).sum() + " |");
         }
         line();
         line("Not measured: `@DistributedLock` (same watchdog as `LockService`), ours on Jedis (left out to keep "
@@ -662,8 +691,8 @@ public final class ReportMain {
 
     private void processes() {
         HarnessSettings s = harness == null ? null : harness.settings();
-        line("## 5. Contended across JVMs" + (s == null ? "" : ": " + s.processCount() + " processes × "
-                + s.processThreads() + " threads, one key"));
+        line("## 5. Contended across JVMs" + (s == null ? ""
+                : ": " + s.processCount() + " processes × " + s.processThreads() + " threads, one key"));
         line();
         if (harness == null || harness.processes().isEmpty()) {
             line("_Not run._");
@@ -673,8 +702,9 @@ public final class ReportMain {
         line("Each JVM has one client shared by its threads, like one application instance; the counter lives in "
                 + "a memory-mapped file all JVMs read and write without atomics. Owner ids are unique across JVMs.");
         line();
-        contendedTable(harness.processes().stream().collect(Collectors.groupingBy(ContendedResult::implementation,
-                LinkedHashMap::new, Collectors.toList())));
+        contendedTable(harness.processes()
+            .stream()
+            .collect(Collectors.groupingBy(ContendedResult::implementation, LinkedHashMap::new, Collectors.toList())));
     }
 
     private void problems() {
@@ -694,7 +724,8 @@ public final class ReportMain {
         line();
     }
 
-    // ------------------------------------------------------------------------------------------ helpers
+    // ------------------------------------------------------------------------------------------
+    // helpers
 
     private long totalViolations() {
         return harness.contended().stream().mapToLong(ContendedResult::violations).sum()
@@ -706,7 +737,10 @@ public final class ReportMain {
         return cell == null ? Double.NaN : cell.throughput;
     }
 
-    /** The peer with the most uncontended cycles/s at {@code threads}, or null if no peer ran. */
+    /**
+     * The peer with the most uncontended cycles/s at {@code threads}, or null if no peer
+     * ran.
+     */
     private String fastestUncontendedPeer(int threads) {
         String fastest = null;
         for (Implementation implementation : Implementation.values()) {
@@ -721,9 +755,8 @@ public final class ReportMain {
 
     static Map<String, List<ContendedResult>> byImplementation(List<ContendedResult> results, String mode) {
         return results.stream()
-                .filter(result -> result.mode().equals(mode))
-                .collect(Collectors.groupingBy(ContendedResult::implementation, LinkedHashMap::new,
-                        Collectors.toList()));
+            .filter(result -> result.mode().equals(mode))
+            .collect(Collectors.groupingBy(ContendedResult::implementation, LinkedHashMap::new, Collectors.toList()));
     }
 
     /** Owner switches per acquisition: 1 when every acquisition is a handoff. */
@@ -731,7 +764,10 @@ public final class ReportMain {
         return result.acquisitions() == 0 ? 0 : (double) result.ownerSwitches() / result.acquisitions();
     }
 
-    /** The peer with the highest (or lowest) median of {@code metric}, or null if no peer ran. */
+    /**
+     * The peer with the highest (or lowest) median of {@code metric}, or null if no peer
+     * ran.
+     */
     private static String bestPeer(Map<String, List<ContendedResult>> results, ToDoubleFunction<ContendedResult> metric,
             boolean highest) {
         String best = null;
@@ -751,8 +787,8 @@ public final class ReportMain {
 
     private static <T> List<T> ordered(List<T> items, java.util.function.Function<T, String> implementation) {
         return items.stream()
-                .sorted(Comparator.comparingInt(item -> Implementation.valueOf(implementation.apply(item)).ordinal()))
-                .toList();
+            .sorted(Comparator.comparingInt(item -> Implementation.valueOf(implementation.apply(item)).ordinal()))
+            .toList();
     }
 
     private static String label(String implementation) {
@@ -761,8 +797,8 @@ public final class ReportMain {
 
     /**
      * One row of the targets table.
-     *
-     * @param value the number the target is about; NaN when a side of the comparison did not run
+     * @param value the number the target is about; NaN when a side of the comparison did
+     * not run
      */
     private void target(String name, double value, String measured, boolean met) {
         line(targetRow(name, value, measured, met));
@@ -777,9 +813,10 @@ public final class ReportMain {
     }
 
     private static String breakdown(Map<String, Double> perCommand) {
-        return perCommand.entrySet().stream()
-                .map(entry -> entry.getKey() + " " + format(entry.getValue(), 2))
-                .collect(Collectors.joining(", "));
+        return perCommand.entrySet()
+            .stream()
+            .map(entry -> entry.getKey() + " " + format(entry.getValue(), 2))
+            .collect(Collectors.joining(", "));
     }
 
     static String format(double value, int decimals) {
@@ -809,4 +846,5 @@ public final class ReportMain {
     private void line() {
         page.append('\n');
     }
+
 }

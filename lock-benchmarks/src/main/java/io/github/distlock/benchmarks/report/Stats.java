@@ -5,7 +5,10 @@ import java.util.Collection;
 import java.util.List;
 import java.util.function.ToDoubleFunction;
 
-/** Medians, the report's one statistic: robust to a single disturbed fork on a shared machine. */
+/**
+ * Medians, the report's one statistic: robust to a single disturbed fork on a shared
+ * machine.
+ */
 final class Stats {
 
     private Stats() {
@@ -29,4 +32,5 @@ final class Stats {
         }
         return median(values);
     }
+
 }

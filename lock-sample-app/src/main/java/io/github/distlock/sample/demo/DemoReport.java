@@ -13,8 +13,10 @@ public record DemoReport(DemoSettings settings, int instances, List<DemoRow> row
 
     /** The row of {@code mode}. */
     public DemoRow row(String mode) {
-        return rows.stream().filter(row -> row.mode().equals(mode)).findFirst()
-                .orElseThrow(() -> new IllegalArgumentException("No row for mode " + mode));
+        return rows.stream()
+            .filter(row -> row.mode().equals(mode))
+            .findFirst()
+            .orElseThrow(() -> new IllegalArgumentException("No row for mode " + mode));
     }
 
     /** The rows as a Markdown table, followed by the definition of "oversold". */
@@ -24,15 +26,16 @@ public record DemoReport(DemoSettings settings, int instances, List<DemoRow> row
         table.append(String.format(format, "mode", "requests", "sold", "sold out", "lock timeout", "final stock",
                 "oversold", "time"));
         table.append("|-----------|---------:|-----:|---------:|-------------:|------------:|---------:|--------:|")
-                .append(System.lineSeparator());
+            .append(System.lineSeparator());
         for (DemoRow row : rows) {
             table.append(String.format(format, row.mode(), row.requests(), row.sold(), row.soldOut(), row.rejected(),
                     row.finalStock(), row.oversold(), row.elapsed().toMillis() + " ms"));
         }
         table.append(System.lineSeparator())
-                .append("oversold = sold + final stock - initial stock (").append(settings.initialStock())
-                .append("): units sold that the stock never had, one per lost update of the stock counter.")
-                .append(System.lineSeparator());
+            .append("oversold = sold + final stock - initial stock (")
+            .append(settings.initialStock())
+            .append("): units sold that the stock never had, one per lost update of the stock counter.")
+            .append(System.lineSeparator());
         return table.toString();
     }
 }

@@ -5,8 +5,8 @@ package io.github.distlock.sample.demo;
  *
  * @param requests deductions per run, spread evenly over the application instances
  * @param initialStock the stock each run starts from
- * @param threadsPerInstance concurrent request threads in each application instance, like a
- *        servlet container's worker pool
+ * @param threadsPerInstance concurrent request threads in each application instance, like
+ * a servlet container's worker pool
  */
 public record DemoSettings(int requests, long initialStock, int threadsPerInstance) {
 

@@ -4,8 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A small Markdown table whose columns are padded to their widest cell, so that it reads as well
- * in a terminal as it renders on GitHub. Numbers are right-aligned, text left-aligned.
+ * A small Markdown table whose columns are padded to their widest cell, so that it reads
+ * as well in a terminal as it renders on GitHub. Numbers are right-aligned, text
+ * left-aligned.
  *
  * <pre>{@code
  * DemoTable table = new DemoTable().left("mode").right("sold");
@@ -16,7 +17,9 @@ import java.util.List;
 public final class DemoTable {
 
     private final List<String> headers = new ArrayList<>();
+
     private final List<Boolean> rightAligned = new ArrayList<>();
+
     private final List<List<String>> rows = new ArrayList<>();
 
     /** Adds a left-aligned column (text). */
@@ -33,7 +36,10 @@ public final class DemoTable {
         return this;
     }
 
-    /** Adds a row; one cell per column, in column order, printed with {@code String.valueOf}. */
+    /**
+     * Adds a row; one cell per column, in column order, printed with
+     * {@code String.valueOf}.
+     */
     public DemoTable row(Object... cells) {
         if (cells.length != headers.size()) {
             throw new IllegalArgumentException("A row needs " + headers.size() + " cells, got " + cells.length);
@@ -46,7 +52,9 @@ public final class DemoTable {
         return this;
     }
 
-    /** The cells of row {@code index} (0 is the first row under the header), for tests. */
+    /**
+     * The cells of row {@code index} (0 is the first row under the header), for tests.
+     */
     public List<String> cells(int index) {
         return List.copyOf(rows.get(index));
     }
@@ -65,9 +73,11 @@ public final class DemoTable {
         line(table, headers, widths);
         table.append('|');
         for (int column = 0; column < widths.length; column++) {
-            // A cell is padded by one space on each side; the separator spans the same width.
-            table.append(rightAligned.get(column) ? "-".repeat(widths[column] + 1) + ":" : "-".repeat(widths[column] + 2))
-                    .append('|');
+            // A cell is padded by one space on each side; the separator spans the same
+            // width.
+            table.append(
+                    rightAligned.get(column) ? "-".repeat(widths[column] + 1) + ":" : "-".repeat(widths[column] + 2))
+                .append('|');
         }
         table.append(System.lineSeparator());
         for (List<String> row : rows) {
@@ -84,4 +94,5 @@ public final class DemoTable {
         }
         table.append(System.lineSeparator());
     }
+
 }

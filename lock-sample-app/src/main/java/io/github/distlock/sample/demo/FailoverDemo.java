@@ -22,25 +22,31 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.core.env.StandardEnvironment;
 
 /**
- * A failover that loses a lock. Replication is asynchronous: a master confirms a lock before its
- * replica has it, and if the replica is promoted then, the lock is gone and a second client takes it.
- * {@code distributed-lock.replica-acks=1} makes the acquisition wait ({@code WAIT 1 <timeout>}) until
- * the replica confirms it, and refuse it ({@code ReplicaAcknowledgementException}) when it does not.
+ * A failover that loses a lock. Replication is asynchronous: a master confirms a lock
+ * before its replica has it, and if the replica is promoted then, the lock is gone and a
+ * second client takes it. {@code distributed-lock.replica-acks=1} makes the acquisition
+ * wait ({@code WAIT 1 <timeout>}) until the replica confirms it, and refuse it
+ * ({@code ReplicaAcknowledgementException}) when it does not.
  *
- * <p>The demo starts a master and a replica (embedded redis-servers) whose replication goes through a
- * {@link ReplicationLink} it can cut. Per row: instance A takes the lock on the master, the replica is
- * promoted ({@code REPLICAOF NO ONE}, a manual failover, as Sentinel would do), and instance B tries the
- * same lock on the promoted replica.
+ * <p>
+ * The demo starts a master and a replica (embedded redis-servers) whose replication goes
+ * through a {@link ReplicationLink} it can cut. Per row: instance A takes the lock on the
+ * master, the replica is promoted ({@code REPLICAOF NO ONE}, a manual failover, as
+ * Sentinel would do), and instance B tries the same lock on the promoted replica.
  */
 public final class FailoverDemo {
 
     /** The demo's name for {@code --demo=<name>}. */
     public static final String NAME = "failover";
 
-    /** How long the master waits for the replica's acknowledgement in the replica-acks rows. */
+    /**
+     * How long the master waits for the replica's acknowledgement in the replica-acks
+     * rows.
+     */
     static final Duration ACK_TIMEOUT = Duration.ofMillis(200);
 
     private static final String KEY = "failover-demo:order-1";
+
     private static final Duration SYNC_TIMEOUT = Duration.ofSeconds(20);
 
     private FailoverDemo() {
@@ -67,12 +73,16 @@ public final class FailoverDemo {
 
     /** The rows as a table. */
     public static DemoTable table(List<Row> rows) {
-        DemoTable table = new DemoTable().right("replica-acks").left("replication").left("A on the master")
-                .left("lock on the replica at failover").left("B on the promoted replica").left("holders");
+        DemoTable table = new DemoTable().right("replica-acks")
+            .left("replication")
+            .left("A on the master")
+            .left("lock on the replica at failover")
+            .left("B on the promoted replica")
+            .left("holders");
         for (Row row : rows) {
             table.row(row.replicaAcks(), row.linkCut() ? "cut" : "up",
-                    row.acquiredA() ? "acquired" : "refused: " + row.refusalA(), row.onReplica() ? "present" : "missing",
-                    row.acquiredB() ? "acquired" : "refused (busy)",
+                    row.acquiredA() ? "acquired" : "refused: " + row.refusalA(),
+                    row.onReplica() ? "present" : "missing", row.acquiredB() ? "acquired" : "refused (busy)",
                     row.holders() + (row.holders() > 1 ? ": lock lost" : ""));
         }
         return table;
@@ -101,10 +111,10 @@ public final class FailoverDemo {
     }
 
     /**
-     * Starts the master, the replica and three instances (A without and with replica acks, B), runs the
-     * three rows, and stops everything again.
-     *
-     * @param userArgs the user's arguments; any Redis address among them is replaced by the demo's own
+     * Starts the master, the replica and three instances (A without and with replica
+     * acks, B), runs the three rows, and stops everything again.
+     * @param userArgs the user's arguments; any Redis address among them is replaced by
+     * the demo's own
      * @return without acks and link cut; with acks and link cut; with acks and link up
      */
     public static List<Row> run(String... userArgs) {
@@ -134,11 +144,13 @@ public final class FailoverDemo {
             rows.add(runRow(1, true, ackingA.getBean(LockService.class), b, topology));
             rows.add(runRow(1, false, ackingA.getBean(LockService.class), b, topology));
             return rows;
-        } finally {
+        }
+        finally {
             for (int i = resources.size() - 1; i >= 0; i--) {
                 try {
                     resources.get(i).close();
-                } catch (Exception e) {
+                }
+                catch (Exception e) {
                     // Stop the rest anyway.
                 }
             }
@@ -168,7 +180,8 @@ public final class FailoverDemo {
             if (lockA.isEmpty()) {
                 refusal = "busy";
             }
-        } catch (ReplicaAcknowledgementException e) {
+        }
+        catch (ReplicaAcknowledgementException e) {
             refusal = e.getReceivedAcks() + " of " + e.getRequestedAcks() + " replica acks in "
                     + e.getTimeout().toMillis() + " ms";
         }
@@ -178,8 +191,8 @@ public final class FailoverDemo {
             connection.serverCommands().replicaOfNoOne();
             return null;
         });
-        Optional<LockHandle> lockB = b.tryLock(LockRequest.of(KEY).withTtl(Duration.ofSeconds(30))
-                .withWaitTime(Duration.ZERO));
+        Optional<LockHandle> lockB = b
+            .tryLock(LockRequest.of(KEY).withTtl(Duration.ofSeconds(30)).withWaitTime(Duration.ZERO));
         Row row = new Row(acks, cut, lockA.isPresent(), refusal, onReplica, lockB.isPresent());
         lockB.ifPresent(LockHandle::release);
         lockA.ifPresent(LockHandle::release);
@@ -198,8 +211,8 @@ public final class FailoverDemo {
             String lockKey) {
 
         /**
-         * Makes the replica a replica of the master again, with an empty data set, and waits until a write on
-         * the master reaches it.
+         * Makes the replica a replica of the master again, with an empty data set, and
+         * waits until a write on the master reaches it.
          */
         void replicate() {
             master.execute((RedisCallback<Void>) connection -> {
@@ -216,12 +229,13 @@ public final class FailoverDemo {
             long deadline = System.nanoTime() + SYNC_TIMEOUT.toNanos();
             while (!probe.equals(replica.opsForValue().get("failover-demo:probe")) || !linkUp()) {
                 if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("The replica did not catch up with the master within "
-                            + SYNC_TIMEOUT.toSeconds() + " s");
+                    throw new IllegalStateException(
+                            "The replica did not catch up with the master within " + SYNC_TIMEOUT.toSeconds() + " s");
                 }
                 try {
                     Thread.sleep(20);
-                } catch (InterruptedException e) {
+                }
+                catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new IllegalStateException("Interrupted while waiting for replication", e);
                 }
@@ -229,9 +243,10 @@ public final class FailoverDemo {
         }
 
         private boolean linkUp() {
-            Properties info = replica.execute((RedisCallback<Properties>) connection ->
-                    connection.serverCommands().info("replication"));
+            Properties info = replica
+                .execute((RedisCallback<Properties>) connection -> connection.serverCommands().info("replication"));
             return info != null && "up".equals(info.getProperty("master_link_status"));
         }
     }
+
 }

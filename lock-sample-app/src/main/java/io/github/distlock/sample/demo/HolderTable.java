@@ -10,8 +10,9 @@ import java.util.Properties;
 import java.util.ServiceLoader;
 
 /**
- * The resource the paused-holder demo protects: one row that says who wrote it last, and the fencing
- * token of that write. Plain JDBC, so the same code runs in the demo's second JVM.
+ * The resource the paused-holder demo protects: one row that says who wrote it last, and
+ * the fencing token of that write. Plain JDBC, so the same code runs in the demo's second
+ * JVM.
  *
  * <pre>
  * CREATE TABLE &lt;table&gt; (id INT PRIMARY KEY, holder VARCHAR(64) NOT NULL, fence BIGINT NOT NULL)
@@ -49,14 +50,13 @@ record HolderTable(String url, String user, String password, String table) {
 
     /**
      * Writes the row as {@code holder}.
-     *
-     * @param fenced {@code true}: {@code UPDATE ... WHERE id = 1 AND fence < :token}, so the database
-     *        rejects a token older than the last one it saw; {@code false}: a plain {@code UPDATE ... WHERE id = 1}
+     * @param fenced {@code true}: {@code UPDATE ... WHERE id = 1 AND fence < :token}, so
+     * the database rejects a token older than the last one it saw; {@code false}: a plain
+     * {@code UPDATE ... WHERE id = 1}
      * @return the rows updated: 1 if the write landed, 0 if the fence rejected it
      */
     int write(String holder, long token, boolean fenced) {
-        String sql = fenced
-                ? "UPDATE " + table + " SET holder = ?, fence = ? WHERE id = 1 AND fence < ?"
+        String sql = fenced ? "UPDATE " + table + " SET holder = ?, fence = ? WHERE id = 1 AND fence < ?"
                 : "UPDATE " + table + " SET holder = ?, fence = ? WHERE id = 1";
         try (Connection connection = connect(); PreparedStatement statement = connection.prepareStatement(sql)) {
             statement.setString(1, holder);
@@ -65,18 +65,21 @@ record HolderTable(String url, String user, String password, String table) {
                 statement.setLong(3, token);
             }
             return statement.executeUpdate();
-        } catch (SQLException e) {
+        }
+        catch (SQLException e) {
             throw new IllegalStateException("Could not write " + table + " at " + url + ": " + e.getMessage(), e);
         }
     }
 
     /** Who wrote the row last. */
     String holder() {
-        try (Connection connection = connect(); Statement statement = connection.createStatement();
+        try (Connection connection = connect();
+                Statement statement = connection.createStatement();
                 ResultSet row = statement.executeQuery("SELECT holder FROM " + table + " WHERE id = 1")) {
             row.next();
             return row.getString(1);
-        } catch (SQLException e) {
+        }
+        catch (SQLException e) {
             throw new IllegalStateException("Could not read " + table + " at " + url + ": " + e.getMessage(), e);
         }
     }
@@ -84,7 +87,8 @@ record HolderTable(String url, String user, String password, String table) {
     private void update(String sql) {
         try (Connection connection = connect(); Statement statement = connection.createStatement()) {
             statement.executeUpdate(sql);
-        } catch (SQLException e) {
+        }
+        catch (SQLException e) {
             throw new IllegalStateException("Could not run '" + sql + "' at " + url + ": " + e.getMessage(), e);
         }
     }
@@ -93,8 +97,10 @@ record HolderTable(String url, String user, String password, String table) {
         Properties credentials = new Properties();
         credentials.setProperty("user", user);
         credentials.setProperty("password", password);
-        // Drivers are looked up through this class's loader rather than DriverManager, which ignores drivers
-        // that its caller's class loader cannot see: in the executable jar they sit in Spring Boot's loader.
+        // Drivers are looked up through this class's loader rather than DriverManager,
+        // which ignores drivers
+        // that its caller's class loader cannot see: in the executable jar they sit in
+        // Spring Boot's loader.
         for (Driver driver : ServiceLoader.load(Driver.class, HolderTable.class.getClassLoader())) {
             if (driver.acceptsURL(url)) {
                 Connection connection = driver.connect(url, credentials);

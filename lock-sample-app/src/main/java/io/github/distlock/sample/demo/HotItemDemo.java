@@ -23,11 +23,12 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.core.env.StandardEnvironment;
 
 /**
- * One SKU under heavy load. The lock makes every sale of it run one at a time: correct, but the
- * item's throughput is one sale per (work + lock round trips), however many instances serve it.
- * Splitting its stock into segments, each with its own lock ({@link SegmentedStock}), lets as many
- * sales run at once as there are segments, and still never oversells. The demo sells the same stock
- * from two instances with 1 segment and with N, and prints the time and throughput of each.
+ * One SKU under heavy load. The lock makes every sale of it run one at a time: correct,
+ * but the item's throughput is one sale per (work + lock round trips), however many
+ * instances serve it. Splitting its stock into segments, each with its own lock
+ * ({@link SegmentedStock}), lets as many sales run at once as there are segments, and
+ * still never oversells. The demo sells the same stock from two instances with 1 segment
+ * and with N, and prints the time and throughput of each.
  */
 public final class HotItemDemo {
 
@@ -74,7 +75,8 @@ public final class HotItemDemo {
      * @param rejected requests that did not get a segment's lock within the wait
      * @param errors requests that failed otherwise
      * @param finalStock units left over all segments
-     * @param oversold {@code sold + finalStock - stock}: units sold that the stock never had
+     * @param oversold {@code sold + finalStock - stock}: units sold that the stock never
+     * had
      * @param elapsed wall time of the run
      * @param firstError the first unexpected failure, or {@code null}
      */
@@ -98,8 +100,15 @@ public final class HotItemDemo {
 
         /** The rows as a table. */
         public DemoTable table() {
-            DemoTable table = new DemoTable().right("segments").right("requests").right("sold").right("sold out")
-                    .right("lock timeout").right("final stock").right("oversold").right("time").right("sales/s");
+            DemoTable table = new DemoTable().right("segments")
+                .right("requests")
+                .right("sold")
+                .right("sold out")
+                .right("lock timeout")
+                .right("final stock")
+                .right("oversold")
+                .right("time")
+                .right("sales/s");
             for (Row row : List.of(single, segmented)) {
                 table.row(row.segments(), row.requests(), row.sold(), row.soldOut(), row.rejected(), row.finalStock(),
                         row.oversold(), row.elapsed().toMillis() + " ms", row.salesPerSecond());
@@ -124,8 +133,9 @@ public final class HotItemDemo {
         out.printf("%d instances x %d threads send %d sales of one hot SKU with %d units. Every sale is the "
                 + "read-check-write of the oversell demo under a lock. First the stock is one segment with one "
                 + "lock; then it is split into %d segments of about %d units, each with its own lock, and a sale "
-                + "takes a free segment with stock left (the library's SegmentedLock).%n%n", INSTANCE_NAMES.size(), settings.threadsPerInstance(),
-                settings.requests(), settings.stock(), settings.segments(), settings.stock() / settings.segments());
+                + "takes a free segment with stock left (the library's SegmentedLock).%n%n", INSTANCE_NAMES.size(),
+                settings.threadsPerInstance(), settings.requests(), settings.stock(), settings.segments(),
+                settings.stock() / settings.segments());
 
         Report report = run(settings, instanceArgs);
         out.print(report.table());
@@ -142,17 +152,17 @@ public final class HotItemDemo {
             out.println("\nVerdict: a run oversold: a segment's lock did not exclude concurrent sales.");
             return 1;
         }
-        out.printf("%nVerdict: no oversell either way; %d segments sold at %d sales/s against %d with one lock, "
-                + "%.1fx the throughput (each segment's lock serialises only its own sales).%n",
+        out.printf(
+                "%nVerdict: no oversell either way; %d segments sold at %d sales/s against %d with one lock, "
+                        + "%.1fx the throughput (each segment's lock serialises only its own sales).%n",
                 settings.segments(), report.segmented().salesPerSecond(), report.single().salesPerSecond(),
                 report.speedup());
         return status;
     }
 
     /**
-     * Starts two application instances, runs the single-segment and then the segmented mode, and closes
-     * the instances again. The caller provides the Redis.
-     *
+     * Starts two application instances, runs the single-segment and then the segmented
+     * mode, and closes the instances again. The caller provides the Redis.
      * @param settings the size of the runs
      * @param args arguments for every instance; they must name the Redis
      */
@@ -162,29 +172,36 @@ public final class HotItemDemo {
             for (String name : INSTANCE_NAMES) {
                 instances.add(DemoInstances.start(name, Map.of(), args));
             }
-            // Untimed warm-up: the first run would otherwise also pay for class loading and JIT compilation.
+            // Untimed warm-up: the first run would otherwise also pay for class loading
+            // and JIT compilation.
             runMode(new Settings(40, 40, settings.segments(), settings.threadsPerInstance()), 2, instances);
             Row single = runMode(settings, 1, instances);
             Row segmented = runMode(settings, settings.segments(), instances);
             return new Report(settings, single, segmented);
-        } finally {
+        }
+        finally {
             for (int i = instances.size() - 1; i >= 0; i--) {
                 instances.get(i).close();
             }
         }
     }
 
-    private enum Outcome { SOLD, SOLD_OUT, REJECTED, ERROR }
+    private enum Outcome {
+
+        SOLD, SOLD_OUT, REJECTED, ERROR
+
+    }
 
     private static Row runMode(Settings settings, int segments, List<ConfigurableApplicationContext> instances) {
         String sku = "hot-sku-" + segments;
         List<SegmentedStock> stocks = new ArrayList<>();
         for (ConfigurableApplicationContext instance : instances) {
-            Duration workDelay = instance.getEnvironment().getProperty("sample.stock.work-delay", Duration.class,
-                    Duration.ofMillis(2));
-            // Long enough that a sale queues for its segment instead of being turned away under load.
-            stocks.add(new SegmentedStock(instance.getBean(LockService.class), instance.getBean(StringRedisTemplate.class),
-                    segments, workDelay, Duration.ofSeconds(10)));
+            Duration workDelay = instance.getEnvironment()
+                .getProperty("sample.stock.work-delay", Duration.class, Duration.ofMillis(2));
+            // Long enough that a sale queues for its segment instead of being turned away
+            // under load.
+            stocks.add(new SegmentedStock(instance.getBean(LockService.class),
+                    instance.getBean(StringRedisTemplate.class), segments, workDelay, Duration.ofSeconds(10)));
         }
         stocks.get(0).reset(sku, settings.stock());
 
@@ -208,9 +225,11 @@ public final class HotItemDemo {
                     go.await();
                     try {
                         return stock.deduct(sku).deducted() ? Outcome.SOLD : Outcome.SOLD_OUT;
-                    } catch (LockTimeoutException e) {
+                    }
+                    catch (LockTimeoutException e) {
                         return Outcome.REJECTED;
-                    } catch (RuntimeException e) {
+                    }
+                    catch (RuntimeException e) {
                         synchronized (firstError) {
                             if (firstError[0] == null) {
                                 firstError[0] = e;
@@ -233,22 +252,27 @@ public final class HotItemDemo {
                         counts[Outcome.REJECTED.ordinal()], counts[Outcome.ERROR.ordinal()], level.stock(),
                         level.sold() + level.stock() - settings.stock(), elapsed, firstError[0]);
             }
-        } catch (InterruptedException e) {
+        }
+        catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("Interrupted while running the hot-item demo", e);
-        } catch (ExecutionException e) {
+        }
+        catch (ExecutionException e) {
             throw new IllegalStateException("A hot-item request failed", e.getCause());
-        } finally {
+        }
+        finally {
             for (ExecutorService pool : pools) {
                 pool.shutdownNow();
             }
             for (ExecutorService pool : pools) {
                 try {
                     pool.awaitTermination(10, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
+                }
+                catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
             }
         }
     }
+
 }

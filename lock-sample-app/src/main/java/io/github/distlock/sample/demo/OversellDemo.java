@@ -24,17 +24,21 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.StandardEnvironment;
 
 /**
- * Makes the oversell problem visible: two independent instances of the sample application share
- * one Redis, and a few hundred concurrent requests, alternating between the instances, each try to
- * sell one unit of the same SKU. First through {@link StockService#deductUnguarded(String)}, then
- * through {@link StockService#deduct(String)}, which holds {@code @DistributedLock}. The result is
- * a table of units sold, final stock and oversold units per mode.
+ * Makes the oversell problem visible: two independent instances of the sample application
+ * share one Redis, and a few hundred concurrent requests, alternating between the
+ * instances, each try to sell one unit of the same SKU. First through
+ * {@link StockService#deductUnguarded(String)}, then through
+ * {@link StockService#deduct(String)}, which holds {@code @DistributedLock}. The result
+ * is a table of units sold, final stock and oversold units per mode.
  *
- * <p>The instances are separate Spring application contexts in this JVM, each with its own
- * {@code RedisConnectionFactory} and lock service, so they coordinate only through Redis, exactly
- * like separate processes would; a JVM lock could not help them.
+ * <p>
+ * The instances are separate Spring application contexts in this JVM, each with its own
+ * {@code RedisConnectionFactory} and lock service, so they coordinate only through Redis,
+ * exactly like separate processes would; a JVM lock could not help them.
  *
- * <p>{@link DemoCommand} provides the Redis: a private embedded redis-server unless an address is given.
+ * <p>
+ * {@link DemoCommand} provides the Redis: a private embedded redis-server unless an
+ * address is given.
  */
 public final class OversellDemo {
 
@@ -46,6 +50,7 @@ public final class OversellDemo {
 
     /** The mode names, as they appear in the table. */
     public static final String UNGUARDED = "unguarded";
+
     /** @see #UNGUARDED */
     public static final String GUARDED = "guarded";
 
@@ -55,14 +60,14 @@ public final class OversellDemo {
     }
 
     /**
-     * Runs the demo as a command on the Redis that {@link DemoCommand} chose, printing the table
-     * and a verdict.
-     *
+     * Runs the demo as a command on the Redis that {@link DemoCommand} chose, printing
+     * the table and a verdict.
      * @param out where the table goes
      * @param given the command line and environment, for the demo's own settings
-     *        ({@code --sample.demo.requests=500}, ...)
+     * ({@code --sample.demo.requests=500}, ...)
      * @param instanceArgs the arguments for every application instance, naming the Redis
-     * @return 0 if the guarded run balanced its books and no request failed unexpectedly, else 1
+     * @return 0 if the guarded run balanced its books and no request failed unexpectedly,
+     * else 1
      */
     static int runCommand(PrintStream out, StandardEnvironment given, String[] instanceArgs) {
         DemoSettings settings = new DemoSettings(
@@ -70,10 +75,12 @@ public final class OversellDemo {
                 given.getProperty("sample.demo.initial-stock", Long.class, DemoSettings.defaults().initialStock()),
                 given.getProperty("sample.demo.threads-per-instance", Integer.class,
                         DemoSettings.defaults().threadsPerInstance()));
-        out.printf("%d application instances (separate Spring contexts, separate Redis connections) each run "
-                + "%d request threads. Per mode: the stock of '%s' is reset to %d, then %d deductions run "
-                + "concurrently, alternating between the instances.%n%n", INSTANCE_NAMES.size(),
-                settings.threadsPerInstance(), SKU, settings.initialStock(), settings.requests());
+        out.printf(
+                "%d application instances (separate Spring contexts, separate Redis connections) each run "
+                        + "%d request threads. Per mode: the stock of '%s' is reset to %d, then %d deductions run "
+                        + "concurrently, alternating between the instances.%n%n",
+                INSTANCE_NAMES.size(), settings.threadsPerInstance(), SKU, settings.initialStock(),
+                settings.requests());
 
         DemoReport report = run(settings, instanceArgs);
         out.print(report.toTable());
@@ -93,10 +100,12 @@ public final class OversellDemo {
             return 1;
         }
         if (unguarded.oversold() == 0) {
-            // Not a failure of the lock: the race simply did not hit on this machine this time.
+            // Not a failure of the lock: the race simply did not hit on this machine this
+            // time.
             out.println("\nVerdict: the guarded run sold exactly the stock; the unguarded run happened not to oversell "
                     + "this time (try --sample.demo.requests=1000 or --sample.stock.work-delay=5ms).");
-        } else {
+        }
+        else {
             out.printf("%nVerdict: without the lock the two instances sold %d units the stock never had; with it, "
                     + "none.%n", unguarded.oversold());
         }
@@ -104,12 +113,11 @@ public final class OversellDemo {
     }
 
     /**
-     * Starts the application instances, runs the unguarded and then the guarded mode, and closes
-     * the instances again. The caller provides the Redis.
-     *
+     * Starts the application instances, runs the unguarded and then the guarded mode, and
+     * closes the instances again. The caller provides the Redis.
      * @param settings how many requests, how much stock, how many threads
      * @param args arguments for every instance; they must name the Redis, for example
-     *        {@code --spring.data.redis.port=6390}
+     * {@code --spring.data.redis.port=6390}
      * @return one row per mode, unguarded first
      */
     public static DemoReport run(DemoSettings settings, String... args) {
@@ -118,33 +126,44 @@ public final class OversellDemo {
             for (String name : INSTANCE_NAMES) {
                 instances.add(startInstance(name, args));
             }
-            List<StockService> services = instances.stream().map(context -> context.getBean(StockService.class))
-                    .toList();
+            List<StockService> services = instances.stream()
+                .map(context -> context.getBean(StockService.class))
+                .toList();
             DemoRow unguarded = runMode(UNGUARDED, settings, services, StockService::deductUnguarded);
             DemoRow guarded = runMode(GUARDED, settings, services, StockService::deduct);
             return new DemoReport(settings, instances.size(), List.of(unguarded, guarded));
-        } finally {
+        }
+        finally {
             for (int i = instances.size() - 1; i >= 0; i--) {
                 instances.get(i).close();
             }
         }
     }
 
-    /** Starts one application instance without a web server; package-private for the tests. */
+    /**
+     * Starts one application instance without a web server; package-private for the
+     * tests.
+     */
     static ConfigurableApplicationContext startInstance(String name, String... args) {
-        // Long enough that guarded requests queue for the lock instead of being rejected: the guarded run
+        // Long enough that guarded requests queue for the lock instead of being rejected:
+        // the guarded run
         // serialises a few hundred short deductions, which takes about a second.
         return DemoInstances.start(name, Map.of("sample.stock.lock-wait-time", "10s"), args);
     }
 
-    private enum Outcome { SOLD, SOLD_OUT, REJECTED, ERROR }
+    private enum Outcome {
+
+        SOLD, SOLD_OUT, REJECTED, ERROR
+
+    }
 
     private static DemoRow runMode(String mode, DemoSettings settings, List<StockService> services,
             BiFunction<StockService, String, Deduction> deduction) {
         services.get(0).reset(SKU, settings.initialStock());
         List<ExecutorService> pools = new ArrayList<>();
         for (int i = 0; i < services.size(); i++) {
-            pools.add(Executors.newFixedThreadPool(settings.threadsPerInstance(), threads(mode + "-" + INSTANCE_NAMES.get(i))));
+            pools.add(Executors.newFixedThreadPool(settings.threadsPerInstance(),
+                    threads(mode + "-" + INSTANCE_NAMES.get(i))));
         }
         CountDownLatch go = new CountDownLatch(1);
         Throwable[] firstError = new Throwable[1];
@@ -153,13 +172,16 @@ public final class OversellDemo {
             for (int i = 0; i < settings.requests(); i++) {
                 StockService service = services.get(i % services.size());
                 outcomes.add(pools.get(i % services.size()).submit(() -> {
-                    // All threads start together, so the first requests collide as they would under real load.
+                    // All threads start together, so the first requests collide as they
+                    // would under real load.
                     go.await();
                     try {
                         return deduction.apply(service, SKU).deducted() ? Outcome.SOLD : Outcome.SOLD_OUT;
-                    } catch (LockTimeoutException e) {
+                    }
+                    catch (LockTimeoutException e) {
                         return Outcome.REJECTED;
-                    } catch (RuntimeException e) {
+                    }
+                    catch (RuntimeException e) {
                         synchronized (firstError) {
                             if (firstError[0] == null) {
                                 firstError[0] = e;
@@ -184,12 +206,15 @@ public final class OversellDemo {
                         counts[Outcome.REJECTED.ordinal()], counts[Outcome.ERROR.ordinal()], level.stock(), oversold,
                         elapsed, firstError[0]);
             }
-        } catch (InterruptedException e) {
+        }
+        catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("Interrupted while running the " + mode + " demo", e);
-        } catch (ExecutionException e) {
+        }
+        catch (ExecutionException e) {
             throw new IllegalStateException("A " + mode + " request failed", e.getCause());
-        } finally {
+        }
+        finally {
             for (ExecutorService pool : pools) {
                 pool.shutdownNow();
             }
@@ -211,8 +236,10 @@ public final class OversellDemo {
     private static void awaitQuietly(ExecutorService pool) {
         try {
             pool.awaitTermination(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
+        }
+        catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
     }
+
 }

@@ -31,16 +31,20 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.core.env.StandardEnvironment;
 
 /**
- * A holder paused past its lease. Instance A, a second JVM ({@link PausedHolderProcess}), takes the lock
- * with a 1 s lease and is stopped with {@code SIGSTOP}, as a long GC pause or a frozen VM would stop it.
- * Its lease runs out, instance B (this JVM) takes the lock and writes the row, and A is resumed with
- * {@code SIGCONT} and writes the row too, believing it still holds the lock. No lock algorithm can
- * prevent this; the protected resource can, by rejecting writes whose fencing token is older than the
- * last one it saw: {@code UPDATE ... WHERE fence < :token}. The demo runs it without and with that check.
+ * A holder paused past its lease. Instance A, a second JVM ({@link PausedHolderProcess}),
+ * takes the lock with a 1 s lease and is stopped with {@code SIGSTOP}, as a long GC pause
+ * or a frozen VM would stop it. Its lease runs out, instance B (this JVM) takes the lock
+ * and writes the row, and A is resumed with {@code SIGCONT} and writes the row too,
+ * believing it still holds the lock. No lock algorithm can prevent this; the protected
+ * resource can, by rejecting writes whose fencing token is older than the last one it
+ * saw: {@code UPDATE ... WHERE fence < :token}. The demo runs it without and with that
+ * check.
  *
- * <p>The database is an in-memory H2 (its TCP server, so that both JVMs reach it), or the one
- * {@code spring.datasource.url} (with {@code .username} and {@code .password}) names, for example a
- * PostgreSQL. The demo creates a table of its own there and drops it at the end.
+ * <p>
+ * The database is an in-memory H2 (its TCP server, so that both JVMs reach it), or the
+ * one {@code spring.datasource.url} (with {@code .username} and {@code .password}) names,
+ * for example a PostgreSQL. The demo creates a table of its own there and drops it at the
+ * end.
  */
 public final class PausedHolderDemo {
 
@@ -51,6 +55,7 @@ public final class PausedHolderDemo {
     static final Duration HOLDER_TTL = Duration.ofSeconds(1);
 
     private static final String KEY = "paused-holder:account-1";
+
     private static final Duration ANSWER_TIMEOUT = Duration.ofSeconds(120);
 
     private PausedHolderDemo() {
@@ -62,16 +67,16 @@ public final class PausedHolderDemo {
      * @param fenced whether the writes carried the database-side fencing check
      * @param tokenA the fencing token of the paused holder
      * @param paused how long A was stopped (SIGSTOP to SIGCONT)
-     * @param lockToWrite A's own clock from asking for the lock to writing: longer than its lease, since B
-     *        could only take the lock once that lease had run out
+     * @param lockToWrite A's own clock from asking for the lock to writing: longer than
+     * its lease, since B could only take the lock once that lease had run out
      * @param tokenB the fencing token of the holder that took over
      * @param rowsB rows B's write updated
      * @param rowsA rows A's write updated after it woke up
      * @param heldA whether A's handle still claimed the lock when A woke up
      * @param finalHolder who the row says wrote it last
      */
-    public record Row(boolean fenced, long tokenA, Duration paused, Duration lockToWrite, long tokenB, int rowsB, int rowsA, boolean heldA,
-            String finalHolder) {
+    public record Row(boolean fenced, long tokenA, Duration paused, Duration lockToWrite, long tokenB, int rowsB,
+            int rowsA, boolean heldA, String finalHolder) {
 
         /** Whether the paused holder's stale write overwrote B's. */
         public boolean staleWriteLanded() {
@@ -91,13 +96,19 @@ public final class PausedHolderDemo {
 
         /** The rows as a table. */
         public DemoTable table() {
-            DemoTable table = new DemoTable().left("fencing check").right("A's token").right("A stopped").right("A: lock to write")
-                    .right("B's token").left("B's write").left("A's write after SIGCONT").left("row's last writer")
-                    .left("stale write");
+            DemoTable table = new DemoTable().left("fencing check")
+                .right("A's token")
+                .right("A stopped")
+                .right("A: lock to write")
+                .right("B's token")
+                .left("B's write")
+                .left("A's write after SIGCONT")
+                .left("row's last writer")
+                .left("stale write");
             for (Row row : List.of(plain, fenced)) {
                 table.row(row.fenced() ? "WHERE fence < :token" : "none", row.tokenA(), row.paused().toMillis() + " ms",
-                        row.lockToWrite().toMillis() + " ms", row.tokenB(), rows(row.rowsB()), rows(row.rowsA()), row.finalHolder(),
-                        row.staleWriteLanded() ? "LANDED" : "rejected");
+                        row.lockToWrite().toMillis() + " ms", row.tokenB(), rows(row.rowsB()), rows(row.rowsA()),
+                        row.finalHolder(), row.staleWriteLanded() ? "LANDED" : "rejected");
             }
             return table;
         }
@@ -125,15 +136,16 @@ public final class PausedHolderDemo {
                     + "rejected with it.");
             return 1;
         }
-        out.printf("%nVerdict: without fencing the paused holder's stale write (token %d) overwrote B's (token %d); "
-                + "with the database checking the token it was rejected and B's write stands.%n",
+        out.printf(
+                "%nVerdict: without fencing the paused holder's stale write (token %d) overwrote B's (token %d); "
+                        + "with the database checking the token it was rejected and B's write stands.%n",
                 report.plain().tokenA(), report.plain().tokenB());
         return 0;
     }
 
     /**
-     * Runs both modes against the given database, or an in-memory H2 when {@code url} is {@code null}.
-     *
+     * Runs both modes against the given database, or an in-memory H2 when {@code url} is
+     * {@code null}.
      * @param url a JDBC URL, or {@code null}
      * @param user the database user (ignored for H2)
      * @param password the user's password (ignored for H2)
@@ -147,20 +159,24 @@ public final class PausedHolderDemo {
             HolderTable table;
             if (url == null) {
                 h2 = startH2();
-                table = new HolderTable("jdbc:h2:tcp://127.0.0.1:" + h2.getPort() + "/mem:paused_holder;DB_CLOSE_DELAY=-1",
-                        "sa", "", tableName);
+                table = new HolderTable(
+                        "jdbc:h2:tcp://127.0.0.1:" + h2.getPort() + "/mem:paused_holder;DB_CLOSE_DELAY=-1", "sa", "",
+                        tableName);
                 database = "H2 in memory, TCP port " + h2.getPort();
-            } else {
+            }
+            else {
                 table = new HolderTable(url, user, password, tableName);
                 database = url;
             }
             table.create();
             try {
                 return run(database, table, args);
-            } finally {
+            }
+            finally {
                 table.drop();
             }
-        } finally {
+        }
+        finally {
             if (h2 != null) {
                 h2.stop();
             }
@@ -177,7 +193,8 @@ public final class PausedHolderDemo {
             Row fenced = runMode(true, holderA, locks, table, redis);
             holderA.send("EXIT");
             return new Report(database, holderA.pid(), plain, fenced);
-        } finally {
+        }
+        finally {
             holderA.close();
         }
     }
@@ -189,22 +206,26 @@ public final class PausedHolderDemo {
         long tokenA;
         try {
             tokenA = Long.parseLong(holderA.await("LOCKED"));
-        } catch (IllegalStateException e) {
+        }
+        catch (IllegalStateException e) {
             throw new IllegalStateException(e.getMessage() + "\nThe lock's keys in Redis: " + lockState(redis), e);
         }
         holderA.signal("STOP");
         long stopped = System.nanoTime();
         long tokenB;
         int rowsB;
-        // B waits for the lock like any instance would; it gets it when A's lease runs out, since A, stopped,
+        // B waits for the lock like any instance would; it gets it when A's lease runs
+        // out, since A, stopped,
         // cannot release or renew it.
-        try (LockHandle lock = locks.lock(LockRequest.of(KEY).withTtl(Duration.ofSeconds(10))
-                .withWaitTime(Duration.ofSeconds(30)).withFencingToken())) {
+        try (LockHandle lock = locks.lock(LockRequest.of(KEY)
+            .withTtl(Duration.ofSeconds(10))
+            .withWaitTime(Duration.ofSeconds(30))
+            .withFencingToken())) {
             tokenB = lock.fencingToken();
             rowsB = table.write("instance-b", tokenB, fenced);
             if (!lock.release()) {
-                throw new IllegalStateException("B's release found its lock gone; the lock's keys in Redis: "
-                        + lockState(redis));
+                throw new IllegalStateException(
+                        "B's release found its lock gone; the lock's keys in Redis: " + lockState(redis));
             }
         }
         holderA.signal("CONT");
@@ -215,13 +236,20 @@ public final class PausedHolderDemo {
                 Integer.parseInt(wrote[0]), Boolean.parseBoolean(wrote[1]), table.holder());
     }
 
-    /** The lock's key, fencing counter and wait queue as Redis has them, for an error message. */
+    /**
+     * The lock's key, fencing counter and wait queue as Redis has them, for an error
+     * message.
+     */
     private static String lockState(StringRedisTemplate redis) {
         String lockKey = "lock:{" + KEY + "}";
-        return lockKey + " = " + redis.opsForValue().get(lockKey) + " (pttl " + redis.getExpire(lockKey,
-                TimeUnit.MILLISECONDS) + " ms), :fence = " + redis.opsForValue().get(lockKey + ":fence")
-                + ", :queue = " + redis.opsForZSet().rangeWithScores(lockKey + ":queue", 0, -1).stream()
-                        .map(entry -> entry.getValue() + "@" + entry.getScore()).toList()
+        return lockKey + " = " + redis.opsForValue().get(lockKey) + " (pttl "
+                + redis.getExpire(lockKey, TimeUnit.MILLISECONDS) + " ms), :fence = "
+                + redis.opsForValue().get(lockKey + ":fence") + ", :queue = "
+                + redis.opsForZSet()
+                    .rangeWithScores(lockKey + ":queue", 0, -1)
+                    .stream()
+                    .map(entry -> entry.getValue() + "@" + entry.getScore())
+                    .toList()
                 + ", :waiting = " + redis.opsForHash().entries(lockKey + ":waiting");
     }
 
@@ -229,11 +257,14 @@ public final class PausedHolderDemo {
         try (ServerSocket probe = new ServerSocket(0)) {
             int port = probe.getLocalPort();
             probe.close();
-            // -ifNotExists: the in-memory database is created by the first connection, which comes over TCP.
+            // -ifNotExists: the in-memory database is created by the first connection,
+            // which comes over TCP.
             return Server.createTcpServer("-tcpPort", Integer.toString(port), "-ifNotExists", "-tcpDaemon").start();
-        } catch (IOException e) {
+        }
+        catch (IOException e) {
             throw new UncheckedIOException("No free port for the H2 server", e);
-        } catch (SQLException e) {
+        }
+        catch (SQLException e) {
             throw new IllegalStateException("Could not start the H2 TCP server: " + e.getMessage(), e);
         }
     }
@@ -242,8 +273,11 @@ public final class PausedHolderDemo {
     private static final class HolderProcess implements AutoCloseable {
 
         private final Process process;
+
         private final Writer commands;
+
         private final BlockingQueue<String> answers = new LinkedBlockingQueue<>();
+
         private final List<String> output = new ArrayList<>();
 
         private HolderProcess(Process process) {
@@ -256,7 +290,8 @@ public final class PausedHolderDemo {
 
         static HolderProcess start(HolderTable table, String... args) {
             List<String> command = new ArrayList<>(javaCommand(PausedHolderProcess.class.getName()));
-            // The database goes by environment variables below: a password on a command line is visible to
+            // The database goes by environment variables below: a password on a command
+            // line is visible to
             // every user of the machine.
             command.addAll(Arrays.stream(args).filter(arg -> !arg.startsWith("--spring.datasource.")).toList());
             ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
@@ -266,25 +301,29 @@ public final class PausedHolderDemo {
             builder.environment().put("SAMPLE_JDBC_TABLE", table.table());
             try {
                 return new HolderProcess(builder.start());
-            } catch (IOException e) {
+            }
+            catch (IOException e) {
                 throw new UncheckedIOException("Could not start the paused holder's JVM: " + command, e);
             }
         }
 
         /**
-         * {@code java} with this JVM's class path and {@code mainClass}. From the executable jar the class path
-         * is the jar itself, whose classes only Spring Boot's launcher can load: {@code PropertiesLauncher}
-         * runs any main class of the jar ({@code loader.main}).
+         * {@code java} with this JVM's class path and {@code mainClass}. From the
+         * executable jar the class path is the jar itself, whose classes only Spring
+         * Boot's launcher can load: {@code PropertiesLauncher} runs any main class of the
+         * jar ({@code loader.main}).
          */
         private static List<String> javaCommand(String mainClass) {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
             String classPath = System.getProperty("java.class.path");
-            // Quick startup matters more than peak speed for a JVM that takes one lock and writes one row.
-            List<String> command = new ArrayList<>(List.of(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-                    "-cp", classPath));
+            // Quick startup matters more than peak speed for a JVM that takes one lock
+            // and writes one row.
+            List<String> command = new ArrayList<>(
+                    List.of(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", classPath));
             if (PausedHolderDemo.class.getClassLoader() == ClassLoader.getSystemClassLoader()) {
                 command.add(mainClass);
-            } else {
+            }
+            else {
                 command.add(command.size() - 2, "-Dloader.main=" + mainClass);
                 command.add("org.springframework.boot.loader.launch.PropertiesLauncher");
             }
@@ -299,9 +338,10 @@ public final class PausedHolderDemo {
             try {
                 commands.write(line + "\n");
                 commands.flush();
-            } catch (IOException e) {
-                throw new UncheckedIOException("The paused holder's JVM stopped listening; its output:\n"
-                        + String.join("\n", output()), e);
+            }
+            catch (IOException e) {
+                throw new UncheckedIOException(
+                        "The paused holder's JVM stopped listening; its output:\n" + String.join("\n", output()), e);
             }
         }
 
@@ -310,11 +350,12 @@ public final class PausedHolderDemo {
             try {
                 String answer = answers.poll(ANSWER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
                 if (answer == null || !answer.startsWith(word)) {
-                    throw new IllegalStateException("The paused holder's JVM answered " + answer + " instead of "
-                            + word + "; its output:\n" + String.join("\n", output()));
+                    throw new IllegalStateException("The paused holder's JVM answered " + answer + " instead of " + word
+                            + "; its output:\n" + String.join("\n", output()));
                 }
                 return answer.substring(word.length()).trim();
-            } catch (InterruptedException e) {
+            }
+            catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("Interrupted while waiting for the paused holder", e);
             }
@@ -324,33 +365,39 @@ public final class PausedHolderDemo {
         void signal(String signal) {
             try {
                 Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
-                        .redirectErrorStream(true).start();
+                    .redirectErrorStream(true)
+                    .start();
                 String message = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
                 if (kill.waitFor() != 0) {
                     throw new IllegalStateException("kill -" + signal + " " + process.pid() + " failed: " + message);
                 }
-            } catch (IOException e) {
+            }
+            catch (IOException e) {
                 throw new UncheckedIOException("Could not run kill -" + signal + " (the demo needs a POSIX kill)", e);
-            } catch (InterruptedException e) {
+            }
+            catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("Interrupted while signalling the paused holder", e);
             }
         }
 
         private void readAnswers() {
-            try (BufferedReader lines = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                    StandardCharsets.UTF_8))) {
+            try (BufferedReader lines = new BufferedReader(
+                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line = lines.readLine(); line != null; line = lines.readLine()) {
                     if (line.startsWith("@")) {
                         answers.add(line.substring(1));
-                    } else {
+                    }
+                    else {
                         synchronized (output) {
                             output.add(line);
                         }
                     }
                 }
-            } catch (IOException e) {
-                // The process ended; await() reports the missing answer with the output so far.
+            }
+            catch (IOException e) {
+                // The process ended; await() reports the missing answer with the output
+                // so far.
             }
             answers.add("(exited)");
         }
@@ -361,29 +408,37 @@ public final class PausedHolderDemo {
             }
         }
 
-        /** Resumes (in case it is still stopped) and ends the process, waiting briefly for a clean exit. */
+        /**
+         * Resumes (in case it is still stopped) and ends the process, waiting briefly for
+         * a clean exit.
+         */
         @Override
         public void close() {
             if (process.isAlive()) {
                 try {
                     signal("CONT");
-                } catch (RuntimeException e) {
+                }
+                catch (RuntimeException e) {
                     // It may have exited meanwhile; the destroy below covers the rest.
                 }
             }
             try {
                 commands.close();
-            } catch (IOException e) {
+            }
+            catch (IOException e) {
                 // Closing stdin is only a hint to exit.
             }
             try {
                 if (!process.waitFor(10, TimeUnit.SECONDS)) {
                     process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
                 }
-            } catch (InterruptedException e) {
+            }
+            catch (InterruptedException e) {
                 process.destroyForcibly();
                 Thread.currentThread().interrupt();
             }
         }
+
     }
+
 }

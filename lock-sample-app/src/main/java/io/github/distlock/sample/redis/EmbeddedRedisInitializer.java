@@ -18,22 +18,25 @@ import org.springframework.core.env.MapPropertySource;
 import org.springframework.util.StringUtils;
 
 /**
- * Starts an {@link EmbeddedRedis} for the sample when no Redis answers at the configured address,
- * and points {@code spring.data.redis.*} at it. Registered in {@code META-INF/spring.factories},
- * so it runs before any bean, in particular before the {@code RedisConnectionFactory}, is created.
- * The server stops when the application context closes (or fails to start).
+ * Starts an {@link EmbeddedRedis} for the sample when no Redis answers at the configured
+ * address, and points {@code spring.data.redis.*} at it. Registered in
+ * {@code META-INF/spring.factories}, so it runs before any bean, in particular before the
+ * {@code RedisConnectionFactory}, is created. The server stops when the application
+ * context closes (or fails to start).
  *
- * <p>{@code sample.embedded-redis.mode} chooses:
+ * <p>
+ * {@code sample.embedded-redis.mode} chooses:
  * <ul>
- *   <li>{@code fallback} (default): use the configured Redis (localhost:6379 unless set) if it
- *       accepts connections, otherwise start an embedded one;</li>
- *   <li>{@code always}: always start a private embedded Redis, whatever is configured;</li>
- *   <li>{@code never}: never start one (tests and the demo's application instances, which are
- *       told exactly which Redis to use).</li>
+ * <li>{@code fallback} (default): use the configured Redis (localhost:6379 unless set) if
+ * it accepts connections, otherwise start an embedded one;</li>
+ * <li>{@code always}: always start a private embedded Redis, whatever is configured;</li>
+ * <li>{@code never}: never start one (tests and the demo's application instances, which
+ * are told exactly which Redis to use).</li>
  * </ul>
  * A Sentinel or Cluster configuration is always used as configured.
  */
-public class EmbeddedRedisInitializer implements ApplicationContextInitializer<ConfigurableApplicationContext>, Ordered {
+public class EmbeddedRedisInitializer
+        implements ApplicationContextInitializer<ConfigurableApplicationContext>, Ordered {
 
     /** The property that selects the mode. */
     public static final String MODE_PROPERTY = "sample.embedded-redis.mode";
@@ -41,16 +44,19 @@ public class EmbeddedRedisInitializer implements ApplicationContextInitializer<C
     private static final Logger log = LoggerFactory.getLogger(EmbeddedRedisInitializer.class);
 
     private static final String PROPERTY_SOURCE_NAME = "sampleEmbeddedRedis";
+
     private static final Duration PROBE_TIMEOUT = Duration.ofMillis(500);
 
     /** When to start an embedded Redis. */
     public enum Mode {
+
         /** Only when nothing answers at the configured address. */
         FALLBACK,
         /** Always, ignoring the configured address. */
         ALWAYS,
         /** Never. */
         NEVER
+
     }
 
     @Override
@@ -81,12 +87,15 @@ public class EmbeddedRedisInitializer implements ApplicationContextInitializer<C
         }
         EmbeddedRedis redis = EmbeddedRedis.start();
         stopWithContext(context, redis);
-        environment.getPropertySources().addFirst(new MapPropertySource(PROPERTY_SOURCE_NAME, addressOf(redis, environment)));
+        environment.getPropertySources()
+            .addFirst(new MapPropertySource(PROPERTY_SOURCE_NAME, addressOf(redis, environment)));
         if (configured != null) {
-            log.info("No Redis answered at {}; started an embedded redis-server on {}:{} for this application. It stops "
-                    + "with the application and keeps no data. Set {}=never to turn this off.",
+            log.info(
+                    "No Redis answered at {}; started an embedded redis-server on {}:{} for this application. It stops "
+                            + "with the application and keeps no data. Set {}=never to turn this off.",
                     configured, EmbeddedRedis.HOST, redis.port(), MODE_PROPERTY);
-        } else {
+        }
+        else {
             log.info("Started a private embedded redis-server on {}:{} ({}=always). It stops with the application "
                     + "and keeps no data.", EmbeddedRedis.HOST, redis.port(), MODE_PROPERTY);
         }
@@ -96,13 +105,17 @@ public class EmbeddedRedisInitializer implements ApplicationContextInitializer<C
         String value = environment.getProperty(MODE_PROPERTY, "fallback").trim();
         try {
             return Mode.valueOf(value.toUpperCase(Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            throw new IllegalStateException("Invalid " + MODE_PROPERTY + " '" + value
-                    + "'; use fallback, always or never.", e);
+        }
+        catch (IllegalArgumentException e) {
+            throw new IllegalStateException(
+                    "Invalid " + MODE_PROPERTY + " '" + value + "'; use fallback, always or never.", e);
         }
     }
 
-    /** The address Spring Boot would connect to: spring.data.redis.url, else host and port. */
+    /**
+     * The address Spring Boot would connect to: spring.data.redis.url, else host and
+     * port.
+     */
     private static URI configuredAddress(ConfigurableEnvironment environment) {
         String url = environment.getProperty("spring.data.redis.url");
         if (StringUtils.hasText(url)) {
@@ -114,17 +127,22 @@ public class EmbeddedRedisInitializer implements ApplicationContextInitializer<C
         return URI.create("redis://" + host + ":" + port);
     }
 
-    /** Properties that override every other Redis address setting with the embedded server. */
+    /**
+     * Properties that override every other Redis address setting with the embedded
+     * server.
+     */
     private static Map<String, Object> addressOf(EmbeddedRedis redis, ConfigurableEnvironment environment) {
         Map<String, Object> properties = new LinkedHashMap<>();
         if (environment.containsProperty("spring.data.redis.url")) {
-            // The URL wins over host and port in Spring Boot, so it has to be replaced too.
+            // The URL wins over host and port in Spring Boot, so it has to be replaced
+            // too.
             properties.put("spring.data.redis.url", "redis://" + EmbeddedRedis.HOST + ":" + redis.port());
         }
         properties.put("spring.data.redis.host", EmbeddedRedis.HOST);
         properties.put("spring.data.redis.port", redis.port());
-        // The embedded server has no password and no TLS; credentials meant for another server would fail.
-        for (String credential : new String[] {"spring.data.redis.username", "spring.data.redis.password"}) {
+        // The embedded server has no password and no TLS; credentials meant for another
+        // server would fail.
+        for (String credential : new String[] { "spring.data.redis.username", "spring.data.redis.password" }) {
             if (environment.containsProperty(credential)) {
                 properties.put(credential, "");
             }
@@ -136,12 +154,16 @@ public class EmbeddedRedisInitializer implements ApplicationContextInitializer<C
     private static void stopWithContext(ConfigurableApplicationContext context, EmbeddedRedis redis) {
         ConfigurableListableBeanFactory beanFactory = context.getBeanFactory();
         beanFactory.registerSingleton("sampleEmbeddedRedis", redis);
-        // A manually registered singleton is not destroyed by itself. Registering it as disposable makes
-        // the context stop the server on close and also when the refresh fails. Registered before any
-        // other bean, it is destroyed after all of them, so the Redis clients disconnect first.
+        // A manually registered singleton is not destroyed by itself. Registering it as
+        // disposable makes
+        // the context stop the server on close and also when the refresh fails.
+        // Registered before any
+        // other bean, it is destroyed after all of them, so the Redis clients disconnect
+        // first.
         if (beanFactory instanceof DefaultSingletonBeanRegistry registry) {
             registry.registerDisposableBean("sampleEmbeddedRedis", redis::close);
-        } else {
+        }
+        else {
             context.addApplicationListener(event -> {
                 if (event instanceof org.springframework.context.event.ContextClosedEvent) {
                     redis.close();
@@ -149,4 +171,5 @@ public class EmbeddedRedisInitializer implements ApplicationContextInitializer<C
             });
         }
     }
+
 }

@@ -11,19 +11,24 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The network between a Redis master and its replica, as a TCP relay the demo controls: the replica
- * is configured with {@code replicaof 127.0.0.1 <this port>} and the relay forwards to the master.
- * {@link #cut()} stops delivering the master's replication stream to the replica, the way a partition
- * or a master that dies before replicating would, so that the replica deterministically misses every
- * write made after the cut. The replica's acknowledgements still reach the master, which therefore
- * keeps counting it as connected: exactly the case {@code WAIT} exists for.
+ * The network between a Redis master and its replica, as a TCP relay the demo controls:
+ * the replica is configured with {@code replicaof 127.0.0.1 <this port>} and the relay
+ * forwards to the master. {@link #cut()} stops delivering the master's replication stream
+ * to the replica, the way a partition or a master that dies before replicating would, so
+ * that the replica deterministically misses every write made after the cut. The replica's
+ * acknowledgements still reach the master, which therefore keeps counting it as
+ * connected: exactly the case {@code WAIT} exists for.
  */
 public final class ReplicationLink implements AutoCloseable {
 
     private final ServerSocket server;
+
     private final int masterPort;
+
     private final List<Socket> sockets = new ArrayList<>();
+
     private volatile boolean cut;
+
     private volatile boolean closed;
 
     private ReplicationLink(ServerSocket server, int masterPort) {
@@ -34,11 +39,15 @@ public final class ReplicationLink implements AutoCloseable {
         acceptor.start();
     }
 
-    /** Opens a relay to the master at {@link EmbeddedRedis#HOST}{@code :masterPort} on a free port. */
+    /**
+     * Opens a relay to the master at {@link EmbeddedRedis#HOST}{@code :masterPort} on a
+     * free port.
+     */
     public static ReplicationLink to(int masterPort) {
         try {
             return new ReplicationLink(new ServerSocket(0, 50, InetAddress.getByName(EmbeddedRedis.HOST)), masterPort);
-        } catch (IOException e) {
+        }
+        catch (IOException e) {
             throw new UncheckedIOException("Could not open the replication link's port", e);
         }
     }
@@ -49,17 +58,18 @@ public final class ReplicationLink implements AutoCloseable {
     }
 
     /**
-     * From now on, nothing the master sends reaches the replica over the current connections: bytes it
-     * sends are dropped. Happens-before every write the caller makes afterwards, so those never arrive.
+     * From now on, nothing the master sends reaches the replica over the current
+     * connections: bytes it sends are dropped. Happens-before every write the caller
+     * makes afterwards, so those never arrive.
      */
     public void cut() {
         cut = true;
     }
 
     /**
-     * Heals the link: closes the cut connections (the replica then reconnects, or is told to with
-     * {@code REPLICAOF}, and resynchronises) and forwards everything on new ones. Does nothing to a link
-     * that is not cut.
+     * Heals the link: closes the cut connections (the replica then reconnects, or is told
+     * to with {@code REPLICAOF}, and resynchronises) and forwards everything on new ones.
+     * Does nothing to a link that is not cut.
      */
     public void heal() {
         synchronized (sockets) {
@@ -76,7 +86,8 @@ public final class ReplicationLink implements AutoCloseable {
         closed = true;
         try {
             server.close();
-        } catch (IOException e) {
+        }
+        catch (IOException e) {
             // Closing anyway.
         }
         synchronized (sockets) {
@@ -95,7 +106,8 @@ public final class ReplicationLink implements AutoCloseable {
                 }
                 pump(master, replica, true);
                 pump(replica, master, false);
-            } catch (IOException e) {
+            }
+            catch (IOException e) {
                 if (!closed) {
                     // A refused connection to the master: the replica retries by itself.
                     continue;
@@ -109,16 +121,19 @@ public final class ReplicationLink implements AutoCloseable {
             byte[] buffer = new byte[16 * 1024];
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 for (int read = in.read(buffer); read >= 0; read = in.read(buffer)) {
-                    // Checked after the read: bytes the master produced after cut() was called are always dropped.
+                    // Checked after the read: bytes the master produced after cut() was
+                    // called are always dropped.
                     if (fromMaster && cut) {
                         continue;
                     }
                     out.write(buffer, 0, read);
                     out.flush();
                 }
-            } catch (IOException e) {
+            }
+            catch (IOException e) {
                 // One side closed; close the other so the replica notices.
-            } finally {
+            }
+            finally {
                 closeQuietly(from);
                 closeQuietly(to);
             }
@@ -137,8 +152,10 @@ public final class ReplicationLink implements AutoCloseable {
     private static void closeQuietly(Socket socket) {
         try {
             socket.close();
-        } catch (IOException e) {
+        }
+        catch (IOException e) {
             // Already closed.
         }
     }
+
 }

@@ -22,9 +22,10 @@ import org.springframework.web.server.ResponseStatusException;
  * POST /stock/{sku}/deduct-unguarded   sells one unit without it (oversells under load)
  * </pre>
  *
- * <p>A sale answers 200 with the {@link Deduction}; an empty stock answers 422, each with a
- * {@link ProblemDetail} body. Lock failures need no code here: the starter answers a lock that stays
- * busy with 409 and an unreachable Redis with 503, also as problem details.
+ * <p>
+ * A sale answers 200 with the {@link Deduction}; an empty stock answers 422, each with a
+ * {@link ProblemDetail} body. Lock failures need no code here: the starter answers a lock
+ * that stays busy with 409 and an unreachable Redis with 503, also as problem details.
  */
 @RestController
 @RequestMapping("/stock/{sku}")
@@ -32,7 +33,9 @@ public class StockController {
 
     private final StockService stock;
 
-    /** @param stock the service that does the Redis work */
+    /**
+     * @param stock the service that does the Redis work
+     */
     public StockController(StockService stock) {
         this.stock = stock;
     }
@@ -58,7 +61,9 @@ public class StockController {
         return answer(stock.deduct(sku));
     }
 
-    /** Sells one unit without any lock; compare with {@link #deduct(String)} under load. */
+    /**
+     * Sells one unit without any lock; compare with {@link #deduct(String)} under load.
+     */
     @PostMapping("/deduct-unguarded")
     public ResponseEntity<?> deductUnguarded(@PathVariable String sku) {
         return answer(stock.deductUnguarded(sku));
@@ -68,11 +73,13 @@ public class StockController {
         if (deduction.deducted()) {
             return ResponseEntity.ok(deduction);
         }
-        // 422 rather than 409: a client should not retry a sold-out SKU, while 409 (lock busy) is worth a retry.
+        // 422 rather than 409: a client should not retry a sold-out SKU, while 409 (lock
+        // busy) is worth a retry.
         ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.UNPROCESSABLE_ENTITY,
                 "SKU '" + deduction.sku() + "' is out of stock.");
         problem.setTitle("Out of stock");
         problem.setProperty("sku", deduction.sku());
         return ResponseEntity.of(problem).build();
     }
+
 }

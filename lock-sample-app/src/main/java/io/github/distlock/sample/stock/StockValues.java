@@ -2,7 +2,10 @@ package io.github.distlock.sample.stock;
 
 import java.time.Duration;
 
-/** What both stock services do the same way: read a counter from Redis, and simulate slow work. */
+/**
+ * What both stock services do the same way: read a counter from Redis, and simulate slow
+ * work.
+ */
 final class StockValues {
 
     private StockValues() {
@@ -13,7 +16,10 @@ final class StockValues {
         return value == null ? 0 : Long.parseLong(value);
     }
 
-    /** Stands in for the slow part of a deduction (a database write, a call out), so that races show. */
+    /**
+     * Stands in for the slow part of a deduction (a database write, a call out), so that
+     * races show.
+     */
     static void pause(Duration workDelay) {
         if (workDelay.isZero() || workDelay.isNegative()) {
             return;
@@ -26,4 +32,5 @@ final class StockValues {
             throw new IllegalStateException("Interrupted while deducting stock", e);
         }
     }
+
 }

@@ -30,13 +30,15 @@ import com.jayway.jsonpath.DocumentContext;
 import com.jayway.jsonpath.JsonPath;
 
 /**
- * The sample's Actuator over real HTTP, on a random port, against a real redis-server: while a lock
- * is held and another caller waits for it, {@code /actuator/locks} lists both,
- * {@code /actuator/locks/{key}} shows the key's state in Redis, {@code /actuator/health} reports the
- * lock store, and no response contains the holder's random token.
+ * The sample's Actuator over real HTTP, on a random port, against a real redis-server:
+ * while a lock is held and another caller waits for it, {@code /actuator/locks} lists
+ * both, {@code /actuator/locks/{key}} shows the key's state in Redis,
+ * {@code /actuator/health} reports the lock store, and no response contains the holder's
+ * random token.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        // The fixture below is the Redis; never start an embedded one, and never probe localhost:6379.
+        // The fixture below is the Redis; never start an embedded one, and never probe
+        // localhost:6379.
         "sample.embedded-redis.mode=never" })
 // The fixture stops after this class; a cached context would keep reconnecting to it.
 @DirtiesContext
@@ -71,15 +73,18 @@ class LocksActuatorHttpTest {
     void locksKeyStateAndHealthAnswerOverHttpWhileALockIsHeldAndNeverShowItsToken() throws Exception {
         CompletableFuture<LockHandle> waiter = new CompletableFuture<>();
         long fence;
-        try (LockHandle holder = lockService.lock(LockRequest.of("stock:widget").withName("restock")
-                .withTtl(Duration.ofSeconds(30)).withFencingToken())) {
+        try (LockHandle holder = lockService.lock(LockRequest.of("stock:widget")
+            .withName("restock")
+            .withTtl(Duration.ofSeconds(30))
+            .withFencingToken())) {
             fence = holder.fencingToken();
             Thread waiting = new Thread(() -> waiter.complete(lockService.lock(LockRequest.of("stock:widget")
-                    .withName("restock").withTtl(Duration.ofSeconds(30)).withWaitTime(Duration.ofSeconds(30)))),
-                    "waiting-caller");
+                .withName("restock")
+                .withTtl(Duration.ofSeconds(30))
+                .withWaitTime(Duration.ofSeconds(30)))), "waiting-caller");
             waiting.start();
-            await().atMost(Duration.ofSeconds(10)).until(() -> getJson("/actuator/locks", HttpStatus.OK)
-                    .read("$.waiting.length()", Integer.class) == 1);
+            await().atMost(Duration.ofSeconds(10))
+                .until(() -> getJson("/actuator/locks", HttpStatus.OK).read("$.waiting.length()", Integer.class) == 1);
 
             String token = redis.server().get("lock:{stock:widget}");
             assertThat(token).hasSizeGreaterThan(16);
@@ -110,7 +115,8 @@ class LocksActuatorHttpTest {
             assertThat(key.read("$.lastFencingToken", Long.class)).isEqualTo(fence);
             assertThat(key.read("$.heldHere[0].thread", String.class)).isEqualTo(Thread.currentThread().getName());
 
-            // A key with a slash is written as it is; the endpoint joins the path segments again.
+            // A key with a slash is written as it is; the endpoint joins the path
+            // segments again.
             DocumentContext free = getJson("/actuator/locks/orders/7", HttpStatus.OK);
             assertThat(free.read("$.key", String.class)).isEqualTo("orders/7");
             assertThat(free.read("$.held", Boolean.class)).isFalse();
@@ -120,13 +126,15 @@ class LocksActuatorHttpTest {
             assertThat(healthResponse.getStatusCode()).as(healthResponse.getBody()).isEqualTo(HttpStatus.OK);
             assertThat(healthResponse.getBody()).doesNotContain(token);
             DocumentContext health = JsonPath.parse(healthResponse.getBody());
-            // The same on Spring Boot 3 and 4: each has a contributor of its own, on its own health API.
+            // The same on Spring Boot 3 and 4: each has a contributor of its own, on its
+            // own health API.
             assertThat(health.read("$.components.distributedLock.status", String.class)).isEqualTo("UP");
             // The node is named by its address.
-            assertThat(health.read("$.components.distributedLock.details.nodes['" + redis.host() + ":" + redis.port()
-                    + "'].reachable", Boolean.class)).isTrue();
-            assertThat(health.read("$.components.distributedLock.details.watchdog.lagging", Boolean.class))
-                    .isFalse();
+            assertThat(health.read(
+                    "$.components.distributedLock.details.nodes['" + redis.host() + ":" + redis.port() + "'].reachable",
+                    Boolean.class))
+                .isTrue();
+            assertThat(health.read("$.components.distributedLock.details.watchdog.lagging", Boolean.class)).isFalse();
         }
         waiter.get(10, TimeUnit.SECONDS).release();
         DocumentContext after = getJson("/actuator/locks", HttpStatus.OK);
@@ -136,4 +144,5 @@ class LocksActuatorHttpTest {
         assertThat(released.read("$.held", Boolean.class)).isFalse();
         assertThat(released.read("$.lastFencingToken", Long.class)).isGreaterThanOrEqualTo(fence);
     }
+
 }

@@ -15,26 +15,27 @@ class DemoCommandTest {
 
     @Test
     void bareDemoOptionSelectsAllFourInOrder() {
-        assertThat(DemoCommand.selected(new String[] {"--demo", "--sample.demo.requests=10"}))
-                .containsExactly("oversell", "hot-item", "paused-holder", "failover");
-        assertThat(DemoCommand.requested(new String[] {"--demo"})).isTrue();
+        assertThat(DemoCommand.selected(new String[] { "--demo", "--sample.demo.requests=10" }))
+            .containsExactly("oversell", "hot-item", "paused-holder", "failover");
+        assertThat(DemoCommand.requested(new String[] { "--demo" })).isTrue();
     }
 
     @Test
     void namedDemoSelectsOnlyThatOne() {
-        assertThat(DemoCommand.selected(new String[] {"--demo=paused-holder"})).containsExactly("paused-holder");
-        assertThat(DemoCommand.requested(new String[] {"--demo=failover"})).isTrue();
-        assertThat(DemoCommand.requested(new String[] {"--demonstrate", "--server.port=0"})).isFalse();
+        assertThat(DemoCommand.selected(new String[] { "--demo=paused-holder" })).containsExactly("paused-holder");
+        assertThat(DemoCommand.requested(new String[] { "--demo=failover" })).isTrue();
+        assertThat(DemoCommand.requested(new String[] { "--demonstrate", "--server.port=0" })).isFalse();
     }
 
     @Test
     void unknownNameFailsWithTheListOfNames() {
-        assertThatThrownBy(() -> DemoCommand.selected(new String[] {"--demo=hotitem"}))
-                .hasMessageContaining("Unknown demo 'hotitem'")
-                .hasMessageContaining("oversell, hot-item, paused-holder, failover");
+        assertThatThrownBy(() -> DemoCommand.selected(new String[] { "--demo=hotitem" }))
+            .hasMessageContaining("Unknown demo 'hotitem'")
+            .hasMessageContaining("oversell, hot-item, paused-holder, failover");
 
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
-        int status = DemoCommand.run(new String[] {"--demo=hotitem"}, new PrintStream(printed, true, StandardCharsets.UTF_8));
+        int status = DemoCommand.run(new String[] { "--demo=hotitem" },
+                new PrintStream(printed, true, StandardCharsets.UTF_8));
 
         assertThat(status).isEqualTo(2);
         assertThat(printed.toString(StandardCharsets.UTF_8)).contains("Unknown demo 'hotitem'", "--demo=<name>");
@@ -47,11 +48,9 @@ class DemoCommandTest {
 
         List<String> lines = table.toString().lines().toList();
 
-        assertThat(lines).containsExactly(
-                "| mode    | sold |",
-                "|---------|-----:|",
-                "| guarded |  100 |",
+        assertThat(lines).containsExactly("| mode    | sold |", "|---------|-----:|", "| guarded |  100 |",
                 "| x       |    7 |");
         assertThatThrownBy(() -> table.row("too few")).hasMessageContaining("needs 2 cells");
     }
+
 }

@@ -6,7 +6,10 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
-/** The failover demo's claims, from its own master and replica: lost without acks, refused with them. */
+/**
+ * The failover demo's claims, from its own master and replica: lost without acks, refused
+ * with them.
+ */
 class FailoverDemoTest {
 
     @Test
@@ -25,7 +28,8 @@ class FailoverDemoTest {
         assertThat(refused.replicaAcks()).isEqualTo(1);
         assertThat(refused.linkCut()).isTrue();
         assertThat(refused.acquiredA()).isFalse();
-        assertThat(refused.refusalA()).isEqualTo("0 of 1 replica acks in " + FailoverDemo.ACK_TIMEOUT.toMillis() + " ms");
+        assertThat(refused.refusalA())
+            .isEqualTo("0 of 1 replica acks in " + FailoverDemo.ACK_TIMEOUT.toMillis() + " ms");
         assertThat(refused.acquiredB()).isTrue();
         assertThat(refused.holders()).isEqualTo(1);
 
@@ -40,4 +44,5 @@ class FailoverDemoTest {
         System.out.println(table);
         assertThat(table).contains("| 2: lock lost |", "refused: 0 of 1 replica acks");
     }
+
 }

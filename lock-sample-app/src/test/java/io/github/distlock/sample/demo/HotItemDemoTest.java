@@ -7,7 +7,10 @@ import io.github.distlock.testsupport.RedisServerExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The hot-item demo's claims: neither one lock nor N segments oversells, and both throughputs are reported. */
+/**
+ * The hot-item demo's claims: neither one lock nor N segments oversells, and both
+ * throughputs are reported.
+ */
 class HotItemDemoTest {
 
     @RegisterExtension
@@ -17,18 +20,19 @@ class HotItemDemoTest {
     void singleSegmentAndSegmentedStockSellExactlyTheStockAndReportTheirThroughput() {
         HotItemDemo.Settings settings = new HotItemDemo.Settings(80, 60, 4, 8);
 
-        HotItemDemo.Report report = HotItemDemo.run(settings,
-                "--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port());
+        HotItemDemo.Report report = HotItemDemo.run(settings, "--spring.data.redis.host=" + redis.host(),
+                "--spring.data.redis.port=" + redis.port());
 
         assertThat(report.single().segments()).isEqualTo(1);
         assertThat(report.segmented().segments()).isEqualTo(4);
-        for (HotItemDemo.Row row : new HotItemDemo.Row[] {report.single(), report.segmented()}) {
+        for (HotItemDemo.Row row : new HotItemDemo.Row[] { report.single(), report.segmented() }) {
             assertThat(row.errors()).as("unexpected failures: %s", row.firstError()).isZero();
             assertThat(row.oversold()).as("oversold with %d segment(s)", row.segments()).isZero();
             assertThat(row.sold() + row.finalStock()).isEqualTo(settings.stock());
             assertThat(row.sold() + row.soldOut() + row.rejected()).isEqualTo(settings.requests());
             if (row.rejected() == 0) {
-                // Every unit sold, and every request beyond the stock found it sold out, in every segment.
+                // Every unit sold, and every request beyond the stock found it sold out,
+                // in every segment.
                 assertThat(row.sold()).isEqualTo(settings.stock());
                 assertThat(row.soldOut()).isEqualTo(settings.requests() - (int) settings.stock());
             }
@@ -38,7 +42,8 @@ class HotItemDemoTest {
         String table = report.table().toString();
         System.out.println(table);
         assertThat(table).contains("| segments |", "sales/s |")
-                .containsPattern("\\|\\s+1 \\|\\s+80 \\|\\s+\\d+ \\|")
-                .containsPattern("\\|\\s+4 \\|\\s+80 \\|\\s+\\d+ \\|");
+            .containsPattern("\\|\\s+1 \\|\\s+80 \\|\\s+\\d+ \\|")
+            .containsPattern("\\|\\s+4 \\|\\s+80 \\|\\s+\\d+ \\|");
     }
+
 }

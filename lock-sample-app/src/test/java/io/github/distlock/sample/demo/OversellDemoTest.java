@@ -10,7 +10,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.Environment;
 
-/** The demo's claim, checked: two instances oversell without the lock and balance with it. */
+/**
+ * The demo's claim, checked: two instances oversell without the lock and balance with it.
+ */
 class OversellDemoTest {
 
     @RegisterExtension
@@ -20,8 +22,8 @@ class OversellDemoTest {
     void unguardedOversellsAndGuardedSellsExactlyTheStock() {
         DemoSettings settings = DemoSettings.defaults();
 
-        DemoReport report = OversellDemo.run(settings,
-                "--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port());
+        DemoReport report = OversellDemo.run(settings, "--spring.data.redis.host=" + redis.host(),
+                "--spring.data.redis.port=" + redis.port());
 
         DemoRow unguarded = report.row(OversellDemo.UNGUARDED);
         DemoRow guarded = report.row(OversellDemo.GUARDED);
@@ -33,7 +35,8 @@ class OversellDemoTest {
 
         assertThat(guarded.oversold()).isZero();
         assertThat(guarded.sold() + guarded.finalStock()).isEqualTo(settings.initialStock());
-        // Requests that waited out the lock (possible on a loaded machine) are rejected, not sold; either
+        // Requests that waited out the lock (possible on a loaded machine) are rejected,
+        // not sold; either
         // way every request is accounted for and the stock is never oversold.
         assertThat(guarded.sold() + guarded.soldOut() + guarded.rejected()).isEqualTo(settings.requests());
         if (guarded.rejected() == 0) {
@@ -51,7 +54,8 @@ class OversellDemoTest {
                 "--spring.data.redis.port=" + redis.port(), "--spring.data.redis.client-name=chosen")) {
             Environment environment = instance.getEnvironment();
 
-            // application.properties says 2s and lock-sample-app; the demo needs the longer wait and its own names.
+            // application.properties says 2s and lock-sample-app; the demo needs the
+            // longer wait and its own names.
             assertThat(environment.getProperty("sample.stock.lock-wait-time")).isEqualTo("10s");
             assertThat(environment.getProperty("spring.application.name")).isEqualTo("instance-x");
             assertThat(environment.getProperty(EmbeddedRedisInitializer.MODE_PROPERTY)).isEqualTo("never");
@@ -59,4 +63,5 @@ class OversellDemoTest {
             assertThat(environment.getProperty("spring.data.redis.client-name")).isEqualTo("chosen");
         }
     }
+
 }

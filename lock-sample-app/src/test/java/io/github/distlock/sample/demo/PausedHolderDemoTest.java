@@ -20,15 +20,18 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The paused-holder demo's claims, with a real second JVM stopped by SIGSTOP: without fencing the stale
- * write lands, with the database checking the token it is rejected. On H2, and on the PostgreSQL at
- * 127.0.0.1:5432 (CI machines have one, trust auth).
+ * The paused-holder demo's claims, with a real second JVM stopped by SIGSTOP: without
+ * fencing the stale write lands, with the database checking the token it is rejected. On
+ * H2, and on the PostgreSQL at 127.0.0.1:5432 (CI machines have one, trust auth).
  */
 class PausedHolderDemoTest {
 
     private static final String POSTGRES_HOST = "127.0.0.1";
+
     private static final int POSTGRES_PORT = 5432;
+
     private static final String POSTGRES_USER = System.getProperty("sample.test.postgres.user", "postgres");
+
     private static final String POSTGRES_PASSWORD = System.getProperty("sample.test.postgres.password", "");
 
     @RegisterExtension
@@ -61,7 +64,8 @@ class PausedHolderDemoTest {
                 tables.next();
                 assertThat(tables.getInt(1)).as("the demo drops its table").isZero();
             }
-        } finally {
+        }
+        finally {
             execute(server, "DROP SCHEMA " + schema + " CASCADE");
         }
     }
@@ -71,8 +75,9 @@ class PausedHolderDemoTest {
         PausedHolderDemo.Row plain = report.plain();
         PausedHolderDemo.Row fenced = report.fenced();
 
-        // A's lease ran out while it was stopped, and B, taking over, got a newer token each time.
-        for (PausedHolderDemo.Row row : new PausedHolderDemo.Row[] {plain, fenced}) {
+        // A's lease ran out while it was stopped, and B, taking over, got a newer token
+        // each time.
+        for (PausedHolderDemo.Row row : new PausedHolderDemo.Row[] { plain, fenced }) {
             assertThat(row.paused()).isPositive();
             assertThat(row.lockToWrite()).isGreaterThanOrEqualTo(PausedHolderDemo.HOLDER_TTL);
             assertThat(row.tokenB()).isGreaterThan(row.tokenA());
@@ -93,7 +98,7 @@ class PausedHolderDemoTest {
     }
 
     private static String[] redisArgs() {
-        return new String[] {"--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port()};
+        return new String[] { "--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port() };
     }
 
     private static void execute(String url, String sql) throws SQLException {
@@ -107,8 +112,10 @@ class PausedHolderDemoTest {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(host, port), 1000);
             return true;
-        } catch (IOException e) {
+        }
+        catch (IOException e) {
             return false;
         }
     }
+
 }

@@ -21,14 +21,17 @@ class EmbeddedRedisInitializerTest {
     @RegisterExtension
     static RedisServerExtension redis = new RedisServerExtension();
 
-    /** Patient, as a busy machine can take long to answer; a port nothing listens on refuses at once anyway. */
+    /**
+     * Patient, as a busy machine can take long to answer; a port nothing listens on
+     * refuses at once anyway.
+     */
     private static final Duration PROBE = Duration.ofSeconds(5);
 
     @Test
     void startsEmbeddedRedisWhenNothingAnswersAndStopsItWithTheContext() throws IOException {
         int deadPort = unusedPort();
-        GenericApplicationContext context = context(Map.of("spring.data.redis.host", "127.0.0.1",
-                "spring.data.redis.port", deadPort));
+        GenericApplicationContext context = context(
+                Map.of("spring.data.redis.host", "127.0.0.1", "spring.data.redis.port", deadPort));
 
         new EmbeddedRedisInitializer().initialize(context);
         context.refresh();
@@ -55,19 +58,20 @@ class EmbeddedRedisInitializerTest {
 
     @Test
     void neverModeStartsNothingAndAlwaysModeIgnoresTheConfiguredRedis() {
-        GenericApplicationContext never = context(Map.of(EmbeddedRedisInitializer.MODE_PROPERTY, "never",
-                "spring.data.redis.port", 1));
+        GenericApplicationContext never = context(
+                Map.of(EmbeddedRedisInitializer.MODE_PROPERTY, "never", "spring.data.redis.port", 1));
         new EmbeddedRedisInitializer().initialize(never);
         assertThat(never.getEnvironment().getProperty("spring.data.redis.port")).isEqualTo("1");
 
-        GenericApplicationContext always = context(Map.of(EmbeddedRedisInitializer.MODE_PROPERTY, "ALWAYS",
-                "spring.data.redis.url", redis.redisUri()));
+        GenericApplicationContext always = context(
+                Map.of(EmbeddedRedisInitializer.MODE_PROPERTY, "ALWAYS", "spring.data.redis.url", redis.redisUri()));
         new EmbeddedRedisInitializer().initialize(always);
         always.refresh();
         try {
             String url = always.getEnvironment().getProperty("spring.data.redis.url");
             assertThat(url).startsWith("redis://127.0.0.1:").isNotEqualTo(redis.redisUri());
-        } finally {
+        }
+        finally {
             always.close();
         }
     }
@@ -77,7 +81,7 @@ class EmbeddedRedisInitializerTest {
         GenericApplicationContext context = context(Map.of(EmbeddedRedisInitializer.MODE_PROPERTY, "sometimes"));
 
         assertThatThrownBy(() -> new EmbeddedRedisInitializer().initialize(context))
-                .hasMessageContaining(EmbeddedRedisInitializer.MODE_PROPERTY);
+            .hasMessageContaining(EmbeddedRedisInitializer.MODE_PROPERTY);
     }
 
     private static GenericApplicationContext context(Map<String, Object> properties) {
@@ -91,4 +95,5 @@ class EmbeddedRedisInitializerTest {
             return socket.getLocalPort();
         }
     }
+
 }

@@ -23,15 +23,14 @@ import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.web.client.RestTemplate;
 
 /**
- * An unreachable Redis answers 503 with a problem body. A class of its own, with its own server and
- * context, because it leaves the server stopped.
+ * An unreachable Redis answers 503 with a problem body. A class of its own, with its own
+ * server and context, because it leaves the server stopped.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "sample.embedded-redis.mode=never",
-        // Fail fast instead of waiting out the defaults while Redis is gone.
-        "distributed-lock.operation-timeout=500ms",
-        "spring.data.redis.timeout=500ms",
-        "spring.data.redis.connect-timeout=500ms" })
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = { "sample.embedded-redis.mode=never",
+                // Fail fast instead of waiting out the defaults while Redis is gone.
+                "distributed-lock.operation-timeout=500ms", "spring.data.redis.timeout=500ms",
+                "spring.data.redis.connect-timeout=500ms" })
 @DirtiesContext
 class LockBackendDownTest {
 
@@ -57,7 +56,7 @@ class LockBackendDownTest {
     @Test
     void unreachableRedisAnswers503Problem() {
         assertThat(http.exchange("/stock/any?quantity=3", HttpMethod.PUT, null, String.class).getStatusCode())
-                .isEqualTo(HttpStatus.OK);
+            .isEqualTo(HttpStatus.OK);
 
         redis.server().kill();
         ResponseEntity<Map<String, Object>> response = http.exchange("/stock/any/deduct", HttpMethod.POST, null,
@@ -67,7 +66,7 @@ class LockBackendDownTest {
         assertThat(response.getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
         assertThat(response.getHeaders().getContentType()).isEqualTo(MediaType.APPLICATION_PROBLEM_JSON);
         assertThat(response.getHeaders().getFirst(HttpHeaders.RETRY_AFTER)).isEqualTo("5");
-        assertThat(response.getBody()).containsEntry("title", "Lock unavailable")
-                .containsEntry("lockKey", "stock:any");
+        assertThat(response.getBody()).containsEntry("title", "Lock unavailable").containsEntry("lockKey", "stock:any");
     }
+
 }

@@ -33,7 +33,8 @@ import org.springframework.web.client.RestTemplate;
 
 /** The HTTP endpoints against a real redis-server started for this class. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        // The fixture below is the Redis; never start an embedded one, and never probe localhost:6379.
+        // The fixture below is the Redis; never start an embedded one, and never probe
+        // localhost:6379.
         "sample.embedded-redis.mode=never",
         // Short, so that the 409 test does not wait long for a lock it cannot get.
         "sample.stock.lock-wait-time=1s" })
@@ -50,7 +51,8 @@ class StockControllerTest {
         registry.add("spring.data.redis.port", redis::port);
     }
 
-    // 422 by number: Spring Framework 7 (Boot 4) renamed its constant UNPROCESSABLE_CONTENT and answers valueOf(422)
+    // 422 by number: Spring Framework 7 (Boot 4) renamed its constant
+    // UNPROCESSABLE_CONTENT and answers valueOf(422)
     // with the new one, so the Boot 3 name would not match there.
     private static final HttpStatus UNPROCESSABLE = HttpStatus.valueOf(422);
 
@@ -84,7 +86,8 @@ class StockControllerTest {
             for (Future<ResponseEntity<Map<String, Object>>> response : responses) {
                 statuses.add(HttpStatus.valueOf(response.get().getStatusCode().value()));
             }
-        } finally {
+        }
+        finally {
             clients.shutdownNow();
         }
 
@@ -99,8 +102,9 @@ class StockControllerTest {
 
         ResponseEntity<Map<String, Object>> sold = post("/stock/gadget/deduct");
         assertThat(sold.getStatusCode()).isEqualTo(HttpStatus.OK);
-        assertThat(sold.getBody()).containsEntry("sku", "gadget").containsEntry("deducted", true)
-                .containsEntry("remaining", 0);
+        assertThat(sold.getBody()).containsEntry("sku", "gadget")
+            .containsEntry("deducted", true)
+            .containsEntry("remaining", 0);
 
         ResponseEntity<Map<String, Object>> soldOut = post("/stock/gadget/deduct");
         assertThat(soldOut.getStatusCode()).isEqualTo(UNPROCESSABLE);
@@ -112,19 +116,19 @@ class StockControllerTest {
     void lockHeldElsewhereAnswers409ProblemAndChangesNothing() {
         put("/stock/busy?quantity=5");
 
-        // Another instance (here: the same LockService, as any holder would) is working on the SKU.
+        // Another instance (here: the same LockService, as any holder would) is working
+        // on the SKU.
         try (LockHandle held = lockService.lock("stock:busy", Duration.ofSeconds(30), Duration.ZERO)) {
             ResponseEntity<Map<String, Object>> response = post("/stock/busy/deduct");
 
             assertThat(response.getStatusCode()).isEqualTo(HttpStatus.CONFLICT);
             assertThat(response.getHeaders().getContentType()).isEqualTo(MediaType.APPLICATION_PROBLEM_JSON);
             assertThat(response.getHeaders().getFirst(HttpHeaders.RETRY_AFTER)).isEqualTo("1");
-            assertThat(response.getBody())
-                    .containsEntry("status", 409)
-                    .containsEntry("type", "https://distlock.github.io/problems/lock-busy")
-                    .containsEntry("title", "Resource busy")
-                    .containsEntry("lockKey", "stock:busy")
-                    .containsKey("detail");
+            assertThat(response.getBody()).containsEntry("status", 409)
+                .containsEntry("type", "https://distlock.github.io/problems/lock-busy")
+                .containsEntry("title", "Resource busy")
+                .containsEntry("lockKey", "stock:busy")
+                .containsKey("detail");
             assertThat(held.isHeld()).isTrue();
         }
 
@@ -144,7 +148,8 @@ class StockControllerTest {
 
     @Test
     void resetRejectsNegativeQuantityAndUnknownSkuHasNoStock() {
-        ResponseEntity<Map<String, Object>> negative = http.exchange("/stock/odd?quantity=-1", HttpMethod.PUT, null, JSON);
+        ResponseEntity<Map<String, Object>> negative = http.exchange("/stock/odd?quantity=-1", HttpMethod.PUT, null,
+                JSON);
         assertThat(negative.getStatusCode()).isEqualTo(HttpStatus.BAD_REQUEST);
         assertThat(negative.getHeaders().getContentType()).isEqualTo(MediaType.APPLICATION_PROBLEM_JSON);
 
@@ -164,4 +169,5 @@ class StockControllerTest {
     private ResponseEntity<Map<String, Object>> get(String uri) {
         return http.exchange(uri, HttpMethod.GET, null, JSON);
     }
+
 }

@@ -16,20 +16,25 @@ import io.github.distlock.core.LockBackend;
 /**
  * The {@code distributedLock} health contributor on Spring Boot 3's health API
  * ({@code org.springframework.boot.actuate.health}), imported by
- * {@link DistributedLockActuatorAutoConfiguration}. The only class of the auto-configuration that
- * names a Boot 3 health type; on Boot 4 its condition (by class name) leaves it out.
+ * {@link DistributedLockActuatorAutoConfiguration}. The only class of the
+ * auto-configuration that names a Boot 3 health type; on Boot 4 its condition (by class
+ * name) leaves it out.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(name = "org.springframework.boot.actuate.health.AbstractHealthIndicator")
 @ConditionalOnEnabledHealthIndicator("distributed-lock")
 class Boot3HealthConfiguration {
 
-    /** Named so that the contributor is {@code distributedLock} in {@code /actuator/health}. */
+    /**
+     * Named so that the contributor is {@code distributedLock} in
+     * {@code /actuator/health}.
+     */
     @Bean
     @ConditionalOnMissingBean(name = "distributedLockHealthIndicator")
     DistributedLockHealthIndicator distributedLockHealthIndicator(LockBackend lockBackend,
             ObjectProvider<LeaseWatchdog> leaseWatchdog, DistributedLockProperties properties) {
-        return new DistributedLockHealthIndicator(new LockBackendHealth(lockBackend, leaseWatchdog.getIfUnique(),
-                properties.getOperationTimeout()));
+        return new DistributedLockHealthIndicator(
+                new LockBackendHealth(lockBackend, leaseWatchdog.getIfUnique(), properties.getOperationTimeout()));
     }
+
 }

@@ -15,22 +15,27 @@ import io.github.distlock.core.LockBackend;
 
 /**
  * The {@code distributedLock} health contributor on Spring Boot 4's health API
- * ({@code org.springframework.boot.health}, artifact {@code spring-boot-health}), imported by
- * {@link DistributedLockActuatorAutoConfiguration}. The only class of the auto-configuration that
- * names a Boot 4 health type; on Boot 3 its condition (by class name) leaves it out before it is
- * loaded, and Boot 4's {@code @ConditionalOnEnabledHealthIndicator}, absent there, is not read.
+ * ({@code org.springframework.boot.health}, artifact {@code spring-boot-health}),
+ * imported by {@link DistributedLockActuatorAutoConfiguration}. The only class of the
+ * auto-configuration that names a Boot 4 health type; on Boot 3 its condition (by class
+ * name) leaves it out before it is loaded, and Boot 4's
+ * {@code @ConditionalOnEnabledHealthIndicator}, absent there, is not read.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(name = "org.springframework.boot.health.contributor.AbstractHealthIndicator")
 @ConditionalOnEnabledHealthIndicator("distributed-lock")
 class Boot4HealthConfiguration {
 
-    /** Named so that the contributor is {@code distributedLock} in {@code /actuator/health}. */
+    /**
+     * Named so that the contributor is {@code distributedLock} in
+     * {@code /actuator/health}.
+     */
     @Bean
     @ConditionalOnMissingBean(name = "distributedLockHealthIndicator")
     DistributedLockBoot4HealthIndicator distributedLockHealthIndicator(LockBackend lockBackend,
             ObjectProvider<LeaseWatchdog> leaseWatchdog, DistributedLockProperties properties) {
-        return new DistributedLockBoot4HealthIndicator(new LockBackendHealth(lockBackend, leaseWatchdog.getIfUnique(),
-                properties.getOperationTimeout()));
+        return new DistributedLockBoot4HealthIndicator(
+                new LockBackendHealth(lockBackend, leaseWatchdog.getIfUnique(), properties.getOperationTimeout()));
     }
+
 }

@@ -22,18 +22,22 @@ import io.github.distlock.core.ActiveLocks;
 import io.github.distlock.core.LockBackend;
 
 /**
- * The {@code locks} Actuator endpoint and the {@code distributedLock} health contributor, in an
- * application that has the Actuator and a {@link LockService}.
+ * The {@code locks} Actuator endpoint and the {@code distributedLock} health contributor,
+ * in an application that has the Actuator and a {@link LockService}.
  *
- * <p>The endpoint, and the {@link ActiveLocks} listener that feeds it, exist only when the endpoint
- * is available (enabled and exposed: {@code management.endpoints.web.exposure.include=locks}), so
- * an application that does not expose it pays nothing per lock. The health contributor is on unless
+ * <p>
+ * The endpoint, and the {@link ActiveLocks} listener that feeds it, exist only when the
+ * endpoint is available (enabled and exposed:
+ * {@code management.endpoints.web.exposure.include=locks}), so an application that does
+ * not expose it pays nothing per lock. The health contributor is on unless
  * {@code management.health.distributed-lock.enabled=false}.
  *
- * <p>Spring Boot 4 moved the health API ({@code org.springframework.boot.health.*}): each Boot
- * generation's health contributor has a configuration class of its own ({@code Boot3HealthConfiguration},
- * {@code Boot4HealthConfiguration}), imported by name and guarded by a condition on that generation's
- * classes, also by name, so this class loads on either and exactly one of them applies.
+ * <p>
+ * Spring Boot 4 moved the health API ({@code org.springframework.boot.health.*}): each
+ * Boot generation's health contributor has a configuration class of its own
+ * ({@code Boot3HealthConfiguration}, {@code Boot4HealthConfiguration}), imported by name
+ * and guarded by a condition on that generation's classes, also by name, so this class
+ * loads on either and exactly one of them applies.
  */
 @AutoConfiguration(after = DistributedLockAutoConfiguration.class)
 @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
@@ -46,7 +50,9 @@ public class DistributedLockActuatorAutoConfiguration {
     @ConditionalOnAvailableEndpoint(endpoint = LocksEndpoint.class)
     static class LocksEndpointConfiguration {
 
-        /** Told of every lock by the lock service, like every {@code LockListener} bean. */
+        /**
+         * Told of every lock by the lock service, like every {@code LockListener} bean.
+         */
         @Bean
         @ConditionalOnMissingBean
         ActiveLocks activeLocks() {
@@ -58,12 +64,13 @@ public class DistributedLockActuatorAutoConfiguration {
         LocksEndpoint locksEndpoint(ActiveLocks activeLocks, LockBackend lockBackend) {
             return new LocksEndpoint(activeLocks, lockBackend);
         }
+
     }
 
     /**
-     * Imports the health contributor of each Spring Boot generation whose configuration class is
-     * there, by name only: this class never refers to a Boot-specific health type, so a build for
-     * another generation can leave that generation's files out.
+     * Imports the health contributor of each Spring Boot generation whose configuration
+     * class is there, by name only: this class never refers to a Boot-specific health
+     * type, so a build for another generation can leave that generation's files out.
      */
     static final class HealthConfigurationSelector implements ImportSelector, BeanClassLoaderAware {
 
@@ -80,8 +87,11 @@ public class DistributedLockActuatorAutoConfiguration {
 
         @Override
         public String[] selectImports(AnnotationMetadata metadata) {
-            return Arrays.stream(CONFIGURATIONS).filter(name -> ClassUtils.isPresent(name, classLoader))
-                    .toArray(String[]::new);
+            return Arrays.stream(CONFIGURATIONS)
+                .filter(name -> ClassUtils.isPresent(name, classLoader))
+                .toArray(String[]::new);
         }
+
     }
+
 }

@@ -18,10 +18,13 @@ import io.github.distlock.autoconfigure.DistributedLockProperties;
 import io.github.distlock.web.LockProblemDetailsExceptionHandler;
 
 /**
- * Answers lock failures in WebFlux requests with problem details (see {@link LockProblemDetailsExceptionHandler}).
+ * Answers lock failures in WebFlux requests with problem details (see
+ * {@link LockProblemDetailsExceptionHandler}).
  *
- * <p>Only in a reactive web application with a {@link LockService}; off with
- * {@code distributed-lock.web.problem-details.enabled=false}; backs off for a handler bean of the application's own.
+ * <p>
+ * Only in a reactive web application with a {@link LockService}; off with
+ * {@code distributed-lock.web.problem-details.enabled=false}; backs off for a handler
+ * bean of the application's own.
  */
 @AutoConfiguration(after = DistributedLockAutoConfiguration.class)
 @ConditionalOnWebApplication(type = Type.REACTIVE)
@@ -33,17 +36,17 @@ import io.github.distlock.web.LockProblemDetailsExceptionHandler;
 public class DistributedLockWebFluxAutoConfiguration {
 
     /**
-     * The controller advice that turns lock exceptions into 409, 503, 500 and 400 problem details.
-     *
+     * The controller advice that turns lock exceptions into 409, 503, 500 and 400 problem
+     * details.
      * @param properties the {@code Retry-After} values
      * @return the handler
      */
     @Bean
     @ConditionalOnMissingBean
-    public LockProblemDetailsExceptionHandler lockProblemDetailsExceptionHandler(
-            DistributedLockProperties properties) {
+    public LockProblemDetailsExceptionHandler lockProblemDetailsExceptionHandler(DistributedLockProperties properties) {
         DistributedLockProperties.Web.ProblemDetails problemDetails = properties.getWeb().getProblemDetails();
         return new LockProblemDetailsExceptionHandler(problemDetails.getBusyRetryAfter(),
                 problemDetails.getUnavailableRetryAfter());
     }
+
 }

@@ -19,9 +19,10 @@ import io.github.distlock.core.ActiveLocks;
 import io.github.distlock.core.LockBackend;
 
 /**
- * Each condition of {@link DistributedLockActuatorAutoConfiguration}, on either Boot line. No Redis is needed: the
- * connection factory connects lazily and nothing here takes a lock. Which class the health contributor is on each
- * line, and that the other line's configuration is left out, is tested per line ({@code boot3} and {@code boot4}
+ * Each condition of {@link DistributedLockActuatorAutoConfiguration}, on either Boot
+ * line. No Redis is needed: the connection factory connects lazily and nothing here takes
+ * a lock. Which class the health contributor is on each line, and that the other line's
+ * configuration is left out, is tested per line ({@code boot3} and {@code boot4}
  * packages).
  */
 class DistributedLockActuatorAutoConfigurationTest {
@@ -29,27 +30,32 @@ class DistributedLockActuatorAutoConfigurationTest {
     private static final String HEALTH_INDICATOR = "distributedLockHealthIndicator";
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
-                    DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
-                    BootAutoConfigurations.HEALTH_CONTRIBUTOR, DistributedLockActuatorAutoConfiguration.class))
-            // Nothing here connects; port 1 makes sure the background connect never reaches a real Redis.
-            .withPropertyValues("spring.data.redis.port=1");
+        .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS, DistributedLockAutoConfiguration.class,
+                EndpointAutoConfiguration.class, BootAutoConfigurations.HEALTH_CONTRIBUTOR,
+                DistributedLockActuatorAutoConfiguration.class))
+        // Nothing here connects; port 1 makes sure the background connect never reaches a
+        // real Redis.
+        .withPropertyValues("spring.data.redis.port=1");
 
     @Test
     void theEndpointAndItsListenerExistOnlyWhenTheEndpointIsExposed() {
-        runner.run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LocksEndpoint.class)
-                .doesNotHaveBean(ActiveLocks.class));
+        runner.run(context -> assertThat(context).hasNotFailed()
+            .doesNotHaveBean(LocksEndpoint.class)
+            .doesNotHaveBean(ActiveLocks.class));
         runner.withPropertyValues("management.endpoints.web.exposure.include=locks")
-                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(LocksEndpoint.class)
-                        .hasSingleBean(ActiveLocks.class));
+            .run(context -> assertThat(context).hasNotFailed()
+                .hasSingleBean(LocksEndpoint.class)
+                .hasSingleBean(ActiveLocks.class));
     }
 
     @Test
     void aDisabledEndpointIsNotCreatedEvenWhenExposed() {
-        runner.withPropertyValues("management.endpoints.web.exposure.include=locks",
-                "management.endpoint.locks.access=NONE")
-                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LocksEndpoint.class)
-                        .doesNotHaveBean(ActiveLocks.class));
+        runner
+            .withPropertyValues("management.endpoints.web.exposure.include=locks",
+                    "management.endpoint.locks.access=NONE")
+            .run(context -> assertThat(context).hasNotFailed()
+                .doesNotHaveBean(LocksEndpoint.class)
+                .doesNotHaveBean(ActiveLocks.class));
     }
 
     @Test
@@ -63,8 +69,7 @@ class DistributedLockActuatorAutoConfigurationTest {
     @Test
     void theHealthIndicatorCanBeTurnedOff() {
         runner.withPropertyValues("management.health.distributed-lock.enabled=false")
-                .run(context -> assertThat(context).hasNotFailed()
-                        .doesNotHaveBean(HEALTH_INDICATOR));
+            .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(HEALTH_INDICATOR));
     }
 
     @Test
@@ -78,38 +83,43 @@ class DistributedLockActuatorAutoConfigurationTest {
     @Test
     void nothingIsRegisteredWithoutALockService() {
         runner.withPropertyValues("distributed-lock.enabled=false", "management.endpoints.web.exposure.include=locks")
-                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class)
-                        .doesNotHaveBean(LocksEndpoint.class).doesNotHaveBean(ActiveLocks.class)
-                        .doesNotHaveBean(HEALTH_INDICATOR));
+            .run(context -> assertThat(context).hasNotFailed()
+                .doesNotHaveBean(LockService.class)
+                .doesNotHaveBean(LocksEndpoint.class)
+                .doesNotHaveBean(ActiveLocks.class)
+                .doesNotHaveBean(HEALTH_INDICATOR));
     }
 
     @Test
     void nothingIsRegisteredWithoutTheActuator() {
         new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
-                        DistributedLockAutoConfiguration.class, DistributedLockActuatorAutoConfiguration.class))
-                .withClassLoader(new FilteredClassLoader(Endpoint.class))
-                .withPropertyValues("spring.data.redis.port=1", "management.endpoints.web.exposure.include=locks")
-                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(LockService.class)
-                        .doesNotHaveBean(LocksEndpoint.class).doesNotHaveBean(ActiveLocks.class)
-                        .doesNotHaveBean(HEALTH_INDICATOR));
+            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
+                    DistributedLockAutoConfiguration.class, DistributedLockActuatorAutoConfiguration.class))
+            .withClassLoader(new FilteredClassLoader(Endpoint.class))
+            .withPropertyValues("spring.data.redis.port=1", "management.endpoints.web.exposure.include=locks")
+            .run(context -> assertThat(context).hasNotFailed()
+                .hasSingleBean(LockService.class)
+                .doesNotHaveBean(LocksEndpoint.class)
+                .doesNotHaveBean(ActiveLocks.class)
+                .doesNotHaveBean(HEALTH_INDICATOR));
     }
 
     @Test
     void theApplicationsOwnBeansReplaceOurs() {
         runner.withUserConfiguration(OwnBeans.class)
-                .withPropertyValues("management.endpoints.web.exposure.include=locks")
-                .run(context -> {
-                    assertThat(context).hasNotFailed();
-                    assertThat(context.getBean(LocksEndpoint.class)).isSameAs(context.getBean(OwnBeans.class).endpoint);
-                    assertThat(context.getBean(ActiveLocks.class)).isSameAs(context.getBean(OwnBeans.class).active);
-                });
+            .withPropertyValues("management.endpoints.web.exposure.include=locks")
+            .run(context -> {
+                assertThat(context).hasNotFailed();
+                assertThat(context.getBean(LocksEndpoint.class)).isSameAs(context.getBean(OwnBeans.class).endpoint);
+                assertThat(context.getBean(ActiveLocks.class)).isSameAs(context.getBean(OwnBeans.class).active);
+            });
     }
 
     @Configuration(proxyBeanMethods = false)
     static class OwnBeans {
 
         final ActiveLocks active = new ActiveLocks();
+
         LocksEndpoint endpoint;
 
         @Bean
@@ -122,5 +132,7 @@ class DistributedLockActuatorAutoConfigurationTest {
             endpoint = new LocksEndpoint(active, backend);
             return endpoint;
         }
+
     }
+
 }

@@ -23,8 +23,9 @@ import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.web.LockProblemDetailsExceptionHandler;
 
 /**
- * Each condition of {@link DistributedLockWebMvcAutoConfiguration} and {@link DistributedLockWebFluxAutoConfiguration}.
- * No Redis is needed: the connection factory connects lazily.
+ * Each condition of {@link DistributedLockWebMvcAutoConfiguration} and
+ * {@link DistributedLockWebFluxAutoConfiguration}. No Redis is needed: the connection
+ * factory connects lazily.
  */
 class DistributedLockWebAutoConfigurationTest {
 
@@ -33,17 +34,18 @@ class DistributedLockWebAutoConfigurationTest {
             DistributedLockWebFluxAutoConfiguration.class);
 
     private final WebApplicationContextRunner servlet = new WebApplicationContextRunner()
-            .withConfiguration(CONFIGURATIONS);
+        .withConfiguration(CONFIGURATIONS);
 
     private final ReactiveWebApplicationContextRunner reactive = new ReactiveWebApplicationContextRunner()
-            .withConfiguration(CONFIGURATIONS);
+        .withConfiguration(CONFIGURATIONS);
 
     @Test
     void servletApplicationGetsTheProblemDetailsHandlerByDefault() {
         servlet.run(context -> {
             assertThat(context).hasSingleBean(LockProblemDetailsExceptionHandler.class);
-            DistributedLockProperties.Web.ProblemDetails properties = context.getBean(DistributedLockProperties.class).getWeb()
-                    .getProblemDetails();
+            DistributedLockProperties.Web.ProblemDetails properties = context.getBean(DistributedLockProperties.class)
+                .getWeb()
+                .getProblemDetails();
             assertThat(properties.isEnabled()).isTrue();
             assertThat(properties.getBusyRetryAfter()).hasSeconds(1);
             assertThat(properties.getUnavailableRetryAfter()).hasSeconds(5);
@@ -58,35 +60,35 @@ class DistributedLockWebAutoConfigurationTest {
     @Test
     void offWithTheProperty() {
         servlet.withPropertyValues("distributed-lock.web.problem-details.enabled=false")
-                .run(context -> assertThat(context).hasNotFailed()
-                        .doesNotHaveBean(LockProblemDetailsExceptionHandler.class));
+            .run(context -> assertThat(context).hasNotFailed()
+                .doesNotHaveBean(LockProblemDetailsExceptionHandler.class));
         reactive.withPropertyValues("distributed-lock.web.problem-details.enabled=false")
-                .run(context -> assertThat(context).hasNotFailed()
-                        .doesNotHaveBean(LockProblemDetailsExceptionHandler.class));
+            .run(context -> assertThat(context).hasNotFailed()
+                .doesNotHaveBean(LockProblemDetailsExceptionHandler.class));
     }
 
     @Test
     void absentInANonWebApplication() {
         new ApplicationContextRunner().withConfiguration(CONFIGURATIONS)
-                .run(context -> assertThat(context).hasNotFailed()
-                        .doesNotHaveBean(LockProblemDetailsExceptionHandler.class));
+            .run(context -> assertThat(context).hasNotFailed()
+                .doesNotHaveBean(LockProblemDetailsExceptionHandler.class));
     }
 
     @Test
     void absentWithoutSpringMvcOrWebFluxOnTheClasspath() {
         servlet.withClassLoader(new FilteredClassLoader(DispatcherServlet.class))
-                .run(context -> assertThat(context).hasNotFailed()
-                        .doesNotHaveBean(LockProblemDetailsExceptionHandler.class));
+            .run(context -> assertThat(context).hasNotFailed()
+                .doesNotHaveBean(LockProblemDetailsExceptionHandler.class));
         reactive.withClassLoader(new FilteredClassLoader(DispatcherHandler.class))
-                .run(context -> assertThat(context).hasNotFailed()
-                        .doesNotHaveBean(LockProblemDetailsExceptionHandler.class));
+            .run(context -> assertThat(context).hasNotFailed()
+                .doesNotHaveBean(LockProblemDetailsExceptionHandler.class));
     }
 
     @Test
     void absentWhenTheStarterIsOff() {
         servlet.withPropertyValues("distributed-lock.enabled=false")
-                .run(context -> assertThat(context).hasNotFailed()
-                        .doesNotHaveBean(LockProblemDetailsExceptionHandler.class));
+            .run(context -> assertThat(context).hasNotFailed()
+                .doesNotHaveBean(LockProblemDetailsExceptionHandler.class));
     }
 
     @Test
@@ -101,20 +103,24 @@ class DistributedLockWebAutoConfigurationTest {
     void retryAfterComesFromTheProperties() {
         servlet.withPropertyValues("distributed-lock.web.problem-details.busy-retry-after=3s").run(context -> {
             LockProblemDetailsExceptionHandler handler = context.getBean(LockProblemDetailsExceptionHandler.class);
-            assertThat(handler.handleLockTimeout(new LockTimeoutException("k", Duration.ofSeconds(1))).getHeaders()
-                    .getFirst(HttpHeaders.RETRY_AFTER)).isEqualTo("3");
+            assertThat(handler.handleLockTimeout(new LockTimeoutException("k", Duration.ofSeconds(1)))
+                .getHeaders()
+                .getFirst(HttpHeaders.RETRY_AFTER)).isEqualTo("3");
         });
     }
 
     @Test
     void negativeRetryAfterFailsTheStartupNamingTheProperty() {
         servlet.withPropertyValues("distributed-lock.web.problem-details.unavailable-retry-after=-1s")
-                .run(context -> assertThat(context).hasFailed().getFailure()
-                        .rootCause()
-                        .isInstanceOf(InvalidConfigurationPropertyValueException.class)
-                        .hasMessageContaining("distributed-lock.web.problem-details.unavailable-retry-after"));
+            .run(context -> assertThat(context).hasFailed()
+                .getFailure()
+                .rootCause()
+                .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+                .hasMessageContaining("distributed-lock.web.problem-details.unavailable-retry-after"));
     }
 
     static class OwnHandler extends LockProblemDetailsExceptionHandler {
+
     }
+
 }

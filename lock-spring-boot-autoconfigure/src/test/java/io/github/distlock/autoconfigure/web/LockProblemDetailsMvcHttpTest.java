@@ -26,8 +26,9 @@ import io.github.distlock.LockService;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * Lock failures of a Spring MVC application, over real HTTP against a real Redis: a busy lock answers 409 and a lease
- * lost during the request 500, each a problem detail, and neither leaves a stack trace in the log.
+ * Lock failures of a Spring MVC application, over real HTTP against a real Redis: a busy
+ * lock answers 409 and a lease lost during the request 500, each a problem detail, and
+ * neither leaves a stack trace in the log.
  */
 @SpringBootTest(classes = LockWebTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @ExtendWith(OutputCaptureExtension.class)
@@ -71,8 +72,8 @@ class LockProblemDetailsMvcHttpTest {
             assertThat(problem.path("type").asText()).isEqualTo("https://distlock.github.io/problems/lock-busy");
             assertThat(problem.path("title").asText()).isEqualTo("Resource busy");
             assertThat(problem.path("status").asInt()).isEqualTo(409);
-            assertThat(problem.path("detail").asText()).isEqualTo(
-                    "Another request is working on 'order:1'. This request was not processed; retry later.");
+            assertThat(problem.path("detail").asText())
+                .isEqualTo("Another request is working on 'order:1'. This request was not processed; retry later.");
             assertThat(problem.path("instance").asText()).isEqualTo("/orders/1/ship");
             assertThat(problem.path("lockKey").asText()).isEqualTo("order:1");
             assertThat(problem.path("waitedMillis").asLong()).isEqualTo(200);
@@ -81,8 +82,9 @@ class LockProblemDetailsMvcHttpTest {
         }
 
         assertThat(http.post("/orders/1/ship").body()).isEqualTo("shipped 1");
-        assertThat(output.getAll()).doesNotContain("LockTimeoutException").doesNotContain(" ERROR ")
-                .doesNotContain("\tat ");
+        assertThat(output.getAll()).doesNotContain("LockTimeoutException")
+            .doesNotContain(" ERROR ")
+            .doesNotContain("\tat ");
     }
 
     @Test
@@ -102,8 +104,10 @@ class LockProblemDetailsMvcHttpTest {
         assertThat(problem.path("lockKey").asText()).isEqualTo("  ");
         // A missing parameter is a null key: the same client error.
         assertThat(http.post("/coupons/redeem").statusCode()).isEqualTo(400);
-        assertThat(output.getAll()).doesNotContain(" ERROR ").doesNotContain("\tat ")
-                .doesNotContain("InvalidLockKeyException").doesNotContain("IllegalArgumentException");
+        assertThat(output.getAll()).doesNotContain(" ERROR ")
+            .doesNotContain("\tat ")
+            .doesNotContain("InvalidLockKeyException")
+            .doesNotContain("IllegalArgumentException");
         assertThat(http.post("/coupons/redeem?code=SPRING").body()).isEqualTo("redeemed SPRING");
     }
 
@@ -132,7 +136,8 @@ class LockProblemDetailsMvcHttpTest {
 
     @Test
     void aKeyExpressionConcatenatingAHugeValueAnswers400TooInsteadOfSpelsError(CapturedOutput output) {
-        // SpEL refuses to build a string over 100,000 characters, before the key's length can be checked.
+        // SpEL refuses to build a string over 100,000 characters, before the key's length
+        // can be checked.
         HttpResponse<String> response = http.post("/imports/prefixed", "x".repeat(150_000));
 
         assertThat(response.statusCode()).isEqualTo(400);
@@ -156,6 +161,8 @@ class LockProblemDetailsMvcHttpTest {
         assertThat(problem.path("title").asText()).isEqualTo("Lock lost");
         assertThat(problem.path("lockKey").asText()).isEqualTo("report:7");
         assertThat(output.getAll()).contains("Lock 'report:7' lost while the request ran; answered 500")
-                .doesNotContain(" ERROR ").doesNotContain("\tat ");
+            .doesNotContain(" ERROR ")
+            .doesNotContain("\tat ");
     }
+
 }

@@ -20,14 +20,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * A Spring MVC application whose Redis is down answers 503 with {@code Retry-After}, over real HTTP. A class of its
- * own, with its own server and context, because it leaves the server stopped.
+ * A Spring MVC application whose Redis is down answers 503 with {@code Retry-After}, over
+ * real HTTP. A class of its own, with its own server and context, because it leaves the
+ * server stopped.
  */
 @SpringBootTest(classes = LockWebTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {
                 // Fail fast instead of waiting out the defaults while Redis is gone.
-                "distributed-lock.operation-timeout=500ms",
-                "spring.data.redis.timeout=500ms",
+                "distributed-lock.operation-timeout=500ms", "spring.data.redis.timeout=500ms",
                 "spring.data.redis.connect-timeout=500ms" })
 @ExtendWith(OutputCaptureExtension.class)
 @DirtiesContext
@@ -61,9 +61,12 @@ class LockProblemDetailsRedisDownHttpTest {
         assertThat(problem.path("title").asText()).isEqualTo("Lock unavailable");
         assertThat(problem.path("status").asInt()).isEqualTo(503);
         assertThat(problem.path("lockKey").asText()).isEqualTo("order:2");
-        // The exception's message is for operators: it names the Redis key and the timeout, never shown to clients.
+        // The exception's message is for operators: it names the Redis key and the
+        // timeout, never shown to clients.
         assertThat(response.body()).doesNotContain("lock:{order:2}").doesNotContain("operation-timeout");
         assertThat(output.getAll()).contains("Lock 'order:2' unavailable; answered 503")
-                .doesNotContain(" ERROR ").doesNotContain("\tat io.github.distlock");
+            .doesNotContain(" ERROR ")
+            .doesNotContain("\tat io.github.distlock");
     }
+
 }

@@ -26,8 +26,8 @@ import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * The same 409 problem detail from a WebFlux application, over real HTTP against a real Redis, for a {@code Mono}
- * method whose lock another owner holds.
+ * The same 409 problem detail from a WebFlux application, over real HTTP against a real
+ * Redis, for a {@code Mono} method whose lock another owner holds.
  */
 @SpringBootTest(classes = LockWebTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = "spring.main.web-application-type=reactive")
@@ -71,8 +71,9 @@ class LockProblemDetailsWebFluxHttpTest {
         }
 
         assertThat(http.post("/orders/3/ship-reactive").body()).isEqualTo("shipped 3");
-        assertThat(output.getAll()).doesNotContain("LockTimeoutException").doesNotContain(" ERROR ")
-                .doesNotContain("\tat ");
+        assertThat(output.getAll()).doesNotContain("LockTimeoutException")
+            .doesNotContain(" ERROR ")
+            .doesNotContain("\tat ");
     }
 
     @Test
@@ -88,15 +89,17 @@ class LockProblemDetailsWebFluxHttpTest {
         assertThat(problem.path("title").asText()).isEqualTo("Invalid lock key");
         assertThat(problem.path("detail").asText()).contains("empty or blank");
         assertThat(problem.path("lockKey").asText()).isEqualTo(" ");
-        assertThat(output.getAll()).doesNotContain(" ERROR ").doesNotContain("\tat ")
-                .doesNotContain("InvalidLockKeyException");
+        assertThat(output.getAll()).doesNotContain(" ERROR ")
+            .doesNotContain("\tat ")
+            .doesNotContain("InvalidLockKeyException");
         assertThat(http.post("/coupons/redeem-reactive?code=SPRING").body()).isEqualTo("redeemed SPRING");
     }
 
     @Test
     void aKeyLongerThanTheMaximumAnswers400NamingThePropertyWithoutEchoingTheKey(CapturedOutput output) {
         LockWebTestApplication.Http http = new LockWebTestApplication.Http(port);
-        // Below WebFlux's 256 KB limit on a body read into memory, and SpEL's 100,000 characters in a concatenation.
+        // Below WebFlux's 256 KB limit on a body read into memory, and SpEL's 100,000
+        // characters in a concatenation.
         String name = "y".repeat(90_000);
 
         HttpResponse<String> response = http.post("/imports-reactive", name);
@@ -111,4 +114,5 @@ class LockProblemDetailsWebFluxHttpTest {
         assertThat(response.body()).hasSizeLessThan(1_000);
         assertThat(output.getAll()).doesNotContain(" ERROR ").doesNotContain("\tat ").doesNotContain("y".repeat(51));
     }
+
 }

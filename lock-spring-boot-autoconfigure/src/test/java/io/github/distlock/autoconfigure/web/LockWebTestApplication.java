@@ -28,8 +28,9 @@ import io.github.distlock.DistributedLock;
 import reactor.core.publisher.Mono;
 
 /**
- * A web application as a user writes one: a controller calling {@code @DistributedLock} methods, everything else
- * auto-configured. The HTTP tests run it on a random port against a test Redis.
+ * A web application as a user writes one: a controller calling {@code @DistributedLock}
+ * methods, everything else auto-configured. The HTTP tests run it on a random port
+ * against a test Redis.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -84,6 +85,7 @@ class LockWebTestApplication {
         Mono<String> importFileReactive(@RequestBody String name) {
             return orders.importFileReactive(name);
         }
+
     }
 
     @Service
@@ -132,12 +134,16 @@ class LockWebTestApplication {
             return Mono.just("imported " + name.length());
         }
 
-        /** Works on until its fixed lease has run out, as a request stalled by a slow call or a GC pause would. */
+        /**
+         * Works on until its fixed lease has run out, as a request stalled by a slow call
+         * or a GC pause would.
+         */
         @DistributedLock(key = "'report:' + #id", ttl = "300ms", watchdog = DistributedLock.Watchdog.DISABLED)
         public String reportOutlivingItsLease(String id) {
             await().atMost(Duration.ofSeconds(20)).until(() -> !redis.hasKey("lock:{report:" + id + "}"));
             return "report " + id;
         }
+
     }
 
     /** A real HTTP client against the running server. */
@@ -146,6 +152,7 @@ class LockWebTestApplication {
         private static final ObjectMapper JSON = new ObjectMapper();
 
         private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+
         private final int port;
 
         Http(int port) {
@@ -154,19 +161,19 @@ class LockWebTestApplication {
 
         HttpResponse<String> post(String path) {
             return send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
-                    .POST(HttpRequest.BodyPublishers.noBody()));
+                .POST(HttpRequest.BodyPublishers.noBody()));
         }
 
         HttpResponse<String> post(String path, String body) {
             return send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
-                    .header("Content-Type", "text/plain")
-                    .POST(HttpRequest.BodyPublishers.ofString(body)));
+                .header("Content-Type", "text/plain")
+                .POST(HttpRequest.BodyPublishers.ofString(body)));
         }
 
         private HttpResponse<String> send(HttpRequest.Builder builder) {
             HttpRequest request = builder.timeout(Duration.ofSeconds(30))
-                    .header("Accept", "application/json, application/problem+json")
-                    .build();
+                .header("Accept", "application/json, application/problem+json")
+                .build();
             try {
                 return client.send(request, HttpResponse.BodyHandlers.ofString());
             }
@@ -187,5 +194,7 @@ class LockWebTestApplication {
                 throw new UncheckedIOException(ex);
             }
         }
+
     }
+
 }

@@ -14,20 +14,20 @@ import io.github.distlock.aop.LockTestContexts.LockProbe;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * Every supported form of the {@code key} expression ends up as the expected Redis key while the method runs,
- * and the key is gone once it returns.
+ * Every supported form of the {@code key} expression ends up as the expected Redis key
+ * while the method runs, and the key is gone once it returns.
  */
-class DistributedLockKeyResolutionTests {
+class DistributedLockKeyResolutionTest {
 
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
 
     private ApplicationContextRunner runner() {
         return LockTestContexts.runner(redis.server())
-                .withBean("tenantContext", TenantContext.class, TenantContext::new)
-                .withBean(SeenLocks.class)
-                .withBean(KeyedService.class)
-                .withBean(GreeterImpl.class);
+            .withBean("tenantContext", TenantContext.class, TenantContext::new)
+            .withBean(SeenLocks.class)
+            .withBean(KeyedService.class)
+            .withBean(GreeterImpl.class);
     }
 
     @Test
@@ -116,7 +116,8 @@ class DistributedLockKeyResolutionTests {
     void emptyKeyLocksTheMethodUnderSimpleClassNameDotMethodName() {
         runner().run(context -> {
             KeyedService service = context.getBean(KeyedService.class);
-            assertThat(AopUtils.isCglibProxy(service)).isTrue(); // the name must not be the proxy's class
+            assertThat(AopUtils.isCglibProxy(service)).isTrue(); // the name must not be
+                                                                 // the proxy's class
             service.methodLock();
             assertThat(context.getBean(SeenLocks.class).locks).containsExactly("lock:{KeyedService.methodLock}");
             assertThat(redis.server().command("EXISTS", "lock:{KeyedService.methodLock}")).isEqualTo(0L);
@@ -133,10 +134,14 @@ class DistributedLockKeyResolutionTests {
         });
     }
 
-    /** What the guarded methods saw in Redis; a bean of its own, since fields of a CGLIB proxy stay empty. */
+    /**
+     * What the guarded methods saw in Redis; a bean of its own, since fields of a CGLIB
+     * proxy stay empty.
+     */
     static class SeenLocks {
 
         volatile List<String> locks;
+
     }
 
     record Customer(String id) {
@@ -150,6 +155,7 @@ class DistributedLockKeyResolutionTests {
         public String current() {
             return "acme";
         }
+
     }
 
     static class KeyedService {
@@ -212,12 +218,14 @@ class DistributedLockKeyResolutionTests {
         public void methodLock() {
             seen.locks = probe.heldLocks();
         }
+
     }
 
     interface Greeter {
 
         @DistributedLock(key = "'greet:' + #name")
         String greet(String name);
+
     }
 
     static class GreeterImpl implements Greeter {
@@ -236,5 +244,7 @@ class DistributedLockKeyResolutionTests {
             seen.locks = probe.heldLocks();
             return "hello " + name;
         }
+
     }
+
 }

@@ -22,11 +22,12 @@ import io.github.distlock.DistributedLock;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * Two application instances (separate contexts, each with its own Redis connection factory) hammer a non-atomic
- * read-modify-write on a Redis counter. Under {@code @DistributedLock} no increment is lost; the unguarded twin
- * loses some, which shows the test would notice a lock that does not exclude.
+ * Two application instances (separate contexts, each with its own Redis connection
+ * factory) hammer a non-atomic read-modify-write on a Redis counter. Under
+ * {@code @DistributedLock} no increment is lost; the unguarded twin loses some, which
+ * shows the test would notice a lock that does not exclude.
  */
-class DistributedLockContentionTests {
+class DistributedLockContentionTest {
 
     private static final int THREADS_PER_INSTANCE = 8;
 
@@ -38,7 +39,7 @@ class DistributedLockContentionTests {
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
 
     private final ApplicationContextRunner instance = LockTestContexts.runner(redis.server())
-            .withBean(CounterService.class);
+        .withBean(CounterService.class);
 
     @Test
     void guardedReadModifyWriteLosesNoUpdateAcrossTwoInstances() {
@@ -60,7 +61,10 @@ class DistributedLockContentionTests {
         }));
     }
 
-    /** Runs the calls from all threads of both instances at once and waits for them, failing on any error. */
+    /**
+     * Runs the calls from all threads of both instances at once and waits for them,
+     * failing on any error.
+     */
     private static void hammer(CounterService first, CounterService second, Consumer<CounterService> call)
             throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(2 * THREADS_PER_INSTANCE);
@@ -82,7 +86,8 @@ class DistributedLockContentionTests {
             for (Future<?> worker : workers) {
                 worker.get(60, TimeUnit.SECONDS);
             }
-        } finally {
+        }
+        finally {
             pool.shutdownNow();
         }
     }
@@ -104,7 +109,10 @@ class DistributedLockContentionTests {
             readModifyWrite(counterKey);
         }
 
-        /** GET, then SET of value + 1: two commands, so concurrent callers overwrite each other's increments. */
+        /**
+         * GET, then SET of value + 1: two commands, so concurrent callers overwrite each
+         * other's increments.
+         */
         private void readModifyWrite(String counterKey) {
             String value = redis.opsForValue().get(counterKey);
             int current = (value != null ? Integer.parseInt(value) : 0);
@@ -112,5 +120,7 @@ class DistributedLockContentionTests {
             LockSupport.parkNanos(Duration.ofMillis(1).toNanos());
             redis.opsForValue().set(counterKey, String.valueOf(current + 1));
         }
+
     }
+
 }

@@ -16,11 +16,11 @@ import io.github.distlock.aop.LockTestContexts.LockProbe;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * A bad {@code @DistributedLock} fails the startup, with a message that names the class, the method, the attribute,
- * the bad value and the fix, even on methods that are never called. Valid durations and placeholders reach the
- * lease.
+ * A bad {@code @DistributedLock} fails the startup, with a message that names the class,
+ * the method, the attribute, the bad value and the fix, even on methods that are never
+ * called. Valid durations and placeholders reach the lease.
  */
-class DistributedLockValidationTests {
+class DistributedLockValidationTest {
 
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension();
@@ -37,18 +37,21 @@ class DistributedLockValidationTests {
 
     @Test
     void aLiteralKeyLongerThanTheMaximumFailsTheStartupNamingTheProperty() {
-        runner().withPropertyValues("distributed-lock.max-key-length=10").withBean(LongLiteralKeyService.class)
-                .run(context -> assertFailure(context.getStartupFailure(), "LongLiteralKeyService", "rebuild(",
-                        "key = \"'search-index-rebuild'\"", "is a literal of 20 characters, longer than "
-                                + "distributed-lock.max-key-length (10)", "or raise distributed-lock.max-key-length"));
-        runner().withPropertyValues("distributed-lock.max-key-length=20").withBean(LongLiteralKeyService.class)
-                .run(context -> assertThat(context).hasNotFailed());
+        runner().withPropertyValues("distributed-lock.max-key-length=10")
+            .withBean(LongLiteralKeyService.class)
+            .run(context -> assertFailure(context.getStartupFailure(), "LongLiteralKeyService", "rebuild(",
+                    "key = \"'search-index-rebuild'\"",
+                    "is a literal of 20 characters, longer than " + "distributed-lock.max-key-length (10)",
+                    "or raise distributed-lock.max-key-length"));
+        runner().withPropertyValues("distributed-lock.max-key-length=20")
+            .withBean(LongLiteralKeyService.class)
+            .run(context -> assertThat(context).hasNotFailed());
     }
 
     @Test
     void blankNameFailsTheStartupAndSaysWhatTheDefaultIs() {
-        assertStartupFailure(BlankNameService.class, "BlankNameService", "export(", "name = \" \"",
-                "must not be blank", "BlankNameService.export");
+        assertStartupFailure(BlankNameService.class, "BlankNameService", "export(", "name = \" \"", "must not be blank",
+                "BlankNameService.export");
     }
 
     @Test
@@ -72,8 +75,8 @@ class DistributedLockValidationTests {
 
     @Test
     void argumentIndexBeyondTheParametersFailsTheStartup() {
-        assertStartupFailure(IndexOutOfRangeService.class, "IndexOutOfRangeService", "archive(", "key = \"#p1\"",
-                "#p1", "#orderId (or #p0, #a0)");
+        assertStartupFailure(IndexOutOfRangeService.class, "IndexOutOfRangeService", "archive(", "key = \"#p1\"", "#p1",
+                "#orderId (or #p0, #a0)");
     }
 
     @Test
@@ -122,8 +125,8 @@ class DistributedLockValidationTests {
 
     @Test
     void waitTimeLongerThanTheDeadlineClockCanTimeFailsTheStartup() {
-        assertStartupFailure(CenturiesWaitService.class, "CenturiesWaitService", "report(",
-                "waitTime = \"300000d\"", "longer than 36500d", "waitTime = \"2s\"");
+        assertStartupFailure(CenturiesWaitService.class, "CenturiesWaitService", "report(", "waitTime = \"300000d\"",
+                "longer than 36500d", "waitTime = \"2s\"");
     }
 
     @Test
@@ -132,9 +135,10 @@ class DistributedLockValidationTests {
             assertThat(context).hasNotFailed();
             LockOperationSource source = context.getBean(LockOperationSource.class);
             assertThat(source.getLockOperation(LimitTtlService.class.getMethod("shortest"), LimitTtlService.class)
-                    .getTtl()).isEqualTo(Duration.ofMillis(1));
-            assertThat(source.getLockOperation(LimitTtlService.class.getMethod("longest"), LimitTtlService.class)
-                    .getTtl()).isEqualTo(Duration.ofDays(36_500));
+                .getTtl()).isEqualTo(Duration.ofMillis(1));
+            assertThat(
+                    source.getLockOperation(LimitTtlService.class.getMethod("longest"), LimitTtlService.class).getTtl())
+                .isEqualTo(Duration.ofDays(36_500));
         });
     }
 
@@ -153,39 +157,38 @@ class DistributedLockValidationTests {
     @Test
     void placeholderThatResolvesToABareNumberFailsTheStartupAndSuggestsAUnit() {
         runner().withBean(PlaceholderService.class)
-                .withPropertyValues("order.lock-ttl=5000")
-                .run(context -> assertFailure(context.getStartupFailure(), "PlaceholderService", "export(",
-                        "ttl = \"${order.lock-ttl}\"", "resolved to \"5000\"", "a number without a unit",
-                        "5000ms or 5s"));
+            .withPropertyValues("order.lock-ttl=5000")
+            .run(context -> assertFailure(context.getStartupFailure(), "PlaceholderService", "export(",
+                    "ttl = \"${order.lock-ttl}\"", "resolved to \"5000\"", "a number without a unit", "5000ms or 5s"));
     }
 
     @Test
     void unresolvablePlaceholderFailsTheStartupWithBootsStrictPlaceholderConfigurer() {
         runner().withConfiguration(AutoConfigurations.of(PropertyPlaceholderAutoConfiguration.class))
-                .withBean(PlaceholderService.class)
-                .run(context -> assertFailure(context.getStartupFailure(), "PlaceholderService", "export(",
-                        "ttl = \"${order.lock-ttl}\"", "cannot be resolved", "ttl = \"${order.lock-ttl:30s}\""));
+            .withBean(PlaceholderService.class)
+            .run(context -> assertFailure(context.getStartupFailure(), "PlaceholderService", "export(",
+                    "ttl = \"${order.lock-ttl}\"", "cannot be resolved", "ttl = \"${order.lock-ttl:30s}\""));
     }
 
     @Test
     void unresolvablePlaceholderFailsTheStartupWithTheContextsLenientFallbackResolver() {
         runner().withBean(PlaceholderService.class)
-                .run(context -> assertFailure(context.getStartupFailure(), "PlaceholderService", "export(",
-                        "ttl = \"${order.lock-ttl}\"", "cannot be resolved", "ttl = \"${order.lock-ttl:30s}\""));
+            .run(context -> assertFailure(context.getStartupFailure(), "PlaceholderService", "export(",
+                    "ttl = \"${order.lock-ttl}\"", "cannot be resolved", "ttl = \"${order.lock-ttl:30s}\""));
     }
 
     @Test
     void placeholderThatResolvesToAnInvalidDurationFailsTheStartup() {
         runner().withBean(PlaceholderService.class)
-                .withPropertyValues("order.lock-ttl=soon")
-                .run(context -> assertFailure(context.getStartupFailure(), "PlaceholderService", "export(",
-                        "ttl = \"${order.lock-ttl}\"", "resolved to \"soon\"", "is not a duration"));
+            .withPropertyValues("order.lock-ttl=soon")
+            .run(context -> assertFailure(context.getStartupFailure(), "PlaceholderService", "export(",
+                    "ttl = \"${order.lock-ttl}\"", "resolved to \"soon\"", "is not a duration"));
     }
 
     @Test
     void everyAnnotatedMethodOfAClassIsValidatedNotJustTheFirstMatch() {
-        assertStartupFailure(OneBadMethodAmongManyService.class, "OneBadMethodAmongManyService", "e(",
-                "key = \"oops\"", "key = \"'oops'\"");
+        assertStartupFailure(OneBadMethodAmongManyService.class, "OneBadMethodAmongManyService", "e(", "key = \"oops\"",
+                "key = \"'oops'\"");
     }
 
     @Test
@@ -196,14 +199,13 @@ class DistributedLockValidationTests {
 
     @Test
     void resolvedPlaceholderTtlIsTheLeaseInRedis() {
-        runner().withBean(PlaceholderService.class)
-                .withPropertyValues("order.lock-ttl=45s")
-                .run(context -> {
-                    assertThat(context).hasNotFailed();
-                    long pttl = context.getBean(PlaceholderService.class).export();
-                    // The default ttl is 30 s: anything above it can only come from the placeholder.
-                    assertThat(pttl).isBetween(Duration.ofSeconds(40).toMillis(), Duration.ofSeconds(45).toMillis());
-                });
+        runner().withBean(PlaceholderService.class).withPropertyValues("order.lock-ttl=45s").run(context -> {
+            assertThat(context).hasNotFailed();
+            long pttl = context.getBean(PlaceholderService.class).export();
+            // The default ttl is 30 s: anything above it can only come from the
+            // placeholder.
+            assertThat(pttl).isBetween(Duration.ofSeconds(40).toMillis(), Duration.ofSeconds(45).toMillis());
+        });
     }
 
     @Test
@@ -228,49 +230,48 @@ class DistributedLockValidationTests {
 
     @Test
     void blankEntryOfKeysFailsTheStartup() {
-        assertStartupFailure(BlankKeysEntryService.class, "BlankKeysEntryService", "move(", "keys = \" \"",
-                "is blank");
+        assertStartupFailure(BlankKeysEntryService.class, "BlankKeysEntryService", "move(", "keys = \" \"", "is blank");
     }
 
     @Test
     void failureHandlerNamingNoBeanFailsTheStartupAndListsTheHandlers() {
         runner().withBean("cachedQuote", LockFailureHandler.class, () -> failure -> null)
-                .withBean("staleQuote", LockFailureHandler.class, () -> failure -> null)
-                .withBean(MissingHandlerService.class)
-                .run(context -> assertFailure(context.getStartupFailure(), "MissingHandlerService", "refresh(",
-                        "failureHandler = \"cachedQuotes\"", "names no bean", "cachedQuote, staleQuote"));
+            .withBean("staleQuote", LockFailureHandler.class, () -> failure -> null)
+            .withBean(MissingHandlerService.class)
+            .run(context -> assertFailure(context.getStartupFailure(), "MissingHandlerService", "refresh(",
+                    "failureHandler = \"cachedQuotes\"", "names no bean", "cachedQuote, staleQuote"));
     }
 
     @Test
     void failureHandlerNamingABeanOfAnotherTypeFailsTheStartup() {
         runner().withBean("cachedQuotes", String.class, () -> "not a handler")
-                .withBean(MissingHandlerService.class)
-                .run(context -> assertFailure(context.getStartupFailure(), "MissingHandlerService", "refresh(",
-                        "failureHandler = \"cachedQuotes\"", "not a LockFailureHandler", "java.lang.String",
-                        "There is no LockFailureHandler bean"));
+            .withBean(MissingHandlerService.class)
+            .run(context -> assertFailure(context.getStartupFailure(), "MissingHandlerService", "refresh(",
+                    "failureHandler = \"cachedQuotes\"", "not a LockFailureHandler", "java.lang.String",
+                    "There is no LockFailureHandler bean"));
     }
 
     @Test
     void failureHandlerTogetherWithSkipFailsTheStartup() {
         runner().withBean("cachedQuote", LockFailureHandler.class, () -> failure -> null)
-                .withBean(HandlerAndSkipService.class)
-                .run(context -> assertFailure(context.getStartupFailure(), "HandlerAndSkipService", "refresh(",
-                        "failureHandler = \"cachedQuote\"", "onFailure = SKIP"));
+            .withBean(HandlerAndSkipService.class)
+            .run(context -> assertFailure(context.getStartupFailure(), "HandlerAndSkipService", "refresh(",
+                    "failureHandler = \"cachedQuote\"", "onFailure = SKIP"));
     }
 
     @Test
     void failureHandlerNamingAHandlerBeanStartsAndSeveralKeysParse() {
         runner().withBean("cachedQuote", LockFailureHandler.class, () -> failure -> null)
-                .withBean(ValidHandlerAndKeysService.class)
-                .run(context -> {
-                    assertThat(context).hasNotFailed();
-                    LockOperation operation = context.getBean(LockOperationSource.class).getLockOperation(
-                            ValidHandlerAndKeysService.class.getMethod("move", String.class, String.class),
+            .withBean(ValidHandlerAndKeysService.class)
+            .run(context -> {
+                assertThat(context).hasNotFailed();
+                LockOperation operation = context.getBean(LockOperationSource.class)
+                    .getLockOperation(ValidHandlerAndKeysService.class.getMethod("move", String.class, String.class),
                             ValidHandlerAndKeysService.class);
-                    assertThat(operation.getFailureHandler()).isEqualTo("cachedQuote");
-                    assertThat(operation.getKeys()).extracting(LockKeyExpression::getSource)
-                            .containsExactly("'account:' + #from", "'account:' + #to");
-                });
+                assertThat(operation.getFailureHandler()).isEqualTo("cachedQuote");
+                assertThat(operation.getKeys()).extracting(LockKeyExpression::getSource)
+                    .containsExactly("'account:' + #from", "'account:' + #to");
+            });
     }
 
     private void assertStartupFailure(Class<?> beanClass, String... fragments) {
@@ -292,6 +293,7 @@ class DistributedLockValidationTests {
         @DistributedLock(key = "#from", keys = { "#from", "#to" })
         public void move(String from, String to) {
         }
+
     }
 
     static class UnknownKeysParameterService {
@@ -299,6 +301,7 @@ class DistributedLockValidationTests {
         @DistributedLock(keys = { "'account:' + #from", "'account:' + #too" })
         public void move(String from, String to) {
         }
+
     }
 
     static class LongLiteralKeyService {
@@ -306,6 +309,7 @@ class DistributedLockValidationTests {
         @DistributedLock(key = "'search-index-rebuild'")
         public void rebuild() {
         }
+
     }
 
     static class BlankKeysEntryService {
@@ -313,6 +317,7 @@ class DistributedLockValidationTests {
         @DistributedLock(keys = { "#from", " " })
         public void move(String from, String to) {
         }
+
     }
 
     static class MissingHandlerService {
@@ -321,6 +326,7 @@ class DistributedLockValidationTests {
         public String refresh(String symbol) {
             return symbol;
         }
+
     }
 
     static class HandlerAndSkipService {
@@ -330,6 +336,7 @@ class DistributedLockValidationTests {
         public String refresh(String symbol) {
             return symbol;
         }
+
     }
 
     static class ValidHandlerAndKeysService {
@@ -337,6 +344,7 @@ class DistributedLockValidationTests {
         @DistributedLock(keys = { "'account:' + #from", "'account:' + #to" }, failureHandler = "cachedQuote")
         public void move(String from, String to) {
         }
+
     }
 
     static class BadSyntaxService {
@@ -344,6 +352,7 @@ class DistributedLockValidationTests {
         @DistributedLock(key = "'order:' + ")
         public void place(String orderId) {
         }
+
     }
 
     static class BlankNameService {
@@ -351,6 +360,7 @@ class DistributedLockValidationTests {
         @DistributedLock(name = " ")
         public void export() {
         }
+
     }
 
     static class BareWordService {
@@ -358,6 +368,7 @@ class DistributedLockValidationTests {
         @DistributedLock(key = "orders")
         public void refund(String orderId) {
         }
+
     }
 
     static class BareParameterService {
@@ -365,6 +376,7 @@ class DistributedLockValidationTests {
         @DistributedLock(key = "orderId")
         public void ship(String orderId) {
         }
+
     }
 
     static class UnknownParameterService {
@@ -372,6 +384,7 @@ class DistributedLockValidationTests {
         @DistributedLock(key = "'order:' + #orderID")
         public void cancel(String orderId, int quantity) {
         }
+
     }
 
     static class IndexOutOfRangeService {
@@ -379,6 +392,7 @@ class DistributedLockValidationTests {
         @DistributedLock(key = "#p1")
         public void archive(String orderId) {
         }
+
     }
 
     static class MissingBeanService {
@@ -386,6 +400,7 @@ class DistributedLockValidationTests {
         @DistributedLock(key = "@tenantResolver.current()")
         public void audit() {
         }
+
     }
 
     static class UnparsableTtlService {
@@ -393,6 +408,7 @@ class DistributedLockValidationTests {
         @DistributedLock(ttl = "30 seconds")
         public void export() {
         }
+
     }
 
     static class ZeroTtlService {
@@ -400,6 +416,7 @@ class DistributedLockValidationTests {
         @DistributedLock(ttl = "0s")
         public void report() {
         }
+
     }
 
     static class NegativeTtlService {
@@ -407,6 +424,7 @@ class DistributedLockValidationTests {
         @DistributedLock(ttl = "-5s")
         public void report() {
         }
+
     }
 
     static class NegativeWaitService {
@@ -414,6 +432,7 @@ class DistributedLockValidationTests {
         @DistributedLock(waitTime = "-1s")
         public void report() {
         }
+
     }
 
     static class NanosecondTtlService {
@@ -421,6 +440,7 @@ class DistributedLockValidationTests {
         @DistributedLock(ttl = "1ns")
         public void report() {
         }
+
     }
 
     static class MicrosecondTtlService {
@@ -428,6 +448,7 @@ class DistributedLockValidationTests {
         @DistributedLock(ttl = "500us")
         public void report() {
         }
+
     }
 
     static class CenturiesTtlService {
@@ -435,6 +456,7 @@ class DistributedLockValidationTests {
         @DistributedLock(ttl = "300000d")
         public void report() {
         }
+
     }
 
     static class CenturiesWaitService {
@@ -442,6 +464,7 @@ class DistributedLockValidationTests {
         @DistributedLock(waitTime = "300000d")
         public void report() {
         }
+
     }
 
     static class LimitTtlService {
@@ -453,6 +476,7 @@ class DistributedLockValidationTests {
         @DistributedLock(ttl = "36500d")
         public void longest() {
         }
+
     }
 
     static class BareNumberTtlService {
@@ -460,6 +484,7 @@ class DistributedLockValidationTests {
         @DistributedLock(ttl = "5000")
         public void report() {
         }
+
     }
 
     static class BareNumberWaitService {
@@ -467,6 +492,7 @@ class DistributedLockValidationTests {
         @DistributedLock(waitTime = "250")
         public void report() {
         }
+
     }
 
     static class PlaceholderService {
@@ -481,6 +507,7 @@ class DistributedLockValidationTests {
         public long export() {
             return probe.pttl("lock:{export}");
         }
+
     }
 
     static class IsoTtlService {
@@ -495,6 +522,7 @@ class DistributedLockValidationTests {
         public long export() {
             return probe.pttl("lock:{iso-export}");
         }
+
     }
 
     static class OneBadMethodAmongManyService {
@@ -522,12 +550,14 @@ class DistributedLockValidationTests {
         @DistributedLock(key = "'f'")
         public void f() {
         }
+
     }
 
     interface BadContract {
 
         @DistributedLock(key = "invoices")
         void settle(String invoiceId);
+
     }
 
     static class BadContractImpl implements BadContract {
@@ -535,5 +565,7 @@ class DistributedLockValidationTests {
         @Override
         public void settle(String invoiceId) {
         }
+
     }
+
 }

@@ -38,19 +38,24 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
 /**
- * A method returning a Reactor {@code Mono} or {@code Flux}, or another reactive type that Spring's
- * {@code ReactiveAdapterRegistry} adapts, takes its lock on subscription, not on the call, and
- * holds it until the publisher terminates or the subscription is cancelled. Leases that must outlive their ttl use
- * 500 ms with the watchdog on: short, yet with room for a busy machine to renew in time.
+ * A method returning a Reactor {@code Mono} or {@code Flux}, or another reactive type
+ * that Spring's {@code ReactiveAdapterRegistry} adapts, takes its lock on subscription,
+ * not on the call, and holds it until the publisher terminates or the subscription is
+ * cancelled. Leases that must outlive their ttl use 500 ms with the watchdog on: short,
+ * yet with room for a busy machine to renew in time.
  */
-class DistributedLockReactiveTests {
+class DistributedLockReactiveTest {
 
-    /** Three leases of 500 ms: held that long only if the watchdog renews for the pending publisher. */
+    /**
+     * Three leases of 500 ms: held that long only if the watchdog renews for the pending
+     * publisher.
+     */
     private static final Duration THREE_TTLS = Duration.ofMillis(1500);
 
     /**
-     * How long to wait for what must happen eventually. Generous, as it costs nothing when the machine is quick,
-     * and a loaded CI machine stalls for seconds (a 1 s bound failed there).
+     * How long to wait for what must happen eventually. Generous, as it costs nothing
+     * when the machine is quick, and a loaded CI machine stalls for seconds (a 1 s bound
+     * failed there).
      */
     private static final Duration PATIENCE = Duration.ofSeconds(20);
 
@@ -59,9 +64,9 @@ class DistributedLockReactiveTests {
 
     private ApplicationContextRunner runner() {
         return LockTestContexts.runner(redis.server())
-                .withBean(LostLeases.class)
-                .withBean("cachedPrice", LockFailureHandler.class, () -> failure -> Mono.just("cached"))
-                .withBean(ReactiveService.class);
+            .withBean(LostLeases.class)
+            .withBean("cachedPrice", LockFailureHandler.class, () -> failure -> Mono.just("cached"))
+            .withBean(ReactiveService.class);
     }
 
     @Test
@@ -88,7 +93,8 @@ class DistributedLockReactiveTests {
             CompletableFuture<String> subscribed = result.toFuture();
             await().atMost(PATIENCE).until(() -> context.getBean(LockProbe.class).exists("lock:{b}"));
             assertHeldFor(context, "b", THREE_TTLS);
-            // Completed by the test, not after a delay: on a busy machine a delay could end inside the check.
+            // Completed by the test, not after a delay: on a busy machine a delay could
+            // end inside the check.
             assertThat(subscribed).isNotDone();
             service.sink("b").tryEmitValue("done b");
 
@@ -134,16 +140,16 @@ class DistributedLockReactiveTests {
             ReactiveService service = context.getBean(ReactiveService.class);
             LockProbe probe = context.getBean(LockProbe.class);
             LockHandle other = context.getBean(LockService.class)
-                    .lock(LockRequest.of("queued").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO));
+                .lock(LockRequest.of("queued").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO));
             Disposable subscription = service.waiting().subscribe();
             await().during(Duration.ofMillis(200)).atMost(PATIENCE).until(() -> !subscription.isDisposed());
 
             subscription.dispose();
             other.release();
 
-            // Whether the wait was cut short or the lock was taken after the cancel, it must not stay held.
-            await().during(Duration.ofMillis(500)).atMost(PATIENCE)
-                    .until(() -> !probe.exists("lock:{queued}"));
+            // Whether the wait was cut short or the lock was taken after the cancel, it
+            // must not stay held.
+            await().during(Duration.ofMillis(500)).atMost(PATIENCE).until(() -> !probe.exists("lock:{queued}"));
             assertThat(service.invocations()).isZero();
         });
     }
@@ -155,8 +161,9 @@ class DistributedLockReactiveTests {
             LockProbe probe = context.getBean(LockProbe.class);
 
             List<Boolean> heldAtEachElement = service.ticks("e")
-                    .map(tick -> probe.exists("lock:{e}"))
-                    .collectList().block(PATIENCE);
+                .map(tick -> probe.exists("lock:{e}"))
+                .collectList()
+                .block(PATIENCE);
 
             assertThat(heldAtEachElement).hasSize(5).containsOnly(true);
             await().atMost(PATIENCE).until(() -> !probe.exists("lock:{e}"));
@@ -169,14 +176,16 @@ class DistributedLockReactiveTests {
             ReactiveService service = context.getBean(ReactiveService.class);
             LockProbe probe = context.getBean(LockProbe.class);
 
-            // java.util.concurrent.Flow.Publisher: adapted by Spring's ReactiveAdapterRegistry, not Reactor's type.
+            // java.util.concurrent.Flow.Publisher: adapted by Spring's
+            // ReactiveAdapterRegistry, not Reactor's type.
             Flow.Publisher<Integer> result = service.flowOf("g");
             assertThat(probe.exists("lock:{g}")).isFalse();
             assertThat(service.invocations()).isZero();
 
             List<Boolean> heldAtEachElement = JdkFlowAdapter.flowPublisherToFlux(result)
-                    .map(element -> probe.exists("lock:{g}"))
-                    .collectList().block(PATIENCE);
+                .map(element -> probe.exists("lock:{g}"))
+                .collectList()
+                .block(PATIENCE);
 
             assertThat(heldAtEachElement).hasSize(3).containsOnly(true);
             assertThat(service.invocations()).isOne();
@@ -189,14 +198,16 @@ class DistributedLockReactiveTests {
         runner().run(context -> {
             ReactiveService service = context.getBean(ReactiveService.class);
             LockHandle other = context.getBean(LockService.class)
-                    .lock(LockRequest.of("busy").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO));
+                .lock(LockRequest.of("busy").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO));
             try {
                 List<String> elements = JdkFlowAdapter.flowPublisherToFlux(service.skippedFlow())
-                        .collectList().block(PATIENCE);
+                    .collectList()
+                    .block(PATIENCE);
 
                 assertThat(elements).isEmpty();
                 assertThat(service.invocations()).isZero();
-            } finally {
+            }
+            finally {
                 other.release();
             }
         });
@@ -219,15 +230,15 @@ class DistributedLockReactiveTests {
         runner().run(context -> {
             ReactiveService service = context.getBean(ReactiveService.class);
             LockHandle other = context.getBean(LockService.class)
-                    .lock(LockRequest.of("busy").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO));
+                .lock(LockRequest.of("busy").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO));
             try {
-                assertThatThrownBy(() -> service.busy().block(PATIENCE))
-                        .isInstanceOf(LockTimeoutException.class);
+                assertThatThrownBy(() -> service.busy().block(PATIENCE)).isInstanceOf(LockTimeoutException.class);
                 assertThat(service.skipped().block(PATIENCE)).isNull();
                 assertThat(service.skippedMany().collectList().block(PATIENCE)).isEmpty();
                 assertThat(service.withFallback().block(PATIENCE)).isEqualTo("cached");
                 assertThat(service.invocations()).isZero();
-            } finally {
+            }
+            finally {
                 other.release();
             }
         });
@@ -245,8 +256,10 @@ class DistributedLockReactiveTests {
             service.sink("g").tryEmitValue("done anyway");
 
             assertThatThrownBy(() -> result.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
-                    .isInstanceOf(ExecutionException.class)
-                    .cause().isInstanceOf(LockLostException.class).hasMessageContaining("'g'");
+                .isInstanceOf(ExecutionException.class)
+                .cause()
+                .isInstanceOf(LockLostException.class)
+                .hasMessageContaining("'g'");
         });
     }
 
@@ -260,20 +273,26 @@ class DistributedLockReactiveTests {
             redis.server().del("lock:{h}");
 
             assertThatThrownBy(() -> result.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
-                    .isInstanceOf(ExecutionException.class)
-                    .cause().isInstanceOf(LockLostException.class).hasMessageContaining("INTERRUPT");
+                .isInstanceOf(ExecutionException.class)
+                .cause()
+                .isInstanceOf(LockLostException.class)
+                .hasMessageContaining("INTERRUPT");
             await("the method's publisher is cancelled").atMost(PATIENCE)
-                    .until(() -> service.sink("h").currentSubscriberCount() == 0);
+                .until(() -> service.sink("h").currentSubscriberCount() == 0);
         });
     }
 
-    /** The key stays present for {@code period} and another owner cannot take it meanwhile. */
+    /**
+     * The key stays present for {@code period} and another owner cannot take it
+     * meanwhile.
+     */
     private static void assertHeldFor(ApplicationContext context, String key, Duration period) {
         LockProbe probe = context.getBean(LockProbe.class);
         LockService lockService = context.getBean(LockService.class);
-        await().during(period).atMost(period.plus(PATIENCE)).pollInterval(Duration.ofMillis(100))
-                .until(() -> probe.exists("lock:{" + key + "}")
-                        && lockService.tryLock(key, null, Duration.ZERO).isEmpty());
+        await().during(period)
+            .atMost(period.plus(PATIENCE))
+            .pollInterval(Duration.ofMillis(100))
+            .until(() -> probe.exists("lock:{" + key + "}") && lockService.tryLock(key, null, Duration.ZERO).isEmpty());
     }
 
     static class ReactiveService {
@@ -363,5 +382,7 @@ class DistributedLockReactiveTests {
             invocations.incrementAndGet();
             return Mono.just("ran");
         }
+
     }
+
 }

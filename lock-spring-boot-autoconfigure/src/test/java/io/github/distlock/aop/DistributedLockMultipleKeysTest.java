@@ -28,10 +28,11 @@ import io.github.distlock.aop.LockTestContexts.LockProbe;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * {@code keys = {...}} locks all of a call's keys or none: in sorted order, so opposite transfers cannot deadlock;
- * releasing what it took when one key cannot be had; locking a repeated key once.
+ * {@code keys = {...}} locks all of a call's keys or none: in sorted order, so opposite
+ * transfers cannot deadlock; releasing what it took when one key cannot be had; locking a
+ * repeated key once.
  */
-class DistributedLockMultipleKeysTests {
+class DistributedLockMultipleKeysTest {
 
     private static final int TRANSFERS_PER_DIRECTION = 500;
 
@@ -71,11 +72,13 @@ class DistributedLockMultipleKeysTests {
                     return null;
                 }));
                 start.countDown();
-                // A deadlock would surface as a LockTimeoutException after the 10 s wait; nothing may fail.
+                // A deadlock would surface as a LockTimeoutException after the 10 s wait;
+                // nothing may fail.
                 for (Future<?> worker : workers) {
                     worker.get(60, TimeUnit.SECONDS);
                 }
-            } finally {
+            }
+            finally {
                 pool.shutdownNow();
             }
 
@@ -94,22 +97,23 @@ class DistributedLockMultipleKeysTests {
             AccountService accounts = context.getBean(AccountService.class);
             LockService lockService = context.getBean(LockService.class);
             LockProbe probe = context.getBean(LockProbe.class);
-            // 'account:bob' sorts after 'account:alice', so the call takes alice first and then fails on bob.
+            // 'account:bob' sorts after 'account:alice', so the call takes alice first
+            // and then fails on bob.
             LockHandle other = lockService.lock(LockRequest.of("account:bob").withWaitTime(Duration.ZERO));
             try {
                 redis.server().resetStats();
                 assertThatThrownBy(() -> accounts.quickTransfer("alice", "bob"))
-                        .isInstanceOf(LockTimeoutException.class)
-                        .satisfies(ex -> assertThat(((LockTimeoutException) ex).getKey()).isEqualTo("account:bob"));
+                    .isInstanceOf(LockTimeoutException.class)
+                    .satisfies(ex -> assertThat(((LockTimeoutException) ex).getKey()).isEqualTo("account:bob"));
 
                 assertThat(accounts.quickTransfers).isZero();
                 assertThat(probe.heldLocks()).containsExactly("lock:{account:bob}");
                 // alice acquired, bob tried once (waitTime 0s), alice released.
-                assertThat(LockTestContexts.lockRoundTrips(redis.server()))
-                        .isEqualTo(3);
-                assertThat(lockService.tryLock("account:alice", null, Duration.ZERO)).hasValueSatisfying(
-                        LockHandle::release);
-            } finally {
+                assertThat(LockTestContexts.lockRoundTrips(redis.server())).isEqualTo(3);
+                assertThat(lockService.tryLock("account:alice", null, Duration.ZERO))
+                    .hasValueSatisfying(LockHandle::release);
+            }
+            finally {
                 other.release();
             }
         });
@@ -122,10 +126,10 @@ class DistributedLockMultipleKeysTests {
             redis.server().resetStats();
 
             assertThatThrownBy(() -> accounts.quickTransfer("alice", "b".repeat(13)))
-                    .isInstanceOf(InvalidLockKeyException.class)
-                    .hasMessageStartingWith("@DistributedLock key \"'account:' + #to\" of ")
-                    .hasMessageContaining("evaluated to a key 21 characters long, longer than "
-                            + "distributed-lock.max-key-length (20)");
+                .isInstanceOf(InvalidLockKeyException.class)
+                .hasMessageStartingWith("@DistributedLock key \"'account:' + #to\" of ")
+                .hasMessageContaining(
+                        "evaluated to a key 21 characters long, longer than " + "distributed-lock.max-key-length (20)");
             assertThat(LockTestContexts.lockRoundTrips(redis.server())).isZero();
             accounts.quickTransfer("alice", "b".repeat(12));
         });
@@ -136,16 +140,19 @@ class DistributedLockMultipleKeysTests {
         runner().run(context -> {
             AccountService accounts = context.getBean(AccountService.class);
             LockService lockService = context.getBean(LockService.class);
-            // alice held elsewhere: bob -> alice still tries alice first, so it fails without taking bob.
+            // alice held elsewhere: bob -> alice still tries alice first, so it fails
+            // without taking bob.
             LockHandle other = lockService.lock(LockRequest.of("account:alice").withWaitTime(Duration.ZERO));
             try {
                 redis.server().resetStats();
                 assertThatThrownBy(() -> accounts.quickTransfer("bob", "alice"))
-                        .isInstanceOf(LockTimeoutException.class);
+                    .isInstanceOf(LockTimeoutException.class);
 
                 assertThat(LockTestContexts.lockRoundTrips(redis.server()))
-                        .as("one failed acquire of alice, nothing else").isEqualTo(1);
-            } finally {
+                    .as("one failed acquire of alice, nothing else")
+                    .isEqualTo(1);
+            }
+            finally {
                 other.release();
             }
         });
@@ -173,7 +180,7 @@ class DistributedLockMultipleKeysTests {
             List<List<String>> seen = accounts.auditThenTransfer("alice", "bob");
 
             assertThat(seen.get(0)).as("inside the transfer")
-                    .containsExactly("lock:{account:alice}", "lock:{account:bob}");
+                .containsExactly("lock:{account:alice}", "lock:{account:bob}");
             assertThat(seen.get(1)).as("back in the audit").containsExactly("lock:{account:alice}");
             assertThat(context.getBean(LockProbe.class).heldLocks()).isEmpty();
         });
@@ -195,7 +202,10 @@ class DistributedLockMultipleKeysTests {
             this.self = self;
         }
 
-        /** Reads both balances, then writes both: a read-modify-write that only the locks make safe. */
+        /**
+         * Reads both balances, then writes both: a read-modify-write that only the locks
+         * make safe.
+         */
         @DistributedLock(keys = { "'account:' + #from", "'account:' + #to" }, waitTime = "10s")
         public void transfer(String from, String to, int amount) {
             int fromBalance = Integer.parseInt(redis.opsForValue().get("balance:" + from));
@@ -221,5 +231,7 @@ class DistributedLockMultipleKeysTests {
             seen.add(probe.heldLocks());
             return seen;
         }
+
     }
+
 }

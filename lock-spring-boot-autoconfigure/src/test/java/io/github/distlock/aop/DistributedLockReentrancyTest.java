@@ -24,11 +24,12 @@ import io.github.distlock.aop.LockTestContexts.LockProbe;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * A nested {@code @DistributedLock} call on a key its thread already holds joins the outer hold: it neither waits for
- * itself nor costs a round trip, and only the outermost call releases. Other keys nest as separate locks, and other
- * threads are other owners. Every method here waits {@code 0s}, so a self-deadlock would fail at once.
+ * A nested {@code @DistributedLock} call on a key its thread already holds joins the
+ * outer hold: it neither waits for itself nor costs a round trip, and only the outermost
+ * call releases. Other keys nest as separate locks, and other threads are other owners.
+ * Every method here waits {@code 0s}, so a self-deadlock would fail at once.
  */
-class DistributedLockReentrancyTests {
+class DistributedLockReentrancyTest {
 
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
@@ -70,7 +71,8 @@ class DistributedLockReentrancyTests {
 
             service.outerCallingInnerFiveTimes();
 
-            // One acquire and one release, as for a single call; without joining it would be six of each.
+            // One acquire and one release, as for a single call; without joining it would
+            // be six of each.
             assertThat(LockTestContexts.lockRoundTrips(redis.server())).isEqualTo(2);
         });
     }
@@ -123,7 +125,8 @@ class DistributedLockReentrancyTests {
 
             assertThat(HeldLocks.countForCurrentThread()).isZero();
             assertThat(context.getBean(LockProbe.class).exists("lock:{shared}")).isFalse();
-            // A later call on the same thread acquires afresh: the failed call left nothing to join.
+            // A later call on the same thread acquires afresh: the failed call left
+            // nothing to join.
             assertThat(service.outerCallingInner()).isTrue();
         });
     }
@@ -188,20 +191,28 @@ class DistributedLockReentrancyTests {
             return probe.heldLocks();
         }
 
-        /** Runs {@code call} on another thread while this thread holds 'shared'; returns what it threw. */
+        /**
+         * Runs {@code call} on another thread while this thread holds 'shared'; returns
+         * what it threw.
+         */
         @DistributedLock(key = "'shared'", waitTime = "0s")
         public Throwable outerWhileAnotherThreadCalls(Runnable call) throws InterruptedException {
             try {
                 CompletableFuture.runAsync(call).get(5, TimeUnit.SECONDS);
                 return null;
-            } catch (ExecutionException ex) {
+            }
+            catch (ExecutionException ex) {
                 return ex.getCause();
-            } catch (java.util.concurrent.TimeoutException ex) {
+            }
+            catch (java.util.concurrent.TimeoutException ex) {
                 throw new AssertionError("the other thread's call neither returned nor failed", ex);
             }
         }
 
-        /** Not returning the waiter's future: the lock would then follow it, and the waiter would wait for itself. */
+        /**
+         * Not returning the waiter's future: the lock would then follow it, and the
+         * waiter would wait for itself.
+         */
         @DistributedLock(key = "'shared'", waitTime = "0s")
         public void outerThatKeepsAWaiterWaiting(AtomicReference<CompletableFuture<Boolean>> waiterOut) {
             CompletableFuture<Boolean> waiter = CompletableFuture.supplyAsync(() -> self.getObject().waitingCall());
@@ -213,5 +224,7 @@ class DistributedLockReentrancyTests {
         public boolean waitingCall() {
             return probe.exists("lock:{shared}");
         }
+
     }
+
 }

@@ -34,12 +34,16 @@ import io.github.distlock.core.LockListener;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * What a call of a {@code @DistributedLock} method does: the method runs only under the lock, its outcome passes
- * through unchanged, and the lock is released whatever happens, with warnings where the release cannot do its job.
+ * What a call of a {@code @DistributedLock} method does: the method runs only under the
+ * lock, its outcome passes through unchanged, and the lock is released whatever happens,
+ * with warnings where the release cannot do its job.
  */
-class DistributedLockInvocationTests {
+class DistributedLockInvocationTest {
 
-    /** Restarts a server a test stopped, so each test starts against a running, empty Redis. */
+    /**
+     * Restarts a server a test stopped, so each test starts against a running, empty
+     * Redis.
+     */
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
 
@@ -60,10 +64,11 @@ class DistributedLockInvocationTests {
     }
 
     private ApplicationContextRunner runner() {
-        // A client timeout of a minute: only distributed-lock.operation-timeout can make a call fail fast.
+        // A client timeout of a minute: only distributed-lock.operation-timeout can make
+        // a call fail fast.
         return LockTestContexts.runner(redis.server())
-                .withPropertyValues("distributed-lock.operation-timeout=500ms", "spring.data.redis.timeout=60s")
-                .withBean(OrderService.class);
+            .withPropertyValues("distributed-lock.operation-timeout=500ms", "spring.data.redis.timeout=60s")
+            .withBean(OrderService.class);
     }
 
     @Test
@@ -75,25 +80,26 @@ class DistributedLockInvocationTests {
                 names.add(lock.name() + " " + lock.key());
             }
         };
-        // Nothing here is about timeouts: a generous one, so a loaded machine's slow first connect passes.
+        // Nothing here is about timeouts: a generous one, so a loaded machine's slow
+        // first connect passes.
         runner().withPropertyValues("distributed-lock.operation-timeout=10s")
-                .withBean(LockListener.class, () -> recorder).run(context -> {
-            OrderService service = context.getBean(OrderService.class);
-            service.process("o-1");
-            service.export();
-            assertThat(names).containsExactly("OrderService.process o-1", "invoice-export nightly");
-        });
+            .withBean(LockListener.class, () -> recorder)
+            .run(context -> {
+                OrderService service = context.getBean(OrderService.class);
+                service.process("o-1");
+                service.export();
+                assertThat(names).containsExactly("OrderService.process o-1", "invoice-export nightly");
+            });
     }
 
     @Test
     void nullKeyFailsTheCallNamingMethodAndExpressionWithoutInvokingTheMethod() {
         runner().run(context -> {
             OrderService service = context.getBean(OrderService.class);
-            assertThatThrownBy(() -> service.process(null))
-                    .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("OrderService.process(String orderId)")
-                    .hasMessageContaining("\"#orderId\"")
-                    .hasMessageContaining("null");
+            assertThatThrownBy(() -> service.process(null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("OrderService.process(String orderId)")
+                .hasMessageContaining("\"#orderId\"")
+                .hasMessageContaining("null");
             assertThat(service.invocations()).isZero();
         });
     }
@@ -102,12 +108,11 @@ class DistributedLockInvocationTests {
     void blankKeyFailsTheCallWithoutInvokingTheMethod() {
         runner().run(context -> {
             OrderService service = context.getBean(OrderService.class);
-            assertThatThrownBy(() -> service.process("  "))
-                    .isInstanceOf(IllegalArgumentException.class)
-                    .isInstanceOfSatisfying(InvalidLockKeyException.class,
-                            ex -> assertThat(ex.getReason()).isEqualTo(InvalidLockKeyException.Reason.BLANK))
-                    .hasMessageContaining("process(")
-                    .hasMessageContaining("a blank string, '  '");
+            assertThatThrownBy(() -> service.process("  ")).isInstanceOf(IllegalArgumentException.class)
+                .isInstanceOfSatisfying(InvalidLockKeyException.class,
+                        ex -> assertThat(ex.getReason()).isEqualTo(InvalidLockKeyException.Reason.BLANK))
+                .hasMessageContaining("process(")
+                .hasMessageContaining("a blank string, '  '");
             assertThatThrownBy(() -> service.process(null)).isInstanceOf(InvalidLockKeyException.class);
             assertThat(service.invocations()).isZero();
         });
@@ -119,19 +124,19 @@ class DistributedLockInvocationTests {
             OrderService service = context.getBean(OrderService.class);
             String orderId = "o".repeat(61);
 
-            assertThatThrownBy(() -> service.process(orderId))
-                    .isInstanceOf(IllegalArgumentException.class)
-                    .isInstanceOfSatisfying(InvalidLockKeyException.class, ex -> {
-                        assertThat(ex.getReason()).isEqualTo(InvalidLockKeyException.Reason.TOO_LONG);
-                        assertThat(ex.getKeyLength()).isEqualTo(61);
-                        assertThat(ex.getMaxKeyLength()).isEqualTo(60);
-                    })
-                    .hasMessageStartingWith("@DistributedLock key \"#orderId\" of ")
-                    .hasMessageContaining("OrderService.process(String orderId) evaluated to a key 61 characters "
-                            + "long, longer than distributed-lock.max-key-length (60): '" + "o".repeat(50)
-                            + "'... (its first 50 characters). The method was not invoked.")
-                    .hasMessageContaining("or raise distributed-lock.max-key-length")
-                    .message().doesNotContain("o".repeat(51));
+            assertThatThrownBy(() -> service.process(orderId)).isInstanceOf(IllegalArgumentException.class)
+                .isInstanceOfSatisfying(InvalidLockKeyException.class, ex -> {
+                    assertThat(ex.getReason()).isEqualTo(InvalidLockKeyException.Reason.TOO_LONG);
+                    assertThat(ex.getKeyLength()).isEqualTo(61);
+                    assertThat(ex.getMaxKeyLength()).isEqualTo(60);
+                })
+                .hasMessageStartingWith("@DistributedLock key \"#orderId\" of ")
+                .hasMessageContaining("OrderService.process(String orderId) evaluated to a key 61 characters "
+                        + "long, longer than distributed-lock.max-key-length (60): '" + "o".repeat(50)
+                        + "'... (its first 50 characters). The method was not invoked.")
+                .hasMessageContaining("or raise distributed-lock.max-key-length")
+                .message()
+                .doesNotContain("o".repeat(51));
             assertThat(service.invocations()).isZero();
             assertThat(redis.server().scan("lock:*")).isEmpty();
 
@@ -144,10 +149,9 @@ class DistributedLockInvocationTests {
     void keyPathThroughANullPropertyFailsTheCallWithoutInvokingTheMethod() {
         runner().run(context -> {
             OrderService service = context.getBean(OrderService.class);
-            assertThatThrownBy(() -> service.byCustomer(new Order(null)))
-                    .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("byCustomer(")
-                    .hasMessageContaining("#order.customer.id");
+            assertThatThrownBy(() -> service.byCustomer(new Order(null))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("byCustomer(")
+                .hasMessageContaining("#order.customer.id");
             assertThat(service.invocations()).isZero();
         });
     }
@@ -157,13 +161,13 @@ class DistributedLockInvocationTests {
         runner().run(context -> {
             OrderService service = context.getBean(OrderService.class);
             LockHandle other = context.getBean(LockService.class)
-                    .lock(LockRequest.of("busy").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO));
+                .lock(LockRequest.of("busy").withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO));
             try {
-                assertThatThrownBy(service::busy)
-                        .isInstanceOf(LockTimeoutException.class)
-                        .satisfies(ex -> assertThat(((LockTimeoutException) ex).getKey()).isEqualTo("busy"));
+                assertThatThrownBy(service::busy).isInstanceOf(LockTimeoutException.class)
+                    .satisfies(ex -> assertThat(((LockTimeoutException) ex).getKey()).isEqualTo("busy"));
                 assertThat(service.invocations()).isZero();
-            } finally {
+            }
+            finally {
                 other.release();
             }
             service.busy();
@@ -180,7 +184,8 @@ class DistributedLockInvocationTests {
 
             long started = System.nanoTime();
             assertThatThrownBy(service::backend).isInstanceOf(LockBackendException.class);
-            // The client would wait 60 s; 20 s leave room for a stalled machine, not for the client timeout.
+            // The client would wait 60 s; 20 s leave room for a stalled machine, not for
+            // the client timeout.
             assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
             assertThat(service.invocations()).isOne(); // only the warm-up
         });
@@ -197,7 +202,8 @@ class DistributedLockInvocationTests {
                 assertThatThrownBy(service::backend).isInstanceOf(LockBackendException.class);
                 assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
                 assertThat(service.invocations()).isOne();
-            } finally {
+            }
+            finally {
                 redis.server().resume();
             }
         });
@@ -241,12 +247,11 @@ class DistributedLockInvocationTests {
     void fixedLeaseThatExpiresWhileTheMethodRunsFailsTheCallWithLockLostExceptionAfterTheMethodReturns() {
         runner().run(context -> {
             OrderService service = context.getBean(OrderService.class);
-            assertThatThrownBy(service::outliveFixedLease)
-                    .isInstanceOf(LockLostException.class)
-                    .hasMessageContaining("'short-lease'")
-                    .hasMessageContaining("outliveFixedLease(")
-                    .hasMessageContaining("expired")
-                    .satisfies(ex -> assertThat(((LockLostException) ex).getKey()).isEqualTo("short-lease"));
+            assertThatThrownBy(service::outliveFixedLease).isInstanceOf(LockLostException.class)
+                .hasMessageContaining("'short-lease'")
+                .hasMessageContaining("outliveFixedLease(")
+                .hasMessageContaining("expired")
+                .satisfies(ex -> assertThat(((LockLostException) ex).getKey()).isEqualTo("short-lease"));
             assertThat(service.invocations()).isOne(); // the method did run to its end
         });
     }
@@ -292,7 +297,7 @@ class DistributedLockInvocationTests {
 
             assertThat(catchThrowable(() -> service.stopRedisThenThrow(failure))).isSameAs(failure);
             assertThat(warnings.list).singleElement()
-                    .satisfies(event -> assertThat(event.getFormattedMessage()).contains("stopRedisThenThrow("));
+                .satisfies(event -> assertThat(event.getFormattedMessage()).contains("stopRedisThenThrow("));
         });
     }
 
@@ -344,7 +349,8 @@ class DistributedLockInvocationTests {
             invocations.incrementAndGet();
         }
 
-        // A wait longer than the tests' bound: a call that fails within the bound did not wait out the outage.
+        // A wait longer than the tests' bound: a call that fails within the bound did not
+        // wait out the outage.
         @DistributedLock(key = "'backend'", waitTime = "30s")
         public void backend() {
             invocations.incrementAndGet();
@@ -371,8 +377,9 @@ class DistributedLockInvocationTests {
         @DistributedLock(key = "'renewed'", ttl = "600ms", watchdog = DistributedLock.Watchdog.ENABLED)
         public boolean outliveRenewedLease() {
             // Held for well over two ttls: only renewal can keep the key alive that long.
-            await().during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(20))
-                    .until(() -> probe.exists("lock:{renewed}"));
+            await().during(Duration.ofMillis(1500))
+                .atMost(Duration.ofSeconds(20))
+                .until(() -> probe.exists("lock:{renewed}"));
             return true;
         }
 
@@ -387,5 +394,7 @@ class DistributedLockInvocationTests {
             probe.server().stop();
             throw failure;
         }
+
     }
+
 }

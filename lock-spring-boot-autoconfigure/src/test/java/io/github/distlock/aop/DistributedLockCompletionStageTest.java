@@ -29,17 +29,24 @@ import io.github.distlock.aop.LockTestContexts.LostLeases;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * A method returning a {@link CompletionStage} keeps its lock until the stage completes, not merely until it
- * returns, and releases it on whichever thread completes the stage. The ttl is 500 ms with the watchdog on (short, yet
- * with room for a busy machine to renew in time), so a lock still present after three of them is being renewed for the
+ * A method returning a {@link CompletionStage} keeps its lock until the stage completes,
+ * not merely until it returns, and releases it on whichever thread completes the stage.
+ * The ttl is 500 ms with the watchdog on (short, yet with room for a busy machine to
+ * renew in time), so a lock still present after three of them is being renewed for the
  * pending stage.
  */
-class DistributedLockCompletionStageTests {
+class DistributedLockCompletionStageTest {
 
-    /** Three leases of 500 ms: held that long only if the watchdog renews for the pending stage. */
+    /**
+     * Three leases of 500 ms: held that long only if the watchdog renews for the pending
+     * stage.
+     */
     private static final Duration THREE_TTLS = Duration.ofMillis(1500);
 
-    /** How long to wait for what must happen eventually: generous, as a loaded CI machine stalls for seconds. */
+    /**
+     * How long to wait for what must happen eventually: generous, as a loaded CI machine
+     * stalls for seconds.
+     */
     private static final Duration PATIENCE = Duration.ofSeconds(20);
 
     @RegisterExtension
@@ -76,8 +83,9 @@ class DistributedLockCompletionStageTests {
             service.pending("b").completeExceptionally(failure);
 
             assertThatThrownBy(() -> result.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
-                    .isInstanceOf(ExecutionException.class)
-                    .cause().isSameAs(failure);
+                .isInstanceOf(ExecutionException.class)
+                .cause()
+                .isSameAs(failure);
             assertThat(context.getBean(LockProbe.class).exists("lock:{b}")).isFalse();
         });
     }
@@ -114,7 +122,8 @@ class DistributedLockCompletionStageTests {
             CompletableFuture<String> result = service.later("d");
 
             assertThat(HeldLocks.countForCurrentThread()).isZero();
-            // Not joined: the pending stage owns the lock, so this thread is just another owner.
+            // Not joined: the pending stage owns the lock, so this thread is just another
+            // owner.
             assertThatThrownBy(() -> service.now("d")).isInstanceOf(LockTimeoutException.class);
 
             service.pending("d").complete("done");
@@ -134,9 +143,11 @@ class DistributedLockCompletionStageTests {
             service.pending("e").complete("done anyway");
 
             assertThat(catchThrowable(() -> result.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)))
-                    .isInstanceOf(ExecutionException.class)
-                    .cause().isInstanceOf(LockLostException.class).hasMessageContaining("'e'")
-                    .hasMessageContaining("later(");
+                .isInstanceOf(ExecutionException.class)
+                .cause()
+                .isInstanceOf(LockLostException.class)
+                .hasMessageContaining("'e'")
+                .hasMessageContaining("later(");
         });
     }
 
@@ -168,13 +179,17 @@ class DistributedLockCompletionStageTests {
         });
     }
 
-    /** The key stays present for {@code period} and another owner cannot take it meanwhile. */
+    /**
+     * The key stays present for {@code period} and another owner cannot take it
+     * meanwhile.
+     */
     private static void assertHeldByTheStageFor(ApplicationContext context, String key, Duration period) {
         LockProbe probe = context.getBean(LockProbe.class);
         LockService lockService = context.getBean(LockService.class);
-        await().during(period).atMost(period.plus(PATIENCE)).pollInterval(Duration.ofMillis(100))
-                .until(() -> probe.exists("lock:{" + key + "}")
-                        && lockService.tryLock(key, null, Duration.ZERO).isEmpty());
+        await().during(period)
+            .atMost(period.plus(PATIENCE))
+            .pollInterval(Duration.ofMillis(100))
+            .until(() -> probe.exists("lock:{" + key + "}") && lockService.tryLock(key, null, Duration.ZERO).isEmpty());
     }
 
     static class StageService {
@@ -209,5 +224,7 @@ class DistributedLockCompletionStageTests {
         public String now(String id) {
             return "now " + id;
         }
+
     }
+
 }

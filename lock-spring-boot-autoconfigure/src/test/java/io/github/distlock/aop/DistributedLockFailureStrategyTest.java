@@ -31,11 +31,12 @@ import io.github.distlock.LockTimeoutException;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * What a call returns when its lock cannot be had, because another owner holds it or Redis is down: by default it
- * throws; {@code onFailure = SKIP} returns an empty value of the return type; a {@code failureHandler} bean decides.
- * In no case is the method invoked.
+ * What a call returns when its lock cannot be had, because another owner holds it or
+ * Redis is down: by default it throws; {@code onFailure = SKIP} returns an empty value of
+ * the return type; a {@code failureHandler} bean decides. In no case is the method
+ * invoked.
  */
-class DistributedLockFailureStrategyTests {
+class DistributedLockFailureStrategyTest {
 
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
@@ -55,25 +56,26 @@ class DistributedLockFailureStrategyTests {
             return "fallback for " + failure.key();
         };
         return LockTestContexts.runner(redis.server())
-                .withPropertyValues("distributed-lock.operation-timeout=300ms")
-                .withBean("recordingFallback", LockFailureHandler.class, () -> recordingFallback)
-                .withBean("minusOne", LockFailureHandler.class, () -> failure -> {
-                    failures.add(failure);
-                    return -1;
-                })
-                .withBean("nothing", LockFailureHandler.class, () -> failure -> {
-                    failures.add(failure);
-                    return null;
-                })
-                .withBean("rejecting", LockFailureHandler.class, () -> failure -> {
-                    throw new IOException("no fallback for " + failure.key());
-                })
-                .withBean("wrongType", LockFailureHandler.class, () -> failure -> 42)
-                // A new instance per look-up, so that the number of instances counts the look-ups.
-                .withBean("perLookUp", CountingHandler.class, CountingHandler::new,
-                        definition -> definition.setScope(BeanDefinition.SCOPE_PROTOTYPE))
-                .withBean(SkippingService.class)
-                .withBean(HandledService.class);
+            .withPropertyValues("distributed-lock.operation-timeout=300ms")
+            .withBean("recordingFallback", LockFailureHandler.class, () -> recordingFallback)
+            .withBean("minusOne", LockFailureHandler.class, () -> failure -> {
+                failures.add(failure);
+                return -1;
+            })
+            .withBean("nothing", LockFailureHandler.class, () -> failure -> {
+                failures.add(failure);
+                return null;
+            })
+            .withBean("rejecting", LockFailureHandler.class, () -> failure -> {
+                throw new IOException("no fallback for " + failure.key());
+            })
+            .withBean("wrongType", LockFailureHandler.class, () -> failure -> 42)
+            // A new instance per look-up, so that the number of instances counts the
+            // look-ups.
+            .withBean("perLookUp", CountingHandler.class, CountingHandler::new,
+                    definition -> definition.setScope(BeanDefinition.SCOPE_PROTOTYPE))
+            .withBean(SkippingService.class)
+            .withBean(HandledService.class);
     }
 
     @Test
@@ -94,7 +96,13 @@ class DistributedLockFailureStrategyTests {
             assertThat(service.mapCall()).isEmpty();
             assertThat(service.collectionCall()).isEmpty();
             assertThat(service.arrayListCall()).isEmpty();
-            assertThat(service.arrayListCall()).isNotSameAs(service.arrayListCall()); // fresh, so it may be added to
+            assertThat(service.arrayListCall()).isNotSameAs(service.arrayListCall()); // fresh,
+                                                                                      // so
+                                                                                      // it
+                                                                                      // may
+                                                                                      // be
+                                                                                      // added
+                                                                                      // to
             assertThat(service.streamCall()).isEmpty();
             assertThat(service.arrayCall()).isEmpty();
             assertThat(service.futureCall()).isCompletedWithValue(null);
@@ -134,7 +142,8 @@ class DistributedLockFailureStrategyTests {
             assertThat(service.quote("busy", 3)).isEqualTo("fallback for busy");
 
             assertThat(failures).singleElement().satisfies(failure -> {
-                assertThat(failure.method()).isEqualTo(HandledService.class.getMethod("quote", String.class, int.class));
+                assertThat(failure.method())
+                    .isEqualTo(HandledService.class.getMethod("quote", String.class, int.class));
                 assertThat(failure.arguments()).containsExactly("busy", 3);
                 assertThat(failure.key()).isEqualTo("busy");
                 assertThat(failure.cause()).isInstanceOf(LockTimeoutException.class);
@@ -152,7 +161,7 @@ class DistributedLockFailureStrategyTests {
             assertThat(service.quote("any", 1)).isEqualTo("fallback for any");
 
             assertThat(failures).singleElement()
-                    .satisfies(failure -> assertThat(failure.cause()).isInstanceOf(LockBackendException.class));
+                .satisfies(failure -> assertThat(failure.cause()).isInstanceOf(LockBackendException.class));
             assertThat(service.invocations()).isZero();
         });
     }
@@ -176,7 +185,7 @@ class DistributedLockFailureStrategyTests {
             HandledService service = context.getBean(HandledService.class);
 
             assertThat(catchThrowable(service::rejected)).isInstanceOf(IOException.class)
-                    .hasMessage("no fallback for busy");
+                .hasMessage("no fallback for busy");
             assertThat(service.invocations()).isZero();
         }));
     }
@@ -187,9 +196,9 @@ class DistributedLockFailureStrategyTests {
             HandledService service = context.getBean(HandledService.class);
 
             assertThatThrownBy(service::mistyped).isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("'wrongType'")
-                    .hasMessageContaining("mistyped(")
-                    .hasMessageContaining("java.lang.Integer");
+                .hasMessageContaining("'wrongType'")
+                .hasMessageContaining("mistyped(")
+                .hasMessageContaining("java.lang.Integer");
         }));
     }
 
@@ -198,7 +207,9 @@ class DistributedLockFailureStrategyTests {
         CountingHandler.instances.set(0);
         runner().run(context -> LockTestContexts.whileBusyIsHeldElsewhere(context, () -> {
             HandledService service = context.getBean(HandledService.class);
-            int before = CountingHandler.instances.get(); // the startup check creates none either, but may in future
+            int before = CountingHandler.instances.get(); // the startup check creates
+                                                          // none either, but may in
+                                                          // future
 
             for (int i = 0; i < 3; i++) {
                 assertThat(service.counted()).isEqualTo("handled");
@@ -219,7 +230,6 @@ class DistributedLockFailureStrategyTests {
             assertThat(failures).isEmpty();
         });
     }
-
 
     static class SkippingService {
 
@@ -318,6 +328,7 @@ class DistributedLockFailureStrategyTests {
         public String throwingCall() {
             return invoked("value");
         }
+
     }
 
     static class HandledService {
@@ -345,7 +356,10 @@ class DistributedLockFailureStrategyTests {
             invocations.incrementAndGet();
         }
 
-        /** Declares the handler's checked exception; an undeclared one would reach the caller wrapped by the proxy. */
+        /**
+         * Declares the handler's checked exception; an undeclared one would reach the
+         * caller wrapped by the proxy.
+         */
         @DistributedLock(key = "'busy'", waitTime = "0s", failureHandler = "rejecting")
         public String rejected() throws IOException {
             invocations.incrementAndGet();
@@ -363,6 +377,7 @@ class DistributedLockFailureStrategyTests {
             invocations.incrementAndGet();
             return "value";
         }
+
     }
 
     /** Counts its instances: as a prototype bean, one per look-up. */
@@ -378,5 +393,7 @@ class DistributedLockFailureStrategyTests {
         public Object handle(LockFailure failure) {
             return "handled";
         }
+
     }
+
 }

@@ -29,18 +29,20 @@ import ch.qos.logback.core.read.ListAppender;
 import io.github.distlock.DistributedLock;
 import io.github.distlock.LockService;
 import io.github.distlock.aop.LockTestContexts.LockProbe;
-import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAnnotationAutoConfiguration;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.autoconfigure.DistributedLockProperties;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * When {@link DistributedLockAnnotationAutoConfiguration} applies, what it registers, and how users replace it.
+ * When {@link DistributedLockAnnotationAutoConfiguration} applies, what it registers, and
+ * how users replace it.
  */
-class DistributedLockAnnotationAutoConfigurationTests {
+class DistributedLockAnnotationAutoConfigurationTest {
 
-    /** Only the test that calls a method connects; the others merely need a valid address. */
+    /**
+     * Only the test that calls a method connects; the others merely need a valid address.
+     */
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension();
 
@@ -52,15 +54,15 @@ class DistributedLockAnnotationAutoConfigurationTests {
     void registersTheInterceptorInfrastructureAndProxiesAnnotatedBeans() {
         runner().run(context -> {
             assertThat(context).hasSingleBean(AnnotationLockOperationSource.class)
-                    .hasSingleBean(LockKeyResolver.class)
-                    .hasSingleBean(DistributedLockInterceptor.class)
-                    .hasSingleBean(DistributedLockAdvisor.class)
-                    .hasBean(AopConfigUtils.AUTO_PROXY_CREATOR_BEAN_NAME);
+                .hasSingleBean(LockKeyResolver.class)
+                .hasSingleBean(DistributedLockInterceptor.class)
+                .hasSingleBean(DistributedLockAdvisor.class)
+                .hasBean(AopConfigUtils.AUTO_PROXY_CREATOR_BEAN_NAME);
             assertThat(context.getBean(AopConfigUtils.AUTO_PROXY_CREATOR_BEAN_NAME))
-                    .isInstanceOf(InfrastructureAdvisorAutoProxyCreator.class);
+                .isInstanceOf(InfrastructureAdvisorAutoProxyCreator.class);
             assertThat(AopUtils.isAopProxy(context.getBean(LockedService.class))).isTrue();
             assertThat(context.getBean(DistributedLockAdvisor.class).getOrder())
-                    .isEqualTo(DistributedLockProperties.DEFAULT_ASPECT_ORDER);
+                .isEqualTo(DistributedLockProperties.DEFAULT_ASPECT_ORDER);
         });
     }
 
@@ -70,7 +72,7 @@ class DistributedLockAnnotationAutoConfigurationTests {
             for (String name : List.of("distributedLockOperationSource", "lockKeyResolver",
                     "distributedLockInterceptor", "distributedLockAdvisor", "distributedLockFinalMethodDetector")) {
                 assertThat(context.getBeanFactory().getBeanDefinition(name).getRole()).as(name)
-                        .isEqualTo(BeanDefinition.ROLE_INFRASTRUCTURE);
+                    .isEqualTo(BeanDefinition.ROLE_INFRASTRUCTURE);
             }
         });
     }
@@ -78,38 +80,39 @@ class DistributedLockAnnotationAutoConfigurationTests {
     @Test
     void advisorOrderFollowsTheAspectOrderProperty() {
         runner().withPropertyValues("distributed-lock.aspect-order=42")
-                .run(context -> assertThat(context.getBean(DistributedLockAdvisor.class).getOrder()).isEqualTo(42));
+            .run(context -> assertThat(context.getBean(DistributedLockAdvisor.class).getOrder()).isEqualTo(42));
     }
 
     @Test
     void interceptorThrowsOnALostLeaseUnlessThePropertyTurnsItOff() {
-        runner().run(context ->
-                assertThat(context.getBean(DistributedLockInterceptor.class).isThrowOnLeaseLost()).isTrue());
-        runner().withPropertyValues("distributed-lock.throw-on-lease-lost=false").run(context ->
-                assertThat(context.getBean(DistributedLockInterceptor.class).isThrowOnLeaseLost()).isFalse());
+        runner().run(
+                context -> assertThat(context.getBean(DistributedLockInterceptor.class).isThrowOnLeaseLost()).isTrue());
+        runner().withPropertyValues("distributed-lock.throw-on-lease-lost=false")
+            .run(context -> assertThat(context.getBean(DistributedLockInterceptor.class).isThrowOnLeaseLost())
+                .isFalse());
     }
 
     @Test
     void annotatedMethodsAreLockedWithTheAspectJProxyCreatorOfSpringBootStarterAop() {
         runner().withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class)).run(context -> {
             assertThat(context.getBean(AopConfigUtils.AUTO_PROXY_CREATOR_BEAN_NAME))
-                    .isInstanceOf(AnnotationAwareAspectJAutoProxyCreator.class);
+                .isInstanceOf(AnnotationAwareAspectJAutoProxyCreator.class);
             assertThat(context.getBean(LockedService.class).heldLocks()).containsExactly("lock:{locked}");
         });
     }
 
     @Test
     void annotatedMethodsAreLockedWithTheProxyCreatorRegisteredHere() {
-        runner().run(context ->
-                assertThat(context.getBean(LockedService.class).heldLocks()).containsExactly("lock:{locked}"));
+        runner().run(context -> assertThat(context.getBean(LockedService.class).heldLocks())
+            .containsExactly("lock:{locked}"));
     }
 
     @Test
     void adviceModeProxyIsTheDefaultAndCanBeNamed() {
         runner().withPropertyValues("distributed-lock.advice-mode=proxy").run(context -> {
             assertThat(context).hasSingleBean(DistributedLockAdvisor.class)
-                    .hasSingleBean(FinalMethodDetector.class)
-                    .doesNotHaveBean(AnnotationDistributedLockAspect.class);
+                .hasSingleBean(FinalMethodDetector.class)
+                .doesNotHaveBean(AnnotationDistributedLockAspect.class);
             assertThat(AopUtils.isAopProxy(context.getBean(LockedService.class))).isTrue();
         });
     }
@@ -128,10 +131,10 @@ class DistributedLockAnnotationAutoConfigurationTests {
         runner().withPropertyValues("distributed-lock.advice-mode=aspectj").run(context -> {
             assertThat(context).hasFailed();
             assertThat(context.getStartupFailure()).hasStackTraceContaining("distributed-lock.advice-mode=aspectj")
-                    .hasStackTraceContaining("did not weave")
-                    .hasStackTraceContaining("-javaagent:")
-                    .hasStackTraceContaining("META-INF/aop.xml")
-                    .hasStackTraceContaining("distributed-lock.advice-mode=proxy");
+                .hasStackTraceContaining("did not weave")
+                .hasStackTraceContaining("-javaagent:")
+                .hasStackTraceContaining("META-INF/aop.xml")
+                .hasStackTraceContaining("distributed-lock.advice-mode=proxy");
         });
     }
 
@@ -139,8 +142,8 @@ class DistributedLockAnnotationAutoConfigurationTests {
     void backsOffWhenDisabled() {
         runner().withPropertyValues("distributed-lock.enabled=false").run(context -> {
             assertThat(context).doesNotHaveBean(DistributedLockAdvisor.class)
-                    .doesNotHaveBean(DistributedLockInterceptor.class)
-                    .doesNotHaveBean(LockOperationSource.class);
+                .doesNotHaveBean(DistributedLockInterceptor.class)
+                .doesNotHaveBean(LockOperationSource.class);
             assertThat(AopUtils.isAopProxy(context.getBean(LockedService.class))).isFalse();
         });
     }
@@ -149,19 +152,21 @@ class DistributedLockAnnotationAutoConfigurationTests {
     void failsTheStartupRatherThanLeaveAnnotatedMethodsUnguardedWithoutALockService() {
         // It used to back off here, and every @DistributedLock method ran without a lock.
         new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class,
-                        DistributedLockAnnotationAutoConfiguration.class))
-                .withBean(LockedService.class, () -> new LockedService(null))
-                .run(context -> assertThat(context).hasFailed().getFailure()
-                        .hasMessageContaining("would run without a lock, because there is no LockService")
-                        .hasMessageContaining(LockedService.class.getName() + ".heldLocks()"));
+            .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class,
+                    DistributedLockAnnotationAutoConfiguration.class))
+            .withBean(LockedService.class, () -> new LockedService(null))
+            .run(context -> assertThat(context).hasFailed()
+                .getFailure()
+                .hasMessageContaining("would run without a lock, because there is no LockService")
+                .hasMessageContaining(LockedService.class.getName() + ".heldLocks()"));
     }
 
     @Test
     void backsOffWithoutSpringAop() {
         runner().withClassLoader(new FilteredClassLoader(MethodInterceptor.class, AopConfigUtils.class))
-                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(DistributedLockAdvisor.class)
-                        .doesNotHaveBean(LockOperationSource.class));
+            .run(context -> assertThat(context).hasNotFailed()
+                .doesNotHaveBean(DistributedLockAdvisor.class)
+                .doesNotHaveBean(LockOperationSource.class));
     }
 
     @Test
@@ -178,7 +183,7 @@ class DistributedLockAnnotationAutoConfigurationTests {
         runner().withUserConfiguration(OperationSourceConfiguration.class).run(context -> {
             assertThat(context).hasSingleBean(LockOperationSource.class);
             assertThat(context.getBean(LockOperationSource.class))
-                    .isSameAs(context.getBean(OperationSourceConfiguration.class).source);
+                .isSameAs(context.getBean(OperationSourceConfiguration.class).source);
         });
     }
 
@@ -186,7 +191,7 @@ class DistributedLockAnnotationAutoConfigurationTests {
     void userDefinedInterceptorAndAdvisorReplaceOurs() {
         runner().withUserConfiguration(AdvisorConfiguration.class).run(context -> {
             assertThat(context).hasSingleBean(DistributedLockInterceptor.class)
-                    .hasSingleBean(DistributedLockAdvisor.class);
+                .hasSingleBean(DistributedLockAdvisor.class);
             assertThat(context.getBean(DistributedLockAdvisor.class).getOrder()).isEqualTo(7);
             assertThat(context.getBean(DistributedLockInterceptor.class)).isInstanceOf(CustomInterceptor.class);
         });
@@ -202,13 +207,16 @@ class DistributedLockAnnotationAutoConfigurationTests {
         checker.setLevel(Level.DEBUG);
         checker.addAppender(events);
         try {
-            // A post-processor without an order is created after the proxy creator, so the advisors and whatever
-            // they depend on are created while it is: the moment eager dependencies would show.
+            // A post-processor without an order is created after the proxy creator, so
+            // the advisors and whatever
+            // they depend on are created while it is: the moment eager dependencies would
+            // show.
             runner().withBean(PlainPostProcessor.class).run(context -> {
                 assertThat(context).hasNotFailed();
                 assertThat(events.list).extracting(ILoggingEvent::getFormattedMessage).isEmpty();
             });
-        } finally {
+        }
+        finally {
             checker.detachAppender(events);
             checker.setLevel(previous);
         }
@@ -226,6 +234,7 @@ class DistributedLockAnnotationAutoConfigurationTests {
         public List<String> heldLocks() {
             return probe.heldLocks();
         }
+
     }
 
     static class TenantKeyResolver extends LockKeyResolver {
@@ -234,6 +243,7 @@ class DistributedLockAnnotationAutoConfigurationTests {
         public String resolveKey(LockOperation operation, Object[] args, Object target) {
             return "tenant-a:" + super.resolveKey(operation, args, target);
         }
+
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -244,6 +254,7 @@ class DistributedLockAnnotationAutoConfigurationTests {
         static LockKeyResolver tenantKeyResolver() {
             return new TenantKeyResolver();
         }
+
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -256,6 +267,7 @@ class DistributedLockAnnotationAutoConfigurationTests {
         LockOperationSource customOperationSource() {
             return source;
         }
+
     }
 
     static class CustomInterceptor extends DistributedLockInterceptor {
@@ -263,6 +275,7 @@ class DistributedLockAnnotationAutoConfigurationTests {
         CustomInterceptor(LockOperationSource source, LockKeyResolver resolver, LockService lockService) {
             super(source, resolver, () -> lockService);
         }
+
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -280,8 +293,11 @@ class DistributedLockAnnotationAutoConfigurationTests {
                 DistributedLockInterceptor interceptor) {
             return new DistributedLockAdvisor(source, interceptor, 7);
         }
+
     }
 
     static class PlainPostProcessor implements BeanPostProcessor {
+
     }
+
 }

@@ -24,20 +24,21 @@ import io.github.distlock.aop.LockTestContexts.LockProbe;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * A {@code @DistributedLock} that no proxy can intercept fails the startup, naming the method, the reason and the
- * fix, unless {@code distributed-lock.unguarded-methods=warn}: a private or static method, or a final method on a
- * class-based (CGLIB) proxy. The same final method behind an interface-based proxy is guarded. A call through
- * {@code this} bypasses the proxy, and a call through a lazily injected reference to the bean does not.
+ * A {@code @DistributedLock} that no proxy can intercept fails the startup, naming the
+ * method, the reason and the fix, unless {@code distributed-lock.unguarded-methods=warn}:
+ * a private or static method, or a final method on a class-based (CGLIB) proxy. The same
+ * final method behind an interface-based proxy is guarded. A call through {@code this}
+ * bypasses the proxy, and a call through a lazily injected reference to the bean does
+ * not.
  */
-class DistributedLockUnguardedMethodTests {
+class DistributedLockUnguardedMethodTest {
 
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
 
     private final ListAppender<ILoggingEvent> warnings = new ListAppender<>();
 
-    private final List<Logger> loggers = List.of(
-            (Logger) LoggerFactory.getLogger(AnnotationLockOperationSource.class),
+    private final List<Logger> loggers = List.of((Logger) LoggerFactory.getLogger(AnnotationLockOperationSource.class),
             (Logger) LoggerFactory.getLogger(FinalMethodDetector.class));
 
     @BeforeEach
@@ -55,7 +56,10 @@ class DistributedLockUnguardedMethodTests {
         return LockTestContexts.runner(redis.server());
     }
 
-    /** As in an application with spring-boot-starter-aop: proxies are class-based unless configured otherwise. */
+    /**
+     * As in an application with spring-boot-starter-aop: proxies are class-based unless
+     * configured otherwise.
+     */
     private ApplicationContextRunner bootAopRunner() {
         return runner().withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class));
     }
@@ -65,7 +69,7 @@ class DistributedLockUnguardedMethodTests {
         runner().withBean(FinalMethodService.class).run(context -> {
             assertThat(context).hasFailed();
             assertUnguarded(context.getStartupFailure(), "FinalMethodService.place(String orderId)",
-                    "the method is final", "bean 'distributedLockUnguardedMethodTests.FinalMethodService'",
+                    "the method is final", "bean 'distributedLockUnguardedMethodTest.FinalMethodService'",
                     "class-based (CGLIB) proxy", "without the lock", "Remove final",
                     "spring.aop.proxy-target-class=false", "LockService", "distributed-lock.unguarded-methods=warn");
         });
@@ -92,32 +96,33 @@ class DistributedLockUnguardedMethodTests {
     @Test
     void finalMethodBehindAnInterfaceBasedProxyIsGuarded() {
         bootAopRunner().withPropertyValues("spring.aop.proxy-target-class=false")
-                .withBean(OrderPlacement.class, FinalOrderPlacement::new)
-                .run(context -> {
-                    assertThat(context).hasNotFailed();
-                    OrderPlacement placement = context.getBean(OrderPlacement.class);
-                    assertThat(AopUtils.isJdkDynamicProxy(placement)).isTrue();
-                    FinalOrderPlacement.probe = context.getBean(LockProbe.class);
-                    assertThat(placement.place("42")).containsExactly("lock:{order:42}");
-                    assertThat(warnings.list).isEmpty();
-                });
+            .withBean(OrderPlacement.class, FinalOrderPlacement::new)
+            .run(context -> {
+                assertThat(context).hasNotFailed();
+                OrderPlacement placement = context.getBean(OrderPlacement.class);
+                assertThat(AopUtils.isJdkDynamicProxy(placement)).isTrue();
+                FinalOrderPlacement.probe = context.getBean(LockProbe.class);
+                assertThat(placement.place("42")).containsExactly("lock:{order:42}");
+                assertThat(warnings.list).isEmpty();
+            });
     }
 
     @Test
     void finalMethodIsOnlyAWarningWithUnguardedMethodsWarnAndThenRunsWithoutTheLock() {
         runner().withPropertyValues("distributed-lock.unguarded-methods=warn")
-                .withBean(FinalMethodService.class)
-                .run(context -> {
-                    assertThat(context).hasNotFailed();
-                    assertThat(warnings.list).singleElement().extracting(ILoggingEvent::getFormattedMessage)
-                            .asString()
-                            .contains("FinalMethodService.place(String orderId)", "has no effect",
-                                    "the method is final", "Remove final")
-                            .doesNotContain("unguarded-methods=warn");
-                    FinalMethodService.probe = context.getBean(LockProbe.class);
-                    // The proxy cannot override the method: it runs, and no lock is held.
-                    assertThat(context.getBean(FinalMethodService.class).place("42")).isEmpty();
-                });
+            .withBean(FinalMethodService.class)
+            .run(context -> {
+                assertThat(context).hasNotFailed();
+                assertThat(warnings.list).singleElement()
+                    .extracting(ILoggingEvent::getFormattedMessage)
+                    .asString()
+                    .contains("FinalMethodService.place(String orderId)", "has no effect", "the method is final",
+                            "Remove final")
+                    .doesNotContain("unguarded-methods=warn");
+                FinalMethodService.probe = context.getBean(LockProbe.class);
+                // The proxy cannot override the method: it runs, and no lock is held.
+                assertThat(context.getBean(FinalMethodService.class).place("42")).isEmpty();
+            });
     }
 
     @Test
@@ -138,22 +143,25 @@ class DistributedLockUnguardedMethodTests {
                     "the method is static", "a static method cannot be proxied", "instance method",
                     "distributed-lock.unguarded-methods=warn");
             assertThat(context.getStartupFailure()).hasStackTraceContaining("static")
-                    .rootCause().message().doesNotContain("Make the method public");
+                .rootCause()
+                .message()
+                .doesNotContain("Make the method public");
         });
     }
 
     @Test
     void staticMethodIsOnlyAWarningWithUnguardedMethodsWarnAndTheWarningDoesNotSayMakeItPublic() {
         runner().withPropertyValues("distributed-lock.unguarded-methods=warn")
-                .withBean(StaticMethodService.class)
-                .run(context -> {
-                    assertThat(context).hasNotFailed();
-                    assertThat(warnings.list).singleElement().extracting(ILoggingEvent::getFormattedMessage)
-                            .asString()
-                            .contains("StaticMethodService.place(String orderId)", "has no effect",
-                                    "a static method cannot be proxied")
-                            .doesNotContain("Make the method public");
-                });
+            .withBean(StaticMethodService.class)
+            .run(context -> {
+                assertThat(context).hasNotFailed();
+                assertThat(warnings.list).singleElement()
+                    .extracting(ILoggingEvent::getFormattedMessage)
+                    .asString()
+                    .contains("StaticMethodService.place(String orderId)", "has no effect",
+                            "a static method cannot be proxied")
+                    .doesNotContain("Make the method public");
+            });
     }
 
     @Test
@@ -191,13 +199,17 @@ class DistributedLockUnguardedMethodTests {
 
     static class FinalMethodService {
 
-        /** Static: a final method runs on the proxy instance, whose own fields are never set. */
+        /**
+         * Static: a final method runs on the proxy instance, whose own fields are never
+         * set.
+         */
         static volatile LockProbe probe;
 
         @DistributedLock(key = "'order:' + #orderId")
         public final List<String> place(String orderId) {
             return probe.heldLocks();
         }
+
     }
 
     static class FinalMethodBase {
@@ -205,14 +217,17 @@ class DistributedLockUnguardedMethodTests {
         @DistributedLock(key = "'order:' + #orderId")
         public final void place(String orderId) {
         }
+
     }
 
     static class InheritedFinalMethodService extends FinalMethodBase {
+
     }
 
     interface OrderPlacement {
 
         List<String> place(String orderId);
+
     }
 
     static class FinalOrderPlacement implements OrderPlacement {
@@ -224,6 +239,7 @@ class DistributedLockUnguardedMethodTests {
         public final List<String> place(String orderId) {
             return probe.heldLocks();
         }
+
     }
 
     static class PrivateMethodService {
@@ -235,6 +251,7 @@ class DistributedLockUnguardedMethodTests {
         public void placeAll(List<String> orderIds) {
             orderIds.forEach(this::place);
         }
+
     }
 
     static class StaticMethodService {
@@ -242,9 +259,12 @@ class DistributedLockUnguardedMethodTests {
         @DistributedLock(key = "'order:' + #orderId")
         public static void place(String orderId) {
         }
+
     }
 
-    /** The guide's self-call example: {@code self} is this bean's proxy, injected lazily. */
+    /**
+     * The guide's self-call example: {@code self} is this bean's proxy, injected lazily.
+     */
     static class SelfCallingService {
 
         private final LockProbe probe;
@@ -276,5 +296,7 @@ class DistributedLockUnguardedMethodTests {
         public List<String> reserve(String id) {
             return probe.heldLocks();
         }
+
     }
+
 }

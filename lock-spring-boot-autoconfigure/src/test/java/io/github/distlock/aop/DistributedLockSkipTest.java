@@ -40,20 +40,22 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import reactor.core.publisher.Mono;
 
 /**
- * A busy lock and an unavailable store are two different failures, and a method may treat them differently:
- * {@code onBusy} and {@code onUnavailable}, each falling back to {@code onFailure} and then to
- * {@code distributed-lock.on-busy} / {@code on-unavailable}. A skip because Redis is down is logged (rate-limited per
- * lock), a skip because the lock is busy is not, and metrics count both as {@code skipped} with their reason.
+ * A busy lock and an unavailable store are two different failures, and a method may treat
+ * them differently: {@code onBusy} and {@code onUnavailable}, each falling back to
+ * {@code onFailure} and then to {@code distributed-lock.on-busy} /
+ * {@code on-unavailable}. A skip because Redis is down is logged (rate-limited per lock),
+ * a skip because the lock is busy is not, and metrics count both as {@code skipped} with
+ * their reason.
  */
 @ExtendWith(OutputCaptureExtension.class)
-class DistributedLockSkipTests {
+class DistributedLockSkipTest {
 
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
 
     /** The start of the rate-limited WARN, once per message. */
-    private static final Pattern UNAVAILABLE_SKIP_WARNING = Pattern.compile("WARN.*Skipped \\S+\\.(\\w+)\\(\\) "
-            + "without running it");
+    private static final Pattern UNAVAILABLE_SKIP_WARNING = Pattern
+        .compile("WARN.*Skipped \\S+\\.(\\w+)\\(\\) " + "without running it");
 
     @AfterEach
     void restartRedisIfATestLeftItStopped() {
@@ -64,13 +66,14 @@ class DistributedLockSkipTests {
 
     private ApplicationContextRunner runner() {
         return LockTestContexts.runner(redis.server())
-                .withPropertyValues("distributed-lock.operation-timeout=1s")
-                .withBean(SplitService.class);
+            .withPropertyValues("distributed-lock.operation-timeout=1s")
+            .withBean(SplitService.class);
     }
 
     /**
-     * The context's first connection (and the JVM's first, which loads the client) may take longer than the
-     * operation timeout on a loaded machine: made here, so that the test's own calls find the connection open.
+     * The context's first connection (and the JVM's first, which loads the client) may
+     * take longer than the operation timeout on a loaded machine: made here, so that the
+     * test's own calls find the connection open.
      */
     private static ApplicationContext connected(ApplicationContext context) {
         LockService locks = context.getBean(LockService.class);
@@ -125,18 +128,18 @@ class DistributedLockSkipTests {
     @Test
     void theConfiguredDefaultsDecideForMethodsThatSetNeitherTheirCaseNorOnFailure() {
         runner().withPropertyValues("distributed-lock.on-busy=skip", "distributed-lock.on-unavailable=throw")
-                .run(context -> {
-                    SplitService service = connected(context).getBean(SplitService.class);
-                    LockTestContexts.whileBusyIsHeldElsewhere(context, () -> {
-                        assertThat(service.unset()).isNull();
-                        // onFailure on the method wins over the property.
-                        assertThatThrownBy(service::throwBoth).isInstanceOf(LockTimeoutException.class);
-                    });
-                    redis.server().stop();
-
-                    assertThatThrownBy(service::unset).isInstanceOf(LockBackendException.class);
-                    assertThat(service.invocations()).isZero();
+            .run(context -> {
+                SplitService service = connected(context).getBean(SplitService.class);
+                LockTestContexts.whileBusyIsHeldElsewhere(context, () -> {
+                    assertThat(service.unset()).isNull();
+                    // onFailure on the method wins over the property.
+                    assertThatThrownBy(service::throwBoth).isInstanceOf(LockTimeoutException.class);
                 });
+                redis.server().stop();
+
+                assertThatThrownBy(service::unset).isInstanceOf(LockBackendException.class);
+                assertThat(service.invocations()).isZero();
+            });
     }
 
     @Test
@@ -158,13 +161,13 @@ class DistributedLockSkipTests {
     @Test
     void theLockOperationResolvesEachCaseToItsAttributeThenOnFailureThenTheProperty() {
         runner().withPropertyValues("distributed-lock.on-busy=skip", "distributed-lock.on-unavailable=skip")
-                .run(context -> {
-                    assertActions(context, "unset", FailureAction.SKIP, FailureAction.SKIP);
-                    assertActions(context, "throwBoth", FailureAction.THROW, FailureAction.THROW);
-                    assertActions(context, "skipWhenBusy", FailureAction.SKIP, FailureAction.THROW);
-                    assertActions(context, "skipWhenDown", FailureAction.SKIP, FailureAction.SKIP);
-                    assertActions(context, "skipButFailWhenDown", FailureAction.SKIP, FailureAction.THROW);
-                });
+            .run(context -> {
+                assertActions(context, "unset", FailureAction.SKIP, FailureAction.SKIP);
+                assertActions(context, "throwBoth", FailureAction.THROW, FailureAction.THROW);
+                assertActions(context, "skipWhenBusy", FailureAction.SKIP, FailureAction.THROW);
+                assertActions(context, "skipWhenDown", FailureAction.SKIP, FailureAction.SKIP);
+                assertActions(context, "skipButFailWhenDown", FailureAction.SKIP, FailureAction.THROW);
+            });
         runner().run(context -> {
             assertActions(context, "unset", FailureAction.THROW, FailureAction.THROW);
             assertActions(context, "skipWhenDown", FailureAction.THROW, FailureAction.SKIP);
@@ -182,9 +185,9 @@ class DistributedLockSkipTests {
                     failure = failure.getCause();
                 }
                 assertThat(failure).isInstanceOf(InvalidConfigurationPropertyValueException.class)
-                        .hasMessageContaining("distributed-lock." + property)
-                        .hasMessageContaining("'default'")
-                        .hasMessageContaining("use throw (the default: the call fails) or skip");
+                    .hasMessageContaining("distributed-lock." + property)
+                    .hasMessageContaining("'default'")
+                    .hasMessageContaining("use throw (the default: the call fails) or skip");
             });
         }
     }
@@ -192,16 +195,16 @@ class DistributedLockSkipTests {
     @Test
     void aFailureHandlerTogetherWithOnBusyOrOnUnavailableFailsTheStartupNamingEach() {
         runner().withBean("fallback", LockFailureHandler.class, () -> failure -> null)
-                .withBean(HandlerAndSplitService.class)
-                .run(context -> {
-                    assertThat(context).hasFailed();
-                    assertThat(context.getStartupFailure()).rootCause()
-                            .isInstanceOf(InvalidLockDefinitionException.class)
-                            .hasMessageContaining("HandlerAndSplitService.quote(")
-                            .hasMessageContaining("failureHandler = \"fallback\"")
-                            .hasMessageContaining("onBusy = SKIP, onUnavailable = THROW")
-                            .hasMessageContaining("or remove failureHandler");
-                });
+            .withBean(HandlerAndSplitService.class)
+            .run(context -> {
+                assertThat(context).hasFailed();
+                assertThat(context.getStartupFailure()).rootCause()
+                    .isInstanceOf(InvalidLockDefinitionException.class)
+                    .hasMessageContaining("HandlerAndSplitService.quote(")
+                    .hasMessageContaining("failureHandler = \"fallback\"")
+                    .hasMessageContaining("onBusy = SKIP, onUnavailable = THROW")
+                    .hasMessageContaining("or remove failureHandler");
+            });
     }
 
     @Test
@@ -225,10 +228,10 @@ class DistributedLockSkipTests {
 
             assertThat(warnings(output)).containsExactly("skipWhenDown", "otherLockSkipWhenDown", "skipWhenDown");
             assertThat(output.getAll()).contains("SplitService.skipWhenDown()")
-                    .contains("lock 'SplitService.skipWhenDown' (key 'busy')")
-                    .contains("5 more calls of lock 'SplitService.skipWhenDown' skipped for this reason in the 61s "
-                            + "since the previous warning")
-                    .contains("set onUnavailable = THROW on the method, or distributed-lock.on-unavailable=throw");
+                .contains("lock 'SplitService.skipWhenDown' (key 'busy')")
+                .contains("5 more calls of lock 'SplitService.skipWhenDown' skipped for this reason in the 61s "
+                        + "since the previous warning")
+                .contains("set onUnavailable = THROW on the method, or distributed-lock.on-unavailable=throw");
             assertThat(service.invocations()).isZero();
         });
     }
@@ -251,33 +254,34 @@ class DistributedLockSkipTests {
     @Test
     void skippedCallsAreTimedAsSkippedWithTheirReasonAndOnlyAFailedCallAsTimeoutOrBackendError() {
         runner().withConfiguration(AutoConfigurations.of(DistributedLockObservationAutoConfiguration.class))
-                .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
-                .run(context -> {
-                    SplitService service = connected(context).getBean(SplitService.class);
-                    MeterRegistry meters = context.getBean(MeterRegistry.class);
-                    LockTestContexts.whileBusyIsHeldElsewhere(context, () -> {
-                        assertThat(service.skipBoth()).isNull();
-                        assertThatThrownBy(service::throwBoth).isInstanceOf(LockTimeoutException.class);
-                    });
-                    redis.server().stop();
+            .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+            .run(context -> {
+                SplitService service = connected(context).getBean(SplitService.class);
+                MeterRegistry meters = context.getBean(MeterRegistry.class);
+                LockTestContexts.whileBusyIsHeldElsewhere(context, () -> {
                     assertThat(service.skipBoth()).isNull();
-                    assertThatThrownBy(service::throwBoth).isInstanceOf(LockBackendException.class);
-
-                    assertThat(acquisitions(meters, "SplitService.skipBoth", "skipped", "busy")).isOne();
-                    assertThat(acquisitions(meters, "SplitService.skipBoth", "skipped", "unavailable")).isOne();
-                    assertThat(acquisitions(meters, "SplitService.throwBoth", "timeout", "none")).isOne();
-                    assertThat(acquisitions(meters, "SplitService.throwBoth", "backend-error", "none")).isOne();
-                    // Nothing else: a skip is not also a timeout or a backend error.
-                    assertThat(meters.find("distributed.lock.acquire").tag("lock.name", "SplitService.skipBoth")
-                            .timers()).hasSize(2);
-                    assertThat(meters.find("distributed.lock.acquire").tag("lock.name", "SplitService.throwBoth")
-                            .timers()).hasSize(2);
+                    assertThatThrownBy(service::throwBoth).isInstanceOf(LockTimeoutException.class);
                 });
+                redis.server().stop();
+                assertThat(service.skipBoth()).isNull();
+                assertThatThrownBy(service::throwBoth).isInstanceOf(LockBackendException.class);
+
+                assertThat(acquisitions(meters, "SplitService.skipBoth", "skipped", "busy")).isOne();
+                assertThat(acquisitions(meters, "SplitService.skipBoth", "skipped", "unavailable")).isOne();
+                assertThat(acquisitions(meters, "SplitService.throwBoth", "timeout", "none")).isOne();
+                assertThat(acquisitions(meters, "SplitService.throwBoth", "backend-error", "none")).isOne();
+                // Nothing else: a skip is not also a timeout or a backend error.
+                assertThat(meters.find("distributed.lock.acquire").tag("lock.name", "SplitService.skipBoth").timers())
+                    .hasSize(2);
+                assertThat(meters.find("distributed.lock.acquire").tag("lock.name", "SplitService.throwBoth").timers())
+                    .hasSize(2);
+            });
     }
 
     private static long acquisitions(MeterRegistry meters, String lockName, String outcome, String reason) {
-        Timer timer = meters.find("distributed.lock.acquire").tags("lock.name", lockName, "outcome", outcome,
-                "reason", reason).timer();
+        Timer timer = meters.find("distributed.lock.acquire")
+            .tags("lock.name", lockName, "outcome", outcome, "reason", reason)
+            .timer();
         return (timer == null ? 0 : timer.count());
     }
 
@@ -294,11 +298,10 @@ class DistributedLockSkipTests {
     private static void assertActions(ApplicationContext context, String method, FailureAction busy,
             FailureAction unavailable) throws NoSuchMethodException {
         LockOperation operation = context.getBean(LockOperationSource.class)
-                .getLockOperation(SplitService.class.getMethod(method), SplitService.class);
+            .getLockOperation(SplitService.class.getMethod(method), SplitService.class);
         assertThat(operation.getBusyAction()).as(method + " when busy").isEqualTo(busy);
         assertThat(operation.getUnavailableAction()).as(method + " when unavailable").isEqualTo(unavailable);
     }
-
 
     static class SplitService {
 
@@ -359,6 +362,7 @@ class DistributedLockSkipTests {
         public Mono<String> mono() {
             return Mono.fromSupplier(this::invoked);
         }
+
     }
 
     static class HandlerAndSplitService {
@@ -368,5 +372,7 @@ class DistributedLockSkipTests {
         public String quote(String symbol) {
             return symbol;
         }
+
     }
+
 }

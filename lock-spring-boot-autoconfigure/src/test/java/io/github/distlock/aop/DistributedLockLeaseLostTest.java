@@ -24,12 +24,13 @@ import io.github.distlock.aop.LockTestContexts.LostLeases;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * Real lost leases, with a 300 ms ttl renewed by the watchdog: the key deleted behind the holder's back, or Redis
- * stopped for longer than the ttl, while the method runs. The loss reaches an {@code @EventListener}, the call fails
- * with {@link LockLostException} after the method returned (unless switched off), and {@code INTERRUPT} interrupts
- * the method, but only while it runs.
+ * Real lost leases, with a 300 ms ttl renewed by the watchdog: the key deleted behind the
+ * holder's back, or Redis stopped for longer than the ttl, while the method runs. The
+ * loss reaches an {@code @EventListener}, the call fails with {@link LockLostException}
+ * after the method returned (unless switched off), and {@code INTERRUPT} interrupts the
+ * method, but only while it runs.
  */
-class DistributedLockLeaseLostTests {
+class DistributedLockLeaseLostTest {
 
     private static final Duration LOSS_NOTICED = Duration.ofSeconds(5);
 
@@ -42,11 +43,12 @@ class DistributedLockLeaseLostTests {
     }
 
     private ApplicationContextRunner runner() {
-        // A short operation timeout lets a stopped Redis cost the watchdog one lease, not several.
+        // A short operation timeout lets a stopped Redis cost the watchdog one lease, not
+        // several.
         return LockTestContexts.runner(redis.server())
-                .withPropertyValues("distributed-lock.operation-timeout=300ms")
-                .withBean(LostLeases.class)
-                .withBean(LeaseService.class);
+            .withPropertyValues("distributed-lock.operation-timeout=300ms")
+            .withBean(LostLeases.class)
+            .withBean(LeaseService.class);
     }
 
     @Test
@@ -54,12 +56,11 @@ class DistributedLockLeaseLostTests {
         runner().run(context -> {
             LeaseService service = context.getBean(LeaseService.class);
 
-            assertThatThrownBy(service::finishAfterKeyDeleted)
-                    .isInstanceOf(LockLostException.class)
-                    .hasMessageContaining("'deleted'")
-                    .hasMessageContaining("LeaseService.finishAfterKeyDeleted()")
-                    .hasMessageContaining("lost")
-                    .satisfies(ex -> assertThat(((LockLostException) ex).getKey()).isEqualTo("deleted"));
+            assertThatThrownBy(service::finishAfterKeyDeleted).isInstanceOf(LockLostException.class)
+                .hasMessageContaining("'deleted'")
+                .hasMessageContaining("LeaseService.finishAfterKeyDeleted()")
+                .hasMessageContaining("lost")
+                .satisfies(ex -> assertThat(((LockLostException) ex).getKey()).isEqualTo("deleted"));
 
             assertThat(service.finished()).as("the method ran to its end").isTrue();
         });
@@ -100,8 +101,9 @@ class DistributedLockLeaseLostTests {
             Throwable thrown = catchThrowable(() -> service.throwAfterKeyDeleted(failure));
 
             assertThat(thrown).isSameAs(failure);
-            assertThat(thrown.getSuppressed()).singleElement().isInstanceOf(LockLostException.class)
-                    .satisfies(lost -> assertThat(lost.getMessage()).contains("'thrown'", "throwAfterKeyDeleted("));
+            assertThat(thrown.getSuppressed()).singleElement()
+                .isInstanceOf(LockLostException.class)
+                .satisfies(lost -> assertThat(lost.getMessage()).contains("'thrown'", "throwAfterKeyDeleted("));
         });
     }
 
@@ -112,7 +114,7 @@ class DistributedLockLeaseLostTests {
             long started = System.nanoTime();
 
             assertThatThrownBy(service::blockUntilInterrupted).isInstanceOf(LockLostException.class)
-                    .hasMessageContaining("'blocked'");
+                .hasMessageContaining("'blocked'");
 
             assertThat(service.interrupted()).as("the method's wait was interrupted").isTrue();
             // It would otherwise have blocked for 10 s.
@@ -138,10 +140,11 @@ class DistributedLockLeaseLostTests {
         runner().run(context -> {
             LeaseService service = context.getBean(LeaseService.class);
 
-            // The outer call (IGNORE) runs an INTERRUPT call on the same key, which joins its hold and returns;
+            // The outer call (IGNORE) runs an INTERRUPT call on the same key, which joins
+            // its hold and returns;
             // only then is the key deleted.
             assertThatThrownBy(service::outerLosingTheLeaseAfterAnInterruptingInnerCall)
-                    .isInstanceOf(LockLostException.class);
+                .isInstanceOf(LockLostException.class);
 
             assertThat(context.getBean(LostLeases.class).lost("joined")).isTrue();
             assertThat(service.interrupted()).as("outer thread interrupted after the inner call returned").isFalse();
@@ -154,12 +157,14 @@ class DistributedLockLeaseLostTests {
             LeaseService service = context.getBean(LeaseService.class);
 
             assertThatThrownBy(service::finishAfterRedisOutage).isInstanceOf(LockLostException.class)
-                    .hasMessageContaining("'outage'")
-                    .hasMessageContaining("finishAfterRedisOutage(");
+                .hasMessageContaining("'outage'")
+                .hasMessageContaining("finishAfterRedisOutage(");
 
             assertThat(service.finished()).isTrue();
             assertThat(context.getBean(LostLeases.class).events()).singleElement()
-                    .extracting(LockLostEvent::getReason).asString().contains("could not be reached");
+                .extracting(LockLostEvent::getReason)
+                .asString()
+                .contains("could not be reached");
         });
     }
 
@@ -207,12 +212,16 @@ class DistributedLockLeaseLostTests {
             probe.server().del("lock:{blocked}");
             try {
                 new CountDownLatch(1).await(10, TimeUnit.SECONDS);
-            } catch (InterruptedException ex) {
+            }
+            catch (InterruptedException ex) {
                 interrupted = true;
             }
         }
 
-        /** Never blocks, so the interrupt stays pending as a status the aspect has to clear. */
+        /**
+         * Never blocks, so the interrupt stays pending as a status the aspect has to
+         * clear.
+         */
         @DistributedLock(key = "'spinning'", ttl = "300ms", onLeaseLost = LeaseLostAction.INTERRUPT)
         public void spinUntilLost() {
             probe.server().del("lock:{spinning}");
@@ -231,7 +240,8 @@ class DistributedLockLeaseLostTests {
             while (!lostLeases.lost("joined") && System.nanoTime() < deadline) {
                 Thread.onSpinWait();
             }
-            // The watchdog runs the handle's listeners before it publishes the event: any interrupt came first.
+            // The watchdog runs the handle's listeners before it publishes the event: any
+            // interrupt came first.
             interrupted = Thread.currentThread().isInterrupted();
         }
 
@@ -251,5 +261,7 @@ class DistributedLockLeaseLostTests {
             probe.server().del("lock:{" + key + "}");
             await().atMost(LOSS_NOTICED).until(() -> lostLeases.lost(key));
         }
+
     }
+
 }

@@ -8,47 +8,55 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
- * The one set of rules for a ttl and a wait time, as a {@link LockService} call applies them: the same rules the
- * annotation and the properties are checked with at startup.
+ * The one set of rules for a ttl and a wait time, as a {@link LockService} call applies
+ * them: the same rules the annotation and the properties are checked with at startup.
  */
-class LockDurationsTests {
+class LockDurationsTest {
 
     @Test
     void ttlFromOneMillisecondTo36500DaysIsValidAndIsPassedOnInWholeMilliseconds() {
         assertThat(LockDurations.requireValidTtl("k", Duration.ofMillis(1))).isEqualTo(1);
         assertThat(LockDurations.requireValidTtl("k", Duration.ofSeconds(30))).isEqualTo(30_000);
         assertThat(LockDurations.requireValidTtl("k", Duration.ofDays(36_500)))
-                .isEqualTo(Duration.ofDays(36_500).toMillis());
-        // A remainder below a millisecond is dropped: the lease in this JVM errs on the short side.
+            .isEqualTo(Duration.ofDays(36_500).toMillis());
+        // A remainder below a millisecond is dropped: the lease in this JVM errs on the
+        // short side.
         assertThat(LockDurations.requireValidTtl("k", Duration.ofNanos(1_999_999))).isEqualTo(1);
     }
 
     @Test
     void subMillisecondTtlIsRejectedNamingTheLockTheValueAndTheMinimum() {
-        assertThatIllegalArgumentException().isThrownBy(() -> LockDurations.requireValidTtl("order:42",
-                Duration.ofNanos(1)))
-                .withMessageContaining("lock 'order:42'").withMessageContaining("(1ns)")
-                .withMessageContaining("shorter than 1ms").withMessageContaining("from 1ms to 36500d");
-        assertThatIllegalArgumentException().isThrownBy(() -> LockDurations.requireValidTtl("k",
-                Duration.ofNanos(500_000))).withMessageContaining("(500us)");
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> LockDurations.requireValidTtl("order:42", Duration.ofNanos(1)))
+            .withMessageContaining("lock 'order:42'")
+            .withMessageContaining("(1ns)")
+            .withMessageContaining("shorter than 1ms")
+            .withMessageContaining("from 1ms to 36500d");
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> LockDurations.requireValidTtl("k", Duration.ofNanos(500_000)))
+            .withMessageContaining("(500us)");
     }
 
     @Test
     void ttlLongerThanTheLeaseClockCanTimeIsRejected() {
-        // 300 years: ttlMillis * 1_000_000 would overflow, and the handle would report isHeld() == false at once.
-        assertThatIllegalArgumentException().isThrownBy(() -> LockDurations.requireValidTtl("order:42",
-                Duration.ofDays(300 * 365)))
-                .withMessageContaining("(109500d)").withMessageContaining("longer than 36500d");
-        assertThatIllegalArgumentException().isThrownBy(() -> LockDurations.requireValidTtl("k",
-                Duration.ofDays(36_500).plusNanos(1)));
+        // 300 years: ttlMillis * 1_000_000 would overflow, and the handle would report
+        // isHeld() == false at once.
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> LockDurations.requireValidTtl("order:42", Duration.ofDays(300 * 365)))
+            .withMessageContaining("(109500d)")
+            .withMessageContaining("longer than 36500d");
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> LockDurations.requireValidTtl("k", Duration.ofDays(36_500).plusNanos(1)));
     }
 
     @Test
     void zeroAndNegativeTtlsAreRejected() {
         assertThatIllegalArgumentException().isThrownBy(() -> LockDurations.requireValidTtl("k", Duration.ZERO))
-                .withMessageContaining("ttl").withMessageContaining("not positive");
-        assertThatIllegalArgumentException().isThrownBy(() -> LockDurations.requireValidTtl("k",
-                Duration.ofSeconds(-5))).withMessageContaining("(-5s)");
+            .withMessageContaining("ttl")
+            .withMessageContaining("not positive");
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> LockDurations.requireValidTtl("k", Duration.ofSeconds(-5)))
+            .withMessageContaining("(-5s)");
     }
 
     @Test
@@ -59,13 +67,16 @@ class LockDurationsTests {
 
     @Test
     void negativeOrUntimeableWaitTimeIsRejectedNamingTheLockAndTheFix() {
-        assertThatIllegalArgumentException().isThrownBy(() -> LockDurations.requireValidWaitTime("order:42",
-                Duration.ofSeconds(-1)))
-                .withMessageContaining("lock 'order:42'").withMessageContaining("must not be negative")
-                .withMessageContaining("Duration.ZERO to try once");
-        // Beyond 292 years, Duration.toNanos() throws an ArithmeticException deep inside the wait.
-        assertThatIllegalArgumentException().isThrownBy(() -> LockDurations.requireValidWaitTime("k",
-                Duration.ofDays(300 * 365))).withMessageContaining("longer than 36500d");
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> LockDurations.requireValidWaitTime("order:42", Duration.ofSeconds(-1)))
+            .withMessageContaining("lock 'order:42'")
+            .withMessageContaining("must not be negative")
+            .withMessageContaining("Duration.ZERO to try once");
+        // Beyond 292 years, Duration.toNanos() throws an ArithmeticException deep inside
+        // the wait.
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> LockDurations.requireValidWaitTime("k", Duration.ofDays(300 * 365)))
+            .withMessageContaining("longer than 36500d");
     }
 
     @Test
@@ -87,4 +98,5 @@ class LockDurationsTests {
         assertThat(LockDurations.describe(Duration.ofSeconds(-5))).isEqualTo("-5s");
         assertThat(LockDurations.describe(null)).isEqualTo("null");
     }
+
 }

@@ -34,12 +34,13 @@ import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.testsupport.RedisServerExtension;
 
 /**
- * The default aspect order takes the lock outside {@code @Transactional}, so it is released only after the commit
- * and a read-modify-write in SQL loses no update across two instances sharing one database. Moving the lock inside
- * the transaction (by {@code distributed-lock.aspect-order}) lets the next holder read before the previous commit,
- * which loses updates: the order is what makes the difference.
+ * The default aspect order takes the lock outside {@code @Transactional}, so it is
+ * released only after the commit and a read-modify-write in SQL loses no update across
+ * two instances sharing one database. Moving the lock inside the transaction (by
+ * {@code distributed-lock.aspect-order}) lets the next holder read before the previous
+ * commit, which loses updates: the order is what makes the difference.
  */
-class DistributedLockTransactionOrderingTests {
+class DistributedLockTransactionOrderingTest {
 
     private static final int THREADS_PER_INSTANCE = 4;
 
@@ -50,14 +51,17 @@ class DistributedLockTransactionOrderingTests {
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
 
-    /** Two instances: two contexts, each with its own connection pool to one in-memory database of this JVM. */
+    /**
+     * Two instances: two contexts, each with its own connection pool to one in-memory
+     * database of this JVM.
+     */
     private ApplicationContextRunner instance(String database) {
         return LockTestContexts.runner(redis.server())
-                .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.DATA_SOURCE,
-                        BootAutoConfigurations.DATA_SOURCE_TRANSACTION_MANAGER, BootAutoConfigurations.TRANSACTION,
-                        BootAutoConfigurations.JDBC_TEMPLATE))
-                .withPropertyValues("spring.datasource.url=jdbc:h2:mem:" + database + ";DB_CLOSE_DELAY=-1")
-                .withBean(AccountService.class);
+            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.DATA_SOURCE,
+                    BootAutoConfigurations.DATA_SOURCE_TRANSACTION_MANAGER, BootAutoConfigurations.TRANSACTION,
+                    BootAutoConfigurations.JDBC_TEMPLATE))
+            .withPropertyValues("spring.datasource.url=jdbc:h2:mem:" + database + ";DB_CLOSE_DELAY=-1")
+            .withBean(AccountService.class);
     }
 
     @Test
@@ -67,7 +71,7 @@ class DistributedLockTransactionOrderingTests {
             AccountService one = first.getBean(AccountService.class);
             AccountService two = second.getBean(AccountService.class);
             assertThat(indexOf(one, DistributedLockAdvisor.class))
-                    .isLessThan(indexOf(one, BeanFactoryTransactionAttributeSourceAdvisor.class));
+                .isLessThan(indexOf(one, BeanFactoryTransactionAttributeSourceAdvisor.class));
 
             JdbcTemplate jdbc = first.getBean(JdbcTemplate.class);
             createAccount(jdbc);
@@ -80,13 +84,13 @@ class DistributedLockTransactionOrderingTests {
     @Test
     void lockInsideTheTransactionLetsTheNextHolderReadBeforeTheCommitAndLosesUpdates() {
         ApplicationContextRunner instance = instance("lockdb-" + UUID.randomUUID())
-                .withUserConfiguration(OuterTransactionConfiguration.class)
-                .withPropertyValues("distributed-lock.aspect-order=100");
+            .withUserConfiguration(OuterTransactionConfiguration.class)
+            .withPropertyValues("distributed-lock.aspect-order=100");
         instance.run(first -> instance.run(second -> {
             AccountService one = first.getBean(AccountService.class);
             AccountService two = second.getBean(AccountService.class);
             assertThat(indexOf(one, DistributedLockAdvisor.class))
-                    .isGreaterThan(indexOf(one, BeanFactoryTransactionAttributeSourceAdvisor.class));
+                .isGreaterThan(indexOf(one, BeanFactoryTransactionAttributeSourceAdvisor.class));
 
             JdbcTemplate jdbc = first.getBean(JdbcTemplate.class);
             createAccount(jdbc);
@@ -132,20 +136,28 @@ class DistributedLockTransactionOrderingTests {
             for (Future<?> worker : workers) {
                 worker.get(60, TimeUnit.SECONDS);
             }
-        } finally {
+        }
+        finally {
             pool.shutdownNow();
         }
     }
 
-    /** Puts the transaction outside everything (order 0), so that aspect-order 100 runs the lock inside it. */
+    /**
+     * Puts the transaction outside everything (order 0), so that aspect-order 100 runs
+     * the lock inside it.
+     */
     @Configuration(proxyBeanMethods = false)
     @EnableTransactionManagement(order = 0, proxyTargetClass = true)
     static class OuterTransactionConfiguration {
+
     }
 
     static class AccountService {
 
-        /** Between the end of the method and the commit: where a lock taken inside the transaction is already gone. */
+        /**
+         * Between the end of the method and the commit: where a lock taken inside the
+         * transaction is already gone.
+         */
         private static final Duration PAUSE_BEFORE_COMMIT = Duration.ofMillis(40);
 
         private final JdbcTemplate jdbc;
@@ -154,7 +166,10 @@ class DistributedLockTransactionOrderingTests {
             this.jdbc = jdbc;
         }
 
-        /** Read, then write value + 1 (not an atomic balance = balance + 1), so a stale read loses an update. */
+        /**
+         * Read, then write value + 1 (not an atomic balance = balance + 1), so a stale
+         * read loses an update.
+         */
         @DistributedLock(key = "'account:1'", waitTime = "30s")
         @Transactional(isolation = Isolation.READ_COMMITTED)
         public void deposit() {
@@ -167,5 +182,7 @@ class DistributedLockTransactionOrderingTests {
                 }
             });
         }
+
     }
+
 }
