@@ -57,6 +57,9 @@ import io.github.distlock.testsupport.RedisServerExtension;
  */
 class MigrationSnippetsTest {
 
+    // @formatter:off: the tagged regions are the migration guides' code, quoted verbatim; the formatter must not
+    // rewrap them (Checkstyle's line length skips this file for the same reason).
+
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension().resetBeforeEach();
 
@@ -70,9 +73,7 @@ class MigrationSnippetsTest {
 
     private static final Pattern OURS = Pattern.compile("<!-- ours: ([a-z0-9-]+) -->");
 
-    /**
-     * What the guarded code did, with the lock keys that were in Redis at that moment.
-     */
+    /** What the guarded code did, with the lock keys that were in Redis at that moment. */
     private final Journal journal = new Journal();
 
     private final Orders orders = new Orders(journal);
@@ -93,23 +94,21 @@ class MigrationSnippetsTest {
 
     private ApplicationContextRunner runner() {
         return new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
-                    DistributedLockAutoConfiguration.class, DistributedLockAnnotationAutoConfiguration.class))
-            .withPropertyValues("spring.data.redis.host=" + redis.server().host(),
-                    "spring.data.redis.port=" + redis.server().port(),
-                    // Generous, so that a loaded machine does not fail the first
-                    // connection; nothing here times it.
-                    "distributed-lock.operation-timeout=10s")
-            .withBean(Journal.class, () -> journal)
-            .withBean(Orders.class, () -> orders)
-            .withBean(Reports.class, () -> reports)
-            .withBean(OrderService.class)
-            .withBean(NightlyJobs.class)
-            .withUserConfiguration(FailureHandlers.class);
+                .withConfiguration(AutoConfigurations.of(BootAutoConfigurations.REDIS,
+                        DistributedLockAutoConfiguration.class, DistributedLockAnnotationAutoConfiguration.class))
+                .withPropertyValues("spring.data.redis.host=" + redis.server().host(),
+                        "spring.data.redis.port=" + redis.server().port(),
+                        // Generous, so that a loaded machine does not fail the first connection; nothing here times it.
+                        "distributed-lock.operation-timeout=10s")
+                .withBean(Journal.class, () -> journal)
+                .withBean(Orders.class, () -> orders)
+                .withBean(Reports.class, () -> reports)
+                .withBean(OrderService.class)
+                .withBean(NightlyJobs.class)
+                .withUserConfiguration(FailureHandlers.class);
     }
 
-    // ---------------------------------------------------------------- LockService, the
-    // programmatic API
+    // ---------------------------------------------------------------- LockService, the programmatic API
 
     @Test
     void lockAndReleaseWithTryWithResources() {
@@ -130,8 +129,7 @@ class MigrationSnippetsTest {
         runner().run(context -> {
             LockService lockService = context.getBean(LockService.class);
             // tag::try-lock[]
-            Optional<LockHandle> acquired = lockService.tryLock("order:42", Duration.ofSeconds(10),
-                    Duration.ofSeconds(2));
+            Optional<LockHandle> acquired = lockService.tryLock("order:42", Duration.ofSeconds(10), Duration.ofSeconds(2));
             if (acquired.isPresent()) {
                 try (LockHandle lock = acquired.get()) {
                     orders.ship("42");
@@ -151,18 +149,9 @@ class MigrationSnippetsTest {
         runner().run(context -> {
             LockService lockService = context.getBean(LockService.class);
             // tag::fixed-lease[]
-            LockHandle lock = lockService
-                .lock(LockRequest.of("order:42").withTtl(Duration.ofSeconds(10)).withWatchdog(false)); // expires
-                                                                                                       // 10
-                                                                                                       // s
-                                                                                                       // after
-                                                                                                       // it
-                                                                                                       // was
-                                                                                                       // taken,
-                                                                                                       // even
-                                                                                                       // if
-                                                                                                       // still
-                                                                                                       // working
+            LockHandle lock = lockService.lock(LockRequest.of("order:42")
+                    .withTtl(Duration.ofSeconds(10))
+                    .withWatchdog(false));   // expires 10 s after it was taken, even if still working
             // end::fixed-lease[]
             long pttl = redis.server().pttl("lock:{order:42}");
             assertThat(pttl).isPositive().isLessThanOrEqualTo(10_000);
@@ -176,7 +165,7 @@ class MigrationSnippetsTest {
             LockService lockService = context.getBean(LockService.class);
             // tag::not-reentrant[]
             LockHandle outer = lockService.lock("order:42", null, null);
-            Optional<LockHandle> inner = lockService.tryLock("order:42", null, Duration.ZERO); // empty
+            Optional<LockHandle> inner = lockService.tryLock("order:42", null, Duration.ZERO);   // empty
             // end::not-reentrant[]
             assertThat(inner).isEmpty();
             assertThat(outer.isHeld()).isTrue();
@@ -190,13 +179,9 @@ class MigrationSnippetsTest {
             LockService lockService = context.getBean(LockService.class);
             // tag::release-elsewhere[]
             LockHandle lock = lockService.lock("import:prices", null, null);
-            CompletableFuture<Void> done = CompletableFuture.runAsync(() -> importer.run("prices"), executor) // another
-                                                                                                              // thread
-                                                                                                              // does
-                                                                                                              // the
-                                                                                                              // work...
-                .whenComplete((result, failure) -> lock.release()); // ...and lets go of
-                                                                    // the lock
+            CompletableFuture<Void> done = CompletableFuture
+                    .runAsync(() -> importer.run("prices"), executor)   // another thread does the work...
+                    .whenComplete((result, failure) -> lock.release());   // ...and lets go of the lock
             // end::release-elsewhere[]
             done.get(30, TimeUnit.SECONDS);
             assertThat(journal.entries()).containsExactly("import prices under [lock:{import:prices}]");
@@ -224,9 +209,7 @@ class MigrationSnippetsTest {
             for (int run = 0; run < 2; run++) {
                 // tag::fencing-token[]
                 try (LockHandle lock = lockService.lock(LockRequest.of("ledger:7").withFencingToken())) {
-                    ledger.post("7", 100, lock.fencingToken()); // the ledger rejects
-                                                                // tokens older than its
-                                                                // last
+                    ledger.post("7", 100, lock.fencingToken());   // the ledger rejects tokens older than its last
                 }
                 // end::fencing-token[]
             }
@@ -239,16 +222,13 @@ class MigrationSnippetsTest {
     void releaseSaysWhetherTheLockWasStillOurs() {
         runner().run(context -> {
             LockService lockService = context.getBean(LockService.class);
-            // The lease runs out (here: the key is deleted) between the work and the
-            // release.
+            // The lease runs out (here: the key is deleted) between the work and the release.
             orders.afterShipping(() -> redis.server().del("lock:{order:42}"));
             // tag::release-result[]
-            LockHandle lock = lockService
-                .lock(LockRequest.of("order:42").withTtl(Duration.ofSeconds(10)).withWatchdog(false));
+            LockHandle lock = lockService.lock(LockRequest.of("order:42").withTtl(Duration.ofSeconds(10)).withWatchdog(false));
             orders.ship("42");
             if (!lock.release()) {
-                orders.flagForReview("42"); // the lease ran out first: another instance
-                                            // may have shipped it too
+                orders.flagForReview("42");   // the lease ran out first: another instance may have shipped it too
             }
             // end::release-result[]
             assertThat(journal.entries()).containsExactly("ship 42 under [lock:{order:42}]", "review 42 under []");
@@ -262,8 +242,7 @@ class MigrationSnippetsTest {
             List<String> stopped = new CopyOnWriteArrayList<>();
             // tag::on-lost[]
             LockHandle lock = lockService.lock("import:prices", Duration.ofSeconds(3), null);
-            lock.onLost(lost -> importer.stop()); // runs on the watchdog's thread: flag,
-                                                  // interrupt or cancel
+            lock.onLost(lost -> importer.stop());   // runs on the watchdog's thread: flag, interrupt or cancel
             // end::on-lost[]
             importer.onStop(() -> stopped.add("stopped"));
             redis.server().del("lock:{import:prices}");
@@ -280,12 +259,11 @@ class MigrationSnippetsTest {
             LockService lockService = context.getBean(LockService.class);
             // tag::hold-at-least[]
             Optional<LockHandle> acquired = lockService.tryLock(LockRequest.of("nightly-report")
-                .withTtl(Duration.ofMinutes(5))
-                .withWatchdog(false)
-                .withWaitTime(Duration.ZERO));
+                    .withTtl(Duration.ofMinutes(5))
+                    .withWatchdog(false)
+                    .withWaitTime(Duration.ZERO));
             if (acquired.isPresent()) {
-                reports.generate(); // not released: the key stays until the 5 minutes are
-                                    // up
+                reports.generate();   // not released: the key stays until the 5 minutes are up
             }
             // end::hold-at-least[]
             assertThat(acquired).isPresent();
@@ -338,8 +316,7 @@ class MigrationSnippetsTest {
     void aNestedCallOnTheSameKeyJoinsTheHoldOfItsThread() {
         runner().run(context -> {
             context.getBean(OrderService.class).shipAll("42");
-            // reserve has waitTime 0s: had it not joined, it would have thrown
-            // LockTimeoutException.
+            // reserve has waitTime 0s: had it not joined, it would have thrown LockTimeoutException.
             assertThat(journal.entries()).containsExactly("reserve 42 under [lock:{order:42}]",
                     "ship 42 under [lock:{order:42}]");
             assertThat(heldLocks()).isEmpty();
@@ -351,9 +328,8 @@ class MigrationSnippetsTest {
         runner().run(context -> {
             LockHandle elsewhere = context.getBean(LockService.class).lock("order:42", null, null);
             assertThatThrownBy(() -> context.getBean(OrderService.class).cancel("42"))
-                .isInstanceOf(OrderBusyException.class)
-                .hasMessageContaining("order:42")
-                .hasCauseInstanceOf(LockTimeoutException.class);
+                    .isInstanceOf(OrderBusyException.class).hasMessageContaining("order:42")
+                    .hasCauseInstanceOf(LockTimeoutException.class);
             elsewhere.release();
             assertThat(journal.entries()).isEmpty();
         });
@@ -366,10 +342,9 @@ class MigrationSnippetsTest {
             LockService lockService = context.getBean(LockService.class);
 
             try (LockHandle otherInstance = lockService.lock("nightly-report", null, null)) {
-                jobs.nightlyReport(); // skipped: returns at once, the report does not run
+                jobs.nightlyReport();   // skipped: returns at once, the report does not run
                 jobs.syncPrices();
-                assertThat(journal.entries())
-                    .containsExactly("prices under [lock:{nightly-report}, lock:{sync-prices}]");
+                assertThat(journal.entries()).containsExactly("prices under [lock:{nightly-report}, lock:{sync-prices}]");
             }
             jobs.nightlyReport();
             assertThat(journal.entries()).containsExactly("prices under [lock:{nightly-report}, lock:{sync-prices}]",
@@ -379,14 +354,13 @@ class MigrationSnippetsTest {
 
     @Test
     void theSkipRecipeRunsAShortJobAgainOnAnInstanceWhoseTickFiresAfterTheFirstRunEnded() {
-        // Two instances; the second one's scheduler fires a moment after the first one's
-        // run returned.
+        // Two instances; the second one's scheduler fires a moment after the first one's run returned.
         runner().run(first -> runner().run(second -> {
             first.getBean(NightlyJobs.class).nightlyReport();
             second.getBean(NightlyJobs.class).nightlyReport();
 
             assertThat(journal.entries()).as("the shedlock page's warning: both instances ran the job")
-                .containsExactly("report under [lock:{nightly-report}]", "report under [lock:{nightly-report}]");
+                    .containsExactly("report under [lock:{nightly-report}]", "report under [lock:{nightly-report}]");
         }));
     }
 
@@ -396,9 +370,7 @@ class MigrationSnippetsTest {
             for (LockService lockService : List.of(first.getBean(LockService.class),
                     second.getBean(LockService.class))) {
                 Optional<LockHandle> acquired = lockService.tryLock(LockRequest.of("nightly-report")
-                    .withTtl(Duration.ofMinutes(5))
-                    .withWatchdog(false)
-                    .withWaitTime(Duration.ZERO));
+                        .withTtl(Duration.ofMinutes(5)).withWatchdog(false).withWaitTime(Duration.ZERO));
                 if (acquired.isPresent()) {
                     reports.generate();
                 }
@@ -423,23 +395,21 @@ class MigrationSnippetsTest {
             LockService lockService = context.getBean(LockService.class);
             try (LockHandle otherInstance = lockService.lock("month-end", null, null)) {
                 assertThatThrownBy(() -> context.getBean(NightlyJobs.class).monthEnd())
-                    .isInstanceOf(LockTimeoutException.class);
+                        .isInstanceOf(LockTimeoutException.class);
             }
             assertThat(journal.entries()).isEmpty();
         });
     }
 
-    // ---------------------------------------------------------------- the guides show
-    // exactly this code
+    // ---------------------------------------------------------------- the guides show exactly this code
 
     @Test
     void everyBlockOfOursInTheGuidesIsARegionOfThisTest() throws IOException {
         Map<String, String> regions = regions();
         assertThat(regions).as("regions in " + SOURCE).hasSizeGreaterThan(15);
         List<Path> guides = guides();
-        assertThat(guides).extracting(guide -> guide.getFileName().toString())
-            .contains("redisson-migration.md", "lock4j-migration.md", "shedlock-migration.md",
-                    "spring-integration-migration.md");
+        assertThat(guides).extracting(guide -> guide.getFileName().toString()).contains("redisson-migration.md",
+                "lock4j-migration.md", "shedlock-migration.md", "spring-integration-migration.md");
         List<String> problems = new ArrayList<>();
         int checked = 0;
         for (Path guide : guides) {
@@ -487,11 +457,8 @@ class MigrationSnippetsTest {
     /** Lines without their common indentation and trailing blanks. */
     private static String normalise(String code) {
         List<String> lines = code.lines().map(String::stripTrailing).toList();
-        int indent = lines.stream()
-            .filter(line -> !line.isEmpty())
-            .mapToInt(line -> line.length() - line.stripLeading().length())
-            .min()
-            .orElse(0);
+        int indent = lines.stream().filter(line -> !line.isEmpty())
+                .mapToInt(line -> line.length() - line.stripLeading().length()).min().orElse(0);
         return String.join("\n", lines.stream().map(line -> line.isEmpty() ? line : line.substring(indent)).toList());
     }
 
@@ -505,8 +472,7 @@ class MigrationSnippetsTest {
         return journal.heldLocks();
     }
 
-    // ---------------------------------------------------------------- the beans the
-    // guides annotate
+    // ---------------------------------------------------------------- the beans the guides annotate
 
     /** Order operations as a migrated service declares them. */
     static class OrderService {
@@ -529,25 +495,21 @@ class MigrationSnippetsTest {
         // end::annotation-key[]
 
         // tag::annotation-composite-key[]
-        @DistributedLock(key = "#order.id + ':' + #order.customer") // one lock named by
-                                                                    // both values
+        @DistributedLock(key = "#order.id + ':' + #order.customer")   // one lock named by both values
         public void rename(Order order) {
             orders.ship(order.id());
         }
         // end::annotation-composite-key[]
 
         // tag::annotation-several-keys[]
-        @DistributedLock(keys = { "'account:' + #from", "'account:' + #to" }) // two
-                                                                              // locks,
-                                                                              // both or
-                                                                              // none
+        @DistributedLock(keys = { "'account:' + #from", "'account:' + #to" })   // two locks, both or none
         public void transfer(String from, String to, long cents) {
             orders.ship(from + "->" + to);
         }
         // end::annotation-several-keys[]
 
         // tag::annotation-method-lock[]
-        @DistributedLock // no key: the lock is named OrderService.rebuildIndex
+        @DistributedLock   // no key: the lock is named OrderService.rebuildIndex
         public void rebuildIndex() {
             orders.ship("index");
         }
@@ -556,8 +518,7 @@ class MigrationSnippetsTest {
         // tag::annotation-nested[]
         @DistributedLock(key = "'order:' + #id")
         public void shipAll(String id) {
-            self.reserve(id); // through the proxy: same key, same thread, so it joins
-                              // this hold
+            self.reserve(id);   // through the proxy: same key, same thread, so it joins this hold
             orders.ship(id);
         }
 
@@ -573,7 +534,6 @@ class MigrationSnippetsTest {
             orders.ship(id);
         }
         // end::annotation-failure-handler[]
-
     }
 
     /** Scheduled jobs that one instance at a time runs. */
@@ -604,13 +564,11 @@ class MigrationSnippetsTest {
 
         // tag::scheduled-throw[]
         @Scheduled(cron = "0 0 3 1 * *")
-        @DistributedLock(key = "'month-end'", waitTime = "0s") // taken elsewhere:
-                                                               // LockTimeoutException
+        @DistributedLock(key = "'month-end'", waitTime = "0s")   // taken elsewhere: LockTimeoutException
         public void monthEnd() {
             reports.generate();
         }
         // end::scheduled-throw[]
-
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -624,7 +582,6 @@ class MigrationSnippetsTest {
             };
         }
         // end::failure-handler-bean[]
-
     }
 
     record Order(String id, String customer) {
@@ -635,15 +592,11 @@ class MigrationSnippetsTest {
         OrderBusyException(String key, Throwable cause) {
             super("Order lock " + key + " is busy; try again", cause);
         }
-
     }
 
-    // ---------------------------------------------------------------- stand-ins for the
-    // application's code
+    // ---------------------------------------------------------------- stand-ins for the application's code
 
-    /**
-     * Records each piece of guarded work with the lock keys held in Redis at the time.
-     */
+    /** Records each piece of guarded work with the lock keys held in Redis at the time. */
     static final class Journal {
 
         private final List<String> entries = new CopyOnWriteArrayList<>();
@@ -663,15 +616,13 @@ class MigrationSnippetsTest {
         List<String> heldLocks() {
             return redis.server().scan("lock:*").stream().filter(key -> key.endsWith("}")).sorted().toList();
         }
-
     }
 
     static final class Orders {
 
         private final Journal journal;
 
-        private volatile Runnable afterShipping = () -> {
-        };
+        private volatile Runnable afterShipping = () -> { };
 
         Orders(Journal journal) {
             this.journal = journal;
@@ -694,15 +645,13 @@ class MigrationSnippetsTest {
         void afterShipping(Runnable action) {
             this.afterShipping = action;
         }
-
     }
 
     static final class Reports {
 
         private final Journal journal;
 
-        private volatile Runnable during = () -> {
-        };
+        private volatile Runnable during = () -> { };
 
         Reports(Journal journal) {
             this.journal = journal;
@@ -721,7 +670,6 @@ class MigrationSnippetsTest {
         void during(Runnable action) {
             this.during = action;
         }
-
     }
 
     static final class Ledger {
@@ -742,15 +690,13 @@ class MigrationSnippetsTest {
         List<Long> tokens() {
             return tokens;
         }
-
     }
 
     static final class Importer {
 
         private final Journal journal;
 
-        private volatile Runnable onStop = () -> {
-        };
+        private volatile Runnable onStop = () -> { };
 
         Importer(Journal journal) {
             this.journal = journal;
@@ -767,7 +713,7 @@ class MigrationSnippetsTest {
         void onStop(Runnable action) {
             this.onStop = action;
         }
-
     }
+    // @formatter:on
 
 }
