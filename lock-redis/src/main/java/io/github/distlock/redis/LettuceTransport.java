@@ -37,6 +37,16 @@ final class LettuceTransport implements RedisLockTransport {
     private static final Supplier<CommandOutput<byte[], byte[], byte[]>> VALUE = () -> new ValueOutput<>(
             ByteArrayCodec.INSTANCE);
 
+    static {
+        // Initialises Lettuce's output classes here, on the thread that builds the
+        // backend: a class initialised on
+        // a virtual thread pins it to its carrier, and the first lock call may well run
+        // on one.
+        INTEGER.get();
+        ARRAY.get();
+        VALUE.get();
+    }
+
     private static final byte[] NX = RedisLockProtocol.bytes("NX");
 
     private static final byte[] PX = RedisLockProtocol.bytes("PX");
