@@ -54,6 +54,14 @@ import org.jspecify.annotations.Nullable;
  */
 public final class LockWaiters {
 
+    static {
+        // Looks SHA-1 up once here, on the thread that builds the lock service: the
+        // provider lookup initialises
+        // classes, and a class initialised on a virtual thread (a waiter's first wait)
+        // pins it to its carrier.
+        sha1Hex("");
+    }
+
     private final ConcurrentHashMap<String, Waiter> byId = new ConcurrentHashMap<>();
 
     /**
