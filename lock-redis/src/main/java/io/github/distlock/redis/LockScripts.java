@@ -33,18 +33,24 @@ final class LockScripts {
 
     /**
      * A Redlock node's acquire vote: {@code SET NX PX} in a script, sent as an
-     * incarnation.
+     * incarnation; it answers with the node's clock too ({@link ServerClockListener}).
      */
     static final LuaScript REDLOCK_VOTE = LuaScript.load("redlock_vote.lua");
 
     /**
      * A Redlock arbiter node's acquire: {@code SET NX PX}, or a place in the key's
-     * wake-up line.
+     * wake-up line; it answers with the node's clock too.
      */
     static final LuaScript REDLOCK_ACQUIRE = LuaScript.load("redlock_acquire.lua");
 
     /** Compare-and-{@code PEXPIRE} for many keys at once. */
     static final LuaScript RENEW = LuaScript.load("renew.lua");
+
+    /**
+     * A Redlock node's renewal, sent as an incarnation: {@link #RENEW}, answered with the
+     * node's clock after the leases' answers.
+     */
+    static final LuaScript REDLOCK_RENEW = LuaScript.load("redlock_renew.lua");
 
     /** A waiter leaves the queue (and takes a lock handed to it meanwhile). */
     static final LuaScript CANCEL = LuaScript.load("cancel.lua", FENCING);

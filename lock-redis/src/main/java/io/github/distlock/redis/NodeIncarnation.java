@@ -30,7 +30,7 @@ import java.util.List;
  * current scripts.
  *
  * <pre>{@code
- * NodeIncarnation incarnation = new NodeIncarnation(() -> guard.connectionChanged());
+ * NodeIncarnation incarnation = new NodeIncarnation(guard::connectionChanged, guard::serverTime);
  * LettuceLockBackend node = new LettuceLockBackend(connection, "lock:", "lock:released", incarnation);
  * incarnation.load(connection);   // then INFO server: the node counts once both are read
  * }</pre>
@@ -40,6 +40,8 @@ public final class NodeIncarnation {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Runnable whenNotCached;
+
+    private final ServerClockListener serverClock;
 
     private volatile Scripts scripts;
 
@@ -54,7 +56,18 @@ public final class NodeIncarnation {
      * node answers a vote with {@code NOSCRIPT}; must not block
      */
     public NodeIncarnation(Runnable whenNotCached) {
+        this(whenNotCached, ServerClockListener.NONE);
+    }
+
+    /**
+     * @param whenNotCached told, on a client I/O thread or the caller's, whenever the
+     * node answers a vote with {@code NOSCRIPT}; must not block
+     * @param serverClock told the node's clock from each vote's and renewal's reply,
+     * before the reply counts
+     */
+    public NodeIncarnation(Runnable whenNotCached, ServerClockListener serverClock) {
         this.whenNotCached = whenNotCached;
+        this.serverClock = serverClock;
         this.scripts = new Scripts(newNonce(), whenNotCached);
     }
 
@@ -117,6 +130,11 @@ public final class NodeIncarnation {
         return scripts;
     }
 
+    /** Where the node's clock, as its votes and renewals answer it, goes. */
+    ServerClockListener serverClock() {
+        return serverClock;
+    }
+
     /**
      * One nonce's scripts.
      *
@@ -129,7 +147,7 @@ public final class NodeIncarnation {
         Scripts(String nonce, Runnable whenNotCached) {
             this(nonce, LockScripts.REDLOCK_VOTE.incarnation(nonce, whenNotCached),
                     LockScripts.REDLOCK_ACQUIRE.incarnation(nonce, whenNotCached),
-                    LockScripts.RENEW.incarnation(nonce, whenNotCached),
+                    LockScripts.REDLOCK_RENEW.incarnation(nonce, whenNotCached),
                     LockScripts.FENCE.incarnation(nonce, whenNotCached),
                     LockScripts.RAISE_FENCE.incarnation(nonce, whenNotCached));
         }

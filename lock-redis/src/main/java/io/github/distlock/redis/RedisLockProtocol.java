@@ -139,10 +139,11 @@ final class RedisLockProtocol {
      */
     AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
         if (incarnation != null) {
-            Reply<Long> vote = script(key, "acquire", incarnation.scripts().vote(), ReplyType.INTEGER,
+            long sent = System.nanoTime();
+            Reply<List<Object>> vote = script(key, "acquire", incarnation.scripts().vote(), ReplyType.ARRAY,
                     redlockKeys(key, false), voteArguments(token, ttlMillis), Role.ACQUIRE, token,
                     transport.deadline());
-            return voteResult(vote.value(), ttlMillis);
+            return voteResult(vote.value(), sent, System.nanoTime(), ttlMillis);
         }
         if (!setNxGetRefused) {
             byte[] value = bytes(token);
@@ -181,9 +182,12 @@ final class RedisLockProtocol {
             return null;
         }
         if (incarnation != null) {
-            CompletableFuture<Reply<Long>> vote = transport.scriptAsync(key, "acquire", incarnation.scripts().vote(),
-                    ReplyType.INTEGER, redlockKeys(key, false), voteArguments(token, ttlMillis));
-            return vote == null ? null : vote.thenApply(answer -> voteResult(answer.value(), ttlMillis));
+            long sent = System.nanoTime();
+            CompletableFuture<Reply<List<Object>>> vote = transport.scriptAsync(key, "acquire",
+                    incarnation.scripts().vote(), ReplyType.ARRAY, redlockKeys(key, false),
+                    voteArguments(token, ttlMillis));
+            return vote == null ? null
+                    : vote.thenApply(answer -> voteResult(answer.value(), sent, System.nanoTime(), ttlMillis));
         }
         if (setNxGetRefused) {
             return acquireScriptAsync(key, token, ttlMillis);
@@ -244,18 +248,22 @@ final class RedisLockProtocol {
      * or keeps its place there, for {@code aliveMillis}.
      */
     AcquireResult tryAcquireOrWait(LockKey key, String token, long ttlMillis, String waiterId, long aliveMillis) {
-        Reply<Long> reply = script(key, "acquire", arbiterVote(), ReplyType.INTEGER, redlockKeys(key, true),
+        long sent = System.nanoTime();
+        Reply<List<Object>> reply = script(key, "acquire", arbiterVote(), ReplyType.ARRAY, redlockKeys(key, true),
                 redlockAcquireArguments(token, ttlMillis, waiterId, aliveMillis), Role.ACQUIRE, token,
                 transport.deadline());
-        return voteResult(reply.value(), ttlMillis);
+        return voteResult(reply.value(), sent, System.nanoTime(), ttlMillis);
     }
 
     /** {@link #tryAcquireOrWait} without waiting, or {@code null}. */
     CompletableFuture<AcquireResult> tryAcquireOrWaitAsync(LockKey key, String token, long ttlMillis, String waiterId,
             long aliveMillis) {
-        CompletableFuture<Reply<Long>> reply = transport.scriptAsync(key, "acquire", arbiterVote(), ReplyType.INTEGER,
-                redlockKeys(key, true), redlockAcquireArguments(token, ttlMillis, waiterId, aliveMillis));
-        return reply == null ? null : reply.thenApply(answer -> voteResult(answer.value(), ttlMillis));
+        long sent = System.nanoTime();
+        CompletableFuture<Reply<List<Object>>> reply = transport.scriptAsync(key, "acquire", arbiterVote(),
+                ReplyType.ARRAY, redlockKeys(key, true),
+                redlockAcquireArguments(token, ttlMillis, waiterId, aliveMillis));
+        return reply == null ? null
+                : reply.thenApply(answer -> voteResult(answer.value(), sent, System.nanoTime(), ttlMillis));
     }
 
     private LuaScript arbiterVote() {
@@ -435,7 +443,13 @@ final class RedisLockProtocol {
             byMaster.computeIfAbsent(topology.masterOf(call.key()), master -> new ArrayList<>()).add(call);
         }
         LuaScript script = incarnation != null ? incarnation.scripts().renew() : LockScripts.RENEW;
+        long sent = System.nanoTime();
         transport.renew(script, byMaster, replicaAcks, deadline, (call, answers, acked) -> {
+            if (answers != null && incarnation != null) {
+                // redlock_renew.lua: the node's clock after the leases' answers.
+                incarnation.serverClock()
+                    .serverTime(sent, System.nanoTime(), serverMicros(answers, call.leases().size()));
+            }
             boolean confirmed = !replicaAcks.enabled() || replicaAcks.satisfiedBy(acked);
             for (int i = 0; i < call.leases().size(); i++) {
                 RenewalOutcome outcome;
@@ -615,8 +629,20 @@ final class RedisLockProtocol {
     }
 
     /** A Redlock vote: 1 granted, for the whole lease. */
-    private static AcquireResult voteResult(long granted, long ttlMillis) {
-        return granted == 1L ? AcquireResult.acquired(0, ttlMillis) : AcquireResult.notAcquired(0, 0);
+    /**
+     * A vote's reply, {@code {granted, seconds, microseconds}}: the node's clock goes to
+     * the incarnation's listener before the vote is counted.
+     */
+    private AcquireResult voteResult(List<Object> reply, long sentNanos, long receivedNanos, long ttlMillis) {
+        if (incarnation != null) {
+            incarnation.serverClock().serverTime(sentNanos, receivedNanos, serverMicros(reply, 1));
+        }
+        return (Long) reply.get(0) == 1L ? AcquireResult.acquired(0, ttlMillis) : AcquireResult.notAcquired(0, 0);
+    }
+
+    /** The node's clock in a reply, as {@code TIME} gave it at {@code at} and after. */
+    private static long serverMicros(List<Object> reply, int at) {
+        return (Long) reply.get(at) * 1_000_000L + (Long) reply.get(at + 1);
     }
 
     static byte[] bytes(String value) {

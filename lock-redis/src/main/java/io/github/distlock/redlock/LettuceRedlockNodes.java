@@ -166,7 +166,7 @@ public final class LettuceRedlockNodes implements AutoCloseable {
                 incarnation = new NodeIncarnation(() -> {
                     guard.connectionChanged();
                     nodes.checkSoon(index);
-                });
+                }, guard::serverTime);
                 nodes.incarnations.add(incarnation);
                 // Only the lock connection's own events count. The release-hint
                 // subscription is
@@ -271,9 +271,12 @@ public final class LettuceRedlockNodes implements AutoCloseable {
         try {
             String before = field(connection.info("server"), "run_id");
             incarnation.load(connection);
+            long sent = System.nanoTime();
             String info = connection.info("server");
+            long received = System.nanoTime();
             String runId = field(info, "run_id");
             String uptime = field(info, "uptime_in_seconds");
+            String serverTime = field(info, "server_time_usec");
             if (runId == null || uptime == null) {
                 return;
             }
@@ -286,6 +289,11 @@ public final class LettuceRedlockNodes implements AutoCloseable {
                 // run id it reads is recorded (and a change held back) without making the
                 // node count.
                 guard.connectionChanged();
+            }
+            if (serverTime != null) {
+                // Before verified(): a jump seen here holds the node back before it
+                // counts again.
+                guard.serverTime(runId, sent, received, Long.parseLong(serverTime));
             }
             guard.verified(epoch, runId, Long.parseLong(uptime));
             if (!bound) {

@@ -35,7 +35,11 @@ import org.apache.commons.logging.LogFactory;
  * a node is held back for one longest lease from when the change was seen, on this JVM's
  * monotonic clock, and a WARN says so;</li>
  * <li>a node declared durable (AOF with {@code appendfsync always}, which does not
- * forget) is trusted after a restart as soon as it is verified.</li>
+ * forget) is trusted after a restart as soon as it is verified;</li>
+ * <li>a node whose clock jumped forward ({@link NodeClock}, read in the reply of every
+ * vote and renewal and in each check) may have expired the leases it granted early, and
+ * is held back like a changed {@code run_id}, durable or not: for one longest lease from
+ * when the jump was seen, before the reply that showed it is counted.</li>
  * </ul>
  *
  * <p>
@@ -78,6 +82,17 @@ public final class NodeRestartGuard {
      */
     private volatile long identityChangedNanos;
 
+    private final NodeClock clock = new NodeClock();
+
+    /** Whether a forward jump of the node's clock was seen. */
+    private volatile boolean clockJumped;
+
+    /**
+     * When the last forward jump of the node's clock was seen, as a
+     * {@link System#nanoTime} value.
+     */
+    private volatile long clockJumpedNanos;
+
     /** The last hold-back logged, so that each restart is logged once. */
     private volatile String loggedFor;
 
@@ -104,8 +119,53 @@ public final class NodeRestartGuard {
         if (!verified) {
             return false;
         }
-        return durable
-                || System.nanoTime() - upSinceNanos >= TimeUnit.MILLISECONDS.toNanos(longestLeaseMillis.getAsLong());
+        long now = System.nanoTime();
+        long longestNanos = TimeUnit.MILLISECONDS.toNanos(longestLeaseMillis.getAsLong());
+        if (clockJumped && now - clockJumpedNanos < longestNanos) {
+            return false;
+        }
+        return durable || now - upSinceNanos >= longestNanos;
+    }
+
+    /**
+     * What the node's clock read in a check ({@code server_time_usec} of {@code INFO
+     * server}), before {@link #verified} is told the check's outcome. A changed
+     * {@code run_id} is another server, or a restart, with a clock of its own: that is
+     * held back by {@link #verified}, and the clock is judged from this reading on.
+     * @param nodeRunId the {@code run_id} the same {@code INFO} read
+     * @param sentNanos {@link System#nanoTime} before it was sent
+     * @param receivedNanos {@link System#nanoTime} when its reply arrived
+     * @param serverMicros the node's clock, microseconds since the epoch
+     */
+    public void serverTime(String nodeRunId, long sentNanos, long receivedNanos, long serverMicros) {
+        String known = runId;
+        if (known != null && !known.equals(nodeRunId)) {
+            clock.forget();
+        }
+        serverTime(sentNanos, receivedNanos, serverMicros);
+    }
+
+    /**
+     * What the node's clock read in a reply
+     * ({@link io.github.distlock.redis.ServerClockListener}): a forward jump holds its
+     * votes back for one longest lease from now, this reply's included.
+     * @param sentNanos {@link System#nanoTime} before the command was sent
+     * @param receivedNanos {@link System#nanoTime} when its reply arrived
+     * @param serverMicros the node's clock, microseconds since the epoch
+     */
+    public void serverTime(long sentNanos, long receivedNanos, long serverMicros) {
+        long jumpNanos = clock.forwardJump(sentNanos, receivedNanos, serverMicros);
+        if (jumpNanos <= 0) {
+            return;
+        }
+        clockJumpedNanos = System.nanoTime();
+        clockJumped = true;
+        long longest = longestLeaseMillis.getAsLong();
+        logger.warn("Redlock node " + node + "'s clock jumped forward by at least "
+                + Duration.ofNanos(jumpNanos).toMillis() + " ms: it expires keys by that clock, so it may have "
+                + "let go of locks it granted before their time. Its votes do not count for the longest lease ("
+                + Duration.ofMillis(longest) + ") from now, until about " + Instant.now().plusMillis(longest)
+                + ". Keep the nodes' clocks slewed (NTP without steps).");
     }
 
     /**

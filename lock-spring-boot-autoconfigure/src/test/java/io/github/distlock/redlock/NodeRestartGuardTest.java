@@ -79,4 +79,47 @@ class NodeRestartGuardTest {
         assertThat(guard.votes()).isTrue();
     }
 
+    /**
+     * A node's clock that jumped forward may have let its leases go early: a durable node
+     * is held back too, from the reply that showed the jump, and the WARN names the node
+     * and the jump.
+     */
+    @Test
+    void aForwardJumpOfTheNodesClockHoldsEvenADurableNodeBackForTheLongestLease(CapturedOutput output) {
+        NodeRestartGuard guard = guard(true);
+        guard.verified(guard.epoch(), "a1", 3_600);
+        long start = System.nanoTime();
+        long clockMicros = 1_800_000_000_000_000L;
+        guard.serverTime("a1", start, start, clockMicros);
+        assertThat(guard.votes()).isTrue();
+
+        // A second later by this JVM's clock, the node's clock reads 30 s later.
+        long later = start + 1_000_000_000L;
+        guard.serverTime(later, later, clockMicros + 31_000_000L);
+
+        assertThat(guard.votes()).isFalse();
+        assertThat(output).contains("Redlock node lock-1:6379's clock jumped forward by at least 29")
+            .contains("Keep the nodes' clocks slewed");
+        longestLeaseMillis.set(300);
+        await().atMost(Duration.ofSeconds(5)).until(guard::votes);
+    }
+
+    /**
+     * Another server at the node's address has a clock of its own: that is a changed
+     * {@code run_id}, held back as such, and no clock jump.
+     */
+    @Test
+    void anotherServersClockIsNotAJump(CapturedOutput output) {
+        NodeRestartGuard guard = guard(false);
+        long start = System.nanoTime();
+        guard.serverTime("a1", start, start, 1_800_000_000_000_000L);
+        guard.verified(guard.epoch(), "a1", 3_600);
+
+        guard.serverTime("b2", start + 1_000_000, start + 1_000_000, 1_800_000_090_000_000L);
+        guard.verified(guard.epoch(), "b2", 3_600);
+
+        assertThat(output).doesNotContain("clock jumped");
+        assertThat(output).contains("changed its run_id from a1 to b2");
+    }
+
 }
