@@ -628,10 +628,10 @@ final class RedisLockProtocol {
         return AcquireResult.notAcquired((Long) reply.get(1), (Long) reply.get(2));
     }
 
-    /** A Redlock vote: 1 granted, for the whole lease. */
     /**
-     * A vote's reply, {@code {granted, seconds, microseconds}}: the node's clock goes to
-     * the incarnation's listener before the vote is counted.
+     * A Redlock vote's reply, {@code {granted, seconds, microseconds}}: granted 1 is the
+     * whole lease; the node's clock goes to the incarnation's listener before the vote is
+     * counted.
      */
     private AcquireResult voteResult(List<Object> reply, long sentNanos, long receivedNanos, long ttlMillis) {
         if (incarnation != null) {
