@@ -220,24 +220,24 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
 
     @Override
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
-        return attempt(key, token, ttlMillis, false);
+        return attempt(key, token, ttlMillis, false, false);
     }
 
     @Override
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
             boolean fencingToken) {
-        // The fencing token is the key's create revision: it comes with every
-        // acquisition.
-        return attempt(key, token, ttlMillis, queueMillis > 0);
+        return attempt(key, token, ttlMillis, queueMillis > 0, fencingToken);
     }
 
     /**
      * Writes our key unless it is there (a retry, or a waiter's re-check), and reads the
      * directory's first key in the same transaction: ours first means the lock is ours.
      * Without {@code queue} a key that is not first is deleted again, so the attempt
-     * leaves nothing behind.
+     * leaves nothing behind. The fencing token, the key's create revision, is free to
+     * read, but it is handed out only when asked for: a holder that asks later gets it
+     * only while the key is still first ({@link #issueFencingToken}).
      */
-    private AcquireResult attempt(LockKey key, String token, long ttlMillis, boolean queue) {
+    private AcquireResult attempt(LockKey key, String token, long ttlMillis, boolean queue, boolean fencingToken) {
         long deadline = deadline();
         ByteSequence ours = acquisitionKey(key, token);
         Acquisition acquisition = acquisitionFor(key, token, ttlMillis, deadline);
@@ -266,7 +266,7 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
                 }
                 validity = Math.min(ttlMillis, TimeUnit.SECONDS.toMillis(leaseLeft));
             }
-            return AcquireResult.acquired(mine.getCreateRevision(), validity);
+            return AcquireResult.acquired(fencingToken ? mine.getCreateRevision() : 0, validity);
         }
         long holderRevision = head != null ? head.getCreateRevision() : 0;
         if (!queue) {
