@@ -226,7 +226,19 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
     @Override
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis, long queueMillis, boolean queued,
             boolean fencingToken) {
-        return attempt(key, token, ttlMillis, queueMillis > 0, fencingToken);
+        if (!queued || queueMillis <= 0 || !acquisitions.containsKey(token)) {
+            return attempt(key, token, ttlMillis, queueMillis > 0, fencingToken);
+        }
+        try {
+            return attempt(key, token, ttlMillis, true, fencingToken);
+        }
+        catch (LockBackendException ex) {
+            // A waiter's re-check writes nothing new (its key is there already), so one
+            // that goes unanswered, in a leader election say, decided nothing: the waiter
+            // waits on and checks again, rather than lose its wait to the election.
+            logger.debug("A waiter's re-check of {} went unanswered; it waits on", key.printableName(), ex);
+            return AcquireResult.notAcquired(0, 0);
+        }
     }
 
     /**
