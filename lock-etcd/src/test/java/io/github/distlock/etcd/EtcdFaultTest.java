@@ -220,6 +220,54 @@ class EtcdFaultTest {
         assertThat(next.release()).isTrue();
     }
 
+    @Test
+    void aClientCutOffFromTheClusterIsToldItLostTheLockBeforeAnotherClientGetsIt() throws Exception {
+        List<BlackholeProxy> proxies = new ArrayList<>();
+        for (String endpoint : etcd.endpoints()) {
+            proxies.add(new BlackholeProxy(endpoint));
+        }
+        try {
+            Client cutOff = new Client(
+                    EtcdLockBackend.connect(EtcdSettings.of(proxies.stream().map(BlackholeProxy::url).toList())
+                        .withOperationTimeout(Duration.ofMillis(1500))));
+            clients.add(cutOff);
+            Client other = client();
+            LockHandle held = cutOff.locks.lock(LockRequest.of("inventory")
+                .withTtl(Duration.ofSeconds(3))
+                .withWaitTime(Duration.ZERO)
+                .withWatchdog(true));
+            long heldToken = held.fencingToken();
+            List<LockHandle> told = new CopyOnWriteArrayList<>();
+            held.onLost(told::add);
+
+            proxies.forEach(BlackholeProxy::blackhole);
+
+            LockHandle next = other.locks.lock("inventory", Duration.ofSeconds(10), Duration.ofSeconds(60));
+            assertThat(held.isHeld()).as("the cut-off holder no longer counts the lock held").isFalse();
+            assertThat(next.fencingToken()).isGreaterThan(heldToken);
+            await().atMost(PATIENCE).until(() -> !told.isEmpty());
+            assertThat(told).as("the cut-off holder was told, once").containsExactly(held);
+            AtomicBoolean ran = new AtomicBoolean();
+            Throwable refused = catchThrowable(() -> cutOff.locks.callLocked(
+                    LockRequest.of("inventory-2").withTtl(Duration.ofSeconds(3)).withWaitTime(Duration.ZERO),
+                    () -> ran.getAndSet(true)));
+            assertThat(refused).isInstanceOf(LockBackendException.class);
+            assertThat(ran).as("guarded work ran without its lock").isFalse();
+            assertThat(next.release()).isTrue();
+
+            proxies.forEach(BlackholeProxy::heal);
+            LockHandle again = await().atMost(PATIENCE)
+                .ignoreExceptions()
+                .until(() -> cutOff.locks.tryLock("inventory", Duration.ofSeconds(3), Duration.ZERO).orElse(null),
+                        handle -> handle != null);
+            assertThat(again.fencingToken()).isGreaterThan(next.fencingToken());
+            assertThat(again.release()).isTrue();
+        }
+        finally {
+            proxies.forEach(BlackholeProxy::close);
+        }
+    }
+
     /** A client whose calls give up after 1.5 s, for the tests that expect them to. */
     private Client client() {
         return client(Duration.ofMillis(1500));
