@@ -253,12 +253,24 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
         long deadline = deadline();
         ByteSequence ours = acquisitionKey(key, token);
         Acquisition acquisition = acquisitionFor(key, token, ttlMillis, deadline);
-        TxnResponse txn = await(kv.txn()
-            .If(new Cmp(ours, Cmp.Op.EQUAL, CmpTarget.version(0)))
-            .Then(Op.put(ours, HOLDER, PutOption.builder().withLeaseId(acquisition.leaseId).build()),
-                    Op.get(directory(key), HEAD), Op.get(ours, GetOption.DEFAULT))
-            .Else(Op.get(directory(key), HEAD), Op.get(ours, GetOption.DEFAULT))
-            .commit(), deadline, key, "acquire");
+        TxnResponse txn;
+        try {
+            txn = await(kv.txn()
+                .If(new Cmp(ours, Cmp.Op.EQUAL, CmpTarget.version(0)))
+                .Then(Op.put(ours, HOLDER, PutOption.builder().withLeaseId(acquisition.leaseId).build()),
+                        Op.get(directory(key), HEAD), Op.get(ours, GetOption.DEFAULT))
+                .Else(Op.get(directory(key), HEAD), Op.get(ours, GetOption.DEFAULT))
+                .commit(), deadline, key, "acquire");
+        }
+        catch (LockBackendException ex) {
+            if (isLeaseNotFound(ex)) {
+                // Our lease ran out (a waiter that could not reach etcd for its whole
+                // ttl): the next attempt starts over on a new lease, at the end of the
+                // line.
+                forget(key, token);
+            }
+            throw ex;
+        }
         boolean created = txn.isSucceeded();
         KeyValue head = first(txn.getGetResponses().get(0));
         KeyValue mine = first(txn.getGetResponses().get(1));
