@@ -553,7 +553,12 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
             revokeQuietly(leaseId);
             return raced;
         }
-        tokensByDirectory.computeIfAbsent(key.storeKey(), directory -> ConcurrentHashMap.newKeySet()).add(token);
+        // In compute, so that a concurrent forget cannot drop the set this token joins.
+        tokensByDirectory.compute(key.storeKey(), (directory, tokens) -> {
+            Set<String> joined = tokens != null ? tokens : ConcurrentHashMap.newKeySet();
+            joined.add(token);
+            return joined;
+        });
         return granted;
     }
 
@@ -711,13 +716,22 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
 
         private volatile Watch.@Nullable Watcher watcher;
 
+        /** Closed: a watcher that starts after this is closed at once. */
+        private volatile boolean stopped;
+
         DirectoryWatch(String directory) {
             this.directory = directory;
         }
 
         void start() {
-            watcher = watch.watch(bytes(directory),
+            Watch.Watcher started = watch.watch(bytes(directory),
                     WatchOption.builder().isPrefix(true).withNoPut(true).withCreateNotify(true).build(), this);
+            watcher = started;
+            if (stopped) {
+                // Closed while it was starting (the last lock of ours there went): no
+                // leak.
+                started.close();
+            }
         }
 
         @Override
@@ -751,6 +765,7 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
         }
 
         void close() {
+            stopped = true;
             created = false;
             Watch.Watcher current = watcher;
             if (current != null) {
