@@ -205,7 +205,9 @@ class EtcdFaultTest {
             .hasMessageContaining("distributed-lock.etcd.operation-timeout");
         assertThat(ran).as("the guarded work ran without its lock").isFalse();
         assertThat(b.backend.ping().reachable()).as("a majority answers").isFalse();
-        await().atMost(PATIENCE).until(held::isLost);
+        // The listeners run on the watchdog's listener thread, a moment after the handle
+        // is marked.
+        await().atMost(PATIENCE).until(() -> held.isLost() && !told.isEmpty());
         assertThat(held.isHeld()).isFalse();
         assertThat(told).as("the holder was told, once").containsExactly(held);
 
