@@ -1,6 +1,7 @@
 package io.github.distlock.etcd;
 
 import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,6 +15,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+
+import javax.net.ssl.SSLException;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -34,6 +37,9 @@ import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
+import io.grpc.netty.GrpcSslContexts;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -173,6 +179,9 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
         if (settings.user() != null && settings.password() != null) {
             builder.user(bytes(settings.user())).password(bytes(settings.password()));
         }
+        if (settings.usesTls()) {
+            builder.sslContext(tlsContext(settings.trustCertificates()));
+        }
         EtcdLockBackend backend = new EtcdLockBackend(builder.build(), settings, true);
         try {
             backend.requireReachable(settings.connectTimeout());
@@ -181,6 +190,25 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
         catch (RuntimeException ex) {
             backend.close();
             throw ex;
+        }
+    }
+
+    /**
+     * The client's TLS: trusting the CA in {@code trustCertificates}, or the JVM's
+     * default trust store.
+     */
+    private static SslContext tlsContext(@Nullable Path trustCertificates) {
+        try {
+            SslContextBuilder tls = GrpcSslContexts.forClient();
+            if (trustCertificates != null) {
+                tls.trustManager(trustCertificates.toFile());
+            }
+            return tls.build();
+        }
+        catch (SSLException | RuntimeException ex) {
+            throw new IllegalArgumentException(EtcdSettings.PREFIX + ".trust-certificates=" + trustCertificates
+                    + " could not be used for TLS: " + describe(ex) + ". Point it at a PEM file of CA certificates.",
+                    ex);
         }
     }
 
@@ -200,8 +228,9 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
             throw new IllegalStateException("etcd did not answer at " + EtcdSettings.PREFIX + ".endpoints=" + endpoints
                     + " within " + timeout + " (" + EtcdSettings.PREFIX + ".connect-timeout): " + describe(cause)
                     + ". Check that each endpoint is a member's client URL (port 2379 by default, not the peer port "
-                    + "2380), that a majority of the members is up, and, with authentication on, " + EtcdSettings.PREFIX
-                    + ".user and .password.", cause);
+                    + "2380), that a majority of the members is up, with https:// that " + EtcdSettings.PREFIX
+                    + ".trust-certificates names the CA that signed their certificates, and, with authentication on, "
+                    + EtcdSettings.PREFIX + ".user and .password.", cause);
         }
     }
 

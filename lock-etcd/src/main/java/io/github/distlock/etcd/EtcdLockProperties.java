@@ -1,5 +1,6 @@
 package io.github.distlock.etcd;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,9 +45,16 @@ public class EtcdLockProperties {
     /** The etcd user's password; set with user. */
     private @Nullable String password;
 
+    /**
+     * A PEM file of the CA that signed the members' certificates, for https:// endpoints;
+     * unset, the JVM's default trust store.
+     */
+    private @Nullable String trustCertificates;
+
     /** These properties as settings, checked. */
     public EtcdSettings toSettings() {
-        return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password);
+        return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password,
+                trustCertificates != null ? Path.of(trustCertificates) : null);
     }
 
     public List<String> getEndpoints() {
@@ -87,6 +95,14 @@ public class EtcdLockProperties {
 
     public void setUser(@Nullable String user) {
         this.user = user;
+    }
+
+    public @Nullable String getTrustCertificates() {
+        return trustCertificates;
+    }
+
+    public void setTrustCertificates(@Nullable String trustCertificates) {
+        this.trustCertificates = trustCertificates;
     }
 
     public @Nullable String getPassword() {

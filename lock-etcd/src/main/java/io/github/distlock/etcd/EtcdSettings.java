@@ -2,6 +2,8 @@ package io.github.distlock.etcd;
 
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -36,9 +38,12 @@ import org.jspecify.annotations.Nullable;
  * {@code null}
  * @param password {@code distributed-lock.etcd.password}, with {@code user}; or
  * {@code null}
+ * @param trustCertificates {@code distributed-lock.etcd.trust-certificates}: a PEM file
+ * of the certificates (a CA) that {@code https://} endpoints are trusted by; or
+ * {@code null} for the JVM's default trust store
  */
 public record EtcdSettings(List<String> endpoints, String keyPrefix, Duration operationTimeout, Duration connectTimeout,
-        @Nullable String user, @Nullable String password) {
+        @Nullable String user, @Nullable String password, @Nullable Path trustCertificates) {
 
     /** The property prefix the names in messages start with. */
     public static final String PREFIX = "distributed-lock.etcd";
@@ -74,6 +79,16 @@ public record EtcdSettings(List<String> endpoints, String keyPrefix, Duration op
         }
         requirePositive("operation-timeout", operationTimeout);
         requirePositive("connect-timeout", connectTimeout);
+        long secure = endpoints.stream().filter(endpoint -> endpoint.trim().startsWith("https://")).count();
+        if (secure != 0 && secure != endpoints.size()) {
+            throw new IllegalArgumentException(PREFIX + ".endpoints=" + endpoints + " mixes http:// and https://. "
+                    + "Use https:// for every member if the cluster serves clients over TLS, http:// otherwise.");
+        }
+        if (trustCertificates != null && !Files.isReadable(trustCertificates)) {
+            throw new IllegalArgumentException(PREFIX + ".trust-certificates=" + trustCertificates + " is not a "
+                    + "readable file. Point it at the PEM file of the CA that signed the members' certificates, or "
+                    + "leave it unset to trust the JVM's default certificates.");
+        }
         if ((user == null) != (password == null)) {
             throw new IllegalArgumentException(PREFIX + ".user and " + PREFIX + ".password go together, but only "
                     + (user == null ? "password" : "user") + " is set. Set both for etcd authentication, or neither.");
@@ -88,27 +103,43 @@ public record EtcdSettings(List<String> endpoints, String keyPrefix, Duration op
     /** Settings with the defaults for everything but the endpoints. */
     public static EtcdSettings of(List<String> endpoints) {
         return new EtcdSettings(endpoints, DEFAULT_KEY_PREFIX, DEFAULT_OPERATION_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, null,
-                null);
+                null, null);
     }
 
     /** These settings with another key prefix. */
     public EtcdSettings withKeyPrefix(String keyPrefix) {
-        return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password);
+        return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password,
+                trustCertificates);
     }
 
     /** These settings with another operation timeout. */
     public EtcdSettings withOperationTimeout(Duration operationTimeout) {
-        return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password);
+        return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password,
+                trustCertificates);
     }
 
     /** These settings with another connect timeout. */
     public EtcdSettings withConnectTimeout(Duration connectTimeout) {
-        return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password);
+        return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password,
+                trustCertificates);
+    }
+
+    /**
+     * These settings trusting the CA in {@code pemFile} for {@code https://} endpoints.
+     */
+    public EtcdSettings withTrustCertificates(Path pemFile) {
+        return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password, pemFile);
+    }
+
+    /** Whether the endpoints are {@code https://}. */
+    public boolean usesTls() {
+        return endpoints.get(0).trim().startsWith("https://");
     }
 
     /** These settings with etcd authentication. */
     public EtcdSettings withCredentials(String user, String password) {
-        return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password);
+        return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password,
+                trustCertificates);
     }
 
     private static void requireValidEndpoint(String endpoint) {
@@ -145,7 +176,8 @@ public record EtcdSettings(List<String> endpoints, String keyPrefix, Duration op
     public String toString() {
         // Never the password.
         return "EtcdSettings[endpoints=" + endpoints + ", keyPrefix=" + keyPrefix + ", operationTimeout="
-                + operationTimeout + ", connectTimeout=" + connectTimeout + ", user=" + user + "]";
+                + operationTimeout + ", connectTimeout=" + connectTimeout + ", user=" + user + ", trustCertificates="
+                + trustCertificates + "]";
     }
 
 }

@@ -27,6 +27,7 @@ import org.junit.jupiter.api.Assumptions;
  * free loopback ports with its own data directory, plus the faults a consensus store has
  * to survive: {@link #kill(int)} (SIGKILL), {@link #pause(int)} (SIGSTOP),
  * {@link #resume(int)}, {@link #restart(int)}, and {@link #leader()} to find whom to hit.
+ * With {@link #start(int, TlsCertificates)} the members serve their client URLs over TLS.
  *
  * <pre>{@code
  * try (EtcdTestCluster etcd = EtcdTestCluster.start()) {
@@ -67,15 +68,28 @@ public final class EtcdTestCluster implements AutoCloseable {
 
     private final List<Member> members;
 
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(500)).build();
+    private final HttpClient http;
 
-    private EtcdTestCluster(Path binary, Path directory, int size) {
+    /**
+     * The certificates the members serve their client URLs with, or {@code null} for
+     * plain HTTP.
+     */
+    private final TlsCertificates tls;
+
+    private EtcdTestCluster(Path binary, Path directory, int size, TlsCertificates tls) {
         this.binary = binary;
         this.directory = directory;
+        this.tls = tls;
+        HttpClient.Builder client = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(500));
+        if (tls != null) {
+            client.sslContext(tls.sslContext());
+        }
+        this.http = client.build();
         String token = "distlock-" + UUID.randomUUID();
         List<Member> created = new ArrayList<>();
         for (int i = 0; i < size; i++) {
-            created.add(new Member(i, RedisTestServer.pickFreePort(false), RedisTestServer.pickFreePort(false)));
+            created.add(new Member(i, RedisTestServer.pickFreePort(false), RedisTestServer.pickFreePort(false),
+                    tls != null ? "https" : "http"));
         }
         String initialCluster = created.stream()
             .map(member -> member.name() + "=" + member.peerUrl())
@@ -97,6 +111,17 @@ public final class EtcdTestCluster implements AutoCloseable {
      * @param size members, 1 or more (odd sizes make sense)
      */
     public static EtcdTestCluster start(int size) {
+        return start(size, null);
+    }
+
+    /**
+     * Starts a cluster of {@code size} members whose client URLs are {@code https://},
+     * served with {@code certificates} (the peers talk plain HTTP among themselves).
+     * @param size members, 1 or more
+     * @param certificates the CA and server certificate for {@code 127.0.0.1}, or
+     * {@code null} for plain HTTP
+     */
+    public static EtcdTestCluster start(int size, TlsCertificates certificates) {
         if (size < 1) {
             throw new IllegalArgumentException("An etcd cluster needs at least one member, not " + size);
         }
@@ -108,7 +133,7 @@ public final class EtcdTestCluster implements AutoCloseable {
         catch (IOException ex) {
             throw new UncheckedIOException("could not create a directory for the etcd members", ex);
         }
-        EtcdTestCluster cluster = new EtcdTestCluster(binary, directory, size);
+        EtcdTestCluster cluster = new EtcdTestCluster(binary, directory, size, certificates);
         try {
             for (Member member : cluster.members) {
                 cluster.launch(member);
@@ -375,6 +400,11 @@ public final class EtcdTestCluster implements AutoCloseable {
                 "--listen-peer-urls", member.peerUrl(), "--initial-advertise-peer-urls", member.peerUrl(),
                 "--initial-cluster", member.initialCluster, "--initial-cluster-token", member.clusterToken,
                 "--initial-cluster-state", "new", "--logger", "zap", "--log-outputs", "stderr");
+        if (tls != null) {
+            command = new ArrayList<>(command);
+            command.addAll(List.of("--cert-file", tls.serverCertificate().toString(), "--key-file",
+                    tls.serverKey().toString()));
+        }
         try {
             Path log = directory.resolve(member.name() + ".log");
             Process process = new ProcessBuilder(command).redirectErrorStream(true)
@@ -479,10 +509,13 @@ public final class EtcdTestCluster implements AutoCloseable {
 
         private boolean paused;
 
-        Member(int index, int clientPort, int peerPort) {
+        private final String clientScheme;
+
+        Member(int index, int clientPort, int peerPort, String clientScheme) {
             this.index = index;
             this.clientPort = clientPort;
             this.peerPort = peerPort;
+            this.clientScheme = clientScheme;
         }
 
         String name() {
@@ -490,7 +523,7 @@ public final class EtcdTestCluster implements AutoCloseable {
         }
 
         String clientUrl() {
-            return "http://" + RedisTestServer.HOST + ":" + clientPort;
+            return clientScheme + "://" + RedisTestServer.HOST + ":" + clientPort;
         }
 
         String peerUrl() {
