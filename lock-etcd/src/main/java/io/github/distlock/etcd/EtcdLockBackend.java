@@ -432,6 +432,11 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
             catch (LockBackendException ex) {
                 outcome = RenewalOutcome.FAILED;
             }
+            if (outcome == RenewalOutcome.LOST) {
+                // Gone for good: nothing of it is left to track, even if its handle is
+                // never released.
+                forget(renewals.get(i).key(), renewals.get(i).token());
+            }
             outcomes.outcome(i, outcome);
         }
     }
