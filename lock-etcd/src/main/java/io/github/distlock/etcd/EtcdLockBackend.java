@@ -86,8 +86,9 @@ import io.github.distlock.core.QueueingLockBackend;
  * <p>
  * Every call waits for etcd at most {@code distributed-lock.etcd.operation-timeout},
  * whatever the calling thread's interrupt flag, and throws {@link LockBackendException}
- * when it has no answer; each is idempotent for its token, so the lock service's undo may
- * run it again.
+ * when it has no answer (except a waiter's re-check, which decided nothing and leaves the
+ * waiter waiting); each is idempotent for its token, so the lock service's undo may run
+ * it again.
  */
 public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend,
         HandOverNotifications, AutoCloseable {
