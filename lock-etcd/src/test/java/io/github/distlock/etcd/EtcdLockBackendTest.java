@@ -107,6 +107,21 @@ class EtcdLockBackendTest {
     }
 
     @Test
+    void aWaitersWatchIsConfirmedByEtcdBeforeItCountsAsDeliveringAndStopsWithTheLastLockOfTheDirectory()
+            throws Exception {
+        LockKey key = locks.backend.lockKey("watched");
+        assertThat(locks.backend.isDelivering(key)).as("no watch before anyone waits").isFalse();
+        LockHandle holder = locks.locks.lock("watched", Duration.ofSeconds(10), Duration.ZERO);
+        Future<LockHandle> waiter = threads
+            .submit(() -> locks.locks.lock("watched", Duration.ofSeconds(10), Duration.ofSeconds(60)));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> locks.backend.isDelivering(key));
+        holder.release();
+        waiter.get(30, TimeUnit.SECONDS).release();
+        assertThat(locks.backend.isDelivering(key)).as("stopped once none of ours is left there").isFalse();
+    }
+
+    @Test
     void pingReportsEveryMemberAndAMajorityQuorum() {
         Reachability reachability = locks.backend.ping();
 
