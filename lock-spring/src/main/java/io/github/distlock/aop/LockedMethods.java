@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.function.Predicate;
 
+import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
@@ -61,6 +62,15 @@ public final class LockedMethods {
             }
             if (type != null && seen.add(ClassUtils.getUserClass(type))) {
                 addLockedMethods(ClassUtils.getUserClass(type), methods, wanted);
+            }
+            // A factory method may declare an interface: once the bean exists, its own
+            // class (behind any proxy) tells where the annotations are.
+            Object singleton = (beanFactory.containsSingleton(name) ? beanFactory.getSingleton(name) : null);
+            if (singleton != null) {
+                Class<?> target = AopProxyUtils.ultimateTargetClass(singleton);
+                if (seen.add(ClassUtils.getUserClass(target))) {
+                    addLockedMethods(ClassUtils.getUserClass(target), methods, wanted);
+                }
             }
         }
         return List.copyOf(methods);
