@@ -1,21 +1,20 @@
 package io.github.distlock.shedlock;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Optional;
 
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
-import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
 
 /**
- * A ShedLock {@code LockProvider} that takes its locks from a {@link LockService}, so that
- * {@code @SchedulerLock} methods and {@code LockingTaskExecutor} code get this starter's
- * stores, fencing tokens, lost-lease signals and metrics without a change to the code.
+ * A ShedLock {@code LockProvider} that takes its locks from a {@link LockService}, so
+ * that {@code @SchedulerLock} methods and {@code LockingTaskExecutor} code get this
+ * starter's stores, fencing tokens, lost-lease signals and metrics without a change to
+ * the code.
  *
  * <p>
  * ShedLock's terms map onto a lock request like this:
@@ -26,8 +25,8 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  * <li>{@code lockAtLeastFor} is the minimum hold: an unlock before it has passed leaves
  * the lock held until it has (a compare-and-shorten on this lock's own token);</li>
  * <li>a lock held by another instance is not waited for: the task is skipped;</li>
- * <li>{@link SimpleLock#extend} sets the remaining lease to the new {@code lockAtMostFor},
- * only if the lock is still ours.</li>
+ * <li>{@link SimpleLock#extend} sets the remaining lease to the new
+ * {@code lockAtMostFor}, only if the lock is still ours.</li>
  * </ul>
  * A store that cannot be reached makes {@link #lock} throw the lock service's
  * {@code LockBackendException}, so the task does not run and the scheduler logs why.
@@ -37,13 +36,15 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  * without Boot:
  *
  * <pre>{@code
- * @Bean
+ * &#64;Bean
  * LockProvider lockProvider(LockService lockService) {
  *     return new LockServiceLockProvider(lockService);
  * }
  *
- * @Scheduled(cron = "0 0 * * * *")
- * @SchedulerLock(name = "hourly-report", lockAtMostFor = "10m", lockAtLeastFor = "1m")
+
+ * &#64;Scheduled(cron = "0 0 * * * *")
+ *
+&#64;SchedulerLock(name = "hourly-report", lockAtMostFor = "10m", lockAtLeastFor = "1m")
  * void hourlyReport() {
  *     long fence = ShedLockHandles.current().orElseThrow().fencingToken();
  *     reports.write(fence);
@@ -64,20 +65,22 @@ public class LockServiceLockProvider implements ExtensibleLockProvider {
     @Override
     public Optional<SimpleLock> lock(LockConfiguration configuration) {
         LockRequest request = LockRequest.of(configuration.getName())
-            .withTtl(leaseUntil(configuration.getLockAtMostUntil()))
+            .withTtl(lease(configuration.getLockAtMostFor()))
             .withWaitTime(Duration.ZERO)
             .withWatchdog(false);
+        if (configuration.getLockAtLeastFor().toMillis() > 0) {
+            request = request.withMinHold(configuration.getLockAtLeastFor());
+        }
         return this.lockService.tryLock(request)
             .map((handle) -> new ServiceLock(handle, configuration.getLockAtLeastUntil()));
     }
 
     /**
-     * The lease left until {@code until}, never less than the shortest lease a store
-     * keeps (a lock whose {@code lockAtMostFor} already ran out still gets its 1 ms).
+     * {@code lockAtMostFor} as a lease, counted from when the store sets the lock; never
+     * less than the shortest lease a store keeps (1 ms).
      */
-    static Duration leaseUntil(Instant until) {
-        Duration left = Duration.between(ClockProvider.now(), until);
-        return (left.toMillis() < 1) ? Duration.ofMillis(1) : left;
+    static Duration lease(Duration lockAtMostFor) {
+        return (lockAtMostFor.toMillis() < 1) ? Duration.ofMillis(1) : lockAtMostFor;
     }
 
 }

@@ -11,8 +11,8 @@ import net.javacrumbs.shedlock.core.SimpleLock;
 
 /**
  * A ShedLock lock over one {@link LockHandle}. ShedLock's contract: once unlocked or
- * extended, this object is spent (both throw {@link IllegalStateException} after that); an
- * extension returns a new one over the same handle.
+ * extended, this object is spent (both throw {@link IllegalStateException} after that);
+ * an extension returns a new one over the same handle.
  */
 final class ServiceLock implements SimpleLock {
 
@@ -33,12 +33,9 @@ final class ServiceLock implements SimpleLock {
         spend();
         try {
             Duration minimumLeft = Duration.between(ClockProvider.now(), this.heldAtLeastUntil);
-            if (minimumLeft.toMillis() > 0) {
-                this.handle.releaseAfter(minimumLeft);
-            }
-            else {
-                this.handle.release();
-            }
+            // A minimum hold of the request that ends later still holds (the handle keeps
+            // it).
+            this.handle.releaseAfter(minimumLeft);
         }
         finally {
             ShedLockHandles.remove(this.handle);
@@ -50,10 +47,11 @@ final class ServiceLock implements SimpleLock {
         spend();
         ShedLockHandles.remove(this.handle);
         Instant now = ClockProvider.now();
-        if (this.handle.extend(LockServiceLockProvider.leaseUntil(now.plus(lockAtMostFor)))) {
+        if (this.handle.extend(LockServiceLockProvider.lease(lockAtMostFor))) {
             return Optional.of(new ServiceLock(this.handle, now.plus(lockAtLeastFor)));
         }
-        // No longer ours: the lease ran out (or an operator took the lock). Nothing is left to
+        // No longer ours: the lease ran out (or an operator took the lock). Nothing is
+        // left to
         // delete, but the handle's own bookkeeping ends here.
         this.handle.release();
         return Optional.empty();

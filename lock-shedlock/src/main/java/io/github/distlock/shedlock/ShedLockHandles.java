@@ -12,16 +12,18 @@ import io.github.distlock.LockHandle;
  * token, the lost-lease listener.
  *
  * <pre>{@code
- * @Scheduled(fixedRate = 60_000)
- * @SchedulerLock(name = "settle-payments", lockAtMostFor = "5m")
+ * &#64;Scheduled(fixedRate = 60_000)
+ *
+
+&#64;SchedulerLock(name = "settle-payments", lockAtMostFor = "5m")
  * void settle() {
  *     LockHandle lock = ShedLockHandles.current().orElseThrow();
  *     payments.settle(lock.fencingToken());   // the ledger refuses writes with an older token
  * }
  * }</pre>
  *
- * ShedLock takes and releases its locks on the thread that runs the task; a thread holding
- * nested ShedLock locks sees the innermost.
+ * ShedLock takes and releases its locks on the thread that runs the task; a thread
+ * holding nested ShedLock locks sees the innermost.
  */
 public final class ShedLockHandles {
 

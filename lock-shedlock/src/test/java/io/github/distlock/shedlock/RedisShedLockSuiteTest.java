@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
  * ShedLock's own provider suite (shedlock-test-support 6.6.1: every test of
  * {@code AbstractLockProviderIntegrationTest} and
  * {@code AbstractExtensibleLockProviderIntegrationTest}) against the auto-configured
- * provider on one real {@code redis-server}. Surefire runs it twice: on ShedLock 7 and on shedlock-core 6.6.1
- * (see this module's pom).
+ * provider on one real {@code redis-server}. Surefire runs it twice: on ShedLock 7 and on
+ * shedlock-core 6.6.1 (see this module's pom).
  */
 class RedisShedLockSuiteTest extends AbstractExtensibleLockProviderIntegrationTest {
 

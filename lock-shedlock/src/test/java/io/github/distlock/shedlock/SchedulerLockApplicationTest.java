@@ -28,9 +28,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * {@code @SchedulerLock} code, unchanged, on the auto-configured provider: two application
- * instances on one real Redis, each with the same ShedLock-guarded methods, called directly
- * ({@code interceptMode = PROXY_METHOD}) so that the test decides when each instance runs.
+ * {@code @SchedulerLock} code, unchanged, on the auto-configured provider: two
+ * application instances on one real Redis, each with the same ShedLock-guarded methods,
+ * called directly ({@code interceptMode = PROXY_METHOD}) so that the test decides when
+ * each instance runs.
  */
 class SchedulerLockApplicationTest {
 
@@ -68,14 +69,14 @@ class SchedulerLockApplicationTest {
 
     @Test
     void whileOneInstanceRunsTheJobTheOtherSkipsItAndTheJobSeesItsLockHandle() throws Exception {
-        Report running = first.bean(Report.class);
-        Report skipped = second.bean(Report.class);
-        CompletableFuture<Void> firstRun = CompletableFuture.runAsync(running::blockingRun);
+        JobState running = first.bean(JobState.class);
+        JobState skipped = second.bean(JobState.class);
+        CompletableFuture<Void> firstRun = CompletableFuture.runAsync(first.bean(Report.class)::blockingRun);
         assertThat(running.started.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
 
         assertThat(store.isHeld("blocking-report")).isTrue();
         assertThat(running.fencingToken.get()).as("the handle's fencing token, seen inside the job").isPositive();
-        skipped.blockingRun();
+        second.bean(Report.class).blockingRun();
         assertThat(skipped.runs.get()).as("the second instance skipped the job").isZero();
 
         running.finish.countDown();
@@ -90,15 +91,15 @@ class SchedulerLockApplicationTest {
         Report one = first.bean(Report.class);
         Report other = second.bean(Report.class);
         one.quickRun();
-        assertThat(one.quickRuns.get()).isEqualTo(1);
+        assertThat(first.bean(JobState.class).quickRuns.get()).isEqualTo(1);
         assertThat(store.isHeld("quick-report")).as("held past the job's end: lockAtLeastFor").isTrue();
 
         other.quickRun();
-        assertThat(other.quickRuns.get()).as("within lockAtLeastFor, skipped").isZero();
+        assertThat(second.bean(JobState.class).quickRuns.get()).as("within lockAtLeastFor, skipped").isZero();
 
         await().atMost(PATIENCE).untilAsserted(() -> {
             other.quickRun();
-            assertThat(other.quickRuns.get()).isEqualTo(1);
+            assertThat(second.bean(JobState.class).quickRuns.get()).isEqualTo(1);
         });
     }
 
@@ -108,14 +109,14 @@ class SchedulerLockApplicationTest {
         redis.server().pause();
         try {
             assertThatThrownBy(report::unreachableRun).isInstanceOf(LockBackendException.class);
-            assertThat(report.unreachableRuns.get()).as("nothing ran unguarded").isZero();
+            assertThat(first.bean(JobState.class).unreachableRuns.get()).as("nothing ran unguarded").isZero();
         }
         finally {
             redis.server().resume();
         }
         await().atMost(PATIENCE).ignoreExceptions().untilAsserted(() -> {
             report.unreachableRun();
-            assertThat(report.unreachableRuns.get()).isEqualTo(1);
+            assertThat(first.bean(JobState.class).unreachableRuns.get()).isEqualTo(1);
         });
     }
 
@@ -125,14 +126,19 @@ class SchedulerLockApplicationTest {
     static class Jobs {
 
         @Bean
-        Report report() {
-            return new Report();
+        JobState jobState() {
+            return new JobState();
+        }
+
+        @Bean
+        Report report(JobState state) {
+            return new Report(state);
         }
 
     }
 
-    /** A scheduled job's bean; its methods would carry {@code @Scheduled} in an application. */
-    static class Report {
+    /** What the jobs did, outside the proxied bean so that the test can read it. */
+    static class JobState {
 
         final CountDownLatch started = new CountDownLatch(1);
 
@@ -146,13 +152,27 @@ class SchedulerLockApplicationTest {
 
         final AtomicInteger unreachableRuns = new AtomicInteger();
 
+    }
+
+    /**
+     * A scheduled job's bean; its methods would carry {@code @Scheduled} in an
+     * application.
+     */
+    static class Report {
+
+        private final JobState state;
+
+        Report(JobState state) {
+            this.state = state;
+        }
+
         @SchedulerLock(name = "blocking-report")
         public void blockingRun() {
-            this.runs.incrementAndGet();
-            this.fencingToken.set(ShedLockHandles.current().map(LockHandle::fencingToken).orElse(-1L));
-            this.started.countDown();
+            this.state.runs.incrementAndGet();
+            this.state.fencingToken.set(ShedLockHandles.current().map(LockHandle::fencingToken).orElse(-1L));
+            this.state.started.countDown();
             try {
-                this.finish.await(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+                this.state.finish.await(PATIENCE.toSeconds(), TimeUnit.SECONDS);
             }
             catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
@@ -161,12 +181,12 @@ class SchedulerLockApplicationTest {
 
         @SchedulerLock(name = "quick-report", lockAtMostFor = "10s", lockAtLeastFor = "2s")
         public void quickRun() {
-            this.quickRuns.incrementAndGet();
+            this.state.quickRuns.incrementAndGet();
         }
 
         @SchedulerLock(name = "unreachable-report")
         public void unreachableRun() {
-            this.unreachableRuns.incrementAndGet();
+            this.state.unreachableRuns.incrementAndGet();
         }
 
     }

@@ -18,14 +18,15 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
- * When the ShedLock provider is declared, one test per condition. The lock service runs on
- * the in-memory backend here: these tests are about the conditions, not the store (the
+ * When the ShedLock provider is declared, one test per condition. The lock service runs
+ * on the in-memory backend here: these tests are about the conditions, not the store (the
  * suites run on real Redis).
  */
 class ShedLockAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class, ShedLockAutoConfiguration.class))
+        .withConfiguration(
+                AutoConfigurations.of(DistributedLockAutoConfiguration.class, ShedLockAutoConfiguration.class))
         .withClassLoader(new FilteredClassLoader("org.springframework.data.redis", "io.lettuce",
                 "io.github.distlock.redis.", "io.github.distlock.redlock."))
         .withBean(InMemoryLockBackend.class, InMemoryLockBackend::new);
@@ -57,8 +58,9 @@ class ShedLockAutoConfigurationTest {
 
     @Test
     void withoutShedLockNoProviderIsDeclared() {
-        this.runner.withClassLoader(new FilteredClassLoader("net.javacrumbs.shedlock", "org.springframework.data.redis",
-                "io.lettuce", "io.github.distlock.redis.", "io.github.distlock.redlock."))
+        this.runner
+            .withClassLoader(new FilteredClassLoader("net.javacrumbs.shedlock", "org.springframework.data.redis",
+                    "io.lettuce", "io.github.distlock.redis.", "io.github.distlock.redlock."))
             .run((context) -> {
                 assertThat(context).hasNotFailed();
                 assertThat(context).doesNotHaveBean(LockServiceLockProvider.class);

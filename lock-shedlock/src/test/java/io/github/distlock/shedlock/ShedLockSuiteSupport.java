@@ -12,8 +12,8 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * One store and one application instance per suite class, the instance configured through
- * properties only, as an application would be: the suite's provider is the auto-configured
- * bean.
+ * properties only, as an application would be: the suite's provider is the
+ * auto-configured bean.
  */
 final class ShedLockSuiteSupport implements AutoCloseable {
 
@@ -34,7 +34,10 @@ final class ShedLockSuiteSupport implements AutoCloseable {
         return this.store.isHeld(name);
     }
 
-    /** The jar ShedLock's {@code LockProvider} was loaded from: which version this run tests. */
+    /**
+     * The jar ShedLock's {@code LockProvider} was loaded from: which version this run
+     * tests.
+     */
     static String shedLockJar() {
         try {
             return Path.of(LockProvider.class.getProtectionDomain().getCodeSource().getLocation().toURI())

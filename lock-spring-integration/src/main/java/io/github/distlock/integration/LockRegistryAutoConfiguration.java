@@ -23,7 +23,10 @@ import org.springframework.integration.support.locks.LockRegistry;
 @ConditionalOnBean(LockService.class)
 public class LockRegistryAutoConfiguration {
 
-    /** The lease when {@code distributed-lock.default-ttl} is not set, as for the lock service. */
+    /**
+     * The lease when {@code distributed-lock.default-ttl} is not set, as for the lock
+     * service.
+     */
     static final Duration DEFAULT_TTL = Duration.ofSeconds(30);
 
     @Bean

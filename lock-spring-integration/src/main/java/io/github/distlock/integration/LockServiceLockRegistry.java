@@ -23,8 +23,8 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * How the {@link java.util.concurrent.locks.Lock} contract maps onto lock handles:
  * <ul>
  * <li>A lock is owned by the thread that took it, as the interface demands: a local
- * {@code ReentrantLock} per key orders this JVM's threads, and the first hold of a
- * thread takes a {@link io.github.distlock.LockHandle} from the lock service. Holds are
+ * {@code ReentrantLock} per key orders this JVM's threads, and the first hold of a thread
+ * takes a {@link io.github.distlock.LockHandle} from the lock service. Holds are
  * reentrant; only the owning thread may {@code unlock()} (others get
  * {@link IllegalStateException}), and the last unlock releases the handle.</li>
  * <li>A reentrant {@code tryLock} checks that the handle still holds the lock; if its
@@ -45,12 +45,14 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * The Spring Boot auto-configuration declares one; by hand:
  *
  * <pre>{@code
- * @Bean
+ * &#64;Bean
  * LockServiceLockRegistry lockRegistry(LockService lockService) {
  *     return new LockServiceLockRegistry(lockService, Duration.ofSeconds(30));
  * }
  *
- * @Bean
+ *
+
+&#64;Bean
  * LockRegistryLeaderInitiator leaderInitiator(LockRegistry<?> lockRegistry) {
  *     return new LockRegistryLeaderInitiator(lockRegistry);
  * }
@@ -67,8 +69,8 @@ public class LockServiceLockRegistry
 
     /**
      * @param lockService where the locks are taken, on its default backend
-     * @param ttl the lease of each lock unless {@link DistributedLock#lock(Duration)} gives
-     * one; the watchdog renews it while the lock is held
+     * @param ttl the lease of each lock unless {@link DistributedLock#lock(Duration)}
+     * gives one; the watchdog renews it while the lock is held
      */
     public LockServiceLockRegistry(LockService lockService, Duration ttl) {
         LockDurations.requireValidTtl("(the LockServiceLockRegistry's ttl)", ttl);
@@ -98,8 +100,8 @@ public class LockServiceLockRegistry
 
     /**
      * Sets the remaining lease of a lock the calling thread holds.
-     * @throws IllegalStateException if the calling thread does not hold the lock, or it is
-     * no longer ours in the store
+     * @throws IllegalStateException if the calling thread does not hold the lock, or it
+     * is no longer ours in the store
      */
     @Override
     public void renewLock(Object lockKey, Duration ttl) {
@@ -120,8 +122,7 @@ public class LockServiceLockRegistry
     @Override
     public void expireUnusedOlderThan(long age) {
         long now = System.nanoTime();
-        this.locks.values()
-            .removeIf((lock) -> lock.isUnusedFor(now, TimeUnit.MILLISECONDS.toNanos(age)));
+        this.locks.values().removeIf((lock) -> lock.isUnusedFor(now, TimeUnit.MILLISECONDS.toNanos(age)));
     }
 
     private static String keyOf(@Nullable Object lockKey) {

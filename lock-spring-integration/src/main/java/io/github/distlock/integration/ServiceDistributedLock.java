@@ -182,12 +182,12 @@ final class ServiceDistributedLock implements DistributedLock {
         }
         LockHandle fresh;
         try {
-            fresh = this.lockService.tryLock(LockRequest.of(this.key).withTtl(ttl).withWaitTime(waitTime))
-                .orElse(null);
+            fresh = this.lockService.tryLock(LockRequest.of(this.key).withTtl(ttl).withWaitTime(waitTime)).orElse(null);
         }
         catch (LockAcquisitionException ex) {
             if (ex.getCause() instanceof InterruptedException && !(ex instanceof LockBackendException)) {
-                // The lock service leaves the flag set; the Lock contract clears it when it throws.
+                // The lock service leaves the flag set; the Lock contract clears it when
+                // it throws.
                 Thread.interrupted();
                 InterruptedException interrupted = new InterruptedException(
                         "Interrupted while acquiring lock '" + this.key + "'");
@@ -206,7 +206,8 @@ final class ServiceDistributedLock implements DistributedLock {
                 current.release();
             }
             catch (LockBackendException ex) {
-                // Its lease was lost already; the background retry of the release is harmless.
+                // Its lease was lost already; the background retry of the release is
+                // harmless.
             }
         }
         return true;
