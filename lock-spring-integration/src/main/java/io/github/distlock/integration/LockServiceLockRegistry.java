@@ -2,10 +2,12 @@ package io.github.distlock.integration;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import io.github.distlock.LockDurations;
+import io.github.distlock.LockHandle;
 import io.github.distlock.LockService;
 import org.jspecify.annotations.Nullable;
 
@@ -112,6 +114,26 @@ public class LockServiceLockRegistry
                     + "registry, so the calling thread does not hold it");
         }
         lock.renew(ttl);
+    }
+
+    /**
+     * The lock service's handle under a lock that a thread of this JVM holds: for its
+     * fencing token, or to be told when its lease is lost. A leader passes the token to
+     * what it protects, so that a leader that was paused past its lease is refused:
+     *
+     * <pre>{@code
+     * &#64;EventListener
+     * void onGranted(OnGrantedEvent event) {
+     *     long fence = lockRegistry.heldHandle(event.getRole()).orElseThrow().fencingToken();
+     *     scheduler.startLeading(fence);   // every write carries it; older tokens are refused
+     * }
+     * }</pre>
+     * @param lockKey the lock's name, as given to {@link #obtain}
+     * @return the handle, or empty if no thread of this JVM holds the lock
+     */
+    public Optional<LockHandle> heldHandle(Object lockKey) {
+        ServiceDistributedLock lock = this.locks.get(keyOf(lockKey));
+        return (lock != null) ? lock.heldHandle() : Optional.empty();
     }
 
     /**

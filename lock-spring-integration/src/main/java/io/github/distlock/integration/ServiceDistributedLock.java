@@ -2,6 +2,7 @@ package io.github.distlock.integration;
 
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -31,8 +32,11 @@ final class ServiceDistributedLock implements DistributedLock {
 
     private final ReentrantLock local = new ReentrantLock();
 
-    /** Written and read by the thread holding {@link #local} only. */
-    private @Nullable LockHandle handle;
+    /**
+     * Written by the thread holding {@link #local} only; read by others through
+     * {@link #heldHandle()}.
+     */
+    private volatile @Nullable LockHandle handle;
 
     private volatile long lastObtainedNanos = System.nanoTime();
 
@@ -159,6 +163,11 @@ final class ServiceDistributedLock implements DistributedLock {
             throw new IllegalStateException("Lock '" + this.key + "' cannot be renewed: it is no longer ours in the "
                     + "store (its lease ran out, or it was removed)");
         }
+    }
+
+    /** The handle while some thread of this JVM holds the lock. */
+    Optional<LockHandle> heldHandle() {
+        return this.local.isLocked() ? Optional.ofNullable(this.handle) : Optional.empty();
     }
 
     void obtained() {
