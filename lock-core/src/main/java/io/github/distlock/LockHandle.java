@@ -126,6 +126,32 @@ public interface LockHandle extends AutoCloseable {
     }
 
     /**
+     * Releases the lock but leaves it held for {@code keepFor} more: renewal stops, and
+     * the lease is cut to {@code keepFor} (never lengthened; a shorter lease left ends
+     * sooner), so the lock expires then, unless a minimum hold of the request ends later.
+     * Like {@link #release()}, a compare on this handle's own token: another owner's lock
+     * is never touched. For a minimum hold that is only known at the end, such as
+     * ShedLock's {@code lockAtLeastFor} after an extension:
+     *
+     * <pre>{@code
+     * Duration ran = Duration.between(started, Instant.now());
+     * lock.releaseAfter(Duration.ofMinutes(1).minus(ran));   // nobody runs the job again within the minute
+     * }</pre>
+     * @param keepFor how long the lock stays held from now; zero or negative releases it
+     * at once, as {@link #release()} does
+     * @return as {@link #release()}: {@code true} if this call released our own lock
+     * @throws UnsupportedOperationException if {@code keepFor} is positive and the lock's
+     * backend cannot shorten a lease ({@link LockService#supportsMinHold()} is false)
+     */
+    default boolean releaseAfter(Duration keepFor) {
+        if (keepFor.isNegative() || keepFor.isZero()) {
+            return release();
+        }
+        throw new UnsupportedOperationException("This lock handle (" + getClass().getName() + ") cannot keep a lock "
+                + "held after its release; use a lock service whose supportsMinHold() is true.");
+    }
+
+    /**
      * Releases the lock with a compare-and-delete: the key is deleted only if it still
      * holds this acquisition's token, so another owner's lock is never removed. Renewal
      * stops first. Idempotent: only the first call can return {@code true}.

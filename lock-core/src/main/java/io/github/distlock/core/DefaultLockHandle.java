@@ -262,13 +262,34 @@ final class DefaultLockHandle implements LockHandle {
     }
 
     @Override
+    public boolean releaseAfter(Duration keepFor) {
+        if (keepFor.isNegative() || keepFor.isZero()) {
+            return release();
+        }
+        if (!(backend instanceof LeaseAdjustingLockBackend adjusting) || !adjusting.supportsLeaseAdjustment()) {
+            throw new UnsupportedOperationException("Lock " + key.printableName() + " cannot stay held after its "
+                    + "release: its backend (" + backend.getClass().getName() + ") cannot shorten a lease on its own "
+                    + "token. Use a backend that implements LeaseAdjustingLockBackend (Redis, Redlock over Redis "
+                    + "nodes, InMemoryLockBackend).");
+        }
+        // Capped where a lease is: longer would overflow the nanosecond clock.
+        Duration capped = keepFor.compareTo(LockDurations.MAX_TTL) > 0 ? LockDurations.MAX_TTL : keepFor;
+        long end = System.nanoTime() + capped.toNanos();
+        // A minimum hold of the request that ends later still holds.
+        if (!minHold || end - minHoldEndNanos > 0) {
+            holdAtLeastUntil(end);
+        }
+        return release();
+    }
+
+    @Override
     public void close() {
         release();
     }
 
     /**
      * The minimum hold ends at {@code endNanos}: a release before then only shortens the
-     * lease. Called once, before the handle is published.
+     * lease. Called before the handle is published, and by {@link #releaseAfter}.
      */
     void holdAtLeastUntil(long endNanos) {
         minHoldEndNanos = endNanos;
