@@ -3,7 +3,6 @@ package io.github.distlock.shedlock;
 import java.time.Duration;
 import java.util.Optional;
 
-import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
