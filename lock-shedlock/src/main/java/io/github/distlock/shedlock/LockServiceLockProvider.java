@@ -71,7 +71,8 @@ public class LockServiceLockProvider implements ExtensibleLockProvider {
             request = request.withMinHold(configuration.getLockAtLeastFor());
         }
         return this.lockService.tryLock(request)
-            .map((handle) -> new ServiceLock(handle, configuration.getLockAtLeastUntil()));
+            .map((handle) -> new ServiceLock(handle, configuration.getLockAtLeastUntil(),
+                    configuration.getLockAtMostFor()));
     }
 
     /**

@@ -8,6 +8,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import io.github.distlock.LockHandle;
 import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.SimpleLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A ShedLock lock over one {@link LockHandle}. ShedLock's contract: once unlocked or
@@ -16,15 +18,20 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  */
 final class ServiceLock implements SimpleLock {
 
+    private static final Logger logger = LoggerFactory.getLogger(ServiceLock.class);
+
     private final LockHandle handle;
 
     private final Instant heldAtLeastUntil;
 
+    private final Duration lockAtMostFor;
+
     private final AtomicBoolean spent = new AtomicBoolean();
 
-    ServiceLock(LockHandle handle, Instant heldAtLeastUntil) {
+    ServiceLock(LockHandle handle, Instant heldAtLeastUntil, Duration lockAtMostFor) {
         this.handle = handle;
         this.heldAtLeastUntil = heldAtLeastUntil;
+        this.lockAtMostFor = lockAtMostFor;
         ShedLockHandles.push(handle);
     }
 
@@ -33,9 +40,14 @@ final class ServiceLock implements SimpleLock {
         spend();
         try {
             Duration minimumLeft = Duration.between(ClockProvider.now(), this.heldAtLeastUntil);
-            // A minimum hold of the request that ends later still holds (the handle keeps
-            // it).
-            this.handle.releaseAfter(minimumLeft);
+            // A minimum hold of the request that ends later still holds: the handle keeps
+            // it.
+            if (!this.handle.releaseAfter(minimumLeft)) {
+                logger.warn("ShedLock lock '{}' had run out before its task finished (lockAtMostFor {}): another "
+                        + "instance may have run the task meanwhile. Raise lockAtMostFor, or guard the task with "
+                        + "@DistributedLock, whose watchdog renews the lease while the task runs.", this.handle.key(),
+                        this.lockAtMostFor);
+            }
         }
         finally {
             ShedLockHandles.remove(this.handle);
@@ -48,7 +60,7 @@ final class ServiceLock implements SimpleLock {
         ShedLockHandles.remove(this.handle);
         Instant now = ClockProvider.now();
         if (this.handle.extend(LockServiceLockProvider.lease(lockAtMostFor))) {
-            return Optional.of(new ServiceLock(this.handle, now.plus(lockAtLeastFor)));
+            return Optional.of(new ServiceLock(this.handle, now.plus(lockAtLeastFor), lockAtMostFor));
         }
         // No longer ours: the lease ran out (or an operator took the lock). Nothing is
         // left to

@@ -50,6 +50,12 @@ class RedisShedLockSuiteTest extends AbstractExtensibleLockProviderIntegrationTe
     }
 
     @Test
+    @Override
+    public void shouldNotBeAbleToExtendExpiredLock() {
+        suite.retryWhenTheLeaseRanOutBeforeTheReply(LOCK_NAME1, super::shouldNotBeAbleToExtendExpiredLock);
+    }
+
+    @Test
     void runsOnTheShedLockVersionThisExecutionIsFor() {
         assertThat(ShedLockSuiteSupport.shedLockJar())
             .isEqualTo("shedlock-core-" + System.getProperty("shedlock.expected-version") + ".jar");

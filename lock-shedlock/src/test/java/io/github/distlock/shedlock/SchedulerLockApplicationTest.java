@@ -22,8 +22,11 @@ import net.javacrumbs.shedlock.spring.annotation.SchedulerLock;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -33,6 +36,7 @@ import org.springframework.context.annotation.Configuration;
  * called directly ({@code interceptMode = PROXY_METHOD}) so that the test decides when
  * each instance runs.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class SchedulerLockApplicationTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(20);
@@ -120,6 +124,15 @@ class SchedulerLockApplicationTest {
         });
     }
 
+    @Test
+    void aTaskThatOutrunsLockAtMostForIsReportedAtUnlock(CapturedOutput output) {
+        first.bean(Report.class).slowRun();
+        assertThat(first.bean(JobState.class).slowRuns.get()).isEqualTo(1);
+        assertThat(output).contains("ShedLock lock 'slow-report' had run out before its task finished "
+                + "(lockAtMostFor PT0.2S): another instance may have run the task meanwhile");
+        assertThat(store.isHeld("slow-report")).isFalse();
+    }
+
     @Configuration(proxyBeanMethods = false)
     @ImportAutoConfiguration(ShedLockAutoConfiguration.class)
     @EnableSchedulerLock(interceptMode = EnableSchedulerLock.InterceptMode.PROXY_METHOD, defaultLockAtMostFor = "30s")
@@ -152,6 +165,8 @@ class SchedulerLockApplicationTest {
 
         final AtomicInteger unreachableRuns = new AtomicInteger();
 
+        final AtomicInteger slowRuns = new AtomicInteger();
+
     }
 
     /**
@@ -182,6 +197,17 @@ class SchedulerLockApplicationTest {
         @SchedulerLock(name = "quick-report", lockAtMostFor = "10s", lockAtLeastFor = "2s")
         public void quickRun() {
             this.state.quickRuns.incrementAndGet();
+        }
+
+        @SchedulerLock(name = "slow-report", lockAtMostFor = "200ms")
+        public void slowRun() {
+            this.state.slowRuns.incrementAndGet();
+            try {
+                Thread.sleep(500);
+            }
+            catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
         }
 
         @SchedulerLock(name = "unreachable-report")
