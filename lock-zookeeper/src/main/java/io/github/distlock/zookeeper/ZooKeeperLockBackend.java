@@ -915,7 +915,9 @@ public final class ZooKeeperLockBackend implements QueueingLockBackend, FencingL
             throw new LockBackendException(key.name(),
                     "ZooKeeper at '" + settings.connectString() + "' did not answer a call for lock "
                             + key.printableName() + " within " + settings.operationTimeout() + " ("
-                            + ZooKeeperLockSettings.OPERATION_TIMEOUT_PROPERTY + "); whether it ran is unknown.",
+                            + ZooKeeperLockSettings.OPERATION_TIMEOUT_PROPERTY + "); whether it ran is unknown. "
+                            + "Check that a majority of the ensemble's members is up: without a quorum it answers "
+                            + "nothing.",
                     new TimeoutException("no reply from ZooKeeper"));
         }
         return event;
