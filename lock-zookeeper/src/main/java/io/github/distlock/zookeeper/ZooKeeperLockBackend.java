@@ -632,13 +632,26 @@ public final class ZooKeeperLockBackend implements QueueingLockBackend, FencingL
         byte[] data = nodeData(entry.ttlMillis);
         while (true) {
             Stat stat = new Stat();
-            CuratorEvent event = call(entry.key, deadline,
-                    callback -> client.create()
-                        .storingStatIn(stat)
-                        .creatingParentContainersIfNeeded()
-                        .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-                        .inBackground(callback)
-                        .forPath(prefix, data));
+            CompletableFuture<CuratorEvent> reply = send(callback -> client.create()
+                .storingStatIn(stat)
+                .creatingParentContainersIfNeeded()
+                .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                .inBackground(callback)
+                .forPath(prefix, data));
+            CuratorEvent event = await(reply, deadline);
+            if (event == null) {
+                // Curator holds calls while it reconnects, so this create may still run
+                // after we gave up;
+                // the node it would make is nobody's and would block the lock for the
+                // session's life.
+                reply.thenAcceptAsync(late -> {
+                    String made = late.getName();
+                    if (Code.get(late.getResultCode()) == Code.OK && made != null && !made.equals(entry.path)) {
+                        deleteOrphan(made);
+                    }
+                }, this::submit);
+                throw timedOut(entry.key);
+            }
             Code code = Code.get(event.getResultCode());
             if (code == Code.OK) {
                 entry.path = event.getName();
@@ -912,15 +925,35 @@ public final class ZooKeeperLockBackend implements QueueingLockBackend, FencingL
     private CuratorEvent call(LockKey key, long deadline, Sender sender) {
         CuratorEvent event = await(send(sender), deadline);
         if (event == null) {
-            throw new LockBackendException(key.name(),
-                    "ZooKeeper at '" + settings.connectString() + "' did not answer a call for lock "
-                            + key.printableName() + " within " + settings.operationTimeout() + " ("
-                            + ZooKeeperLockSettings.OPERATION_TIMEOUT_PROPERTY + "); whether it ran is unknown. "
-                            + "Check that a majority of the ensemble's members is up: without a quorum it answers "
-                            + "nothing.",
-                    new TimeoutException("no reply from ZooKeeper"));
+            throw timedOut(key);
         }
         return event;
+    }
+
+    private LockBackendException timedOut(LockKey key) {
+        return new LockBackendException(key.name(), "ZooKeeper at '" + settings.connectString()
+                + "' did not answer a call for lock " + key.printableName() + " within " + settings.operationTimeout()
+                + " (" + ZooKeeperLockSettings.OPERATION_TIMEOUT_PROPERTY + "); whether it ran is unknown. "
+                + "Check that a majority of the ensemble's members is up: without a quorum it answers " + "nothing.",
+                new TimeoutException("no reply from ZooKeeper"));
+    }
+
+    /**
+     * Deletes a node that a call made after its caller gave up, retrying while the
+     * ensemble is away.
+     */
+    private void deleteOrphan(String path) {
+        send(callback -> client.delete().inBackground(callback).forPath(path)).whenCompleteAsync((event, failure) -> {
+            Code code = event != null ? Code.get(event.getResultCode()) : Code.SYSTEMERROR;
+            if (isConnectionProblem(code) && !closed) {
+                try {
+                    executor.schedule(() -> deleteOrphan(path), DELETE_RETRY_MILLIS, TimeUnit.MILLISECONDS);
+                }
+                catch (RejectedExecutionException ex) {
+                    // Closing: the session's end deletes it.
+                }
+            }
+        }, this::submit);
     }
 
     private CompletableFuture<CuratorEvent> send(Sender sender) {
