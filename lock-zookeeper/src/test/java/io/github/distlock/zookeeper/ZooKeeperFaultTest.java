@@ -32,6 +32,7 @@ import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockContext;
 import io.github.distlock.core.LockListener;
 import io.github.distlock.core.LockWaiters;
+import io.github.distlock.testsupport.zookeeper.PartitionProxy;
 import io.github.distlock.testsupport.zookeeper.ZooKeeperTestEnsemble;
 
 /**
@@ -201,6 +202,37 @@ class ZooKeeperFaultTest {
     }
 
     @Test
+    void aHolderCutOffFromTheEnsembleIsToldItLostTheLockBeforeTheWaiterGetsItWithALargerToken() throws Exception {
+        String name = name();
+        Duration shortSession = Duration.ofSeconds(4);
+        try (PartitionProxy partition = PartitionProxy.start(ensemble)) {
+            Instance a = instance(partition.connectString(), shortSession);
+            Instance b = instance();
+            LockHandle held = a.service
+                .lock(LockRequest.of(name).withTtl(shortSession).withWaitTime(Duration.ZERO).withFencingToken());
+            long heldToken = held.fencingToken();
+            List<LockHandle> told = new CopyOnWriteArrayList<>();
+            held.onLost(told::add);
+            Future<LockHandle> waiter = threads.submit(() -> b.service
+                .lock(LockRequest.of(name).withTtl(shortSession).withWaitTime(PATIENCE).withFencingToken()));
+            await().atMost(PATIENCE).until(() -> b.backend.inspect(b.backend.lockKey(name)).queueLength() == 1);
+            TwoHolders monitor = TwoHolders.watch(threads, held, waiter);
+
+            partition.cut();
+            LockHandle next = waiter.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+
+            await().atMost(PATIENCE).until(() -> told.contains(held) && a.lost.contains(name));
+            assertThat(held.isHeld()).isFalse();
+            assertThat(held.isLost()).isTrue();
+            assertThat(next.fencingToken()).as("the next holder's token").isGreaterThan(heldToken);
+            assertThat(monitor.stop()).as("samples with two holders").isZero();
+            partition.heal();
+            assertThat(next.isHeld()).isTrue();
+            assertThat(next.release()).isTrue();
+        }
+    }
+
+    @Test
     void aTtlLongerThanTheSessionIsRefusedWithTheFix() {
         Instance a = instance();
 
@@ -216,8 +248,12 @@ class ZooKeeperFaultTest {
     }
 
     private Instance instance() {
-        Instance instance = new Instance(ZooKeeperLockSettings.of(ensemble.connectString())
-            .withSessionTimeout(SESSION)
+        return instance(ensemble.connectString(), SESSION);
+    }
+
+    private Instance instance(String connectString, Duration session) {
+        Instance instance = new Instance(ZooKeeperLockSettings.of(connectString)
+            .withSessionTimeout(session)
             .withOperationTimeout(Duration.ofSeconds(3)));
         instances.add(instance);
         return instance;
