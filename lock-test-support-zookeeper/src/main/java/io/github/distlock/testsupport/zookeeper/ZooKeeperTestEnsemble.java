@@ -161,7 +161,11 @@ public final class ZooKeeperTestEnsemble implements AutoCloseable {
 
     /** The member reporting itself leader now, if any. */
     public Optional<Member> currentLeader() {
-        return members.stream().filter(member -> "leader".equals(member.mode())).findFirst();
+        // A one-member ensemble runs standalone: it leads itself.
+        return members.stream().filter(member -> {
+            String mode = member.mode();
+            return "leader".equals(mode) || "standalone".equals(mode);
+        }).findFirst();
     }
 
     /** The running members that are not the leader. */
