@@ -288,10 +288,24 @@ public final class ZooKeeperLockBackend implements QueueingLockBackend, FencingL
         }
         entry.lock.lock();
         try {
-            AcquireResult result = attempt(entry, ttlMillis, queueMillis, deadline);
-            // The token is there for free, but a caller that did not ask for it draws it
-            // on
-            // demand (issueFencingToken), which checks the lease is still ours.
+            boolean waiting = entry.state == State.QUEUED && queueMillis > 0;
+            AcquireResult result;
+            try {
+                result = attempt(entry, ttlMillis, queueMillis, deadline);
+            }
+            catch (LockBackendException ex) {
+                if (!waiting) {
+                    throw ex;
+                }
+                // A waiter's re-check that got no answer (an election, a reconnection)
+                // changed nothing: it keeps its place and waits on. Holding needs a
+                // confirming write, so nothing is counted held that is not.
+                entry.queueDeadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(queueMillis);
+                schedule(entry, entry.queueDeadlineNanos);
+                return AcquireResult.notAcquired(0, entry.czxidBefore());
+            }
+            // The token is there for free, but a caller that did not ask for it draws
+            // it on demand (issueFencingToken), which checks the lease is still ours.
             return result.acquired() && !fencingToken ? AcquireResult.acquired(0, result.validityMillis()) : result;
         }
         finally {
@@ -640,10 +654,9 @@ public final class ZooKeeperLockBackend implements QueueingLockBackend, FencingL
                 .forPath(prefix, data));
             CuratorEvent event = await(reply, deadline);
             if (event == null) {
-                // Curator holds calls while it reconnects, so this create may still run
-                // after we gave up;
-                // the node it would make is nobody's and would block the lock for the
-                // session's life.
+                // Curator holds calls while it reconnects, so this create may still
+                // run after we gave up; its node would be nobody's, and block the lock
+                // for the session's life.
                 reply.thenAcceptAsync(late -> {
                     String made = late.getName();
                     if (Code.get(late.getResultCode()) == Code.OK && made != null && !made.equals(entry.path)) {
@@ -739,9 +752,8 @@ public final class ZooKeeperLockBackend implements QueueingLockBackend, FencingL
             return;
         }
         CompletableFuture<CuratorEvent> reply = send(callback -> client.delete().inBackground(callback).forPath(path));
-        // On the executor, never on ZooKeeper's event thread: the entry's lock may be
-        // held by a
-        // caller waiting for a reply that only that thread can deliver.
+        // On the executor, never on ZooKeeper's event thread: the entry's lock may
+        // be held by a caller waiting for a reply only that thread can deliver.
         reply.whenCompleteAsync((event, failure) -> {
             Code code = event != null ? Code.get(event.getResultCode()) : Code.SYSTEMERROR;
             if (code == Code.OK || code == Code.NONODE || code == Code.SESSIONEXPIRED || closed) {

@@ -233,6 +233,33 @@ class ZooKeeperFaultTest {
     }
 
     @Test
+    void aWaiterCutOffForLessThanItsSessionKeepsItsPlaceAndGetsTheLockReleasedMeanwhile() throws Exception {
+        String name = name();
+        try (PartitionProxy partition = PartitionProxy.start(ensemble)) {
+            Instance a = instance();
+            Instance b = instance(partition.connectString(), SESSION);
+            LockHandle held = a.service
+                .lock(LockRequest.of(name).withTtl(SESSION).withWaitTime(Duration.ZERO).withFencingToken());
+            long heldToken = held.fencingToken();
+            Future<LockHandle> waiter = threads.submit(() -> b.service
+                .lock(LockRequest.of(name).withTtl(SESSION).withWaitTime(PATIENCE).withFencingToken()));
+            await().atMost(PATIENCE).until(() -> a.backend.inspect(a.backend.lockKey(name)).queueLength() == 1);
+
+            partition.cut();
+            // Long enough for the waiter's re-checks to go unanswered, short of its
+            // session.
+            await().pollDelay(Duration.ofSeconds(4)).atMost(PATIENCE).until(() -> true);
+            assertThat(held.release()).isTrue();
+            assertThat(waiter.isDone()).as("the waiter waits on, cut off").isFalse();
+            partition.heal();
+
+            LockHandle next = waiter.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+            assertThat(next.fencingToken()).isGreaterThan(heldToken);
+            assertThat(next.release()).isTrue();
+        }
+    }
+
+    @Test
     void aTtlLongerThanTheSessionIsRefusedWithTheFix() {
         Instance a = instance();
 
