@@ -27,6 +27,7 @@ import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockRequest;
 import io.github.distlock.core.DefaultLockService;
+import io.github.distlock.core.InspectableLockBackend;
 import io.github.distlock.core.DefaultLockService.LockDefaults;
 import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockContext;
@@ -94,6 +95,10 @@ class ZooKeeperFaultTest {
         Future<LockHandle> waiter = threads
             .submit(() -> b.service.lock(LockRequest.of(name).withTtl(ttl).withWaitTime(PATIENCE).withFencingToken()));
         await().atMost(PATIENCE).until(() -> b.backend.inspect(b.backend.lockKey(name)).queueLength() == 1);
+        InspectableLockBackend.LockState state = b.backend.inspect(b.backend.lockKey(name));
+        assertThat(state.held()).isTrue();
+        assertThat(state.lastFencingToken()).as("the holder's czxid").isEqualTo(heldToken);
+        assertThat(state.leaseLeftMillis()).isPositive().isLessThanOrEqualTo(ttl.toMillis());
         TwoHolders monitor = TwoHolders.watch(threads, held, waiter);
 
         ZooKeeperTestEnsemble.Member leader = ensemble.leader();
@@ -186,6 +191,9 @@ class ZooKeeperFaultTest {
             .hasMessageContaining(ZooKeeperLockSettings.OPERATION_TIMEOUT_PROPERTY);
         assertThat(contended).isInstanceOf(LockBackendException.class);
         assertThat(ran).as("a guarded action ran without its lock").isFalse();
+        InspectableLockBackend.NodeReachability down = b.backend.ping().nodes().get(0);
+        assertThat(down.reachable()).as("the health view of an ensemble without a quorum").isFalse();
+        assertThat(down.error()).contains(ZooKeeperLockSettings.OPERATION_TIMEOUT_PROPERTY);
         await().atMost(PATIENCE).until(held::isLost);
         assertThat(held.isHeld()).isFalse();
         await().atMost(PATIENCE).until(() -> told.contains(held) && a.lost.contains(name));
@@ -193,6 +201,7 @@ class ZooKeeperFaultTest {
         leader.restart();
         follower.restart();
         ensemble.awaitServing(PATIENCE);
+        await().atMost(PATIENCE).until(() -> b.backend.ping().reachable());
         LockHandle next = await().atMost(PATIENCE)
             .ignoreExceptions()
             .until(() -> b.service.tryLock(LockRequest.of(name).withTtl(ttl).withFencingToken()).orElse(null),
