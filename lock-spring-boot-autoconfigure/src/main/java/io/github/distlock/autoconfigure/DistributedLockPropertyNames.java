@@ -1,11 +1,17 @@
 package io.github.distlock.autoconfigure;
 
 import java.beans.PropertyDescriptor;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Period;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.Enumeration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -56,11 +62,41 @@ final class DistributedLockPropertyNames {
     /** Map, list and array properties, which accept any name below them. */
     private static final Set<String> CONTAINERS = new TreeSet<>();
 
+    /**
+     * Where a module that binds properties of its own under the prefix (a store's
+     * settings, such as {@code zookeeper.connect-string}) names them, relative to the
+     * prefix, one a line; a name ending in {@code .*} accepts anything below it.
+     */
+    static final String GROUPS_RESOURCE = "META-INF/distributed-lock/property-groups";
+
     static {
         collect(DistributedLockProperties.class, "");
+        collectGroups();
     }
 
     private DistributedLockPropertyNames() {
+    }
+
+    private static void collectGroups() {
+        try {
+            Enumeration<URL> files = DistributedLockPropertyNames.class.getClassLoader().getResources(GROUPS_RESOURCE);
+            while (files.hasMoreElements()) {
+                try (InputStream in = files.nextElement().openStream()) {
+                    for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\\R")) {
+                        String name = line.strip();
+                        if (name.endsWith(".*")) {
+                            CONTAINERS.add(name.substring(0, name.length() - 2));
+                        }
+                        else if (!name.isEmpty() && !name.startsWith("#")) {
+                            LEAVES.add(name);
+                        }
+                    }
+                }
+            }
+        }
+        catch (IOException ex) {
+            throw new UncheckedIOException("Could not read " + GROUPS_RESOURCE, ex);
+        }
     }
 
     /** The valid names, with the prefix, for messages and tests. */
