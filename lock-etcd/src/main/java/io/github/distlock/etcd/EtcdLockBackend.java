@@ -282,7 +282,18 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
     private AcquireResult attempt(LockKey key, String token, long ttlMillis, boolean queue, boolean fencingToken) {
         long deadline = deadline();
         ByteSequence ours = acquisitionKey(key, token);
+        // Without a queue, a lock that is taken is left alone: no key of ours appears in
+        // its directory, not even for a moment (an operator or a waiter counting the
+        // line would see it). Read while the lease is granted.
+        @Nullable CompletableFuture<GetResponse> taken = queue ? null : kv.get(directory(key), HEAD);
         Acquisition acquisition = acquisitionFor(key, token, ttlMillis, deadline);
+        if (taken != null) {
+            KeyValue holder = first(await(taken, deadline, key, "acquire"));
+            if (holder != null && !holder.getKey().equals(ours)) {
+                forget(key, token);
+                return AcquireResult.notAcquired(0, holder.getCreateRevision());
+            }
+        }
         TxnResponse txn;
         try {
             txn = await(kv.txn()

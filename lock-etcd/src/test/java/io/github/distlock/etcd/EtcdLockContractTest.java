@@ -12,7 +12,9 @@ import io.github.distlock.contract.ContractStore;
  * processes, with two application instances each connected through its own client. It has
  * fencing tokens (the key's create revision) and the wait queue (keys in create order).
  * The fault-proxy tests are skipped: they put a Redis protocol proxy between an instance
- * and Redis, and etcd's faults are {@link EtcdFaultTest}'s instead.
+ * and Redis, and etcd's faults are {@link EtcdFaultTest}'s instead. So are the
+ * minimum-hold tests: etcd leases are whole seconds, at least 2 s, and cannot be
+ * shortened, so a lock cannot expire when a minimum hold ends.
  */
 class EtcdLockContractTest extends AbstractLockContractTest {
 

@@ -126,6 +126,24 @@ public final class EtcdTestCluster implements AutoCloseable {
             throw new IllegalArgumentException("An etcd cluster needs at least one member, not " + size);
         }
         Path binary = requireBinary();
+        IllegalStateException failed = null;
+        // Ports are picked free and bound by etcd a moment later: another process (a
+        // parallel test JVM) may take one in between, so a cluster that fails to start is
+        // tried again on new ports.
+        for (int attempt = 0; attempt < 3; attempt++) {
+            try {
+                return startOnce(binary, size, certificates);
+            }
+            catch (IllegalStateException ex) {
+                failed = ex;
+                logger
+                    .warning(() -> "An etcd cluster failed to start, trying again on other ports: " + ex.getMessage());
+            }
+        }
+        throw failed;
+    }
+
+    private static EtcdTestCluster startOnce(Path binary, int size, TlsCertificates certificates) {
         Path directory;
         try {
             directory = Files.createTempDirectory("etcd-test-cluster");
