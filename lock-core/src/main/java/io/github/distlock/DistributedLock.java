@@ -83,6 +83,28 @@ public @interface DistributedLock {
     String waitTime() default "";
 
     /**
+     * The least time the lock stays held once taken, in the same format as {@link #ttl()}
+     * (with a unit), even if the method returns sooner: ShedLock's
+     * {@code lockAtLeastFor}. A method that returns before then leaves the lock to expire
+     * when the minimum hold ends (its lease is cut to what is left, on its own token
+     * only); one that returns later releases it as usual. It keeps a scheduled job that
+     * takes milliseconds from running again on an instance whose clock is a little
+     * behind:
+     *
+     * <pre>{@code
+     * &#64;Scheduled(cron = "0 0 * * * *")
+     * &#64;DistributedLock(key = "'hourly-report'", waitTime = "0s", onBusy = FailureAction.SKIP, minHold = "1m")
+     * public void hourlyReport() { ... }
+     * }</pre>
+     *
+     * Not longer than the ttl (or {@code distributed-lock.default-ttl}), and only on a
+     * backend that can shorten a lease (Redis, Redlock over Redis nodes, the in-memory
+     * backend): either mistake fails the startup, naming the method. Empty (the default)
+     * means none.
+     */
+    String minHold() default "";
+
+    /**
      * Several keys, all locked or none: {@code keys = {"'account:' + #from", "'account:'
      * + #to"}}. Each is a SpEL expression like {@link #key()}. The evaluated keys are
      * de-duplicated and acquired in sorted order, so {@code transfer(a, b)} and

@@ -1,5 +1,6 @@
 package io.github.distlock;
 
+import java.time.Duration;
 import java.util.OptionalLong;
 import java.util.function.Consumer;
 
@@ -94,9 +95,72 @@ public interface LockHandle extends AutoCloseable {
     LockHandle onLost(Consumer<? super LockHandle> listener);
 
     /**
+     * Sets the lock's remaining lease to {@code ttl} from now, longer or shorter than it
+     * was, only if the lock still holds this handle's token. A watchdog that renews this
+     * lease renews it to {@code ttl} from then on. Use it for work that learns how long
+     * it will take, or for a fixed lease (watchdog off) that needs more time:
+     *
+     * <pre>{@code
+     * try (LockHandle lock = lockService.lock(LockRequest.of("import").withWatchdog(false))) {
+     *     for (Batch batch : batches) {
+     *         if (!lock.extend(Duration.ofMinutes(2))) {
+     *             throw new IllegalStateException("lost the import lock");   // another owner may run now
+     *         }
+     *         importer.run(batch);
+     *     }
+     * }
+     * }</pre>
+     * @param ttl the new remaining lease, from 1 ms to 36500 days
+     * @return {@code true} if the lease was set; {@code false} if the lock was released
+     * or no longer holds this handle's token (its lease ran out, or another owner took
+     * it): then {@link #isHeld()} is false too
+     * @throws LockBackendException if the store could not be reached; the lease is then
+     * counted, in this JVM, as the shorter of the old and the new one
+     * @throws UnsupportedOperationException if the lock's backend cannot set a lease
+     * ({@link LockService#supportsMinHold()} is false)
+     * @throws IllegalArgumentException if {@code ttl} is out of range
+     */
+    default boolean extend(Duration ttl) {
+        throw new UnsupportedOperationException("This lock handle (" + getClass().getName() + ") cannot extend its "
+                + "lease; use a lock service whose supportsMinHold() is true.");
+    }
+
+    /**
+     * Releases the lock but leaves it held for {@code keepFor} more: renewal stops, and
+     * the lease is cut to {@code keepFor} (never lengthened; a shorter lease left ends
+     * sooner), so the lock expires then, unless a minimum hold of the request ends later.
+     * Like {@link #release()}, a compare on this handle's own token: another owner's lock
+     * is never touched. For a minimum hold that is only known at the end, such as
+     * ShedLock's {@code lockAtLeastFor} after an extension:
+     *
+     * <pre>{@code
+     * Duration ran = Duration.between(started, Instant.now());
+     * lock.releaseAfter(Duration.ofMinutes(1).minus(ran));   // nobody runs the job again within the minute
+     * }</pre>
+     * @param keepFor how long the lock stays held from now; zero or negative releases it
+     * at once, as {@link #release()} does
+     * @return as {@link #release()}: {@code true} if this call released our own lock
+     * @throws UnsupportedOperationException if {@code keepFor} is positive and the lock's
+     * backend cannot shorten a lease ({@link LockService#supportsMinHold()} is false)
+     */
+    default boolean releaseAfter(Duration keepFor) {
+        if (keepFor.isNegative() || keepFor.isZero()) {
+            return release();
+        }
+        throw new UnsupportedOperationException("This lock handle (" + getClass().getName() + ") cannot keep a lock "
+                + "held after its release; use a lock service whose supportsMinHold() is true.");
+    }
+
+    /**
      * Releases the lock with a compare-and-delete: the key is deleted only if it still
      * holds this acquisition's token, so another owner's lock is never removed. Renewal
      * stops first. Idempotent: only the first call can return {@code true}.
+     *
+     * <p>
+     * With a minimum hold ({@link LockRequest#withMinHold}) that has not passed yet, the
+     * lock is not deleted: its lease is cut to the rest of the minimum hold (never
+     * lengthened), and it expires then; this returns {@code true} all the same. The
+     * handle counts as released at once.
      * @return {@code true} if this call removed our own lock; {@code false} if it had
      * already been released, or had expired (and perhaps been taken by someone else)
      * @throws LockBackendException if Redis could not be reached; the lease then expires

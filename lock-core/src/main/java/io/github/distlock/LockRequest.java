@@ -34,9 +34,11 @@ import org.jspecify.annotations.Nullable;
  * lock; changes nothing about the acquisition, only how it is counted: such a failed
  * acquisition ends with the {@code skipped} outcome in metrics instead of {@code timeout}
  * or {@code backend-error}. {@code null} means {@link SkipOn#NEVER}.
+ * @param minHold the least time the lock stays held, counted from its acquisition, even
+ * if released sooner ({@link #withMinHold}); {@code null} or zero for none
  */
 public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration waitTime, @Nullable Boolean watchdog,
-        boolean fencingToken, @Nullable String name, SkipOn skipOn) {
+        boolean fencingToken, @Nullable String name, SkipOn skipOn, @Nullable Duration minHold) {
 
     /** The {@link #name()} of requests that give none. */
     public static final String UNNAMED = "unnamed";
@@ -52,9 +54,10 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
      * {@value #UNNAMED}
      * @param skipOn when the caller skips rather than fails; {@code null} means
      * {@link SkipOn#NEVER}, so {@link #skipOn()} is never {@code null}
+     * @param minHold the least time the lock stays held, or {@code null} for none
      */
     public LockRequest(String key, @Nullable Duration ttl, @Nullable Duration waitTime, @Nullable Boolean watchdog,
-            boolean fencingToken, @Nullable String name, @Nullable SkipOn skipOn) {
+            boolean fencingToken, @Nullable String name, @Nullable SkipOn skipOn, @Nullable Duration minHold) {
         this.key = key;
         this.ttl = ttl;
         this.waitTime = waitTime;
@@ -62,6 +65,24 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
         this.fencingToken = fencingToken;
         this.name = name;
         this.skipOn = (skipOn != null ? skipOn : SkipOn.NEVER);
+        this.minHold = minHold;
+    }
+
+    /**
+     * A request without a minimum hold.
+     * @param key the lock name
+     * @param ttl the lease length, or {@code null} for the default
+     * @param waitTime the wait, or {@code null} for the default
+     * @param watchdog whether to renew the lease, or {@code null} for the default
+     * @param fencingToken whether to issue the fencing token together with the lock
+     * @param name the name for metrics, traces and the Actuator, or {@code null} for
+     * {@value #UNNAMED}
+     * @param skipOn when the caller skips rather than fails; {@code null} means
+     * {@link SkipOn#NEVER}
+     */
+    public LockRequest(String key, @Nullable Duration ttl, @Nullable Duration waitTime, @Nullable Boolean watchdog,
+            boolean fencingToken, @Nullable String name, @Nullable SkipOn skipOn) {
+        this(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, null);
     }
 
     /**
@@ -110,12 +131,12 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
 
     /** A copy with the given lease length ({@code null}: the default). */
     public LockRequest withTtl(@Nullable Duration ttl) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold);
     }
 
     /** A copy with the given wait time ({@code null}: the default; zero: try once). */
     public LockRequest withWaitTime(@Nullable Duration waitTime) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold);
     }
 
     /**
@@ -124,7 +145,7 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
      * ({@code null}).
      */
     public LockRequest withWatchdog(@Nullable Boolean watchdog) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold);
     }
 
     /**
@@ -140,7 +161,7 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
      * }</pre>
      */
     public LockRequest withFencingToken() {
-        return new LockRequest(key, ttl, waitTime, watchdog, true, name, skipOn);
+        return new LockRequest(key, ttl, waitTime, watchdog, true, name, skipOn, minHold);
     }
 
     /**
@@ -159,7 +180,7 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
                     + "for every call of this kind of lock, for example \"invoice-export\", or null for \"" + UNNAMED
                     + "\".");
         }
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold);
     }
 
     /**
@@ -175,7 +196,38 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
      * @param skipOn when the caller skips ({@code null}: {@link SkipOn#NEVER})
      */
     public LockRequest withSkipOn(@Nullable SkipOn skipOn) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold);
+    }
+
+    /**
+     * A copy that keeps the lock held for at least {@code minHold} from its acquisition,
+     * even if it is released sooner: a release before then leaves the lock to expire when
+     * the minimum hold ends (with a compare-and-shorten of its own lease, never touching
+     * another owner's), and a release after it frees the lock as usual. ShedLock calls
+     * this {@code lockAtLeastFor}: a job that finishes in milliseconds does not run again
+     * on an instance whose clock is a little behind.
+     *
+     * <pre>{@code
+     * lockService.tryLock(LockRequest.of("nightly-report")
+     *         .withTtl(Duration.ofMinutes(10))
+     *         .withMinHold(Duration.ofMinutes(1))   // no other instance runs it within a minute
+     *         .withWaitTime(Duration.ZERO))
+     *     .ifPresent(lock -> { try (lock) { report.run(); } });
+     * }</pre>
+     *
+     * The minimum hold must not be longer than the ttl, and needs a backend that can
+     * shorten a lease ({@code LockService.supportsMinHold()}: Redis, Redlock over Redis
+     * nodes, the in-memory backend); otherwise acquiring fails with an
+     * {@link IllegalArgumentException} or {@link UnsupportedOperationException}.
+     * @param minHold the least time the lock stays held; {@code null} or zero for none
+     * @throws IllegalArgumentException if {@code minHold} is negative
+     */
+    public LockRequest withMinHold(@Nullable Duration minHold) {
+        if (minHold != null && minHold.isNegative()) {
+            throw new IllegalArgumentException("The minimum hold of lock request '" + key + "' must not be negative, "
+                    + "was " + minHold + "; give zero or null for none.");
+        }
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold);
     }
 
     /**

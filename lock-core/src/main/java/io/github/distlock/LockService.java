@@ -202,6 +202,24 @@ public interface LockService {
     }
 
     /**
+     * Whether this service's store can shorten and set a held lock's lease on its own
+     * token: what a minimum hold ({@link LockRequest#withMinHold}) and
+     * {@link LockHandle#extend} need. True for the built-in service on Redis, on a
+     * Redlock of Redis nodes and on the in-memory backend; false on a custom backend that
+     * cannot, where a request with a minimum hold fails before anything is sent.
+     *
+     * <pre>{@code
+     * LockRequest request = LockRequest.of("nightly-report").withWaitTime(Duration.ZERO);
+     * if (lockService.supportsMinHold()) {
+     *     request = request.withMinHold(Duration.ofMinutes(1));
+     * }
+     * }</pre> This default implementation returns {@code false}.
+     */
+    default boolean supportsMinHold() {
+        return false;
+    }
+
+    /**
      * The wait time a request without one gets
      * ({@code distributed-lock.default-wait-time} for the built-in service).
      * {@link #lockAll(List)} shares it among the keys. This default implementation

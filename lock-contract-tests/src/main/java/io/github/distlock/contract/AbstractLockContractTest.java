@@ -1219,6 +1219,174 @@ public abstract class AbstractLockContractTest {
     }
 
     // ------------------------------------------------------------------------------------------
+    // minimum hold and extension
+
+    @Test
+    void aReleaseBeforeTheMinimumHoldLeavesTheLockHeldUntilItEnds() {
+        assumeTrue(has(Capability.MIN_HOLD), "the backend keeps no minimum hold");
+        String name = name();
+        Duration minHold = Duration.ofMillis(1500);
+        long before = System.nanoTime();
+        LockHandle held = first.lockService()
+            .lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO).withMinHold(minHold));
+
+        assertThat(held.release()).as("a release within the minimum hold still releases our lock").isTrue();
+
+        assertThat(held.isHeld()).as("the handle counts as released at once").isFalse();
+        assertThat(held.release()).as("release stays idempotent").isFalse();
+        assertThat(pttl(name)).as("the lease was cut to what is left of the minimum hold, never lengthened")
+            .isBetween(1L, minHold.toMillis());
+        assertThat(tryNow(second, name)).as("another instance is refused until the minimum hold ends").isEmpty();
+        LockHandle next = await().atMost(PATIENCE).until(() -> tryNow(second, name).orElse(null), Objects::nonNull);
+        assertThat(Duration.ofNanos(System.nanoTime() - before)).as("the lock stayed held for the minimum hold")
+            .isGreaterThanOrEqualTo(minHold);
+        assertThat(held.isLost()).as("a lock held out its minimum hold is not lost").isFalse();
+        assertThat(lostIn(first, name)).isEmpty();
+        assertThat(next.release()).isTrue();
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    @Test
+    void aWatchdogRenewedLeaseIsNotRenewedOnceReleasedWithinItsMinimumHold() {
+        assumeTrue(has(Capability.MIN_HOLD), "the backend keeps no minimum hold");
+        String name = name();
+        Duration ttl = Duration.ofMillis(900);
+        LockHandle held = first.lockService()
+            .lock(LockRequest.of(name).withTtl(ttl).withWaitTime(Duration.ZERO).withWatchdog(true).withMinHold(ttl));
+        // Past the first renewal (every 300 ms), well within the minimum hold.
+        await().pollDelay(Duration.ofMillis(450)).atMost(PATIENCE).until(held::isHeld);
+
+        assertThat(held.release()).isTrue();
+
+        assertThat(pttl(name)).as("cut to what is left of the minimum hold; a renewal after the release would set 900")
+            .isBetween(1L, 600L);
+        await().atMost(PATIENCE).until(() -> !lockKeyExists(name));
+        assertThat(held.isLost()).as("a lease left to expire after its release is not lost").isFalse();
+        assertThat(tryNow(second, name)).isPresent().get().satisfies(next -> assertThat(next.release()).isTrue());
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    @Test
+    void aReleaseAfterTheMinimumHoldFreesTheLockAtOnce() {
+        assumeTrue(has(Capability.MIN_HOLD), "the backend keeps no minimum hold");
+        String name = name();
+        LockHandle held = first.lockService()
+            .lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO).withMinHold(Duration.ofMillis(200)));
+        await().pollDelay(Duration.ofMillis(300)).atMost(PATIENCE).until(held::isHeld);
+
+        assertThat(held.release()).isTrue();
+
+        assertThat(lockKeyExists(name)).as("deleted, as without a minimum hold").isFalse();
+        assertThat(tryNow(second, name)).isPresent().get().satisfies(next -> assertThat(next.release()).isTrue());
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    @Test
+    void aWaiterTakesALockReleasedWithinItsMinimumHoldOnceTheHoldEnds() {
+        assumeTrue(has(Capability.MIN_HOLD), "the backend keeps no minimum hold");
+        String name = name();
+        Duration minHold = Duration.ofMillis(1200);
+        long before = System.nanoTime();
+        LockHandle held = first.lockService()
+            .lock(LockRequest.of(name).withTtl(TTL).withWaitTime(Duration.ZERO).withMinHold(minHold));
+        Future<LockHandle> waiter = threads.submit(() -> second.lockService().lock(name, TTL, LONG_WAIT));
+        awaitWaiting(name, 1, waiter);
+
+        assertThat(held.release()).isTrue();
+
+        LockHandle next = get(waiter);
+        assertThat(Duration.ofNanos(System.nanoTime() - before)).as("the waiter got it only after the minimum hold")
+            .isGreaterThanOrEqualTo(minHold);
+        assertThat(next.isHeld()).isTrue();
+        assertThat(next.release()).isTrue();
+        assertThat(leftovers(name)).as("no lock or queue entry left behind").isEmpty();
+    }
+
+    @Test
+    void aMinimumHoldLongerThanTheTtlIsRefusedBeforeAnythingIsSent() {
+        String name = name();
+        LockRequest request = LockRequest.of(name)
+            .withTtl(Duration.ofSeconds(1))
+            .withWaitTime(Duration.ZERO)
+            .withMinHold(Duration.ofSeconds(2));
+
+        Throwable refused = catchThrowable(() -> first.lockService().lock(request));
+
+        if (has(Capability.MIN_HOLD)) {
+            assertThat(refused).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(name)
+                .hasMessageContaining("PT2S")
+                .hasMessageContaining("longer than its ttl");
+        }
+        else {
+            assertThat(first.lockService().supportsMinHold()).isFalse();
+            assertThat(refused).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining(name)
+                .hasMessageContaining("LeaseAdjustingLockBackend");
+        }
+        assertThat(leftovers(name)).as("nothing was taken").isEmpty();
+    }
+
+    @Test
+    void extendSetsTheRemainingLeaseLongerOrShorterWhileTheLockIsOurs() {
+        String name = name();
+        LockHandle held = first.lockService()
+            .lock(LockRequest.of(name).withTtl(Duration.ofSeconds(10)).withWaitTime(Duration.ZERO).withWatchdog(false));
+        if (!has(Capability.MIN_HOLD)) {
+            assertThatThrownBy(() -> held.extend(Duration.ofSeconds(20)))
+                .isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining(name);
+            assertThat(held.release()).isTrue();
+            return;
+        }
+
+        assertThat(held.extend(Duration.ofSeconds(60))).isTrue();
+        assertThat(pttl(name)).as("lengthened past the ttl").isGreaterThan(10_000L);
+        assertThat(held.extend(Duration.ofSeconds(3))).isTrue();
+        assertThat(pttl(name)).as("shortened").isBetween(1L, 3_000L);
+        assertThat(held.isHeld()).isTrue();
+        assertThat(tryNow(second, name)).as("still ours").isEmpty();
+
+        assertThat(held.release()).isTrue();
+        assertThat(held.extend(Duration.ofSeconds(60))).as("a released lock is not extended").isFalse();
+        assertThat(leftovers(name)).as("and not recreated").isEmpty();
+    }
+
+    @Test
+    void extendNeverTouchesTheNextOwnersLease() {
+        assumeTrue(has(Capability.MIN_HOLD), "the backend cannot extend a lease");
+        String name = name();
+        LockHandle ours = first.lockService()
+            .lock(LockRequest.of(name).withTtl(Duration.ofMillis(500)).withWaitTime(Duration.ZERO).withWatchdog(false));
+        LockHandle theirs = await().atMost(PATIENCE).until(() -> tryNow(second, name).orElse(null), Objects::nonNull);
+
+        assertThat(ours.extend(Duration.ofMinutes(5))).as("no longer ours").isFalse();
+
+        assertThat(ours.isHeld()).isFalse();
+        assertThat(pttl(name)).as("the next owner's lease is as it set it").isBetween(1L, TTL.toMillis());
+        assertThat(theirs.isHeld()).isTrue();
+        assertThat(theirs.release()).isTrue();
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    @Test
+    void aWatchdogRenewsAnExtendedLeaseToItsNewLength() {
+        assumeTrue(has(Capability.MIN_HOLD), "the backend cannot extend a lease");
+        String name = name();
+        LockHandle held = first.lockService()
+            .lock(LockRequest.of(name).withTtl(Duration.ofMillis(600)).withWaitTime(Duration.ZERO).withWatchdog(true));
+
+        assertThat(held.extend(Duration.ofSeconds(20))).isTrue();
+
+        // Past several of the old renewal periods: a renewal to the old ttl would show as
+        // a lease of 600 ms or less.
+        await().during(Duration.ofMillis(1200)).atMost(PATIENCE).until(() -> pttl(name) > 600);
+        assertThat(held.isHeld()).isTrue();
+        assertThat(held.release()).isTrue();
+        assertThat(leftovers(name)).isEmpty();
+    }
+
+    // ------------------------------------------------------------------------------------------
     // helpers
 
     /** The first application instance, for a subclass's own tests of its topology. */

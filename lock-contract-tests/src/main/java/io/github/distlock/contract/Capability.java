@@ -29,6 +29,13 @@ public enum Capability {
      * (Jedis, at-most-once) fails the call instead, and the lock is left free once the
      * call's undo has run.
      */
-    CLIENT_RESENDS
+    CLIENT_RESENDS,
+
+    /**
+     * {@code LockService.supportsMinHold()}: a minimum hold
+     * ({@code LockRequest.withMinHold}) and {@code LockHandle.extend}, with a
+     * compare-and-shorten and a compare-and-set of the lease on the holder's own token.
+     */
+    MIN_HOLD
 
 }

@@ -63,6 +63,14 @@ public final class ContractApplication implements AutoCloseable {
         return context.getBean(LockService.class);
     }
 
+    /**
+     * A bean of this instance, for modules whose tests add auto-configurations of their
+     * own (a ShedLock {@code LockProvider}, say).
+     */
+    public <T> T bean(Class<T> type) {
+        return context.getBean(type);
+    }
+
     /** The annotated service methods. */
     public GuardedWork guardedWork() {
         return context.getBean(GuardedWork.class);

@@ -16,7 +16,7 @@ class ClusterLettuceLockContractTest extends AbstractLockContractTest {
 
     @Override
     protected Set<Capability> capabilities() {
-        return EnumSet.of(Capability.FENCING, Capability.WAIT_QUEUE, Capability.CLIENT_RESENDS);
+        return EnumSet.of(Capability.MIN_HOLD, Capability.FENCING, Capability.WAIT_QUEUE, Capability.CLIENT_RESENDS);
     }
 
 }

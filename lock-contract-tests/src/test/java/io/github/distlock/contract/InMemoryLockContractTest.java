@@ -18,7 +18,7 @@ class InMemoryLockContractTest extends AbstractLockContractTest {
 
     @Override
     protected Set<Capability> capabilities() {
-        return EnumSet.of(Capability.FENCING, Capability.WAIT_QUEUE);
+        return EnumSet.of(Capability.MIN_HOLD, Capability.FENCING, Capability.WAIT_QUEUE);
     }
 
 }

@@ -17,7 +17,7 @@ class Redlock5NodesLockContractTest extends AbstractLockContractTest {
 
     @Override
     protected Set<Capability> capabilities() {
-        return EnumSet.of(Capability.FENCING);
+        return EnumSet.of(Capability.MIN_HOLD, Capability.FENCING);
     }
 
 }

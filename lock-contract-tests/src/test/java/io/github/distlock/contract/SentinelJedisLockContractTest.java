@@ -13,7 +13,7 @@ class SentinelJedisLockContractTest extends AbstractSentinelLockContractTest {
 
     @Override
     protected Set<Capability> capabilities() {
-        return EnumSet.of(Capability.FENCING, Capability.WAIT_QUEUE);
+        return EnumSet.of(Capability.MIN_HOLD, Capability.FENCING, Capability.WAIT_QUEUE);
     }
 
     @Override

@@ -11,7 +11,7 @@ class SentinelLettuceLockContractTest extends AbstractSentinelLockContractTest {
 
     @Override
     protected Set<Capability> capabilities() {
-        return EnumSet.of(Capability.FENCING, Capability.WAIT_QUEUE, Capability.CLIENT_RESENDS);
+        return EnumSet.of(Capability.MIN_HOLD, Capability.FENCING, Capability.WAIT_QUEUE, Capability.CLIENT_RESENDS);
     }
 
 }

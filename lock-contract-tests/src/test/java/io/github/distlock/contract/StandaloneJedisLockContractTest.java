@@ -17,7 +17,7 @@ class StandaloneJedisLockContractTest extends AbstractLockContractTest {
 
     @Override
     protected Set<Capability> capabilities() {
-        return EnumSet.of(Capability.FENCING, Capability.WAIT_QUEUE, Capability.FAULT_PROXY);
+        return EnumSet.of(Capability.MIN_HOLD, Capability.FENCING, Capability.WAIT_QUEUE, Capability.FAULT_PROXY);
     }
 
     @Override

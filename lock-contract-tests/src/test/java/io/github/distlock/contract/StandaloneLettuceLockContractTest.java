@@ -16,7 +16,8 @@ class StandaloneLettuceLockContractTest extends AbstractLockContractTest {
 
     @Override
     protected Set<Capability> capabilities() {
-        return EnumSet.of(Capability.FENCING, Capability.WAIT_QUEUE, Capability.FAULT_PROXY, Capability.CLIENT_RESENDS);
+        return EnumSet.of(Capability.MIN_HOLD, Capability.FENCING, Capability.WAIT_QUEUE, Capability.FAULT_PROXY,
+                Capability.CLIENT_RESENDS);
     }
 
 }

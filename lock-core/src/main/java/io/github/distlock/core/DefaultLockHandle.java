@@ -1,5 +1,6 @@
 package io.github.distlock.core;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
@@ -8,6 +9,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 import org.jspecify.annotations.Nullable;
@@ -15,6 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.github.distlock.LockBackendException;
+import io.github.distlock.LockDurations;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockLostException;
 
@@ -30,6 +33,13 @@ import io.github.distlock.LockLostException;
  * A lock taken by a bare {@code SET NX PX} has no fencing token until
  * {@link #fencingToken()} is first called, which draws one from Redis if the lock is
  * still ours.
+ *
+ * <p>
+ * A lock with a minimum hold is released, before the minimum has passed, by cutting its
+ * lease to what is left of the minimum ({@link LeaseAdjustingLockBackend#releaseAfter}).
+ * That leaves our token in the store, so a renewal must never land after it: the watchdog
+ * renews a lease only while holding {@link #renewalGuard}, and a release waits for the
+ * guard before it sends anything.
  */
 final class DefaultLockHandle implements LockHandle {
 
@@ -45,7 +55,21 @@ final class DefaultLockHandle implements LockHandle {
     /** 0 until issued; set once. */
     private volatile long fencingToken;
 
-    private final long ttlMillis;
+    /** The lease the watchdog renews to; {@link #extend} changes it. */
+    private volatile long ttlMillis;
+
+    /**
+     * Held by the watchdog while a renewal of this lease is in flight, and by
+     * {@link #extend}; a release waits for it, so no renewal or extension lands after the
+     * release was sent.
+     */
+    private final ReentrantLock renewalGuard = new ReentrantLock();
+
+    /** Whether a minimum hold applies; set before the handle is published. */
+    private volatile boolean minHold;
+
+    /** When the minimum hold ends, on {@link System#nanoTime()}. */
+    private volatile long minHoldEndNanos;
 
     private final LockBackend backend;
 
@@ -161,25 +185,74 @@ final class DefaultLockHandle implements LockHandle {
     }
 
     @Override
+    public boolean extend(Duration ttl) {
+        long millis = LockDurations.requireValidTtl(key.name(), ttl);
+        if (!(backend instanceof LeaseAdjustingLockBackend adjusting) || !adjusting.supportsLeaseAdjustment()) {
+            throw new UnsupportedOperationException("Lock " + key.printableName() + " cannot be extended: its backend ("
+                    + backend.getClass().getName() + ") cannot set a lease on its own token. Use a backend that "
+                    + "implements LeaseAdjustingLockBackend (Redis, Redlock over Redis nodes, InMemoryLockBackend).");
+        }
+        renewalGuard.lock();
+        try {
+            if (released.get() || lost) {
+                return false;
+            }
+            long sentAt = System.nanoTime();
+            long deadline = sentAt + TimeUnit.MILLISECONDS.toNanos(backend.renewedValidityMillis(millis));
+            boolean extended;
+            try {
+                extended = adjusting.extend(key, token, millis);
+            }
+            catch (LockBackendException ex) {
+                // The store may hold the old lease or the new one: count the shorter.
+                if (deadline - leaseDeadlineNanos < 0) {
+                    leaseDeadlineNanos = deadline;
+                }
+                throw ex;
+            }
+            if (!extended) {
+                leaseDeadlineNanos = sentAt;
+                if (watchdog != null) {
+                    watchdog.lost(this, "an extension found the key gone or holding another owner's token");
+                }
+                return false;
+            }
+            ttlMillis = millis;
+            leaseDeadlineNanos = deadline;
+            if (watchdog != null) {
+                watchdog.extended(this, sentAt);
+            }
+            return true;
+        }
+        finally {
+            renewalGuard.unlock();
+        }
+    }
+
+    @Override
     public boolean release() {
         if (!released.compareAndSet(false, true)) {
             return false;
         }
-        // Stop renewing before deleting. A renewal already in flight cannot resurrect the
-        // key
-        // either: it only extends a key that still holds our token.
+        // Stop renewing before releasing, and let a renewal in flight land first: one
+        // landing after a release that only shortened the lease (minimum hold) would
+        // lengthen it again, as pooled connections keep no order between commands.
         if (watchdog != null) {
             watchdog.unwatch(this);
         }
+        renewalGuard.lock();
+        renewalGuard.unlock();
+        long holdMillis = minHoldLeftMillis();
         boolean wasOurs;
         try {
-            wasOurs = backend.release(key, token);
+            wasOurs = holdMillis > 0 ? ((LeaseAdjustingLockBackend) backend).releaseAfter(key, token, holdMillis)
+                    : backend.release(key, token);
         }
         catch (LockBackendException ex) {
             // The release may not have run: retry it in the background, so the key does
-            // not block
-            // the others for the rest of its lease.
-            pendingReleases.releaseLater(key, token, ttlMillis, leaseDeadlineNanos);
+            // not block the others for the rest of its lease (nor, with a minimum hold,
+            // for longer than that).
+            pendingReleases.releaseLater(key, token, ttlMillis, leaseDeadlineNanos, minHold, minHoldEndNanos);
             listener.released(context, LockListener.ReleaseOutcome.FAILED);
             throw ex;
         }
@@ -189,8 +262,52 @@ final class DefaultLockHandle implements LockHandle {
     }
 
     @Override
+    public boolean releaseAfter(Duration keepFor) {
+        if (keepFor.isNegative() || keepFor.isZero()) {
+            return release();
+        }
+        if (!(backend instanceof LeaseAdjustingLockBackend adjusting) || !adjusting.supportsLeaseAdjustment()) {
+            throw new UnsupportedOperationException("Lock " + key.printableName() + " cannot stay held after its "
+                    + "release: its backend (" + backend.getClass().getName() + ") cannot shorten a lease on its own "
+                    + "token. Use a backend that implements LeaseAdjustingLockBackend (Redis, Redlock over Redis "
+                    + "nodes, InMemoryLockBackend).");
+        }
+        // Capped where a lease is: longer would overflow the nanosecond clock.
+        Duration capped = keepFor.compareTo(LockDurations.MAX_TTL) > 0 ? LockDurations.MAX_TTL : keepFor;
+        long end = System.nanoTime() + capped.toNanos();
+        // A minimum hold of the request that ends later still holds.
+        if (!minHold || end - minHoldEndNanos > 0) {
+            holdAtLeastUntil(end);
+        }
+        return release();
+    }
+
+    @Override
     public void close() {
         release();
+    }
+
+    /**
+     * The minimum hold ends at {@code endNanos}: a release before then only shortens the
+     * lease. Called before the handle is published, and by {@link #releaseAfter}.
+     */
+    void holdAtLeastUntil(long endNanos) {
+        minHoldEndNanos = endNanos;
+        minHold = true;
+    }
+
+    /** What is left of the minimum hold now, in ms rounded up; 0 if none is left. */
+    long minHoldLeftMillis() {
+        if (!minHold) {
+            return 0;
+        }
+        long left = minHoldEndNanos - System.nanoTime();
+        return left <= 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(left + 999_999);
+    }
+
+    /** See {@link #renewalGuard}. */
+    ReentrantLock renewalGuard() {
+        return renewalGuard;
     }
 
     LockKey lockKey() {

@@ -64,6 +64,12 @@ public class DefaultLockService implements LockService, AutoCloseable {
     /** The backend's fencing tokens, or {@code null} if it issues none. */
     private final @Nullable FencingLockBackend fencing;
 
+    /**
+     * The backend's lease adjustment (minimum hold, extend), or {@code null} if it has
+     * none.
+     */
+    private final @Nullable LeaseAdjustingLockBackend adjusting;
+
     private final LeaseWatchdog watchdog;
 
     private final LockDefaults defaults;
@@ -106,6 +112,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
         this.backend = Objects.requireNonNull(backend, "backend");
         this.queueing = backend instanceof QueueingLockBackend queue ? queue : null;
         this.fencing = backend instanceof FencingLockBackend fenced ? fenced : null;
+        this.adjusting = backend instanceof LeaseAdjustingLockBackend adjust ? adjust : null;
         this.watchdog = Objects.requireNonNull(watchdog, "watchdog");
         this.defaults = Objects.requireNonNull(defaults, "defaults");
         this.waiters = Objects.requireNonNull(waiters, "waiters");
@@ -145,6 +152,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     + "token, but its backend (" + backend.getClass().getName() + ") issues none. Use a backend that "
                     + "implements FencingLockBackend (the Redis backends do), or do not ask for a fencing token.");
         }
+        long minHoldMillis = minHoldMillis(name, request.minHold(), ttl, ttlMillis);
         LockKey key = backend.lockKey(name);
         long startedNanos = System.nanoTime();
         LockContext context = new LockContext(key, request.nameOrDefault(), ttlMillis, renew, startedNanos);
@@ -156,8 +164,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
             listener.notAcquired(context, LockListener.AcquireOutcome.INTERRUPTED, ex);
             throw ex;
         }
-        Acquisition acquisition = new Acquisition(key, newToken(), ttlMillis, renew, startedNanos + waitTime.toNanos(),
-                context);
+        Acquisition acquisition = new Acquisition(key, newToken(), ttlMillis, minHoldMillis, renew,
+                startedNanos + waitTime.toNanos(), context);
         Optional<LockHandle> result;
         try {
             result = acquisition.run(request.fencingToken(), waitTime.isZero());
@@ -185,6 +193,45 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     : LockListener.AcquireOutcome.TIMEOUT, null);
         }
         return new Outcome(result, ttl, waitTime, acquisition.lapsedAfterMillis);
+    }
+
+    /**
+     * The request's minimum hold in ms (0 for none), checked before anything is sent: the
+     * backend must be able to shorten a lease, and the lock must not expire before the
+     * minimum hold ends.
+     */
+    private long minHoldMillis(String name, @Nullable Duration minHold, Duration ttl, long ttlMillis) {
+        if (minHold == null || minHold.isZero()) {
+            return 0;
+        }
+        if (minHold.isNegative()) {
+            throw new IllegalArgumentException("Lock " + LockKeys.printable(name)
+                    + " asks for a negative minimum hold (" + minHold + "); give zero or null for none.");
+        }
+        if (!supportsMinHold()) {
+            throw new UnsupportedOperationException("Lock " + LockKeys.printable(name) + " asks for a minimum hold of "
+                    + minHold + ", but its backend (" + backend.getClass().getName() + ") cannot shorten a lease on "
+                    + "its own token, so a release before then could only delete the lock. Use a backend that "
+                    + "implements LeaseAdjustingLockBackend (Redis, Redlock over Redis nodes, InMemoryLockBackend), "
+                    + "or drop the minimum hold.");
+        }
+        // Rounded up: a minimum is never cut short by the conversion.
+        long millis = minHold.toMillis() + (minHold.toNanosPart() % 1_000_000 != 0 ? 1 : 0);
+        if (millis > ttlMillis) {
+            throw new IllegalArgumentException("Lock " + LockKeys.printable(name) + " asks for a minimum hold of "
+                    + minHold + ", longer than its ttl of " + ttl + ": the lease would run out first. Give a ttl "
+                    + "at least as long as the minimum hold, or a shorter minimum hold.");
+        }
+        return millis;
+    }
+
+    /**
+     * Whether the backend can shorten and set a held lease on its own token
+     * ({@link LeaseAdjustingLockBackend}): a Redlock over nodes that cannot says no.
+     */
+    @Override
+    public boolean supportsMinHold() {
+        return adjusting != null && adjusting.supportsLeaseAdjustment();
     }
 
     /**
@@ -216,6 +263,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
         private final long ttlMillis;
 
+        private final long minHoldMillis;
+
         private final boolean renew;
 
         private final long deadline;
@@ -236,10 +285,12 @@ public class DefaultLockService implements LockService, AutoCloseable {
          */
         long lapsedAfterMillis = -1;
 
-        Acquisition(LockKey key, String token, long ttlMillis, boolean renew, long deadline, LockContext context) {
+        Acquisition(LockKey key, String token, long ttlMillis, long minHoldMillis, boolean renew, long deadline,
+                LockContext context) {
             this.key = key;
             this.token = token;
             this.ttlMillis = ttlMillis;
+            this.minHoldMillis = minHoldMillis;
             this.renew = renew;
             this.deadline = deadline;
             this.context = context;
@@ -533,6 +584,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
             }
             DefaultLockHandle handle = new DefaultLockHandle(key, token, fencingToken, ttlMillis, leaseDeadline,
                     backend, renew ? watchdog : null, pendingReleases, context, listener);
+            if (minHoldMillis > 0) {
+                // Counted from now, after the reply: the lock was set before, so it is
+                // held at least this long.
+                handle.holdAtLeastUntil(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(minHoldMillis));
+            }
             context.markAcquired(handle, handedOver, System.nanoTime());
             if (renew) {
                 watchdog.watch(handle);

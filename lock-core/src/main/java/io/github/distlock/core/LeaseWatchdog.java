@@ -128,6 +128,23 @@ public final class LeaseWatchdog implements AutoCloseable {
         leases.remove(handle);
     }
 
+    /**
+     * The handle's lease was just set to its (new) ttl by an extension sent at
+     * {@code sentAtNanos}: the next renewal falls due a renewal period after that.
+     */
+    void extended(DefaultLockHandle handle, long sentAtNanos) {
+        long due = sentAtNanos + renewalPeriodNanos(handle);
+        handle.nextRenewalNanos(due);
+        if (leases.contains(handle)) {
+            tickNoLaterThan(due);
+        }
+    }
+
+    /** Something other than a renewal (an extension) found the lease lost. */
+    void lost(DefaultLockHandle handle, String why) {
+        lose(handle, LockListener.LeaseLossReason.EXPIRED_OR_TAKEN, why);
+    }
+
     private long renewalPeriodNanos(DefaultLockHandle handle) {
         return Math.max(1_000_000L, (long) (handle.ttlMillis() * 1_000_000L * renewalRatio));
     }
@@ -184,16 +201,35 @@ public final class LeaseWatchdog implements AutoCloseable {
     private void renewDueLeases() {
         long now = System.nanoTime();
         List<DefaultLockHandle> due = new ArrayList<>();
-        for (DefaultLockHandle handle : leases) {
-            // Take leases that fall due within half a period too: one batch instead of
-            // many ticks.
-            if (handle.nextRenewalNanos() - renewalPeriodNanos(handle) / 2 - now <= 0) {
-                due.add(handle);
+        try {
+            for (DefaultLockHandle handle : leases) {
+                // Take leases that fall due within half a period too: one batch instead
+                // of many ticks. A lease being extended or released right now is left to
+                // that call (its guard is taken); a released one is never renewed again.
+                if (handle.nextRenewalNanos() - renewalPeriodNanos(handle) / 2 - now <= 0
+                        && handle.renewalGuard().tryLock()) {
+                    if (handle.isReleased()) {
+                        handle.renewalGuard().unlock();
+                    }
+                    else {
+                        due.add(handle);
+                    }
+                }
+            }
+            if (!due.isEmpty()) {
+                renew(due);
             }
         }
-        if (due.isEmpty()) {
-            return;
+        finally {
+            // Only now may a release go out: after every answer of this round was
+            // applied.
+            for (DefaultLockHandle handle : due) {
+                handle.renewalGuard().unlock();
+            }
         }
+    }
+
+    private void renew(List<DefaultLockHandle> due) {
         List<LeaseRenewal> renewals = new ArrayList<>(due.size());
         for (DefaultLockHandle handle : due) {
             renewals.add(new LeaseRenewal(handle.lockKey(), handle.token(), handle.ttlMillis()));
@@ -202,12 +238,11 @@ public final class LeaseWatchdog implements AutoCloseable {
         boolean[] reported = new boolean[due.size()];
         try {
             // Outcomes are applied as each node answers: a hung node must not keep the
-            // leases on
-            // healthy ones from being counted as renewed until its own timeout.
+            // leases on healthy ones from being counted as renewed until its own timeout.
             backend.renew(renewals, (index, outcome) -> {
                 if (!reported[index]) {
                     reported[index] = true;
-                    applyAlone(due.get(index), outcome, sentAt);
+                    applyAlone(due.get(index), outcome, sentAt, renewals.get(index).ttlMillis());
                 }
             });
         }
@@ -216,7 +251,7 @@ public final class LeaseWatchdog implements AutoCloseable {
         }
         for (int i = 0; i < due.size(); i++) {
             if (!reported[i]) {
-                applyAlone(due.get(i), RenewalOutcome.FAILED, sentAt);
+                applyAlone(due.get(i), RenewalOutcome.FAILED, sentAt, renewals.get(i).ttlMillis());
             }
         }
     }
@@ -227,9 +262,9 @@ public final class LeaseWatchdog implements AutoCloseable {
      * the rest of the batch unapplied, their leases running out in this JVM while Redis
      * renewed them.
      */
-    private void applyAlone(DefaultLockHandle handle, RenewalOutcome outcome, long sentAt) {
+    private void applyAlone(DefaultLockHandle handle, RenewalOutcome outcome, long sentAt, long ttlMillis) {
         try {
-            apply(handle, outcome, sentAt);
+            apply(handle, outcome, sentAt, ttlMillis);
         }
         catch (RuntimeException | Error ex) {
             logger.error("Applying the renewal outcome " + outcome + " of lock " + handle.lockKey().printableName()
@@ -237,7 +272,7 @@ public final class LeaseWatchdog implements AutoCloseable {
         }
     }
 
-    private void apply(DefaultLockHandle handle, RenewalOutcome outcome, long sentAt) {
+    private void apply(DefaultLockHandle handle, RenewalOutcome outcome, long sentAt, long ttlMillis) {
         if (handle.isReleased()) {
             return; // released while the renewal was in flight: nothing to report
         }
@@ -246,7 +281,8 @@ public final class LeaseWatchdog implements AutoCloseable {
                 // The schedule first: the listeners the extension calls must not be able
                 // to keep it unchanged.
                 handle.nextRenewalNanos(sentAt + renewalPeriodNanos(handle));
-                handle.leaseExtended(sentAt, backend.renewedValidityMillis(handle.ttlMillis()));
+                // The lease this renewal sent, whatever the handle's ttl is by now.
+                handle.leaseExtended(sentAt, backend.renewedValidityMillis(ttlMillis));
             }
             case LOST -> lose(handle, LockListener.LeaseLossReason.EXPIRED_OR_TAKEN,
                     "the key is gone or now holds another owner's token");

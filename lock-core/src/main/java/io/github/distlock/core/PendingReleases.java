@@ -64,9 +64,22 @@ final class PendingReleases implements AutoCloseable {
      * the lease that the key was last given has run out.
      */
     void releaseLater(LockKey key, String token, long ttlMillis, long leaseDeadlineNanos) {
+        releaseLater(key, token, ttlMillis, leaseDeadlineNanos, false, 0);
+    }
+
+    /**
+     * As {@link #releaseLater(LockKey, String, long, long)}, for a lock held at least
+     * until {@code minHoldEndNanos} (if {@code minHold}): a retry before then only
+     * shortens the lease to what is left of the minimum hold, as the release would have.
+     */
+    void releaseLater(LockKey key, String token, long ttlMillis, long leaseDeadlineNanos, boolean minHold,
+            long minHoldEndNanos) {
         long giveUpAt = Math.max(leaseDeadlineNanos, System.nanoTime())
                 + TimeUnit.MILLISECONDS.toNanos(MAX_RETRY_MILLIS);
-        new Retry(key, token, false, ttlMillis, giveUpAt).schedule(FIRST_RETRY_MILLIS);
+        Retry retry = new Retry(key, token, false, ttlMillis, giveUpAt);
+        retry.minHold = minHold;
+        retry.minHoldEndNanos = minHoldEndNanos;
+        retry.schedule(FIRST_RETRY_MILLIS);
     }
 
     /**
@@ -96,6 +109,11 @@ final class PendingReleases implements AutoCloseable {
 
         private long delayMillis = FIRST_RETRY_MILLIS;
 
+        /** Whether a retry before {@link #minHoldEndNanos} only shortens the lease. */
+        boolean minHold;
+
+        long minHoldEndNanos;
+
         Retry(LockKey key, String token, boolean queued, long ttlMillis, long giveUpAtNanos) {
             this.key = key;
             this.token = token;
@@ -112,7 +130,13 @@ final class PendingReleases implements AutoCloseable {
                     // again.
                     queueing.stopWaiting(key, token, ttlMillis);
                 }
-                backend.release(key, token);
+                long holdLeft = minHold ? minHoldEndNanos - System.nanoTime() : 0;
+                if (holdLeft > 0 && backend instanceof LeaseAdjustingLockBackend adjusting) {
+                    adjusting.releaseAfter(key, token, TimeUnit.NANOSECONDS.toMillis(holdLeft + 999_999));
+                }
+                else {
+                    backend.release(key, token);
+                }
                 return true;
             }
             catch (LockBackendException ex) {

@@ -18,6 +18,7 @@ import org.jspecify.annotations.Nullable;
 import io.github.distlock.core.FencingLockBackend;
 import io.github.distlock.core.HandOverNotifications;
 import io.github.distlock.core.InspectableLockBackend;
+import io.github.distlock.core.LeaseAdjustingLockBackend;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.core.LockWaiters;
 import io.github.distlock.core.QueueingLockBackend;
@@ -25,9 +26,10 @@ import io.github.distlock.core.QueueingLockBackend;
 /**
  * A lock store in this JVM's memory, with every capability the Redis store has: a wait
  * queue that hands the lock to the longest-waiting live waiter, fencing tokens, hand-over
- * wake-ups and inspection. It passes the same contract suite as the Redis backends, so
- * code written against {@code LockService} or {@code @DistributedLock} behaves the same
- * in a unit test as in production, without a server.
+ * wake-ups, inspection, and leases that can be shortened (a minimum hold) or set. It
+ * passes the same contract suite as the Redis backends, so code written against
+ * {@code LockService} or {@code @DistributedLock} behaves the same in a unit test as in
+ * production, without a server.
  *
  * <p>
  * It is one store: every lock service built on the same instance sees the same locks, as
@@ -66,8 +68,8 @@ import io.github.distlock.core.QueueingLockBackend;
  * without sleeping. Fencing tokens are strictly increasing across all locks of the
  * instance, and start from the wall clock in microseconds, as the Redis store's do.
  */
-public final class InMemoryLockBackend
-        implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend, HandOverNotifications {
+public final class InMemoryLockBackend implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend,
+        LeaseAdjustingLockBackend, HandOverNotifications {
 
     private final LongSupplier nanoClock;
 
@@ -167,6 +169,40 @@ public final class InMemoryLockBackend
                 waiters.handedOver(waiterId, handOver.fencingToken, handOver.token::equals);
             }
         }
+        return true;
+    }
+
+    /**
+     * Shortens the lease to {@code remainingMillis} if it holds {@code token} and has
+     * more left; waiters keep their places and take the lock once it expires.
+     */
+    @Override
+    public boolean releaseAfter(LockKey key, String token, long remainingMillis) {
+        if (remainingMillis <= 0) {
+            return release(key, token);
+        }
+        synchronized (this) {
+            long now = nanoClock.getAsLong();
+            Entry entry = locks.get(key.storeKey());
+            if (entry == null || !entry.heldBy(token, now)) {
+                return false;
+            }
+            long until = now + millisToNanos(remainingMillis);
+            if (until - entry.expiresAt < 0) {
+                entry.expiresAt = until;
+            }
+            return true;
+        }
+    }
+
+    @Override
+    public synchronized boolean extend(LockKey key, String token, long ttlMillis) {
+        long now = nanoClock.getAsLong();
+        Entry entry = locks.get(key.storeKey());
+        if (entry == null || !entry.heldBy(token, now)) {
+            return false;
+        }
+        entry.hold(token, ttlMillis, now);
         return true;
     }
 

@@ -116,6 +116,43 @@ class InMemoryLockBackendTest {
     }
 
     @Test
+    void aReleaseAfterOnlyShortensOurOwnLeaseAndKeepsItsWaitersUntilItExpires() {
+        backend.tryAcquire(key, "holder", 10_000, 0, false, false);
+        backend.tryAcquire(key, "waiter", 10_000, 60_000, false, false);
+
+        assertThat(backend.releaseAfter(key, "other", 1_000)).as("not ours: left alone").isFalse();
+        assertThat(backend.releaseAfter(key, "holder", 20_000)).as("ours, and never lengthened").isTrue();
+        assertThat(backend.inspect(key).leaseLeftMillis()).isEqualTo(10_000);
+        assertThat(backend.releaseAfter(key, "holder", 2_000)).isTrue();
+        assertThat(backend.inspect(key).leaseLeftMillis()).isEqualTo(2_000);
+        assertThat(backend.tryAcquire(key, "waiter", 10_000, 60_000, true, false).acquired())
+            .as("not handed over before the minimum hold ends")
+            .isFalse();
+
+        advance(2_000);
+        assertThat(backend.tryAcquire(key, "waiter", 10_000, 60_000, true, false).acquired())
+            .as("free once it expired, for the waiter's next attempt")
+            .isTrue();
+        assertThat(backend.releaseAfter(key, "holder", 1_000)).as("expired: no longer ours").isFalse();
+        assertThat(backend.releaseAfter(key, "waiter", 0)).as("nothing left of a minimum hold: a release").isTrue();
+        assertThat(backend.heldLocks()).isEmpty();
+    }
+
+    @Test
+    void extendSetsTheLeaseOfOurOwnLockOnly() {
+        backend.tryAcquire(key, "holder", 1_000);
+
+        assertThat(backend.extend(key, "other", 60_000)).isFalse();
+        assertThat(backend.extend(key, "holder", 60_000)).isTrue();
+        advance(59_000);
+        assertThat(backend.inspect(key).leaseLeftMillis()).isEqualTo(1_000);
+        assertThat(backend.extend(key, "holder", 10)).as("shorter is allowed too").isTrue();
+        advance(10);
+        assertThat(backend.extend(key, "holder", 60_000)).as("an expired lock is not brought back").isFalse();
+        assertThat(backend.heldLocks()).isEmpty();
+    }
+
+    @Test
     void fencingTokensIncreaseAcrossLocksAndAfterAllWasForgottenAndOnlyWhileTheLockIsOurs() {
         long first = backend.tryAcquire(key, "a", 1_000, 0, false, true).fencingToken();
         long second = backend.issueFencingToken(backend.lockKey("other"), "nobody", 1_000);

@@ -43,6 +43,14 @@ final class LockScripts {
      */
     static final LuaScript REDLOCK_ACQUIRE = LuaScript.load("redlock_acquire.lua");
 
+    /**
+     * Compare-and-shorten: the release of a lock whose minimum hold has not passed yet.
+     */
+    static final LuaScript RELEASE_AFTER = LuaScript.load("release_after.lua");
+
+    /** Compare-and-{@code PEXPIRE} of one lock, to a lease of the caller's choice. */
+    static final LuaScript EXTEND = LuaScript.load("extend.lua");
+
     /** Compare-and-{@code PEXPIRE} for many keys at once. */
     static final LuaScript RENEW = LuaScript.load("renew.lua");
 

@@ -334,6 +334,40 @@ final class RedisLockProtocol {
         return released(reply);
     }
 
+    /**
+     * The release of a lock whose minimum hold has {@code remainingMillis} left: its
+     * lease is cut to that, never lengthened, and the wait queue is left alone
+     * ({@code release_after.lua}); with nothing left, {@link #release}. A re-sent one
+     * that finds the lock gone counts as released, as for {@link #release}.
+     */
+    boolean releaseAfter(LockKey key, String token, long remainingMillis) {
+        if (remainingMillis <= 0) {
+            return release(key, token);
+        }
+        Reply<Long> reply = script(key, "release", LockScripts.RELEASE_AFTER, ReplyType.INTEGER,
+                new byte[][] { bytes(key.storeKey()) },
+                new byte[][] { bytes(token), bytes(Long.toString(remainingMillis)) }, Role.UNDO, token,
+                transport.deadline());
+        return released(reply);
+    }
+
+    /**
+     * Sets the lease to {@code ttlMillis} if the lock holds {@code token}
+     * ({@code extend.lua}); with replica acknowledgements, once enough replicas have the
+     * new lease too.
+     * @throws io.github.distlock.ReplicaAcknowledgementException if too few replicas
+     * confirmed it in time
+     */
+    boolean extend(LockKey key, String token, long ttlMillis) {
+        if (replicaAcks.enabled()) {
+            return confirm(key, token, ttlMillis);
+        }
+        Reply<Long> reply = script(key, "extension", LockScripts.EXTEND, ReplyType.INTEGER,
+                new byte[][] { bytes(key.storeKey()) }, new byte[][] { bytes(token), bytes(Long.toString(ttlMillis)) },
+                Role.OTHER, null, transport.deadline());
+        return reply.value() == 1L;
+    }
+
     /** {@link #release} without waiting, or {@code null}. */
     CompletableFuture<Boolean> releaseAsync(LockKey key, String token) {
         CompletableFuture<Reply<Long>> reply = transport.scriptAsync(key, "release", LockScripts.RELEASE,

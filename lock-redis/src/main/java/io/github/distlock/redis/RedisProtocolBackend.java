@@ -4,6 +4,7 @@ import java.util.List;
 
 import io.github.distlock.core.FencingLockBackend;
 import io.github.distlock.core.InspectableLockBackend;
+import io.github.distlock.core.LeaseAdjustingLockBackend;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.core.QueueingLockBackend;
 
@@ -14,7 +15,7 @@ import io.github.distlock.core.QueueingLockBackend;
  * {@link SpringDataLockBackend} adds nothing but its transport.
  */
 abstract sealed class RedisProtocolBackend implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend,
-        AutoCloseable permits LettuceLockBackend, SpringDataLockBackend {
+        LeaseAdjustingLockBackend, AutoCloseable permits LettuceLockBackend, SpringDataLockBackend {
 
     final RedisLockProtocol protocol;
 
@@ -80,6 +81,24 @@ abstract sealed class RedisProtocolBackend implements QueueingLockBackend, Fenci
     @Override
     public boolean release(LockKey key, String token) {
         return protocol.release(key, token);
+    }
+
+    /**
+     * {@code release_after.lua}: compare-and-shorten, the wait queue left alone; with no
+     * time left, {@link #release}.
+     */
+    @Override
+    public boolean releaseAfter(LockKey key, String token, long remainingMillis) {
+        return protocol.releaseAfter(key, token, remainingMillis);
+    }
+
+    /**
+     * {@code extend.lua}: compare-and-{@code PEXPIRE}; with replica acknowledgements,
+     * confirmed by {@code WAIT}.
+     */
+    @Override
+    public boolean extend(LockKey key, String token, long ttlMillis) {
+        return protocol.extend(key, token, ttlMillis);
     }
 
     /**

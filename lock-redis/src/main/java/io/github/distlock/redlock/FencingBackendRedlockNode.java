@@ -8,6 +8,7 @@ import io.github.distlock.redis.RaisableFencingLockBackend;
 import io.github.distlock.core.InspectableLockBackend;
 import io.github.distlock.core.InspectableLockBackend.LockState;
 import io.github.distlock.core.InspectableLockBackend.Reachability;
+import io.github.distlock.core.LeaseAdjustingLockBackend;
 import io.github.distlock.core.LockBackend.AcquireResult;
 import io.github.distlock.core.LockBackend.LeaseRenewal;
 import io.github.distlock.core.LockBackend.RenewalOutcomes;
@@ -73,6 +74,21 @@ final class FencingBackendRedlockNode implements RedlockNode {
     @Override
     public CompletableFuture<Boolean> releaseWithHintAsync(LockKey key, String token, ReleaseHint releaseHint) {
         return releaseAsync(key, token);
+    }
+
+    @Override
+    public boolean shortensLeases() {
+        return node instanceof LeaseAdjustingLockBackend adjusting && adjusting.supportsLeaseAdjustment();
+    }
+
+    @Override
+    public boolean releaseAfter(LockKey key, String token, long remainingMillis) {
+        if (node instanceof LeaseAdjustingLockBackend adjusting && adjusting.supportsLeaseAdjustment()) {
+            return adjusting.releaseAfter(key, token, remainingMillis);
+        }
+        throw new UnsupportedOperationException("Redlock node " + node.getClass().getName() + " cannot shorten a "
+                + "lease (it does not implement LeaseAdjustingLockBackend), so it cannot hold a lock for a minimum "
+                + "time");
     }
 
     @Override

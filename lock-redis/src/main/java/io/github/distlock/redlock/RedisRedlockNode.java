@@ -73,6 +73,20 @@ final class RedisRedlockNode implements RedlockNode {
     }
 
     @Override
+    public boolean shortensLeases() {
+        return true;
+    }
+
+    /**
+     * {@code release_after.lua}, which touches the lock's key alone: no wait queue on a
+     * Redlock node.
+     */
+    @Override
+    public boolean releaseAfter(LockKey key, String token, long remainingMillis) {
+        return redis.releaseAfter(key, token, remainingMillis);
+    }
+
+    @Override
     public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
         redis.renew(renewals, outcomes);
     }

@@ -16,6 +16,7 @@ import org.springframework.context.SmartLifecycle;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.core.FencingLockBackend;
 import io.github.distlock.core.InspectableLockBackend;
+import io.github.distlock.core.LeaseAdjustingLockBackend;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.redis.RedisKeyNaming;
@@ -67,7 +68,8 @@ import io.github.distlock.redis.RedisKeyNaming;
  * // or, with Lettuce clients, restart protection and all: LettuceRedlockNodes.connect(...).redlock(0.01)
  * }</pre>
  */
-public final class RedlockBackend implements FencingLockBackend, InspectableLockBackend, SmartLifecycle, AutoCloseable {
+public final class RedlockBackend implements FencingLockBackend, InspectableLockBackend, LeaseAdjustingLockBackend,
+        SmartLifecycle, AutoCloseable {
 
     private final List<String> nodeNames;
 
@@ -106,6 +108,12 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
      * ({@link RedlockNode#sendsReleaseHints}).
      */
     private final boolean[] sendsItsReleaseHints;
+
+    /**
+     * Whether every node can shorten a lease ({@link RedlockNode#shortensLeases}): what a
+     * minimum hold needs.
+     */
+    private final boolean shortensLeases;
 
     /**
      * How contenders take turns: the arbiter, the wake-up line, the split-vote keeper.
@@ -172,6 +180,7 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
         for (int i = 0; i < nodes.size(); i++) {
             sendsItsReleaseHints[i] = adapted.get(i).sendsReleaseHints();
         }
+        this.shortensLeases = adapted.stream().allMatch(RedlockNode::shortensLeases);
     }
 
     /**
@@ -484,6 +493,74 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     @Override
     public void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes) {
         renewal.renew(renewals, outcomes);
+    }
+
+    /**
+     * Only if every node can shorten a lease: a Redis node can, a custom node only if it
+     * is a {@link LeaseAdjustingLockBackend}. Otherwise a minimum hold could not be kept
+     * on the nodes that cannot, and the lock service refuses it.
+     */
+    @Override
+    public boolean supportsLeaseAdjustment() {
+        return shortensLeases;
+    }
+
+    /**
+     * Cuts the lease to {@code remainingMillis} on every node that still holds our token
+     * ({@code release_after.lua} on a Redis node): shortened once a majority answered
+     * that it held it, as a release is released once a majority deleted it. A node that
+     * missed it keeps its own lease, which was never longer than the ttl: as for a
+     * release that reached only a majority. No release hint goes out: the lock is not
+     * free yet, and waiters find it free by polling once it expires. With nothing left,
+     * {@link #release}.
+     * @throws RedlockQuorumException if fewer than a majority answered; the lease then
+     * runs out by itself
+     */
+    @Override
+    public boolean releaseAfter(LockKey key, String token, long remainingMillis) {
+        if (remainingMillis <= 0) {
+            return release(key, token);
+        }
+        if (!shortensLeases) {
+            throw new UnsupportedOperationException("This Redlock cannot hold a lock for a minimum time: not every "
+                    + "node can shorten a lease (each must be a Redis node or a LeaseAdjustingLockBackend)");
+        }
+        List<Vote<Boolean>> votes = calls.ask(calls.all(),
+                (index, node) -> node.releaseAfter(key, token, remainingMillis), null,
+                answers -> QuorumCall.count(answers, Boolean::booleanValue) >= quorum, null, quorum, null);
+        int shortened = QuorumCall.count(votes, Boolean::booleanValue);
+        if (shortened >= quorum) {
+            return true;
+        }
+        int answered = QuorumCall.count(votes, answer -> true);
+        if (answered < quorum) {
+            throw new RedlockQuorumException(key, "release", answered, calls.size(), quorum, calls.failures(votes));
+        }
+        return false;
+    }
+
+    /**
+     * A renewal of this one lease to {@code ttlMillis}, over a majority as the watchdog's
+     * are ({@link QuorumRenewal}): set once a majority set it within the round's
+     * validity, which {@link #renewedValidityMillis} then gives.
+     * @throws LockBackendException if neither a majority set it nor so many said "not
+     * ours" that no majority can hold it
+     */
+    @Override
+    public boolean extend(LockKey key, String token, long ttlMillis) {
+        LockBackend.RenewalOutcome[] outcome = new LockBackend.RenewalOutcome[1];
+        renewal.renew(List.of(new LeaseRenewal(key, token, ttlMillis)), (index, result) -> outcome[0] = result);
+        if (outcome[0] == LockBackend.RenewalOutcome.RENEWED) {
+            return true;
+        }
+        if (outcome[0] == LockBackend.RenewalOutcome.LOST) {
+            return false;
+        }
+        throw new LockBackendException(key.name(),
+                "Could not extend lock " + key.printableName() + ": fewer than " + quorum + " of " + calls.size()
+                        + " Redlock nodes set its lease in time, and too few said it is "
+                        + "gone. Its lease is counted as the shorter of the old and the new one.",
+                null);
     }
 
     /**

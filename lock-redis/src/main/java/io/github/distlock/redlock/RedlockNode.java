@@ -73,6 +73,19 @@ interface RedlockNode extends AutoCloseable {
     /** {@link #releaseWithHint} without blocking, or {@code null}. */
     CompletableFuture<Boolean> releaseWithHintAsync(LockKey key, String token, ReleaseHint releaseHint);
 
+    /**
+     * Whether {@link #releaseAfter} works on this node: a Redis node's does, another
+     * store's if it is a {@link io.github.distlock.core.LeaseAdjustingLockBackend}.
+     */
+    boolean shortensLeases();
+
+    /**
+     * As {@link io.github.distlock.core.LeaseAdjustingLockBackend#releaseAfter}, with
+     * {@code remainingMillis > 0}: compare-and-shorten, on this node alone.
+     * @throws UnsupportedOperationException if the node cannot ({@link #shortensLeases})
+     */
+    boolean releaseAfter(LockKey key, String token, long remainingMillis);
+
     /** As {@link io.github.distlock.core.LockBackend#renew}. */
     void renew(List<LeaseRenewal> renewals, RenewalOutcomes outcomes);
 

@@ -36,6 +36,13 @@ class RedisLockServiceTest {
     private static final Duration SHORT_TTL = Duration.ofMillis(300);
 
     /**
+     * The lease the watchdog test keeps alive: short, so that five of them pass quickly,
+     * yet long enough that a watchdog thread kept off the CPU for a few hundred ms (a
+     * loaded 2-core build machine) still renews in time.
+     */
+    private static final Duration WATCHDOG_TTL = Duration.ofSeconds(1);
+
+    /**
      * How long to wait for what must happen eventually: generous, as a loaded CI machine
      * stalls for seconds.
      */
@@ -179,21 +186,21 @@ class RedisLockServiceTest {
 
     @Test
     void watchdogKeepsAShortLeaseAliveForFiveTtlsAndReleaseLeavesNothingBehind() {
-        LockHandle handle = instanceA.service.lock(LockRequest.of("order:7").withTtl(SHORT_TTL).withWatchdog(true));
+        LockHandle handle = instanceA.service.lock(LockRequest.of("order:7").withTtl(WATCHDOG_TTL).withWatchdog(true));
         long heldSince = System.nanoTime();
 
         // For at least 5 × ttl, nobody else gets it and the key keeps a live lease.
-        await().pollInterval(Duration.ofMillis(50)).atMost(Duration.ofSeconds(10)).until(() -> {
+        await().pollInterval(Duration.ofMillis(50)).atMost(Duration.ofSeconds(20)).until(() -> {
             assertThat(instanceB.service.tryLock("order:7", null, Duration.ZERO)).isEmpty();
             assertThat(handle.isHeld()).isTrue();
             assertThat(redis.pttl("lock:{order:7}")).isPositive();
-            return Duration.ofNanos(System.nanoTime() - heldSince).compareTo(SHORT_TTL.multipliedBy(5)) >= 0;
+            return Duration.ofNanos(System.nanoTime() - heldSince).compareTo(WATCHDOG_TTL.multipliedBy(5)) >= 0;
         });
 
         assertThat(handle.release()).isTrue();
         assertThat(redis.get("lock:{order:7}")).isNull();
         // No renewal that was in flight may bring the key back.
-        await().during(SHORT_TTL.multipliedBy(3)).atMost(PATIENCE).until(() -> redis.get("lock:{order:7}") == null);
+        await().during(WATCHDOG_TTL.multipliedBy(3)).atMost(PATIENCE).until(() -> redis.get("lock:{order:7}") == null);
         assertThat(instanceA.watchdog.watchedLeases()).isZero();
     }
 

@@ -31,6 +31,12 @@ import io.github.distlock.core.LockKey;
  * can release the lock). It shows the fencing token, which grants nothing.
  *
  * <p>
+ * A lock released within its minimum hold ({@code minHold}) is no longer among the locks
+ * this instance holds: its handle is released and nothing runs under it. The store still
+ * holds it until the minimum hold ends, which {@code GET /actuator/locks/{key}} shows as
+ * held, with what is left of the minimum hold as its lease.
+ *
+ * <p>
  * A key may contain {@code /}: {@code GET /actuator/locks/orders/42} inspects the key
  * {@code orders/42}. Other characters that are special in a URL ({@code ?}, {@code #},
  * {@code %}, spaces) are percent-encoded as usual ({@code order%3F1} for

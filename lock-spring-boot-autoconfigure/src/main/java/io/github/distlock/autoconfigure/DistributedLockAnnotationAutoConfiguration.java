@@ -84,6 +84,9 @@ public class DistributedLockAnnotationAutoConfiguration {
         source.setFailOnUnguardedMethods(failOnUnguardedMethods(environment));
         source.setDefaultFailureActions(failureAction(environment, "on-busy"),
                 failureAction(environment, "on-unavailable"));
+        source.setDefaultTtl(Binder.get(environment)
+            .bind(DistributedLockProperties.PREFIX + ".default-ttl", Duration.class)
+            .orElse(Duration.ofSeconds(30)));
         return source;
     }
 

@@ -52,13 +52,34 @@ class LockServiceRequirement implements SmartInitializingSingleton {
 
     @Override
     public void afterSingletonsInstantiated() {
-        if (lockService.getIfUnique() != null) {
+        LockService service = lockService.getIfUnique();
+        if (service != null) {
+            requireMinHoldSupport(service);
             return;
         }
         List<String> lockedMethods = LockedMethods.of(beanFactory);
         if (!lockedMethods.isEmpty()) {
             Explanation explanation = explain();
             throw new NoLockServiceException(lockedMethods, explanation.reason(), explanation.action());
+        }
+    }
+
+    /**
+     * A method with a minimum hold needs a lock service that can keep it: without one,
+     * its first call would fail, so the startup fails now, naming the methods.
+     */
+    private void requireMinHoldSupport(LockService service) {
+        if (service.supportsMinHold()) {
+            return;
+        }
+        List<String> methods = LockedMethods.withMinHold(beanFactory);
+        if (!methods.isEmpty()) {
+            throw new IllegalStateException("@DistributedLock(minHold = ...) on " + String.join(", ", methods)
+                    + " cannot be kept: the lock service (" + service.getClass().getName() + ") cannot shorten a "
+                    + "lease on its own token (LockService.supportsMinHold() is false), so a release before the "
+                    + "minimum hold ends could only delete the lock. Lock on Redis (spring.data.redis.*), on Redlock "
+                    + "over Redis nodes (" + RedlockProperties.PREFIX + ".nodes) or on an InMemoryLockBackend, give "
+                    + "a custom backend LeaseAdjustingLockBackend, or remove minHold from these methods.");
         }
     }
 

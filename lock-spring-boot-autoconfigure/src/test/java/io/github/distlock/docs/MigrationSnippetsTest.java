@@ -275,6 +275,39 @@ class MigrationSnippetsTest {
     }
 
     @Test
+    void aMinimumHoldKeepsTheKeyAfterTheReleaseUntilItEnds() {
+        runner().run(context -> {
+            LockService lockService = context.getBean(LockService.class);
+            // tag::min-hold-lock-service[]
+            lockService.tryLock(LockRequest.of("nightly-report")
+                    .withTtl(Duration.ofMinutes(10))
+                    .withMinHold(Duration.ofMinutes(1))
+                    .withWaitTime(Duration.ZERO))
+                .ifPresent(lock -> {
+                    try (lock) {
+                        reports.generate();   // released when done, but held for at least a minute from the start
+                    }
+                });
+            // end::min-hold-lock-service[]
+            assertThat(journal.entries()).containsExactly("report under [lock:{nightly-report}]");
+            assertThat(redis.server().pttl("lock:{nightly-report}")).as("what is left of the minute")
+                    .isBetween(30_000L, 60_000L);
+            assertThat(lockService.tryLock("nightly-report", null, Duration.ZERO)).isEmpty();
+        });
+    }
+
+    @Test
+    void aScheduledJobWithAMinimumHoldRunsOncePerTickHoweverFastItIs() {
+        runner().run(context -> {
+            NightlyJobs jobs = context.getBean(NightlyJobs.class);
+            jobs.nightlyReportOncePerTick();
+            jobs.nightlyReportOncePerTick();   // the next instance's tick, a moment later: skipped
+            assertThat(journal.entries()).containsExactly("report under [lock:{nightly-report}]");
+            assertThat(redis.server().pttl("lock:{nightly-report}")).isBetween(30_000L, 60_000L);
+        });
+    }
+
+    @Test
     void theTaskExecutorFormRunsTheTaskOnlyIfTheLockIsFree() {
         runner().run(context -> {
             LockService lockService = context.getBean(LockService.class);
@@ -552,6 +585,15 @@ class MigrationSnippetsTest {
             reports.generate();
         }
         // end::scheduled-skip[]
+
+        // tag::scheduled-min-hold[]
+        @Scheduled(cron = "0 0 2 * * *")
+        @DistributedLock(key = "'nightly-report'", ttl = "10m", minHold = "1m", waitTime = "0s",
+                onFailure = FailureAction.SKIP)
+        public void nightlyReportOncePerTick() {
+            reports.generate();
+        }
+        // end::scheduled-min-hold[]
 
         // tag::scheduled-fixed-lease[]
         @Scheduled(fixedDelay = 60_000)

@@ -79,6 +79,12 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
 
     private boolean failOnUnguardedMethods = true;
 
+    /**
+     * The ttl of a method that names none, to check its minimum hold against;
+     * {@code null}: not known here, the lock service checks it at the call.
+     */
+    private @Nullable Duration defaultTtl;
+
     private FailureAction defaultBusyAction = FailureAction.THROW;
 
     private FailureAction defaultUnavailableAction = FailureAction.THROW;
@@ -106,6 +112,16 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
      */
     public void setFailOnUnguardedMethods(boolean failOnUnguardedMethods) {
         this.failOnUnguardedMethods = failOnUnguardedMethods;
+    }
+
+    /**
+     * The ttl that methods without one get ({@code distributed-lock.default-ttl}), so
+     * that a {@code minHold} longer than it fails the startup rather than each call. Set
+     * before the first method is parsed.
+     * @param defaultTtl the default ttl, or {@code null} if unknown
+     */
+    public void setDefaultTtl(@Nullable Duration defaultTtl) {
+        this.defaultTtl = defaultTtl;
     }
 
     /** Whether an unguarded method fails the startup rather than only logging a WARN. */
@@ -253,6 +269,8 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
                             + "distributed-lock.default-wait-time.",
                     null);
         }
+        Duration minHold = parseDuration(specificMethod, owner, "minHold", annotation.minHold());
+        checkMinHold(specificMethod, owner, annotation, minHold, ttl);
         Boolean watchdog = switch (annotation.watchdog()) {
             case DEFAULT -> null;
             case ENABLED -> Boolean.TRUE;
@@ -272,7 +290,36 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         return new LockOperation(specificMethod, owner, key, keys, ttl, waitTime, watchdog, annotation.onLeaseLost(),
                 annotation.onFailure(), resolve(annotation.onBusy(), annotation.onFailure(), defaultBusyAction),
                 resolve(annotation.onUnavailable(), annotation.onFailure(), defaultUnavailableAction), failureHandler,
-                name);
+                name)
+            .minHold(minHold);
+    }
+
+    /**
+     * A minimum hold is not negative, and not longer than the method's ttl (or the
+     * default ttl, if known): the lease would run out first.
+     */
+    private void checkMinHold(Method method, Class<?> owner, DistributedLock annotation, @Nullable Duration minHold,
+            @Nullable Duration ttl) {
+        if (minHold == null) {
+            return;
+        }
+        if (minHold.isNegative()) {
+            throw new InvalidLockDefinitionException(
+                    method, owner, "minHold", annotation.minHold(), resolvedNote(annotation.minHold(), minHold)
+                            + "is negative. Use a duration such as minHold = " + "\"1m\", or leave it empty for none.",
+                    null);
+        }
+        Duration lease = (ttl != null ? ttl : defaultTtl);
+        if (lease != null && minHold.compareTo(lease) > 0) {
+            String ttlText = (ttl != null ? "its ttl (" + annotation.ttl() + ")"
+                    : "distributed-lock.default-ttl (" + LockDurations.describe(lease) + ")");
+            throw new InvalidLockDefinitionException(method, owner, "minHold", annotation.minHold(),
+                    resolvedNote(annotation.minHold(), minHold) + "is longer than " + ttlText + ": the lease would run "
+                            + "out before the minimum hold ends, and another owner could take the lock. Give a ttl at "
+                            + "least as long, such as ttl = \"" + LockDurations.describe(minHold)
+                            + "\", or a shorter minHold.",
+                    null);
+        }
     }
 
     /**

@@ -47,6 +47,9 @@ public final class LockOperation {
 
     private final @Nullable Duration waitTime;
 
+    /** Set once, by {@link #minHold(Duration)}, before the operation is published. */
+    private @Nullable Duration minHold;
+
     private final @Nullable Boolean watchdog;
 
     private final LeaseLostAction leaseLostAction;
@@ -298,7 +301,25 @@ public final class LockOperation {
      * {@link io.github.distlock.LockService#lock(LockRequest)}
      */
     public LockRequest toRequest(String resolvedKey) {
-        return new LockRequest(resolvedKey, ttl, waitTime, watchdog, false, name, skipOn);
+        return new LockRequest(resolvedKey, ttl, waitTime, watchdog, false, name, skipOn, minHold);
+    }
+
+    /**
+     * The least time the lock stays held
+     * ({@link io.github.distlock.DistributedLock#minHold()}), or {@code null} for none.
+     */
+    public @Nullable Duration getMinHold() {
+        return minHold;
+    }
+
+    /**
+     * Sets the minimum hold; called by the operation source right after construction.
+     * @param minHold the least time the lock stays held, or {@code null} for none
+     * @return this operation
+     */
+    LockOperation minHold(@Nullable Duration minHold) {
+        this.minHold = (minHold == null || minHold.isZero() ? null : minHold);
+        return this;
     }
 
     /**
@@ -311,10 +332,10 @@ public final class LockOperation {
     @Override
     public String toString() {
         String keyText = (keys != null ? "keys = " + Arrays.toString(keys) : "key = \"" + key.getSource() + "\"");
-        return "@DistributedLock(" + keyText + ", ttl = " + ttl + ", waitTime = " + waitTime + ", watchdog = "
-                + watchdog + ", onLeaseLost = " + leaseLostAction + ", onBusy = " + busyAction + ", onUnavailable = "
-                + unavailableAction + (failureHandler != null ? ", failureHandler = " + failureHandler : "") + ") on "
-                + description;
+        return "@DistributedLock(" + keyText + ", ttl = " + ttl + ", waitTime = " + waitTime
+                + (minHold != null ? ", minHold = " + minHold : "") + ", watchdog = " + watchdog + ", onLeaseLost = "
+                + leaseLostAction + ", onBusy = " + busyAction + ", onUnavailable = " + unavailableAction
+                + (failureHandler != null ? ", failureHandler = " + failureHandler : "") + ") on " + description;
     }
 
     /**

@@ -4,7 +4,9 @@ import java.lang.reflect.Method;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Predicate;
 
+import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
@@ -32,6 +34,22 @@ public final class LockedMethods {
      * {@code com.example.OrderService.place(String orderId)}
      */
     public static List<String> of(ConfigurableListableBeanFactory beanFactory) {
+        return matching(beanFactory, annotation -> true);
+    }
+
+    /**
+     * The locked methods that ask for a minimum hold ({@link DistributedLock#minHold()}),
+     * which only a lock service that
+     * {@link io.github.distlock.LockService#supportsMinHold() supports it} can keep.
+     * @param beanFactory the context's bean factory
+     * @return readable names, as {@link #of} gives them
+     */
+    public static List<String> withMinHold(ConfigurableListableBeanFactory beanFactory) {
+        return matching(beanFactory, annotation -> !annotation.minHold().isEmpty());
+    }
+
+    private static List<String> matching(ConfigurableListableBeanFactory beanFactory,
+            Predicate<DistributedLock> wanted) {
         Set<Class<?>> seen = new LinkedHashSet<>();
         Set<String> methods = new LinkedHashSet<>();
         for (String name : beanFactory.getBeanDefinitionNames()) {
@@ -43,13 +61,22 @@ public final class LockedMethods {
                 continue; // a type that cannot be resolved holds no method anybody calls
             }
             if (type != null && seen.add(ClassUtils.getUserClass(type))) {
-                addLockedMethods(ClassUtils.getUserClass(type), methods);
+                addLockedMethods(ClassUtils.getUserClass(type), methods, wanted);
+            }
+            // A factory method may declare an interface: once the bean exists, its own
+            // class (behind any proxy) tells where the annotations are.
+            Object singleton = (beanFactory.containsSingleton(name) ? beanFactory.getSingleton(name) : null);
+            if (singleton != null) {
+                Class<?> target = AopProxyUtils.ultimateTargetClass(singleton);
+                if (seen.add(ClassUtils.getUserClass(target))) {
+                    addLockedMethods(ClassUtils.getUserClass(target), methods, wanted);
+                }
             }
         }
         return List.copyOf(methods);
     }
 
-    private static void addLockedMethods(Class<?> type, Set<String> methods) {
+    private static void addLockedMethods(Class<?> type, Set<String> methods, Predicate<DistributedLock> wanted) {
         if (!AnnotationUtils.isCandidateClass(type, DistributedLock.class)) {
             return;
         }
@@ -58,8 +85,9 @@ public final class LockedMethods {
         types.addAll(ClassUtils.getAllInterfacesForClassAsSet(type));
         for (Class<?> declaring : types) {
             for (Method method : ReflectionUtils.getAllDeclaredMethods(declaring)) {
-                if (!method.isBridge() && method.getDeclaringClass() != Object.class
-                        && AnnotatedElementUtils.hasAnnotation(method, DistributedLock.class)) {
+                DistributedLock annotation = (method.isBridge() || method.getDeclaringClass() == Object.class ? null
+                        : AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class));
+                if (annotation != null && wanted.test(annotation)) {
                     methods.add(InvalidLockDefinitionException.describe(ClassUtils.getMostSpecificMethod(method, type),
                             type));
                 }

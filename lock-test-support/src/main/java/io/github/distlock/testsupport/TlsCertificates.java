@@ -121,6 +121,15 @@ public final class TlsCertificates implements AutoCloseable {
      * @return the factory
      */
     public SSLSocketFactory socketFactory() {
+        return sslContext().getSocketFactory();
+    }
+
+    /**
+     * A TLS context that trusts only the CA, for a client that takes one (the JDK's HTTP
+     * client).
+     * @return the context
+     */
+    public SSLContext sslContext() {
         try (InputStream in = Files.newInputStream(caCertificate())) {
             Certificate caCert = CertificateFactory.getInstance("X.509").generateCertificate(in);
             KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
@@ -131,7 +140,7 @@ public final class TlsCertificates implements AutoCloseable {
             trustManagers.init(trust);
             SSLContext context = SSLContext.getInstance("TLS");
             context.init(null, trustManagers.getTrustManagers(), null);
-            return context.getSocketFactory();
+            return context;
         }
         catch (IOException e) {
             throw new UncheckedIOException("could not read " + caCertificate(), e);

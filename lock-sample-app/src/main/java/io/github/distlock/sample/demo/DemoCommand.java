@@ -26,7 +26,9 @@ import org.springframework.core.env.StandardEnvironment;
  * over, the first wakes and writes, without and with a fencing check in the database
  * ({@link PausedHolderDemo});</li>
  * <li>{@code failover}: a master fails over to a replica that missed the lock, without
- * and with replica acknowledgements ({@link FailoverDemo}).</li>
+ * and with replica acknowledgements ({@link FailoverDemo});</li>
+ * <li>{@code scheduled}: three instances schedule one report every second, one runs it
+ * per period ({@link ScheduledDemo}).</li>
  * </ul>
  *
  * <p>
@@ -42,7 +44,7 @@ public final class DemoCommand {
 
     /** The names {@code --demo=<name>} accepts, in the order {@code --demo} runs them. */
     public static final List<String> NAMES = List.of(OversellDemo.NAME, HotItemDemo.NAME, PausedHolderDemo.NAME,
-            FailoverDemo.NAME);
+            FailoverDemo.NAME, ScheduledDemo.NAME);
 
     private static final List<String> REDIS_ADDRESS_PROPERTIES = List.of("spring.data.redis.url",
             "spring.data.redis.host", "spring.data.redis.port", "spring.data.redis.sentinel.master",
@@ -160,6 +162,7 @@ public final class DemoCommand {
         demos.put(HotItemDemo.NAME, HotItemDemo::runCommand);
         demos.put(PausedHolderDemo.NAME, PausedHolderDemo::runCommand);
         demos.put(FailoverDemo.NAME, FailoverDemo::runCommand);
+        demos.put(ScheduledDemo.NAME, ScheduledDemo::runCommand);
         return demos;
     }
 

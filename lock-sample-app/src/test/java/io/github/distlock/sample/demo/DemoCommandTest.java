@@ -14,9 +14,9 @@ import org.junit.jupiter.api.Test;
 class DemoCommandTest {
 
     @Test
-    void bareDemoOptionSelectsAllFourInOrder() {
+    void bareDemoOptionSelectsAllFiveInOrder() {
         assertThat(DemoCommand.selected(new String[] { "--demo", "--sample.demo.requests=10" }))
-            .containsExactly("oversell", "hot-item", "paused-holder", "failover");
+            .containsExactly("oversell", "hot-item", "paused-holder", "failover", "scheduled");
         assertThat(DemoCommand.requested(new String[] { "--demo" })).isTrue();
     }
 
@@ -31,7 +31,7 @@ class DemoCommandTest {
     void unknownNameFailsWithTheListOfNames() {
         assertThatThrownBy(() -> DemoCommand.selected(new String[] { "--demo=hotitem" }))
             .hasMessageContaining("Unknown demo 'hotitem'")
-            .hasMessageContaining("oversell, hot-item, paused-holder, failover");
+            .hasMessageContaining("oversell, hot-item, paused-holder, failover, scheduled");
 
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         int status = DemoCommand.run(new String[] { "--demo=hotitem" },

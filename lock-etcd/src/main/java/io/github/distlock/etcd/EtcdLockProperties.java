@@ -1,0 +1,116 @@
+package io.github.distlock.etcd;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The etcd store's settings, {@code distributed-lock.etcd.*}, as
+ * {@link EtcdLockAutoConfiguration} binds them:
+ *
+ * <pre>{@code
+ * distributed-lock.etcd.endpoints=http://etcd-1:2379,http://etcd-2:2379,http://etcd-3:2379
+ * distributed-lock.etcd.operation-timeout=3s
+ * }</pre>
+ *
+ * Checked by {@link EtcdSettings}, which names the property of any bad value.
+ */
+@ConfigurationProperties(EtcdSettings.PREFIX)
+public class EtcdLockProperties {
+
+    /**
+     * The client URLs of the etcd members, http://host:port or https://; all of a
+     * cluster's members, for failover.
+     */
+    private List<String> endpoints = new ArrayList<>();
+
+    /** What every key starts with; locks live under <key-prefix>lock/<name>/. */
+    private String keyPrefix = EtcdSettings.DEFAULT_KEY_PREFIX;
+
+    /**
+     * The longest a lock call waits for etcd; a leader election should fit in it.
+     */
+    private Duration operationTimeout = EtcdSettings.DEFAULT_OPERATION_TIMEOUT;
+
+    /** How long the startup check waits for the cluster to answer. */
+    private Duration connectTimeout = EtcdSettings.DEFAULT_CONNECT_TIMEOUT;
+
+    /** The etcd user, with authentication on; set with password. */
+    private @Nullable String user;
+
+    /** The etcd user's password; set with user. */
+    private @Nullable String password;
+
+    /**
+     * A PEM file of the CA that signed the members' certificates, for https:// endpoints;
+     * unset, the JVM's default trust store.
+     */
+    private @Nullable String trustCertificates;
+
+    /** These properties as settings, checked. */
+    public EtcdSettings toSettings() {
+        return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password,
+                trustCertificates != null ? Path.of(trustCertificates) : null);
+    }
+
+    public List<String> getEndpoints() {
+        return endpoints;
+    }
+
+    public void setEndpoints(List<String> endpoints) {
+        this.endpoints = endpoints;
+    }
+
+    public String getKeyPrefix() {
+        return keyPrefix;
+    }
+
+    public void setKeyPrefix(String keyPrefix) {
+        this.keyPrefix = keyPrefix;
+    }
+
+    public Duration getOperationTimeout() {
+        return operationTimeout;
+    }
+
+    public void setOperationTimeout(Duration operationTimeout) {
+        this.operationTimeout = operationTimeout;
+    }
+
+    public Duration getConnectTimeout() {
+        return connectTimeout;
+    }
+
+    public void setConnectTimeout(Duration connectTimeout) {
+        this.connectTimeout = connectTimeout;
+    }
+
+    public @Nullable String getUser() {
+        return user;
+    }
+
+    public void setUser(@Nullable String user) {
+        this.user = user;
+    }
+
+    public @Nullable String getTrustCertificates() {
+        return trustCertificates;
+    }
+
+    public void setTrustCertificates(@Nullable String trustCertificates) {
+        this.trustCertificates = trustCertificates;
+    }
+
+    public @Nullable String getPassword() {
+        return password;
+    }
+
+    public void setPassword(@Nullable String password) {
+        this.password = password;
+    }
+
+}

@@ -1,0 +1,80 @@
+package io.github.distlock.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import io.github.distlock.LockHandle;
+import io.github.distlock.testsupport.EtcdTestCluster;
+import io.github.distlock.testsupport.TlsCertificates;
+
+/**
+ * The etcd backend over TLS, against a member that serves its client URL with a
+ * certificate of a throw-away CA: trusted through
+ * {@code distributed-lock.etcd.trust-certificates} it locks; not trusted, the connect
+ * fails at startup naming the property.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class EtcdTlsTest {
+
+    private TlsCertificates certificates;
+
+    private EtcdTestCluster etcd;
+
+    @BeforeAll
+    void start() {
+        certificates = TlsCertificates.generate();
+        etcd = EtcdTestCluster.start(1, certificates);
+    }
+
+    @AfterAll
+    void stop() {
+        if (etcd != null) {
+            etcd.close();
+        }
+        certificates.close();
+    }
+
+    @Test
+    void aClientThatTrustsTheMembersCaLocksOverTls() {
+        assertThat(etcd.endpoints()).allMatch(endpoint -> endpoint.startsWith("https://"));
+        EtcdSettings settings = EtcdSettings.of(etcd.endpoints()).withTrustCertificates(certificates.caCertificate());
+
+        try (EtcdFaultTest.Client client = new EtcdFaultTest.Client(EtcdLockBackend.connect(settings))) {
+            LockHandle held = client.locks.lock("over-tls", Duration.ofSeconds(5), Duration.ZERO);
+            assertThat(held.fencingToken()).isPositive();
+            assertThat(client.locks.tryLock("over-tls", Duration.ofSeconds(5), Duration.ZERO)).isEmpty();
+            assertThat(held.release()).isTrue();
+        }
+    }
+
+    @Test
+    void aClientThatDoesNotTrustTheMembersCaFailsTheConnectNamingTheProperty() {
+        EtcdSettings untrusted = EtcdSettings.of(etcd.endpoints()).withConnectTimeout(Duration.ofSeconds(3));
+
+        assertThatIllegalStateException().isThrownBy(() -> EtcdLockBackend.connect(untrusted))
+            .withMessageContaining("distributed-lock.etcd.endpoints=")
+            .withMessageContaining("distributed-lock.etcd.trust-certificates");
+    }
+
+    @Test
+    void aTrustFileThatIsNotThereIsRefusedNamingThePropertyAndTheFix() {
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> EtcdSettings.of(etcd.endpoints()).withTrustCertificates(Path.of("/nonexistent/ca.crt")))
+            .withMessageContaining(
+                    "distributed-lock.etcd.trust-certificates=/nonexistent/ca.crt is not a readable file")
+            .withMessageContaining("PEM file of the CA");
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> EtcdSettings.of("https://127.0.0.1:2379", "http://127.0.0.1:2380"))
+            .withMessageContaining("mixes http:// and https://");
+    }
+
+}
