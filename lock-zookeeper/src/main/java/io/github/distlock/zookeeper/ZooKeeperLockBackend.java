@@ -270,20 +270,12 @@ public final class ZooKeeperLockBackend implements QueueingLockBackend, FencingL
         long deadline = started + operationTimeoutNanos;
         Entry entry = entries.get(token);
         if (entry == null) {
-            List<String> children = children(key, deadline);
-            String mine = find(children, LockWaiters.waiterId(token));
-            if (mine == null && queueMillis == 0 && !children.isEmpty()) {
-                // Taken (or contended): a caller that will not wait leaves no trace.
-                return AcquireResult.notAcquired(0, 0);
-            }
+            // No look at the line first: a read may come from a follower that has not yet
+            // seen another client's release, where our own create is ordered after it.
             entry = new Entry(key, token);
             Entry existing = entries.putIfAbsent(token, entry);
             if (existing != null) {
                 entry = existing;
-            }
-            else if (mine != null) {
-                // A node of this token from a call whose reply was lost: it is ours.
-                entry.path = key.storeKey() + "/" + mine;
             }
         }
         entry.lock.lock();
