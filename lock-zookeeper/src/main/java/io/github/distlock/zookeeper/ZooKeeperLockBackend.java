@@ -38,6 +38,7 @@ import io.github.distlock.LockBackendException;
 import io.github.distlock.core.FencingLockBackend;
 import io.github.distlock.core.HandOverNotifications;
 import io.github.distlock.core.InspectableLockBackend;
+import io.github.distlock.core.LeaseAdjustingLockBackend;
 import io.github.distlock.core.LockKey;
 import io.github.distlock.core.LockWaiters;
 import io.github.distlock.core.QueueingLockBackend;
@@ -99,7 +100,7 @@ import io.github.distlock.core.QueueingLockBackend;
  * }</pre>
  */
 public final class ZooKeeperLockBackend implements QueueingLockBackend, FencingLockBackend, InspectableLockBackend,
-        HandOverNotifications, AutoCloseable {
+        HandOverNotifications, LeaseAdjustingLockBackend, AutoCloseable {
 
     private static final Logger logger = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
 
@@ -270,20 +271,12 @@ public final class ZooKeeperLockBackend implements QueueingLockBackend, FencingL
         long deadline = started + operationTimeoutNanos;
         Entry entry = entries.get(token);
         if (entry == null) {
-            List<String> children = children(key, deadline);
-            String mine = find(children, LockWaiters.waiterId(token));
-            if (mine == null && queueMillis == 0 && !children.isEmpty()) {
-                // Taken (or contended): a caller that will not wait leaves no trace.
-                return AcquireResult.notAcquired(0, 0);
-            }
+            // No look at the line first: a read may come from a follower that has not yet
+            // seen another client's release, where our own create is ordered after it.
             entry = new Entry(key, token);
             Entry existing = entries.putIfAbsent(token, entry);
             if (existing != null) {
                 entry = existing;
-            }
-            else if (mine != null) {
-                // A node of this token from a call whose reply was lost: it is ours.
-                entry.path = key.storeKey() + "/" + mine;
             }
         }
         entry.lock.lock();
@@ -497,6 +490,76 @@ public final class ZooKeeperLockBackend implements QueueingLockBackend, FencingL
                 return RenewalOutcome.LOST;
             }
             return RenewalOutcome.FAILED;
+        }
+        finally {
+            entry.lock.unlock();
+        }
+    }
+
+    /**
+     * A minimum hold: the node stays, with its lease cut to {@code remainingMillis}
+     * (never lengthened), and the backend deletes it then, as it deletes any lease that
+     * ran out.
+     */
+    @Override
+    public boolean releaseAfter(LockKey key, String token, long remainingMillis) {
+        if (remainingMillis <= 0) {
+            return release(key, token);
+        }
+        Entry entry = entries.get(token);
+        if (entry == null) {
+            return false;
+        }
+        entry.lock.lock();
+        try {
+            long now = System.nanoTime();
+            if (entry.state != State.HELD || entry.leaseDeadlineNanos - now <= 0) {
+                return false;
+            }
+            long until = now + TimeUnit.MILLISECONDS.toNanos(remainingMillis);
+            if (until - entry.leaseDeadlineNanos >= 0) {
+                return true;
+            }
+            entry.ttlMillis = remainingMillis;
+            // Records the shorter lease on the node (what zkCli.sh and the inspection
+            // show).
+            if (!touch(entry, now + operationTimeoutNanos)) {
+                forget(entry);
+                return false;
+            }
+            entry.leaseDeadlineNanos = until;
+            schedule(entry, until);
+            return true;
+        }
+        finally {
+            entry.lock.unlock();
+        }
+    }
+
+    /**
+     * Sets the lease to {@code ttlMillis} from now, confirmed by a write of the node; at
+     * most the session timeout, as every lease here.
+     */
+    @Override
+    public boolean extend(LockKey key, String token, long ttlMillis) {
+        requireTtlWithinSession(key, ttlMillis);
+        Entry entry = entries.get(token);
+        if (entry == null) {
+            return false;
+        }
+        entry.lock.lock();
+        try {
+            if (entry.state != State.HELD || entry.leaseDeadlineNanos - System.nanoTime() <= 0) {
+                return false;
+            }
+            entry.ttlMillis = ttlMillis;
+            if (!touch(entry, System.nanoTime() + operationTimeoutNanos)) {
+                forget(entry);
+                return false;
+            }
+            entry.leaseDeadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+            schedule(entry, entry.leaseDeadlineNanos);
+            return true;
         }
         finally {
             entry.lock.unlock();

@@ -17,6 +17,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties(prefix = "distributed-lock.zookeeper")
 public class ZooKeeperLockProperties {
 
+    // Literal defaults (the same as ZooKeeperLockSettings'), so that the generated IDE
+    // metadata shows them.
+
     /**
      * The ensemble: host:port pairs separated by commas, with an optional chroot after
      * the last port (zk1:2181,zk2:2181/apps). Setting it enables the ZooKeeper backend.
@@ -28,16 +31,16 @@ public class ZooKeeperLockProperties {
      * lock nodes this long after it last heard from it, so no lock's ttl may be longer.
      * The servers cap it at their maxSessionTimeout.
      */
-    private Duration sessionTimeout = ZooKeeperLockSettings.DEFAULT_SESSION_TIMEOUT;
+    private Duration sessionTimeout = Duration.ofSeconds(60);
 
     /** How long to wait for the first connection at startup. */
-    private Duration connectionTimeout = ZooKeeperLockSettings.DEFAULT_CONNECTION_TIMEOUT;
+    private Duration connectionTimeout = Duration.ofSeconds(15);
 
     /** The bound of every lock call: an acquire attempt, a release, a renewal round. */
-    private Duration operationTimeout = ZooKeeperLockSettings.DEFAULT_OPERATION_TIMEOUT;
+    private Duration operationTimeout = Duration.ofSeconds(5);
 
     /** The node every lock lives under: the lock order:42 is {root-path}/order:42. */
-    private String rootPath = ZooKeeperLockSettings.DEFAULT_ROOT_PATH;
+    private String rootPath = "/distributed-lock";
 
     public @Nullable String getConnectString() {
         return connectString;

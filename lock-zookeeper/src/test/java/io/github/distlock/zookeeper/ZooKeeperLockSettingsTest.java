@@ -74,6 +74,14 @@ class ZooKeeperLockSettingsTest {
     }
 
     @Test
+    void thePropertiesDefaultToTheSettingsDefaults() {
+        ZooKeeperLockProperties properties = new ZooKeeperLockProperties();
+        properties.setConnectString("zk:2181");
+
+        assertThat(properties.toSettings()).isEqualTo(ZooKeeperLockSettings.of("zk:2181"));
+    }
+
+    @Test
     void lockNamesStayReadableInThePathAndOnlyWhatZooKeeperRefusesIsEscaped() {
         assertThat(ZooKeeperLockBackend.encode("order:42")).isEqualTo("order:42");
         assertThat(ZooKeeperLockBackend.encode("tenant/7 job")).isEqualTo("tenant%2F7 job");

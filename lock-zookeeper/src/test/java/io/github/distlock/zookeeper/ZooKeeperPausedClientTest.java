@@ -11,8 +11,8 @@ import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterAll;
@@ -99,7 +99,8 @@ class ZooKeeperPausedClientTest {
 
         private final Writer input;
 
-        private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        /** Every line the holder printed, in order. */
+        private final List<String> printed = new CopyOnWriteArrayList<>();
 
         private Holder(Process process) {
             this.process = process;
@@ -108,7 +109,7 @@ class ZooKeeperPausedClientTest {
                 try (BufferedReader out = new BufferedReader(
                         new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                     for (String line = out.readLine(); line != null; line = out.readLine()) {
-                        lines.add(line);
+                        printed.add(line);
                     }
                 }
                 catch (IOException ex) {
@@ -129,21 +130,25 @@ class ZooKeeperPausedClientTest {
             return new Holder(process);
         }
 
-        /** The rest of the first output line that starts with {@code prefix}. */
+        /**
+         * The rest of the first output line that starts with {@code prefix}, whenever it
+         * was printed: other lines are kept for later, as the holder may be told of its
+         * loss before it answers a command.
+         */
         String expect(String prefix) throws InterruptedException {
             long deadline = System.nanoTime() + PATIENCE.toNanos();
-            StringBuilder seen = new StringBuilder();
-            while (System.nanoTime() - deadline < 0) {
-                String line = lines.poll(1, TimeUnit.SECONDS);
-                if (line == null) {
-                    continue;
+            while (true) {
+                for (String line : printed) {
+                    if (line.startsWith(prefix)) {
+                        return line.substring(prefix.length());
+                    }
                 }
-                if (line.startsWith(prefix)) {
-                    return line.substring(prefix.length());
+                if (System.nanoTime() - deadline > 0) {
+                    throw new AssertionError(
+                            "The holder printed no '" + prefix + "' line; it printed:\n" + String.join("\n", printed));
                 }
-                seen.append(line).append('\n');
+                Thread.sleep(50);
             }
-            throw new AssertionError("The holder printed no '" + prefix + "' line; it printed:\n" + seen);
         }
 
         void send(String command) throws IOException {
