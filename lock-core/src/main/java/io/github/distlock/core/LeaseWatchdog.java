@@ -292,8 +292,8 @@ public final class LeaseWatchdog implements AutoCloseable {
                 if (now - handle.leaseDeadlineNanos() >= 0) {
                     // Also where renewals ran but too few replicas confirmed them
                     // (replica acks).
-                    lose(handle, LockListener.LeaseLossReason.RENEWAL_FAILED, "Redis could not be reached (or too few "
-                            + "replicas confirmed the renewal) until the lease ran out");
+                    lose(handle, LockListener.LeaseLossReason.RENEWAL_FAILED, "the store could not be reached (or too "
+                            + "few replicas confirmed the renewal) until the lease ran out");
                 }
                 else {
                     long retry = now + renewalPeriodNanos(handle) / RETRIES_PER_PERIOD;

@@ -507,7 +507,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         frame.reportLoss();
         return new LockLostException(handle.key(), "The lock '" + handle.key() + "' of "
                 + frame.operation().describeMethod() + " was lost while its work ran (the key was deleted or taken "
-                + "over, or Redis was unreachable until the lease ran out), so onLeaseLost = INTERRUPT cancelled the "
+                + "over, or the store was unreachable until the lease ran out), so onLeaseLost = INTERRUPT cancelled the "
                 + "work. Another instance may run the guarded work now" + fencingTokenClause(handle) + ".");
     }
 
@@ -570,7 +570,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
             return null;
         }
         String why = (outcome == ReleaseOutcome.LOST
-                ? "the lease watchdog found it lost (the key was deleted or taken over, or Redis was unreachable "
+                ? "the lease watchdog found it lost (the key was deleted or taken over, or the store was unreachable "
                         + "until the lease ran out)"
                 : "its lease had expired when the method returned (raise the ttl, or keep the watchdog enabled so "
                         + "that the lease is renewed while the method runs)");
