@@ -507,8 +507,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         frame.reportLoss();
         return new LockLostException(handle.key(), "The lock '" + handle.key() + "' of "
                 + frame.operation().describeMethod() + " was lost while its work ran (the key was deleted or taken "
-                + "over, or the store was unreachable until the lease ran out), so onLeaseLost = INTERRUPT cancelled the "
-                + "work. Another instance may run the guarded work now" + fencingTokenClause(handle) + ".");
+                + "over, or the store was unreachable until the lease ran out), so onLeaseLost = INTERRUPT cancelled "
+                + "the work. Another instance may run the guarded work now" + fencingTokenClause(handle) + ".");
     }
 
     /**
