@@ -2,6 +2,7 @@ package io.github.distlock.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import java.time.Duration;
 import java.util.List;
@@ -20,6 +21,9 @@ import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.MultiLockHandle;
 import io.github.distlock.UnknownLockBackendException;
+import io.github.distlock.actuate.LocksEndpoint;
+import io.github.distlock.core.ActiveLocks;
+import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.NamedLockBackend;
 import io.github.distlock.core.RoutingLockService;
 import io.github.distlock.memory.InMemoryLockBackend;
@@ -140,6 +144,22 @@ class BackendPerLockTest {
                 .hasStackTraceContaining("\"etcd\"")
                 .hasStackTraceContaining("[redis]")
                 .hasStackTraceContaining("distributed-lock.etcd.endpoints");
+        });
+    }
+
+    @Test
+    void theLocksEndpointListsEachHolderWithItsBackend() {
+        withMemory().withBean(ActiveLocks.class).run(context -> {
+            LockService locks = context.getBean(LockService.class);
+            LocksEndpoint endpoint = new LocksEndpoint(context.getBean(ActiveLocks.class),
+                    context.getBean(LockBackend.class));
+
+            try (LockHandle onRedis = locks.lock(LockRequest.of("cart:7"));
+                    LockHandle onMemory = locks.lock(LockRequest.of("ledger:42").withBackend("memory"))) {
+                assertThat(endpoint.locks().held()).extracting(LocksEndpoint.Holder::key, LocksEndpoint.Holder::backend)
+                    .containsExactlyInAnyOrder(tuple("cart:7", "redis"), tuple("ledger:42", "memory"));
+            }
+            assertThat(endpoint.locks().held()).isEmpty();
         });
     }
 
