@@ -16,6 +16,13 @@ import java.util.regex.Pattern;
  * }
  * }</pre>
  *
+ * A module's auto-configuration that declares one runs before
+ * {@code DistributedLockAutoConfiguration}, so that the lock service sees it. An
+ * application without a {@code LockBackend} bean (no Redis) gets a lock service over its
+ * named backends alone, the default being {@code distributed-lock.backend} or the only
+ * one. The backend itself must not be a {@code LockBackend} bean too: that bean would
+ * take the place of Redis as the primary backend.
+ *
  * @param name lower-case letters, digits and dashes, starting with a letter:
  * {@code redis}, {@code redlock}, {@code etcd}, {@code zookeeper}, or one of the
  * application's own

@@ -123,4 +123,22 @@ public class DistributedLockAutoConfiguration {
         return LockBackendNames.route(primaryName, primary, named, defaultName, properties, listener);
     }
 
+    /**
+     * The lock service of an application whose only stores are named ones (an etcd or
+     * ZooKeeper module's, and no Redis): requests naming none go to
+     * {@code distributed-lock.backend}, or to the one named backend if there is only one.
+     */
+    @Bean
+    @ConditionalOnBean(NamedLockBackend.class)
+    @ConditionalOnMissingBean({ LockBackend.class, LockService.class })
+    public LockService namedBackendsLockService(DistributedLockProperties properties,
+            ApplicationEventPublisher eventPublisher, ObjectProvider<LockListener> lockListeners,
+            ObjectProvider<NamedLockBackend> namedBackends) {
+        List<LockListener> listeners = new ArrayList<>();
+        listeners.add(new LockLostEventPublisher(eventPublisher));
+        lockListeners.orderedStream().forEach(listeners::add);
+        return LockBackendNames.routeNamedOnly(namedBackends.orderedStream().toList(), properties,
+                LockListeners.of(listeners));
+    }
+
 }

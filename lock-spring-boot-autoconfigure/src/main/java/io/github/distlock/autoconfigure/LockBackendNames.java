@@ -48,6 +48,28 @@ final class LockBackendNames {
     }
 
     /**
+     * One lock service over named backends only (no {@link LockBackend} bean), requests
+     * without a name going to {@code distributed-lock.backend}, or to the only one.
+     * @throws IllegalStateException if there are several and none is named the default
+     */
+    static RoutingLockService routeNamedOnly(List<NamedLockBackend> named, DistributedLockProperties properties,
+            LockListener listener) {
+        String defaultName = properties.getBackend();
+        if (defaultName.isEmpty()) {
+            if (named.size() > 1) {
+                throw new IllegalStateException("There are " + named.size() + " lock backends, "
+                        + named.stream().map(NamedLockBackend::name).toList() + ", and none is the default: set "
+                        + DistributedLockProperties.PREFIX + ".backend to the one that locks naming no backend use.");
+            }
+            defaultName = named.get(0).name();
+        }
+        Map<String, LockService> services = new LinkedHashMap<>();
+        List<AutoCloseable> resources = new ArrayList<>();
+        addNamed(services, resources, named, properties, listener);
+        return new RoutingLockService(services, defaultName, resources);
+    }
+
+    /**
      * One lock service over the primary backend and the named ones, requests without a
      * name going to {@code defaultName}.
      * @throws IllegalStateException if two backends have one name
@@ -59,6 +81,16 @@ final class LockBackendNames {
         Map<String, LockService> services = new LinkedHashMap<>();
         services.put(primaryName, primary);
         List<AutoCloseable> resources = new ArrayList<>();
+        addNamed(services, resources, named, properties, listener);
+        return new RoutingLockService(services, defaultName, resources);
+    }
+
+    /**
+     * A lock service, watchdog and waiters for each named backend, added to
+     * {@code services}; what is to be closed with them to {@code resources}.
+     */
+    private static void addNamed(Map<String, LockService> services, List<AutoCloseable> resources,
+            List<NamedLockBackend> named, DistributedLockProperties properties, LockListener listener) {
         for (NamedLockBackend backend : named) {
             if (services.containsKey(backend.name())) {
                 throw new IllegalStateException("Two lock backends are named \"" + backend.name() + "\" ("
@@ -83,7 +115,6 @@ final class LockBackendNames {
             resources.add(service);
             resources.add(watchdog);
         }
-        return new RoutingLockService(services, defaultName, resources);
     }
 
 }
