@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.tuple;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -21,6 +22,7 @@ import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.MultiLockHandle;
 import io.github.distlock.UnknownLockBackendException;
+import io.github.distlock.actuate.LockBackendHealth;
 import io.github.distlock.actuate.LocksEndpoint;
 import io.github.distlock.core.ActiveLocks;
 import io.github.distlock.core.LockBackend;
@@ -160,6 +162,23 @@ class BackendPerLockTest {
                     .containsExactlyInAnyOrder(tuple("cart:7", "redis"), tuple("ledger:42", "memory"));
             }
             assertThat(endpoint.locks().held()).isEmpty();
+        });
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void theHealthCheckPingsEveryNamedBackendToo() {
+        withMemory().run(context -> {
+            LockBackendHealth.Check check = new LockBackendHealth(context.getBean(LockBackend.class), null,
+                    Duration.ofSeconds(10), List.of(context.getBean(NamedLockBackend.class)))
+                .check();
+
+            assertThat(check.up()).isTrue();
+            assertThat(check.details()).containsKey("nodes");
+            Map<String, Object> named = (Map<String, Object>) check.details().get("namedBackends");
+            assertThat((Map<String, Object>) named.get("memory")).containsEntry("up", true)
+                .containsEntry("backend", "InMemoryLockBackend")
+                .containsEntry("quorum", 1);
         });
     }
 
