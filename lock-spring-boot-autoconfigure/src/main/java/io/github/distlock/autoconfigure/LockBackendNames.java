@@ -29,9 +29,10 @@ final class LockBackendNames {
 
     /**
      * The name of the {@link LockBackend} bean: {@code redlock} for a Redlock,
-     * {@code redis} for a single Redis (either driver), {@code in-memory} for the
-     * in-memory backend, {@code default} for an application's own. By class name, so that
-     * it loads without lock-redis.
+     * {@code redis} for a single Redis (either driver), {@code etcd} and
+     * {@code zookeeper} for those modules' backends, {@code in-memory} for the in-memory
+     * backend, {@code default} for an application's own. By class name, so that it loads
+     * without lock-redis.
      */
     static String of(LockBackend backend) {
         String type = backend.getClass().getName();
@@ -40,6 +41,12 @@ final class LockBackendNames {
         }
         if (type.startsWith("io.github.distlock.redis.")) {
             return "redis";
+        }
+        if (type.startsWith("io.github.distlock.etcd.")) {
+            return "etcd";
+        }
+        if (type.startsWith("io.github.distlock.zookeeper.")) {
+            return "zookeeper";
         }
         if (type.equals("io.github.distlock.memory.InMemoryLockBackend")) {
             return "in-memory";
