@@ -28,7 +28,7 @@ import java.util.regex.Pattern;
  * application's own
  * @param backend the store
  */
-public record NamedLockBackend(String name, LockBackend backend) {
+public record NamedLockBackend(String name, LockBackend backend) implements AutoCloseable {
 
     private static final Pattern NAME = Pattern.compile("[a-z][a-z0-9-]*");
 
@@ -42,6 +42,17 @@ public record NamedLockBackend(String name, LockBackend backend) {
         if (!NAME.matcher(name).matches()) {
             throw new IllegalArgumentException("A lock backend's name must be lower-case letters, digits and dashes, "
                     + "starting with a letter, such as \"etcd\" or \"orders-redis\"; was \"" + name + "\".");
+        }
+    }
+
+    /**
+     * Closes the backend if it can be closed: declared as a {@code @Bean}, the store then
+     * closes with the context, as it would as a {@code LockBackend} bean of its own.
+     */
+    @Override
+    public void close() throws Exception {
+        if (backend instanceof AutoCloseable closeable) {
+            closeable.close();
         }
     }
 
