@@ -105,6 +105,23 @@ public @interface DistributedLock {
     String minHold() default "";
 
     /**
+     * The name of the store that keeps this lock: {@code "redis"}, {@code "redlock"},
+     * {@code "etcd"}, {@code "zookeeper"} (each when configured) or a
+     * {@code NamedLockBackend} bean of the application. Fast Redis locks for most work, a
+     * consensus store for the few where two holders would corrupt data:
+     *
+     * <pre>{@code
+     * &#64;DistributedLock(key = "'ledger:' + #id", backend = "etcd")
+     * public void post(String id, Entry entry) { ... }
+     * }</pre>
+     *
+     * A name that is not configured fails the startup, listing the configured ones and
+     * the property that would add it. Empty (the default) means
+     * {@code distributed-lock.backend}.
+     */
+    String backend() default "";
+
+    /**
      * Several keys, all locked or none: {@code keys = {"'account:' + #from", "'account:'
      * + #to"}}. Each is a SpEL expression like {@link #key()}. The evaluated keys are
      * de-duplicated and acquired in sorted order, so {@code transfer(a, b)} and

@@ -36,9 +36,12 @@ import org.jspecify.annotations.Nullable;
  * or {@code backend-error}. {@code null} means {@link SkipOn#NEVER}.
  * @param minHold the least time the lock stays held, counted from its acquisition, even
  * if released sooner ({@link #withMinHold}); {@code null} or zero for none
+ * @param backend the name of the store that keeps the lock ({@link #withBackend}), or
+ * {@code null} for {@code distributed-lock.backend}
  */
 public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration waitTime, @Nullable Boolean watchdog,
-        boolean fencingToken, @Nullable String name, SkipOn skipOn, @Nullable Duration minHold) {
+        boolean fencingToken, @Nullable String name, SkipOn skipOn, @Nullable Duration minHold,
+        @Nullable String backend) {
 
     /** The {@link #name()} of requests that give none. */
     public static final String UNNAMED = "unnamed";
@@ -55,9 +58,11 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
      * @param skipOn when the caller skips rather than fails; {@code null} means
      * {@link SkipOn#NEVER}, so {@link #skipOn()} is never {@code null}
      * @param minHold the least time the lock stays held, or {@code null} for none
+     * @param backend the store's name, or {@code null} for the default one
      */
     public LockRequest(String key, @Nullable Duration ttl, @Nullable Duration waitTime, @Nullable Boolean watchdog,
-            boolean fencingToken, @Nullable String name, @Nullable SkipOn skipOn, @Nullable Duration minHold) {
+            boolean fencingToken, @Nullable String name, @Nullable SkipOn skipOn, @Nullable Duration minHold,
+            @Nullable String backend) {
         this.key = key;
         this.ttl = ttl;
         this.waitTime = waitTime;
@@ -66,6 +71,25 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
         this.name = name;
         this.skipOn = (skipOn != null ? skipOn : SkipOn.NEVER);
         this.minHold = minHold;
+        this.backend = backend;
+    }
+
+    /**
+     * A request on the default backend.
+     * @param key the lock name
+     * @param ttl the lease length, or {@code null} for the default
+     * @param waitTime the wait, or {@code null} for the default
+     * @param watchdog whether to renew the lease, or {@code null} for the default
+     * @param fencingToken whether to issue the fencing token together with the lock
+     * @param name the name for metrics, traces and the Actuator, or {@code null} for
+     * {@value #UNNAMED}
+     * @param skipOn when the caller skips rather than fails; {@code null} means
+     * {@link SkipOn#NEVER}
+     * @param minHold the least time the lock stays held, or {@code null} for none
+     */
+    public LockRequest(String key, @Nullable Duration ttl, @Nullable Duration waitTime, @Nullable Boolean watchdog,
+            boolean fencingToken, @Nullable String name, @Nullable SkipOn skipOn, @Nullable Duration minHold) {
+        this(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, null);
     }
 
     /**
@@ -131,12 +155,12 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
 
     /** A copy with the given lease length ({@code null}: the default). */
     public LockRequest withTtl(@Nullable Duration ttl) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend);
     }
 
     /** A copy with the given wait time ({@code null}: the default; zero: try once). */
     public LockRequest withWaitTime(@Nullable Duration waitTime) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend);
     }
 
     /**
@@ -145,7 +169,7 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
      * ({@code null}).
      */
     public LockRequest withWatchdog(@Nullable Boolean watchdog) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend);
     }
 
     /**
@@ -161,7 +185,7 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
      * }</pre>
      */
     public LockRequest withFencingToken() {
-        return new LockRequest(key, ttl, waitTime, watchdog, true, name, skipOn, minHold);
+        return new LockRequest(key, ttl, waitTime, watchdog, true, name, skipOn, minHold, backend);
     }
 
     /**
@@ -180,7 +204,7 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
                     + "for every call of this kind of lock, for example \"invoice-export\", or null for \"" + UNNAMED
                     + "\".");
         }
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend);
     }
 
     /**
@@ -196,7 +220,7 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
      * @param skipOn when the caller skips ({@code null}: {@link SkipOn#NEVER})
      */
     public LockRequest withSkipOn(@Nullable SkipOn skipOn) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend);
     }
 
     /**
@@ -227,7 +251,32 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
             throw new IllegalArgumentException("The minimum hold of lock request '" + key + "' must not be negative, "
                     + "was " + minHold + "; give zero or null for none.");
         }
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend);
+    }
+
+    /**
+     * A copy kept in the store named {@code backend} rather than the default one
+     * ({@code distributed-lock.backend}): an application keeps fast Redis locks for most
+     * work and moves the few where two holders would corrupt data to a consensus store.
+     *
+     * <pre>{@code
+     * try (LockHandle lock = lockService.lock(LockRequest.of("ledger:" + id).withBackend("etcd").withFencingToken())) {
+     *     ledger.post(entry, lock.fencingToken());
+     * }
+     * }</pre>
+     *
+     * The built-in names are {@code redis}, {@code redlock}, {@code etcd} and
+     * {@code zookeeper}, each when configured; a name that is not fails the call with an
+     * {@link UnknownLockBackendException} listing the configured ones.
+     * @param backend the store's name; {@code null} for the default
+     * @throws IllegalArgumentException if {@code backend} is blank
+     */
+    public LockRequest withBackend(@Nullable String backend) {
+        if (backend != null && backend.isBlank()) {
+            throw new IllegalArgumentException("The backend of lock request '" + key + "' must not be blank; name a "
+                    + "configured backend such as \"redis\", or give null for distributed-lock.backend.");
+        }
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend);
     }
 
     /**

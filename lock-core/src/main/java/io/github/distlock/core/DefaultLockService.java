@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -22,6 +23,7 @@ import io.github.distlock.LockKeys;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
+import io.github.distlock.UnknownLockBackendException;
 import io.github.distlock.core.LockBackend.AcquireResult;
 
 /**
@@ -34,6 +36,14 @@ import io.github.distlock.core.LockBackend.AcquireResult;
 public class DefaultLockService implements LockService, AutoCloseable {
 
     private static final Logger logger = LoggerFactory.getLogger(DefaultLockService.class);
+
+    /** The backend name of a lock service built without one. */
+    public static final String DEFAULT_BACKEND = "default";
+
+    /**
+     * The name locks choose this service's backend by ({@link LockRequest#backend()}).
+     */
+    private final String backendName;
 
     /**
      * Pauses between attempts while release messages are not being delivered
@@ -109,6 +119,22 @@ public class DefaultLockService implements LockService, AutoCloseable {
      */
     public DefaultLockService(LockBackend backend, LeaseWatchdog watchdog, LockDefaults defaults, LockWaiters waiters,
             LockListener listener) {
+        this(DEFAULT_BACKEND, backend, watchdog, defaults, waiters, listener);
+    }
+
+    /**
+     * A lock service for one named backend, as {@link RoutingLockService} combines them:
+     * it serves requests that name this backend or none, and refuses any other name.
+     * @param backendName the backend's name, for requests, metrics and messages
+     * @param backend where locks are stored
+     * @param watchdog renews leases of locks that ask for it
+     * @param defaults what a request that leaves a field {@code null} gets
+     * @param waiters where waiting threads park until a release message wakes them
+     * @param listener told of everything that happens to a lock
+     */
+    public DefaultLockService(String backendName, LockBackend backend, LeaseWatchdog watchdog, LockDefaults defaults,
+            LockWaiters waiters, LockListener listener) {
+        this.backendName = Objects.requireNonNull(backendName, "backendName");
         this.backend = Objects.requireNonNull(backend, "backend");
         this.queueing = backend instanceof QueueingLockBackend queue ? queue : null;
         this.fencing = backend instanceof FencingLockBackend fenced ? fenced : null;
@@ -142,6 +168,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
     private Outcome acquire(LockRequest request) {
         Objects.requireNonNull(request, "request");
         String name = LockKeys.requireValid(request.key(), defaults.maxKeyLength());
+        if (request.backend() != null && !request.backend().equals(backendName)) {
+            throw new UnknownLockBackendException(request.backend(), Set.of(backendName),
+                    "Lock " + LockKeys.printable(name));
+        }
         Duration ttl = request.ttl() != null ? request.ttl() : defaults.ttl();
         Duration waitTime = request.waitTime() != null ? request.waitTime() : defaults.waitTime();
         boolean renew = request.watchdog() != null ? request.watchdog() : defaults.watchdog();
@@ -155,7 +185,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
         long minHoldMillis = minHoldMillis(name, request.minHold(), ttl, ttlMillis);
         LockKey key = backend.lockKey(name);
         long startedNanos = System.nanoTime();
-        LockContext context = new LockContext(key, request.nameOrDefault(), ttlMillis, renew, startedNanos);
+        LockContext context = new LockContext(key, request.nameOrDefault(), backendName, ttlMillis, renew,
+                startedNanos);
         listener.acquiring(context);
         if (Thread.currentThread().isInterrupted()) {
             // Like Lock.lockInterruptibly: an interrupted caller does not start; nothing
@@ -623,6 +654,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
     /**
      * {@code distributed-lock.max-key-length}: every method here refuses a longer key.
      */
+    /** The name locks choose this service's backend by. */
+    public String backendName() {
+        return backendName;
+    }
+
     @Override
     public int maxKeyLength() {
         return defaults.maxKeyLength();

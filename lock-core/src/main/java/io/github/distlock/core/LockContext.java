@@ -36,6 +36,8 @@ public final class LockContext {
 
     private final String name;
 
+    private final String backend;
+
     private final long ttlMillis;
 
     private final boolean watchdog;
@@ -62,12 +64,26 @@ public final class LockContext {
     private volatile int renewals;
 
     LockContext(LockKey key, String name, long ttlMillis, boolean watchdog, long startedNanos) {
+        this(key, name, DefaultLockService.DEFAULT_BACKEND, ttlMillis, watchdog, startedNanos);
+    }
+
+    LockContext(LockKey key, String name, String backend, long ttlMillis, boolean watchdog, long startedNanos) {
         this.key = key;
         this.name = name;
+        this.backend = backend;
         this.ttlMillis = ttlMillis;
         this.watchdog = watchdog;
         this.threadName = Thread.currentThread().getName();
         this.startedNanos = startedNanos;
+    }
+
+    /**
+     * The name of the backend that keeps the lock ({@code redis}, {@code etcd}, ...), or
+     * {@value DefaultLockService#DEFAULT_BACKEND} for a lock service built without one.
+     * Low cardinality: fit for a metric tag.
+     */
+    public String backend() {
+        return backend;
     }
 
     /**

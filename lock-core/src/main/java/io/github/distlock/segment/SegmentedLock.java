@@ -181,8 +181,9 @@ public final class SegmentedLock {
     }
 
     private LockRequest segmentRequest(int segment, @Nullable Duration waitTime) {
+        // Each segment on the request's backend, with its minimum hold.
         return new LockRequest(key(segment), request.ttl(), waitTime, request.watchdog(), request.fencingToken(),
-                request.name());
+                request.name(), null, request.minHold(), request.backend());
     }
 
     /**

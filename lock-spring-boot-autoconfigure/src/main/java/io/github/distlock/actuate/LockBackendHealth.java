@@ -2,6 +2,7 @@ package io.github.distlock.actuate;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
@@ -10,6 +11,7 @@ import io.github.distlock.core.InspectableLockBackend.NodeReachability;
 import io.github.distlock.core.InspectableLockBackend.Reachability;
 import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockBackend;
+import io.github.distlock.core.NamedLockBackend;
 
 /**
  * Whether locks work in this instance, free of any Spring Boot health API so that each
@@ -36,6 +38,9 @@ public final class LockBackendHealth {
 
     private final Duration lagLimit;
 
+    /** The other named backends, each pinged too; empty for an application with one. */
+    private final List<NamedLockBackend> others;
+
     /**
      * @param backend the store; one that is not an {@link InspectableLockBackend} is not
      * pinged
@@ -44,9 +49,23 @@ public final class LockBackendHealth {
      * lagging
      */
     public LockBackendHealth(LockBackend backend, LeaseWatchdog watchdog, Duration lagLimit) {
+        this(backend, watchdog, lagLimit, List.of());
+    }
+
+    /**
+     * A check that pings the named backends too: locks work only if each store answers,
+     * so one that does not makes the whole check down, and its details say which.
+     * @param backend the store of the {@code LockBackend} bean
+     * @param watchdog its lease watchdog, or {@code null} if there is none to check
+     * @param lagLimit how far behind schedule the watchdog may be
+     * @param others the {@link NamedLockBackend}s, each with a lock service of its own
+     */
+    public LockBackendHealth(LockBackend backend, LeaseWatchdog watchdog, Duration lagLimit,
+            List<NamedLockBackend> others) {
         this.backend = Objects.requireNonNull(backend, "backend");
         this.watchdog = watchdog;
         this.lagLimit = Objects.requireNonNull(lagLimit, "lagLimit");
+        this.others = List.copyOf(others);
     }
 
     /**
@@ -66,8 +85,40 @@ public final class LockBackendHealth {
     public Check check() {
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("backend", backend.getClass().getSimpleName());
+        boolean up = ping(backend, details);
+        if (watchdog != null) {
+            Duration lag = watchdog.lag();
+            boolean lagging = lag.compareTo(lagLimit) > 0;
+            Map<String, Object> watched = new LinkedHashMap<>();
+            watched.put("leases", watchdog.watchedLeases());
+            watched.put("lagMillis", millis(lag));
+            watched.put("lagLimitMillis", lagLimit.toMillis());
+            watched.put("lagging", lagging);
+            details.put("watchdog", watched);
+            up &= !lagging;
+        }
+        if (!others.isEmpty()) {
+            Map<String, Object> named = new LinkedHashMap<>();
+            for (NamedLockBackend other : others) {
+                Map<String, Object> of = new LinkedHashMap<>();
+                of.put("backend", other.backend().getClass().getSimpleName());
+                boolean reachable = ping(other.backend(), of);
+                of.put("up", reachable);
+                named.put(other.name(), of);
+                up &= reachable;
+            }
+            details.put("namedBackends", named);
+        }
+        return new Check(up, details);
+    }
+
+    /**
+     * Pings {@code store} if it can be pinged, into {@code details}; whether enough of it
+     * answered (true for a store that cannot be pinged).
+     */
+    private static boolean ping(LockBackend store, Map<String, Object> details) {
         boolean up = true;
-        if (backend instanceof InspectableLockBackend inspectable) {
+        if (store instanceof InspectableLockBackend inspectable) {
             Reachability reachability = inspectable.ping();
             Map<String, Object> nodes = new LinkedHashMap<>();
             for (NodeReachability node : reachability.nodes()) {
@@ -86,20 +137,9 @@ public final class LockBackendHealth {
         }
         else {
             details.put("ping",
-                    "not supported: " + backend.getClass().getName() + " does not implement InspectableLockBackend");
+                    "not supported: " + store.getClass().getName() + " does not implement InspectableLockBackend");
         }
-        if (watchdog != null) {
-            Duration lag = watchdog.lag();
-            boolean lagging = lag.compareTo(lagLimit) > 0;
-            Map<String, Object> watched = new LinkedHashMap<>();
-            watched.put("leases", watchdog.watchedLeases());
-            watched.put("lagMillis", millis(lag));
-            watched.put("lagLimitMillis", lagLimit.toMillis());
-            watched.put("lagging", lagging);
-            details.put("watchdog", watched);
-            up &= !lagging;
-        }
-        return new Check(up, details);
+        return up;
     }
 
     /** Milliseconds with microsecond precision: a local ping takes well under one. */

@@ -76,7 +76,9 @@ public class LocksEndpoint {
 
     /**
      * What the store holds for {@code key} now (held or free, remaining lease, queue
-     * length, last fencing token), and who in this instance holds it or waits for it.
+     * length, last fencing token), and who in this instance holds it or waits for it. The
+     * store is the {@code LockBackend} bean's; a lock kept on another named backend is
+     * listed by {@link #locks()} with its backend, but not inspected here.
      * @param key the key's path segments, joined by {@code /} again: a key may contain
      * slashes
      */
@@ -133,7 +135,8 @@ public class LocksEndpoint {
             holders.add(new Holder(lock.key(), lock.name(), lock.storeKey(), lock.threadName(), String.valueOf(since),
                     since != null ? Math.max(0, now.toEpochMilli() - since.toEpochMilli()) : 0,
                     lock.leaseLeft().toMillis(), lock.ttl().toMillis(), lock.watchdog(), lock.renewals(),
-                    fence.isPresent(), fence.isPresent() ? fence.getAsLong() : null, lock.waitTime().toMillis()));
+                    fence.isPresent(), fence.isPresent() ? fence.getAsLong() : null, lock.waitTime().toMillis(),
+                    lock.backend()));
         }
         return holders;
     }
@@ -147,7 +150,7 @@ public class LocksEndpoint {
             }
             long waitedMillis = lock.waitTime().toMillis();
             waiters.add(new Waiter(lock.key(), lock.name(), lock.storeKey(), lock.threadName(),
-                    now.minusMillis(waitedMillis).toString(), waitedMillis));
+                    now.minusMillis(waitedMillis).toString(), waitedMillis, lock.backend()));
         }
         return waiters;
     }
@@ -178,10 +181,11 @@ public class LocksEndpoint {
      * @param fencingTokenIssued whether a fencing token was issued to this holder
      * @param fencingToken the fencing token, if issued
      * @param waitedMillis how long its acquisition took
+     * @param backend the backend that keeps it ({@code redis}, {@code etcd}, ...)
      */
     public record Holder(String key, String name, String redisKey, String thread, String since, long heldForMillis,
             long leaseLeftMillis, long ttlMillis, boolean watchdog, int renewals, boolean fencingTokenIssued,
-            Long fencingToken, long waitedMillis) {
+            Long fencingToken, long waitedMillis, String backend) {
     }
 
     /**
@@ -193,8 +197,10 @@ public class LocksEndpoint {
      * @param thread the waiting thread
      * @param since when it started to acquire (ISO-8601)
      * @param waitingForMillis how long it has waited so far
+     * @param backend the backend it waits on
      */
-    public record Waiter(String key, String name, String redisKey, String thread, String since, long waitingForMillis) {
+    public record Waiter(String key, String name, String redisKey, String thread, String since, long waitingForMillis,
+            String backend) {
     }
 
     /**

@@ -25,6 +25,7 @@ import io.github.distlock.core.LockListener;
 import io.github.distlock.core.LockListeners;
 import io.github.distlock.core.LockWaiters;
 import io.github.distlock.core.LockBackend;
+import io.github.distlock.core.NamedLockBackend;
 
 /**
  * Auto-configures the {@link LockService} on top of a {@link LockBackend}: by default one
@@ -97,7 +98,7 @@ public class DistributedLockAutoConfiguration {
     @ConditionalOnMissingBean
     public LockService lockService(LockBackend lockBackend, LeaseWatchdog leaseWatchdog, LockWaiters lockWaiters,
             DistributedLockProperties properties, ApplicationEventPublisher eventPublisher,
-            ObjectProvider<LockListener> lockListeners) {
+            ObjectProvider<LockListener> lockListeners, ObjectProvider<NamedLockBackend> namedBackends) {
         RedlockProperties redlock = properties.getRedlock();
         LockDefaults defaults = new LockDefaults(properties.getDefaultTtl(), properties.getDefaultWaitTime(),
                 properties.getWatchdog().isEnabled(), redlock.hasNodes() ? redlock.getRetryDelay() : null,
@@ -110,7 +111,34 @@ public class DistributedLockAutoConfiguration {
         List<LockListener> listeners = new ArrayList<>();
         listeners.add(new LockLostEventPublisher(eventPublisher));
         lockListeners.orderedStream().forEach(listeners::add);
-        return new DefaultLockService(lockBackend, leaseWatchdog, defaults, lockWaiters, LockListeners.of(listeners));
+        LockListener listener = LockListeners.of(listeners);
+        String primaryName = LockBackendNames.of(lockBackend);
+        DefaultLockService primary = new DefaultLockService(primaryName, lockBackend, leaseWatchdog, defaults,
+                lockWaiters, listener);
+        List<NamedLockBackend> named = namedBackends.orderedStream().toList();
+        String defaultName = (properties.getBackend().isEmpty() ? primaryName : properties.getBackend());
+        if (named.isEmpty() && defaultName.equals(primaryName)) {
+            return primary;
+        }
+        return LockBackendNames.route(primaryName, primary, named, defaultName, properties, listener);
+    }
+
+    /**
+     * The lock service of an application whose only stores are named ones (an etcd or
+     * ZooKeeper module's, and no Redis): requests naming none go to
+     * {@code distributed-lock.backend}, or to the one named backend if there is only one.
+     */
+    @Bean
+    @ConditionalOnBean(NamedLockBackend.class)
+    @ConditionalOnMissingBean({ LockBackend.class, LockService.class })
+    public LockService namedBackendsLockService(DistributedLockProperties properties,
+            ApplicationEventPublisher eventPublisher, ObjectProvider<LockListener> lockListeners,
+            ObjectProvider<NamedLockBackend> namedBackends) {
+        List<LockListener> listeners = new ArrayList<>();
+        listeners.add(new LockLostEventPublisher(eventPublisher));
+        lockListeners.orderedStream().forEach(listeners::add);
+        return LockBackendNames.routeNamedOnly(namedBackends.orderedStream().toList(), properties,
+                LockListeners.of(listeners));
     }
 
 }

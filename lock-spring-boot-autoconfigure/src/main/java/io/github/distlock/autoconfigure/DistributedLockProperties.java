@@ -3,6 +3,7 @@ package io.github.distlock.autoconfigure;
 import java.time.Duration;
 import java.util.Locale;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.NestedConfigurationProperty;
@@ -49,6 +50,16 @@ public class DistributedLockProperties implements InitializingBean {
      * around the key.
      */
     private String keyPrefix = "lock:";
+
+    /**
+     * Name of the backend that keeps the locks that name none (an empty backend
+     * in @DistributedLock, a LockRequest without withBackend): redis, redlock, etcd,
+     * zookeeper (each when configured) or a NamedLockBackend bean's name. Empty (the
+     * default): redlock when distributed-lock.redlock.nodes is set, otherwise redis (or
+     * the name of the application's own LockBackend bean: default, in-memory for an
+     * InMemoryLockBackend).
+     */
+    private String backend = "";
 
     /**
      * Longest lock key accepted, in characters of the key as the application gives it
@@ -198,6 +209,14 @@ public class DistributedLockProperties implements InitializingBean {
 
     public void setEnabled(boolean enabled) {
         this.enabled = enabled;
+    }
+
+    public String getBackend() {
+        return backend;
+    }
+
+    public void setBackend(@Nullable String backend) {
+        this.backend = (backend != null ? backend.trim() : "");
     }
 
     public String getKeyPrefix() {

@@ -1,6 +1,9 @@
 package io.github.distlock.autoconfigure;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 import org.springframework.beans.factory.BeanFactoryUtils;
 import org.springframework.beans.factory.ObjectProvider;
@@ -12,7 +15,11 @@ import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 
+import io.github.distlock.DistributedLock;
 import io.github.distlock.LockService;
+import io.github.distlock.UnknownLockBackendException;
+import io.github.distlock.core.DefaultLockService;
+import io.github.distlock.core.RoutingLockService;
 import io.github.distlock.aop.LockedMethods;
 
 /**
@@ -54,7 +61,7 @@ class LockServiceRequirement implements SmartInitializingSingleton {
     public void afterSingletonsInstantiated() {
         LockService service = lockService.getIfUnique();
         if (service != null) {
-            requireMinHoldSupport(service);
+            requireBackendsAndMinHoldSupport(service);
             return;
         }
         List<String> lockedMethods = LockedMethods.of(beanFactory);
@@ -65,14 +72,24 @@ class LockServiceRequirement implements SmartInitializingSingleton {
     }
 
     /**
-     * A method with a minimum hold needs a lock service that can keep it: without one,
-     * its first call would fail, so the startup fails now, naming the methods.
+     * A method that names a backend needs one of that name, and a method with a minimum
+     * hold a backend that can keep it: otherwise its first call would fail, so the
+     * startup fails now, naming the methods.
      */
-    private void requireMinHoldSupport(LockService service) {
-        if (service.supportsMinHold()) {
-            return;
+    private void requireBackendsAndMinHoldSupport(LockService service) {
+        Set<String> names = (service instanceof RoutingLockService routing ? routing.backendNames()
+                : service instanceof DefaultLockService single ? Set.of(single.backendName()) : null);
+        List<String> methods = new ArrayList<>();
+        for (Map.Entry<String, DistributedLock> locked : LockedMethods.annotations(beanFactory).entrySet()) {
+            DistributedLock annotation = locked.getValue();
+            String backend = (annotation.backend().isEmpty() ? null : annotation.backend());
+            if (backend != null && names != null && !names.contains(backend)) {
+                throw new UnknownLockBackendException(backend, names, "@DistributedLock on " + locked.getKey());
+            }
+            if (!annotation.minHold().isEmpty() && !supportsMinHold(service, backend)) {
+                methods.add(locked.getKey());
+            }
         }
-        List<String> methods = LockedMethods.withMinHold(beanFactory);
         if (!methods.isEmpty()) {
             throw new IllegalStateException("@DistributedLock(minHold = ...) on " + String.join(", ", methods)
                     + " cannot be kept: the lock service (" + service.getClass().getName() + ") cannot shorten a "
@@ -81,6 +98,11 @@ class LockServiceRequirement implements SmartInitializingSingleton {
                     + "over Redis nodes (" + RedlockProperties.PREFIX + ".nodes) or on an InMemoryLockBackend, give "
                     + "a custom backend LeaseAdjustingLockBackend, or remove minHold from these methods.");
         }
+    }
+
+    private static boolean supportsMinHold(LockService service, String backend) {
+        return (service instanceof RoutingLockService routing ? routing.supportsMinHold(backend)
+                : service.supportsMinHold());
     }
 
     /**

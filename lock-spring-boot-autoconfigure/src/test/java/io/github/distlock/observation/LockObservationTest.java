@@ -418,22 +418,23 @@ class LockObservationTest {
                 .doesNotHaveBean(MeterTimingLockListener.class);
             observed.addAll(everyLockMeterAfterTheSameLocks(context));
         });
-        // Same names, types, tags (the meter handler's error tag included) and counts,
-        // whichever path recorded them.
+        // Same names, types, tags (the meter handler's error tag included, and the
+        // backend's) and counts, whichever path recorded them.
         assertThat(direct).isEqualTo(observed)
             .contains(
-                    "TIMER distributed.lock.acquire [error=none, lock.name=orders, outcome=acquired, reason=none, "
-                            + "waited=false] 1",
-                    "TIMER distributed.lock.acquire [error=none, lock.name=jobs, outcome=timeout, reason=none, "
-                            + "waited=true] 1",
-                    "TIMER distributed.lock.acquire [error=none, lock.name=nightly, outcome=skipped, reason=busy, "
-                            + "waited=false] 1",
-                    "TIMER distributed.lock.acquire [error=" + LockAcquisitionException.class.getSimpleName()
+                    "TIMER distributed.lock.acquire [backend=redis, error=none, lock.name=orders, outcome=acquired, "
+                            + "reason=none, " + "waited=false] 1",
+                    "TIMER distributed.lock.acquire [backend=redis, error=none, lock.name=jobs, outcome=timeout, "
+                            + "reason=none, " + "waited=true] 1",
+                    "TIMER distributed.lock.acquire [backend=redis, error=none, lock.name=nightly, outcome=skipped, "
+                            + "reason=busy, " + "waited=false] 1",
+                    "TIMER distributed.lock.acquire [backend=redis, error="
+                            + LockAcquisitionException.class.getSimpleName()
                             + ", lock.name=pay, outcome=interrupted, reason=none, waited=false] 1",
-                    "TIMER distributed.lock.hold [error=none, lock.name=orders, outcome=released] 1",
-                    "TIMER distributed.lock.hold [error=none, lock.name=reports, outcome=lost] 1",
-                    "LONG_TASK_TIMER distributed.lock.hold.active [lock.name=orders] 0",
-                    "COUNTER distributed.lock.releases [lock.name=reports, outcome=already-gone] 1");
+                    "TIMER distributed.lock.hold [backend=redis, error=none, lock.name=orders, outcome=released] 1",
+                    "TIMER distributed.lock.hold [backend=redis, error=none, lock.name=reports, outcome=lost] 1",
+                    "LONG_TASK_TIMER distributed.lock.hold.active [backend=redis, lock.name=orders] 0",
+                    "COUNTER distributed.lock.releases [backend=redis, lock.name=reports, outcome=already-gone] 1");
     }
 
     @Test

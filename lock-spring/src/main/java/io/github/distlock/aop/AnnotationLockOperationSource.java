@@ -75,6 +75,8 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     static final String WARN_ONLY_HINT = "To only log a warning instead of failing the startup, set "
             + "distributed-lock.unguarded-methods=warn.";
 
+    private static final java.util.regex.Pattern BACKEND_NAME = java.util.regex.Pattern.compile("[a-z][a-z0-9-]*");
+
     private final LockKeyResolver keyResolver;
 
     private boolean failOnUnguardedMethods = true;
@@ -291,7 +293,28 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
                 annotation.onFailure(), resolve(annotation.onBusy(), annotation.onFailure(), defaultBusyAction),
                 resolve(annotation.onUnavailable(), annotation.onFailure(), defaultUnavailableAction), failureHandler,
                 name)
-            .minHold(minHold);
+            .minHold(minHold)
+            .backend(parseBackend(specificMethod, owner, annotation.backend()));
+    }
+
+    /**
+     * A backend's name as {@code NamedLockBackend} allows it, or {@code null} for the
+     * default one. Whether a backend of that name is configured is checked once the lock
+     * service exists.
+     */
+    private static @Nullable String parseBackend(Method method, Class<?> owner, String backend) {
+        if (backend.isEmpty()) {
+            return null;
+        }
+        if (!BACKEND_NAME.matcher(backend).matches()) {
+            throw new InvalidLockDefinitionException(method, owner, "backend", backend,
+                    "is not a backend name: names are lower-case letters, digits and dashes, starting with a letter. "
+                            + "Use backend = \"redis\", \"redlock\", \"etcd\" or \"zookeeper\" (each when "
+                            + "configured) or the name of a NamedLockBackend bean, or leave it empty for "
+                            + "distributed-lock.backend.",
+                    null);
+        }
+        return backend;
     }
 
     /**

@@ -29,6 +29,8 @@ import io.github.distlock.LockHandle;
 import io.github.distlock.LockLostException;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
+import io.github.distlock.core.DefaultLockService;
+import io.github.distlock.core.RoutingLockService;
 import io.github.distlock.LockTimeoutException;
 import io.github.distlock.MultiLockHandle;
 
@@ -257,7 +259,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
             @Nullable Object target) throws Throwable {
         String key = keyResolver.resolveKey(operation, args, target);
         HeldLocks held = HeldLocks.current();
-        LockHold hold = held.find(key);
+        String backend = backendOf(operation);
+        LockHold hold = held.find(key, backend);
         boolean interrupt = (operation.getLeaseLostAction() == LeaseLostAction.INTERRUPT);
         if (hold != null) {
             return invokeJoined(invoker, hold, interrupt);
@@ -269,7 +272,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
         catch (LockTimeoutException | LockBackendException ex) {
             return lockUnavailable(operation, args, key, ex);
         }
-        hold = new LockHold(key, handle);
+        hold = new LockHold(key, backend, handle);
         held.push(hold);
         if (interrupt) {
             hold.armInterrupt();
@@ -367,6 +370,22 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
     }
 
     /**
+     * The name of the store the operation's locks are kept in, with the default one
+     * resolved, so that a nested call naming the default backend joins an outer call that
+     * names none.
+     */
+    private String backendOf(LockOperation operation) {
+        if (operation.getBackend() != null) {
+            return operation.getBackend();
+        }
+        LockService service = lockService.get();
+        if (service instanceof RoutingLockService routing) {
+            return routing.defaultBackend();
+        }
+        return (service instanceof DefaultLockService single ? single.backendName() : "");
+    }
+
+    /**
      * Acquires (or joins) every key of one call: the keys this thread already holds are
      * joined, the others are acquired through {@link LockService#lockAll(List)}, which
      * takes them in sorted order, all or none, within the call's wait time.
@@ -377,12 +396,13 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
      */
     LockFrame enter(LockOperation operation, @Nullable Object[] args, @Nullable Object target, boolean outlivesCall) {
         String[] keys = resolveKeys(operation, args, target);
+        String backend = backendOf(operation);
         HeldLocks held = HeldLocks.current();
         LockHold[] holds = new LockHold[keys.length];
         boolean[] owned = new boolean[keys.length];
         List<LockRequest> toAcquire = new ArrayList<>(keys.length);
         for (int i = 0; i < keys.length; i++) {
-            LockHold joined = held.find(keys[i]);
+            LockHold joined = held.find(keys[i], backend);
             if (joined != null) {
                 holds[i] = joined;
             }
@@ -395,7 +415,7 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
             List<LockHandle> handles = acquire(operation, toAcquire);
             for (int i = 0, next = 0; i < keys.length; i++) {
                 if (owned[i]) {
-                    holds[i] = new LockHold(keys[i], handles.get(next++));
+                    holds[i] = new LockHold(keys[i], backend, handles.get(next++));
                 }
             }
         }

@@ -40,14 +40,15 @@ final class HeldLocks {
     }
 
     /**
-     * The hold this thread may join for {@code key}: the innermost one for that key, if
-     * its lease is still held. A lost or expired hold is not joined, so the nested call
-     * acquires the lock afresh instead of running unguarded.
+     * The hold this thread may join for {@code key} on {@code backend}: the innermost one
+     * for that key on that store, if its lease is still held. A lost or expired hold is
+     * not joined, so the nested call acquires the lock afresh instead of running
+     * unguarded; nor is a hold of the same key on another store, which is another lock.
      */
-    @Nullable LockHold find(String key) {
+    @Nullable LockHold find(String key, String backend) {
         for (int i = size - 1; i >= 0; i--) {
             LockHold hold = holds[i];
-            if (hold.key().equals(key)) {
+            if (hold.key().equals(key) && hold.backend().equals(backend)) {
                 return (hold.handle().isHeld() ? hold : null);
             }
         }

@@ -23,6 +23,11 @@ final class LockHold {
 
     private final String key;
 
+    /**
+     * The backend's name, resolved: a nested call joins a hold only on the same store.
+     */
+    private final String backend;
+
     private final LockHandle handle;
 
     /** The acquiring call, plus joined calls that may outlive it. */
@@ -34,13 +39,18 @@ final class LockHold {
      */
     private @Nullable InterruptOnLoss interrupt;
 
-    LockHold(String key, LockHandle handle) {
+    LockHold(String key, String backend, LockHandle handle) {
         this.key = key;
+        this.backend = backend;
         this.handle = handle;
     }
 
     String key() {
         return key;
+    }
+
+    String backend() {
+        return backend;
     }
 
     LockHandle handle() {

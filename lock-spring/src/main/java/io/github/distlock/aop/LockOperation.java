@@ -50,6 +50,9 @@ public final class LockOperation {
     /** Set once, by {@link #minHold(Duration)}, before the operation is published. */
     private @Nullable Duration minHold;
 
+    /** Set once, by {@link #backend(String)}, before the operation is published. */
+    private @Nullable String backend;
+
     private final @Nullable Boolean watchdog;
 
     private final LeaseLostAction leaseLostAction;
@@ -301,7 +304,7 @@ public final class LockOperation {
      * {@link io.github.distlock.LockService#lock(LockRequest)}
      */
     public LockRequest toRequest(String resolvedKey) {
-        return new LockRequest(resolvedKey, ttl, waitTime, watchdog, false, name, skipOn, minHold);
+        return new LockRequest(resolvedKey, ttl, waitTime, watchdog, false, name, skipOn, minHold, backend);
     }
 
     /**
@@ -310,6 +313,25 @@ public final class LockOperation {
      */
     public @Nullable Duration getMinHold() {
         return minHold;
+    }
+
+    /**
+     * The name of the backend that keeps the lock
+     * ({@link io.github.distlock.DistributedLock#backend()}), or {@code null} for the
+     * default one.
+     */
+    public @Nullable String getBackend() {
+        return backend;
+    }
+
+    /**
+     * Sets the backend; called by the operation source right after construction.
+     * @param backend the backend's name, or {@code null} for the default one
+     * @return this operation
+     */
+    LockOperation backend(@Nullable String backend) {
+        this.backend = backend;
+        return this;
     }
 
     /**
@@ -333,8 +355,9 @@ public final class LockOperation {
     public String toString() {
         String keyText = (keys != null ? "keys = " + Arrays.toString(keys) : "key = \"" + key.getSource() + "\"");
         return "@DistributedLock(" + keyText + ", ttl = " + ttl + ", waitTime = " + waitTime
-                + (minHold != null ? ", minHold = " + minHold : "") + ", watchdog = " + watchdog + ", onLeaseLost = "
-                + leaseLostAction + ", onBusy = " + busyAction + ", onUnavailable = " + unavailableAction
+                + (minHold != null ? ", minHold = " + minHold : "") + (backend != null ? ", backend = " + backend : "")
+                + ", watchdog = " + watchdog + ", onLeaseLost = " + leaseLostAction + ", onBusy = " + busyAction
+                + ", onUnavailable = " + unavailableAction
                 + (failureHandler != null ? ", failureHandler = " + failureHandler : "") + ") on " + description;
     }
 

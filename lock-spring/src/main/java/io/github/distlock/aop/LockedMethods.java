@@ -1,8 +1,10 @@
 package io.github.distlock.aop;
 
 import java.lang.reflect.Method;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
 
@@ -48,8 +50,25 @@ public final class LockedMethods {
         return matching(beanFactory, annotation -> !annotation.minHold().isEmpty());
     }
 
+    /**
+     * Every locked method with its annotation, for checks that need its attributes (its
+     * backend, its minimum hold) once the lock service exists.
+     * @param beanFactory the context's bean factory
+     * @return the annotations by readable method name, in bean definition order
+     */
+    public static Map<String, DistributedLock> annotations(ConfigurableListableBeanFactory beanFactory) {
+        Map<String, DistributedLock> annotations = new LinkedHashMap<>();
+        matching(beanFactory, annotation -> true, annotations);
+        return annotations;
+    }
+
     private static List<String> matching(ConfigurableListableBeanFactory beanFactory,
             Predicate<DistributedLock> wanted) {
+        return matching(beanFactory, wanted, new LinkedHashMap<>());
+    }
+
+    private static List<String> matching(ConfigurableListableBeanFactory beanFactory, Predicate<DistributedLock> wanted,
+            Map<String, DistributedLock> found) {
         Set<Class<?>> seen = new LinkedHashSet<>();
         Set<String> methods = new LinkedHashSet<>();
         for (String name : beanFactory.getBeanDefinitionNames()) {
@@ -61,7 +80,7 @@ public final class LockedMethods {
                 continue; // a type that cannot be resolved holds no method anybody calls
             }
             if (type != null && seen.add(ClassUtils.getUserClass(type))) {
-                addLockedMethods(ClassUtils.getUserClass(type), methods, wanted);
+                addLockedMethods(ClassUtils.getUserClass(type), methods, wanted, found);
             }
             // A factory method may declare an interface: once the bean exists, its own
             // class (behind any proxy) tells where the annotations are.
@@ -69,14 +88,15 @@ public final class LockedMethods {
             if (singleton != null) {
                 Class<?> target = AopProxyUtils.ultimateTargetClass(singleton);
                 if (seen.add(ClassUtils.getUserClass(target))) {
-                    addLockedMethods(ClassUtils.getUserClass(target), methods, wanted);
+                    addLockedMethods(ClassUtils.getUserClass(target), methods, wanted, found);
                 }
             }
         }
         return List.copyOf(methods);
     }
 
-    private static void addLockedMethods(Class<?> type, Set<String> methods, Predicate<DistributedLock> wanted) {
+    private static void addLockedMethods(Class<?> type, Set<String> methods, Predicate<DistributedLock> wanted,
+            Map<String, DistributedLock> found) {
         if (!AnnotationUtils.isCandidateClass(type, DistributedLock.class)) {
             return;
         }
@@ -88,8 +108,10 @@ public final class LockedMethods {
                 DistributedLock annotation = (method.isBridge() || method.getDeclaringClass() == Object.class ? null
                         : AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class));
                 if (annotation != null && wanted.test(annotation)) {
-                    methods.add(InvalidLockDefinitionException.describe(ClassUtils.getMostSpecificMethod(method, type),
-                            type));
+                    String described = InvalidLockDefinitionException
+                        .describe(ClassUtils.getMostSpecificMethod(method, type), type);
+                    methods.add(described);
+                    found.putIfAbsent(described, annotation);
                 }
             }
         }

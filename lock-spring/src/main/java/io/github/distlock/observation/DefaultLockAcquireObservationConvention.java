@@ -1,6 +1,6 @@
 package io.github.distlock.observation;
 
-import java.util.function.Function;
+import java.util.function.BiFunction;
 
 import io.github.distlock.core.LockListener.AcquireOutcome;
 import io.github.distlock.observation.LockObservationDocumentation.HighCardinalityKeyNames;
@@ -37,7 +37,7 @@ public class DefaultLockAcquireObservationConvention implements LockAcquireObser
         }
     }
 
-    private final Function<String, LockNameKeyValues> byName = LockNameKeyValues.cache("lock acquire",
+    private final BiFunction<String, String, LockNameKeyValues> byName = LockNameKeyValues.cache("lock acquire",
             OUTCOMES.length * 2);
 
     @Override
@@ -48,12 +48,12 @@ public class DefaultLockAcquireObservationConvention implements LockAcquireObser
     /** {@code lock acquire <lock name>}: the span's name. */
     @Override
     public String getContextualName(LockObservationContext.Acquire context) {
-        return byName.apply(context.lock().name()).contextualName();
+        return byName.apply(context.lock().name(), context.lock().backend()).contextualName();
     }
 
     @Override
     public KeyValues getLowCardinalityKeyValues(LockObservationContext.Acquire context) {
-        LockNameKeyValues tags = byName.apply(context.lock().name());
+        LockNameKeyValues tags = byName.apply(context.lock().name(), context.lock().backend());
         AcquireOutcome outcome = context.outcome();
         if (outcome == null) {
             // Still acquiring: the long-task timer gets only the name, as nothing else is

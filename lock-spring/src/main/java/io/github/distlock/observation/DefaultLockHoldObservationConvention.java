@@ -1,6 +1,6 @@
 package io.github.distlock.observation;
 
-import java.util.function.Function;
+import java.util.function.BiFunction;
 
 import io.github.distlock.observation.LockObservationContext.HoldOutcome;
 import io.github.distlock.observation.LockObservationDocumentation.HighCardinalityKeyNames;
@@ -30,7 +30,8 @@ public class DefaultLockHoldObservationConvention implements LockHoldObservation
         }
     }
 
-    private final Function<String, LockNameKeyValues> byName = LockNameKeyValues.cache("lock hold", OUTCOMES.length);
+    private final BiFunction<String, String, LockNameKeyValues> byName = LockNameKeyValues.cache("lock hold",
+            OUTCOMES.length);
 
     @Override
     public String getName() {
@@ -40,12 +41,12 @@ public class DefaultLockHoldObservationConvention implements LockHoldObservation
     /** {@code lock hold <lock name>}: the span's name. */
     @Override
     public String getContextualName(LockObservationContext.Hold context) {
-        return byName.apply(context.lock().name()).contextualName();
+        return byName.apply(context.lock().name(), context.lock().backend()).contextualName();
     }
 
     @Override
     public KeyValues getLowCardinalityKeyValues(LockObservationContext.Hold context) {
-        LockNameKeyValues tags = byName.apply(context.lock().name());
+        LockNameKeyValues tags = byName.apply(context.lock().name(), context.lock().backend());
         HoldOutcome outcome = context.outcome();
         if (outcome == null) {
             // Still held: the long-task timer of active holds gets only the name.

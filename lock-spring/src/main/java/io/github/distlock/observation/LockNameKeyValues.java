@@ -2,7 +2,7 @@ package io.github.distlock.observation;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 
 import org.jspecify.annotations.Nullable;
 
@@ -26,19 +26,27 @@ final class LockNameKeyValues {
      */
     private final @Nullable KeyValues[] ended;
 
-    private LockNameKeyValues(String lockName, String phase, int endings) {
-        this.nameOnly = KeyValues.of(LockObservationDocumentation.LowCardinalityKeyNames.LOCK_NAME.withValue(lockName));
+    private LockNameKeyValues(String lockName, String backend, String phase, int endings) {
+        this.nameOnly = KeyValues.of(LockObservationDocumentation.LowCardinalityKeyNames.LOCK_NAME.withValue(lockName),
+                LockObservationDocumentation.LowCardinalityKeyNames.BACKEND.withValue(backend));
         this.contextualName = phase + " " + lockName;
         this.ended = new KeyValues[endings];
     }
 
-    /** A cache of these per lock name, for one phase ("lock acquire" or "lock hold"). */
-    static Function<String, LockNameKeyValues> cache(String phase, int endings) {
-        ConcurrentMap<String, LockNameKeyValues> byName = new ConcurrentHashMap<>();
-        Function<String, LockNameKeyValues> create = name -> new LockNameKeyValues(name, phase, endings);
-        return name -> {
+    /**
+     * A cache of these per backend and lock name, for one phase ("lock acquire" or "lock
+     * hold"); two look-ups and no allocation once a name was seen.
+     */
+    static BiFunction<String, String, LockNameKeyValues> cache(String phase, int endings) {
+        ConcurrentMap<String, ConcurrentMap<String, LockNameKeyValues>> byBackend = new ConcurrentHashMap<>();
+        return (name, backend) -> {
+            ConcurrentMap<String, LockNameKeyValues> byName = byBackend.get(backend);
+            if (byName == null) {
+                byName = byBackend.computeIfAbsent(backend, key -> new ConcurrentHashMap<>());
+            }
             LockNameKeyValues found = byName.get(name);
-            return found != null ? found : byName.computeIfAbsent(name, create);
+            return found != null ? found
+                    : byName.computeIfAbsent(name, key -> new LockNameKeyValues(key, backend, phase, endings));
         };
     }
 

@@ -33,8 +33,8 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
 
         @Override
         public KeyName[] getLowCardinalityKeyNames() {
-            return new KeyName[] { LowCardinalityKeyNames.LOCK_NAME, LowCardinalityKeyNames.OUTCOME,
-                    LowCardinalityKeyNames.REASON, LowCardinalityKeyNames.WAITED };
+            return new KeyName[] { LowCardinalityKeyNames.LOCK_NAME, LowCardinalityKeyNames.BACKEND,
+                    LowCardinalityKeyNames.OUTCOME, LowCardinalityKeyNames.REASON, LowCardinalityKeyNames.WAITED };
         }
 
         @Override
@@ -56,7 +56,8 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
 
         @Override
         public KeyName[] getLowCardinalityKeyNames() {
-            return new KeyName[] { LowCardinalityKeyNames.LOCK_NAME, LowCardinalityKeyNames.OUTCOME };
+            return new KeyName[] { LowCardinalityKeyNames.LOCK_NAME, LowCardinalityKeyNames.BACKEND,
+                    LowCardinalityKeyNames.OUTCOME };
         }
 
         @Override
@@ -80,6 +81,18 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
             @Override
             public String asString() {
                 return "lock.name";
+            }
+        },
+
+        /**
+         * The name of the backend that keeps the lock: {@code redis}, {@code redlock},
+         * {@code etcd}, {@code zookeeper}, a {@code NamedLockBackend}'s name, or
+         * {@code default} for a lock service built without one.
+         */
+        BACKEND {
+            @Override
+            public String asString() {
+                return "backend";
             }
         },
 

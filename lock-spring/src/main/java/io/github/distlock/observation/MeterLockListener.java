@@ -2,7 +2,6 @@ package io.github.distlock.observation;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
-import java.util.function.Function;
 
 import io.github.distlock.core.LockContext;
 import io.github.distlock.core.LockListener;
@@ -66,16 +65,14 @@ public class MeterLockListener implements LockListener {
 
     private final MeterRegistry registry;
 
-    private final ConcurrentMap<String, NameCounters> byName = new ConcurrentHashMap<>();
-
-    private final Function<String, NameCounters> register;
+    /** By backend, then by lock name. */
+    private final ConcurrentMap<String, ConcurrentMap<String, NameCounters>> byBackend = new ConcurrentHashMap<>();
 
     /**
      * @param registry where the counters are registered
      */
     public MeterLockListener(MeterRegistry registry) {
         this.registry = registry;
-        this.register = name -> new NameCounters(this.registry, name);
     }
 
     @Override
@@ -102,15 +99,23 @@ public class MeterLockListener implements LockListener {
     }
 
     private NameCounters counters(LockContext lock) {
+        String backend = lock.backend();
+        ConcurrentMap<String, NameCounters> byName = byBackend.get(backend);
+        if (byName == null) {
+            byName = byBackend.computeIfAbsent(backend, key -> new ConcurrentHashMap<>());
+        }
         String name = lock.name();
         NameCounters found = byName.get(name);
-        return found != null ? found : byName.computeIfAbsent(name, register);
+        return found != null ? found : byName.computeIfAbsent(name, key -> new NameCounters(registry, key, backend));
     }
 
     /** The counters of one lock name. */
     private static final class NameCounters {
 
         private static final String NAME_TAG = LockObservationDocumentation.LowCardinalityKeyNames.LOCK_NAME.asString();
+
+        private static final String BACKEND_TAG = LockObservationDocumentation.LowCardinalityKeyNames.BACKEND
+            .asString();
 
         final Counter handOvers;
 
@@ -122,16 +127,18 @@ public class MeterLockListener implements LockListener {
 
         final Counter[] releases = new Counter[ReleaseOutcome.values().length];
 
-        NameCounters(MeterRegistry registry, String name) {
+        NameCounters(MeterRegistry registry, String name, String backend) {
             handOvers = Counter.builder(HAND_OVERS)
                 .tag(NAME_TAG, name)
+                .tag(BACKEND_TAG, backend)
                 .description("Acquisitions handed over by the previous holder's release")
                 .register(registry);
-            renewalsOk = renewals(registry, name, "ok");
-            renewalsFailed = renewals(registry, name, "failed");
+            renewalsOk = renewals(registry, name, backend, "ok");
+            renewalsFailed = renewals(registry, name, backend, "failed");
             for (LeaseLossReason reason : LeaseLossReason.values()) {
                 leasesLost[reason.ordinal()] = Counter.builder(LEASES_LOST)
                     .tag(NAME_TAG, name)
+                    .tag(BACKEND_TAG, backend)
                     .tag("reason", reason.tagValue())
                     .description("Held leases lost before release: the guarded work may have run twice")
                     .register(registry);
@@ -139,15 +146,17 @@ public class MeterLockListener implements LockListener {
             for (ReleaseOutcome outcome : ReleaseOutcome.values()) {
                 releases[outcome.ordinal()] = Counter.builder(RELEASES)
                     .tag(NAME_TAG, name)
+                    .tag(BACKEND_TAG, backend)
                     .tag("outcome", outcome.tagValue())
                     .description("Releases of held locks, by outcome")
                     .register(registry);
             }
         }
 
-        private static Counter renewals(MeterRegistry registry, String name, String outcome) {
+        private static Counter renewals(MeterRegistry registry, String name, String backend, String outcome) {
             return Counter.builder(RENEWALS)
                 .tag(NAME_TAG, name)
+                .tag(BACKEND_TAG, backend)
                 .tag("outcome", outcome)
                 .description("Watchdog renewals of held leases, by outcome")
                 .register(registry);

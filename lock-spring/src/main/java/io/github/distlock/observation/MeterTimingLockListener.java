@@ -4,7 +4,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
-import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
 
@@ -48,6 +47,8 @@ public class MeterTimingLockListener implements LockListener {
 
     private static final String LOCK_NAME = LowCardinalityKeyNames.LOCK_NAME.asString();
 
+    private static final String BACKEND = LowCardinalityKeyNames.BACKEND.asString();
+
     private static final String OUTCOME = LowCardinalityKeyNames.OUTCOME.asString();
 
     private static final String WAITED = LowCardinalityKeyNames.WAITED.asString();
@@ -75,9 +76,8 @@ public class MeterTimingLockListener implements LockListener {
 
     private final boolean timeHolds;
 
-    private final ConcurrentMap<String, NameMeters> byName = new ConcurrentHashMap<>();
-
-    private final Function<String, NameMeters> register;
+    /** By backend, then by lock name. */
+    private final ConcurrentMap<String, ConcurrentMap<String, NameMeters>> byBackend = new ConcurrentHashMap<>();
 
     /**
      * @param registry where the meters are registered
@@ -96,7 +96,6 @@ public class MeterTimingLockListener implements LockListener {
         this.longTaskTimers = longTaskTimers;
         this.timeAcquisitions = enabled(observationRegistry, DefaultLockAcquireObservationConvention.NAME);
         this.timeHolds = enabled(observationRegistry, DefaultLockHoldObservationConvention.NAME);
-        this.register = name -> new NameMeters(this.registry, name);
     }
 
     /**
@@ -154,7 +153,8 @@ public class MeterTimingLockListener implements LockListener {
         Timer timer = cause == null ? meters(lock).ended(outcome, lock.waited())
                 // An exception costs far more than a look-up: this path builds the tag
                 // set as the handler would.
-                : acquireTimer(registry, lock.name(), outcome, lock.waited(), cause.getClass().getSimpleName());
+                : acquireTimer(registry, lock.name(), lock.backend(), outcome, lock.waited(),
+                        cause.getClass().getSimpleName());
         timer.record(elapsed, TimeUnit.NANOSECONDS);
     }
 
@@ -191,15 +191,21 @@ public class MeterTimingLockListener implements LockListener {
     }
 
     private NameMeters meters(LockContext lock) {
+        String backend = lock.backend();
+        ConcurrentMap<String, NameMeters> byName = byBackend.get(backend);
+        if (byName == null) {
+            byName = byBackend.computeIfAbsent(backend, key -> new ConcurrentHashMap<>());
+        }
         String name = lock.name();
         NameMeters found = byName.get(name);
-        return found != null ? found : byName.computeIfAbsent(name, register);
+        return found != null ? found : byName.computeIfAbsent(name, key -> new NameMeters(registry, key, backend));
     }
 
-    static Timer acquireTimer(MeterRegistry registry, String name, AcquireOutcome outcome, boolean waited,
-            String error) {
+    static Timer acquireTimer(MeterRegistry registry, String name, String backend, AcquireOutcome outcome,
+            boolean waited, String error) {
         return Timer.builder(DefaultLockAcquireObservationConvention.NAME)
             .tag(LOCK_NAME, name)
+            .tag(BACKEND, backend)
             .tag(OUTCOME, outcome.tagValue())
             .tag(REASON, outcome.reasonTagValue())
             .tag(WAITED, Boolean.toString(waited))
@@ -252,6 +258,8 @@ public class MeterTimingLockListener implements LockListener {
 
         private final String name;
 
+        private final String backend;
+
         private @Nullable LongTaskTimer acquireActive;
 
         private @Nullable LongTaskTimer holdActive;
@@ -261,9 +269,10 @@ public class MeterTimingLockListener implements LockListener {
 
         private final @Nullable Timer[] holdEnded = new Timer[HOLD_OUTCOMES.length];
 
-        NameMeters(MeterRegistry registry, String name) {
+        NameMeters(MeterRegistry registry, String name, String backend) {
             this.registry = registry;
             this.name = name;
+            this.backend = backend;
         }
 
         LongTaskTimer acquireActive() {
@@ -285,7 +294,10 @@ public class MeterTimingLockListener implements LockListener {
         }
 
         private LongTaskTimer active(String observationName) {
-            return LongTaskTimer.builder(observationName + ".active").tag(LOCK_NAME, name).register(registry);
+            return LongTaskTimer.builder(observationName + ".active")
+                .tag(LOCK_NAME, name)
+                .tag(BACKEND, backend)
+                .register(registry);
         }
 
         Timer acquired(boolean waited) {
@@ -296,7 +308,7 @@ public class MeterTimingLockListener implements LockListener {
             int index = outcome.ordinal() * 2 + (waited ? 1 : 0);
             Timer timer = acquireEnded[index];
             if (timer == null) {
-                timer = acquireTimer(registry, name, outcome, waited, NO_ERROR);
+                timer = acquireTimer(registry, name, backend, outcome, waited, NO_ERROR);
                 acquireEnded[index] = timer;
             }
             return timer;
@@ -307,6 +319,7 @@ public class MeterTimingLockListener implements LockListener {
             if (timer == null) {
                 timer = Timer.builder(DefaultLockHoldObservationConvention.NAME)
                     .tag(LOCK_NAME, name)
+                    .tag(BACKEND, backend)
                     .tag(OUTCOME, outcome.tagValue())
                     .tag(ERROR, NO_ERROR)
                     .register(registry);

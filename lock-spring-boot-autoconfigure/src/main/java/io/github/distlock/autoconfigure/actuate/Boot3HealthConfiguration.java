@@ -12,6 +12,7 @@ import io.github.distlock.actuate.LockBackendHealth;
 import io.github.distlock.autoconfigure.DistributedLockProperties;
 import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockBackend;
+import io.github.distlock.core.NamedLockBackend;
 
 /**
  * The {@code distributedLock} health contributor on Spring Boot 3's health API
@@ -32,9 +33,10 @@ class Boot3HealthConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = "distributedLockHealthIndicator")
     DistributedLockHealthIndicator distributedLockHealthIndicator(LockBackend lockBackend,
-            ObjectProvider<LeaseWatchdog> leaseWatchdog, DistributedLockProperties properties) {
-        return new DistributedLockHealthIndicator(
-                new LockBackendHealth(lockBackend, leaseWatchdog.getIfUnique(), properties.getOperationTimeout()));
+            ObjectProvider<LeaseWatchdog> leaseWatchdog, DistributedLockProperties properties,
+            ObjectProvider<NamedLockBackend> namedBackends) {
+        return new DistributedLockHealthIndicator(new LockBackendHealth(lockBackend, leaseWatchdog.getIfUnique(),
+                properties.getOperationTimeout(), namedBackends.orderedStream().toList()));
     }
 
 }

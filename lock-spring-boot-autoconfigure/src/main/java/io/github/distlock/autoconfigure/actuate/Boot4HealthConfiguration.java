@@ -12,6 +12,7 @@ import io.github.distlock.actuate.LockBackendHealth;
 import io.github.distlock.autoconfigure.DistributedLockProperties;
 import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockBackend;
+import io.github.distlock.core.NamedLockBackend;
 
 /**
  * The {@code distributedLock} health contributor on Spring Boot 4's health API
@@ -33,9 +34,10 @@ class Boot4HealthConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = "distributedLockHealthIndicator")
     DistributedLockBoot4HealthIndicator distributedLockHealthIndicator(LockBackend lockBackend,
-            ObjectProvider<LeaseWatchdog> leaseWatchdog, DistributedLockProperties properties) {
-        return new DistributedLockBoot4HealthIndicator(
-                new LockBackendHealth(lockBackend, leaseWatchdog.getIfUnique(), properties.getOperationTimeout()));
+            ObjectProvider<LeaseWatchdog> leaseWatchdog, DistributedLockProperties properties,
+            ObjectProvider<NamedLockBackend> namedBackends) {
+        return new DistributedLockBoot4HealthIndicator(new LockBackendHealth(lockBackend, leaseWatchdog.getIfUnique(),
+                properties.getOperationTimeout(), namedBackends.orderedStream().toList()));
     }
 
 }
