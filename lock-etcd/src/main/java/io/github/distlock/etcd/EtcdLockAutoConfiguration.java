@@ -7,25 +7,21 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 
-import io.github.distlock.core.LockBackend;
+import io.github.distlock.core.NamedLockBackend;
 
 /**
- * The etcd store as the application's {@link LockBackend} when
+ * The etcd store as the lock backend named {@code etcd} when
  * {@code distributed-lock.etcd.endpoints} is set and {@code lock-etcd} is on the
- * classpath. It runs before the core's auto-configuration, which then builds the lock
- * service on it instead of on Redis; an application's own {@code LockBackend} bean still
- * wins. The startup fails, naming the property and the fix, if the endpoints are
- * malformed or no member answers.
+ * classpath: locks choose it with {@code @DistributedLock(backend = "etcd")} or
+ * {@code LockRequest.withBackend("etcd")}, and {@code distributed-lock.backend=etcd}
+ * makes it the default. The startup fails, naming the property and the fix, if the
+ * endpoints are malformed or no member answers.
  *
  * <pre>{@code
  * distributed-lock.etcd.endpoints=http://etcd-1:2379,http://etcd-2:2379,http://etcd-3:2379
  * }</pre>
  *
- * Choosing the store per lock ({@code backend = "etcd"}) is the core's routing, which
- * does not exist yet: until then the etcd store, once configured, serves every lock.
- * Until the core's check of property names knows {@code distributed-lock.etcd.*}, it
- * rejects them when the core's auto-configuration runs too; declare an
- * {@link EtcdLockBackend} bean there instead.
+ * An application that declares its own bean named {@code etcdLockBackend} keeps it.
  */
 @AutoConfiguration(beforeName = "io.github.distlock.autoconfigure.DistributedLockAutoConfiguration")
 @ConditionalOnClass(io.etcd.jetcd.Client.class)
@@ -34,13 +30,13 @@ import io.github.distlock.core.LockBackend;
 public class EtcdLockAutoConfiguration {
 
     /**
-     * The etcd backend, connected and checked; Spring closes it (and its client) at
-     * shutdown.
+     * The etcd backend, connected and checked, under the name {@code etcd}; Spring closes
+     * it (and its client) at shutdown.
      */
     @Bean
-    @ConditionalOnMissingBean(LockBackend.class)
-    public EtcdLockBackend etcdLockBackend(EtcdLockProperties properties) {
-        return EtcdLockBackend.connect(properties.toSettings());
+    @ConditionalOnMissingBean(name = "etcdLockBackend")
+    public NamedLockBackend etcdLockBackend(EtcdLockProperties properties) {
+        return new NamedLockBackend("etcd", EtcdLockBackend.connect(properties.toSettings()));
     }
 
 }
