@@ -12,13 +12,16 @@ import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 
-import io.github.distlock.core.LockBackend;
+import io.github.distlock.core.NamedLockBackend;
 
 /**
- * Builds the {@link ZooKeeperLockBackend} when
- * {@code distributed-lock.zookeeper.connect-string} is set, before the starter's own
- * auto-configuration, which then puts {@code LockService} and the annotation on it
- * instead of on Redis. An application's own {@link LockBackend} bean wins.
+ * Builds the {@link ZooKeeperLockBackend} as the lock backend named {@code zookeeper}
+ * when {@code distributed-lock.zookeeper.connect-string} is set, before the starter's own
+ * auto-configuration: locks choose it with
+ * {@code @DistributedLock(backend = "zookeeper")} or
+ * {@code LockRequest.withBackend("zookeeper")}, and
+ * {@code distributed-lock.backend=zookeeper} makes it the default (as it is when it is
+ * the only store). An application's own bean named {@code zooKeeperLockBackend} wins.
  *
  * <pre>
  * distributed-lock.zookeeper.connect-string=zk1:2181,zk2:2181,zk3:2181
@@ -39,18 +42,18 @@ public class ZooKeeperLockAutoConfiguration {
     private static final Duration DEFAULT_TTL = Duration.ofSeconds(30);
 
     /**
-     * The backend, on a client of its own; closed with the context, which ends its
-     * session and deletes its nodes.
+     * The backend, on a client of its own, under the name {@code zookeeper}; closed with
+     * the context, which ends its session and deletes its nodes.
      */
-    @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean(LockBackend.class)
-    public ZooKeeperLockBackend zooKeeperLockBackend(ZooKeeperLockProperties properties, Environment environment) {
+    @Bean
+    @ConditionalOnMissingBean(name = "zooKeeperLockBackend")
+    public NamedLockBackend zooKeeperLockBackend(ZooKeeperLockProperties properties, Environment environment) {
         ZooKeeperLockSettings settings = properties.toSettings();
         Duration defaultTtl = Binder.get(environment)
             .bind("distributed-lock.default-ttl", Duration.class)
             .orElse(DEFAULT_TTL);
         settings.requireTtlWithinSession(defaultTtl, "distributed-lock.default-ttl");
-        return ZooKeeperLockBackend.connect(settings);
+        return new NamedLockBackend("zookeeper", ZooKeeperLockBackend.connect(settings));
     }
 
 }

@@ -16,7 +16,9 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import io.github.distlock.LockHandle;
 import io.github.distlock.LockService;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
-import io.github.distlock.core.LockBackend;
+import io.github.distlock.LockRequest;
+import io.github.distlock.core.NamedLockBackend;
+import io.github.distlock.memory.InMemoryLockBackend;
 import io.github.distlock.testsupport.zookeeper.ZooKeeperTestEnsemble;
 
 /**
@@ -48,8 +50,10 @@ class ZooKeeperLockAutoConfigurationTest {
         runner.withPropertyValues("distributed-lock.zookeeper.connect-string=" + ensemble.connectString())
             .run(context -> {
                 assertThat(context).hasNotFailed();
-                assertThat(context.getBean(LockBackend.class)).isInstanceOf(ZooKeeperLockBackend.class);
-                ZooKeeperLockBackend backend = context.getBean(ZooKeeperLockBackend.class);
+                NamedLockBackend named = context.getBean(NamedLockBackend.class);
+                assertThat(named.name()).isEqualTo("zookeeper");
+                // The only store, so the default one: the lock names no backend.
+                ZooKeeperLockBackend backend = (ZooKeeperLockBackend) named.backend();
                 try (LockHandle held = context.getBean(LockService.class)
                     .lock("auto-configured", Duration.ofSeconds(10), Duration.ZERO)) {
                     assertThat(backend.inspect(backend.lockKey("auto-configured")).held()).isTrue();
@@ -59,8 +63,31 @@ class ZooKeeperLockAutoConfigurationTest {
     }
 
     @Test
+    void besideAPrimaryStoreALockNamingZooKeeperIsTakenInZooKeeperAndTheOthersStayOnThePrimary() {
+        runner.withBean(InMemoryLockBackend.class, InMemoryLockBackend::new)
+            .withPropertyValues("distributed-lock.zookeeper.connect-string=" + ensemble.connectString())
+            .run(context -> {
+                assertThat(context).hasNotFailed();
+                LockService locks = context.getBean(LockService.class);
+                InMemoryLockBackend primary = context.getBean(InMemoryLockBackend.class);
+                ZooKeeperLockBackend zookeeper = (ZooKeeperLockBackend) context.getBean(NamedLockBackend.class)
+                    .backend();
+                try (LockHandle critical = locks.lock(LockRequest.of("ledger:9")
+                    .withBackend("zookeeper")
+                    .withTtl(Duration.ofSeconds(10))
+                    .withWaitTime(Duration.ZERO));
+                        LockHandle ordinary = locks.lock(LockRequest.of("cache:9").withWaitTime(Duration.ZERO))) {
+                    assertThat(zookeeper.inspect(zookeeper.lockKey("ledger:9")).held()).isTrue();
+                    assertThat(critical.fencingToken()).as("the holder node's czxid").isPositive();
+                    assertThat(primary.heldLocks()).containsExactly("cache:9");
+                }
+                assertThat(zookeeper.inspect(zookeeper.lockKey("ledger:9")).held()).isFalse();
+            });
+    }
+
+    @Test
     void withoutAConnectStringNoZooKeeperBackendIsBuilt() {
-        runner.run(context -> assertThat(context).doesNotHaveBean(ZooKeeperLockBackend.class));
+        runner.run(context -> assertThat(context).doesNotHaveBean(NamedLockBackend.class));
     }
 
     @Test
