@@ -131,10 +131,11 @@ public @interface DistributedLock {
     String[] keys() default {};
 
     /**
-     * What happens, while the method runs, when the watchdog finds the lease lost (key
-     * deleted or taken over, or Redis unreachable until the lease ran out). Either way a
-     * {@code LockLostEvent} is published and a WARN logged; after the method returns, the
-     * call throws {@link LockLostException} unless
+     * What happens, while the method runs, when its lease is found lost (key deleted or
+     * taken over, the store unreachable until the lease ran out, or a fixed lease,
+     * {@code watchdog = DISABLED}, run out). Either way a {@code LockLostEvent} is
+     * published and a WARN logged; after the method returns, the call throws
+     * {@link LockLostException} unless
      * {@code distributed-lock.throw-on-lease-lost=false}.
      */
     LeaseLostAction onLeaseLost() default LeaseLostAction.IGNORE;

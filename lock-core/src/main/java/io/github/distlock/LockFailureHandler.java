@@ -13,10 +13,7 @@ import org.jspecify.annotations.Nullable;
  * LockFailureHandler cachedQuote(QuoteCache cache) {
  *     return failure -> cache.lastQuote((String) failure.arguments()[0]);   // or: throw failure.cause();
  * }
- *
- *
-
-&#64;DistributedLock(key = "#symbol", failureHandler = "cachedQuote")
+ * &#64;DistributedLock(key = "#symbol", failureHandler = "cachedQuote")
  * public Quote refresh(String symbol) { ... }
  * }</pre>
  */

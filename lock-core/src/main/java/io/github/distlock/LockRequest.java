@@ -38,10 +38,13 @@ import org.jspecify.annotations.Nullable;
  * if released sooner ({@link #withMinHold}); {@code null} or zero for none
  * @param backend the name of the store that keeps the lock ({@link #withBackend}), or
  * {@code null} for {@code distributed-lock.backend}
+ * @param expiryReported whether a fixed lease that runs out before its release is
+ * reported as a lost lock ({@link #withExpiryReported}); {@code null} for the caller's
+ * default: no for {@code lock} and {@code tryLock}, yes for {@code @DistributedLock}
  */
 public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration waitTime, @Nullable Boolean watchdog,
         boolean fencingToken, @Nullable String name, SkipOn skipOn, @Nullable Duration minHold,
-        @Nullable String backend) {
+        @Nullable String backend, @Nullable Boolean expiryReported) {
 
     /** The {@link #name()} of requests that give none. */
     public static final String UNNAMED = "unnamed";
@@ -59,10 +62,12 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
      * {@link SkipOn#NEVER}, so {@link #skipOn()} is never {@code null}
      * @param minHold the least time the lock stays held, or {@code null} for none
      * @param backend the store's name, or {@code null} for the default one
+     * @param expiryReported whether a fixed lease that runs out before its release is
+     * reported lost, or {@code null} for the caller's default
      */
     public LockRequest(String key, @Nullable Duration ttl, @Nullable Duration waitTime, @Nullable Boolean watchdog,
             boolean fencingToken, @Nullable String name, @Nullable SkipOn skipOn, @Nullable Duration minHold,
-            @Nullable String backend) {
+            @Nullable String backend, @Nullable Boolean expiryReported) {
         this.key = key;
         this.ttl = ttl;
         this.waitTime = waitTime;
@@ -72,6 +77,28 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
         this.skipOn = (skipOn != null ? skipOn : SkipOn.NEVER);
         this.minHold = minHold;
         this.backend = backend;
+        this.expiryReported = expiryReported;
+    }
+
+    /**
+     * A request whose fixed lease, if it runs out before the release, is reported lost as
+     * the caller's default says.
+     * @param key the lock name
+     * @param ttl the lease length, or {@code null} for the default
+     * @param waitTime the wait, or {@code null} for the default
+     * @param watchdog whether to renew the lease, or {@code null} for the default
+     * @param fencingToken whether to issue the fencing token together with the lock
+     * @param name the name for metrics, traces and the Actuator, or {@code null} for
+     * {@value #UNNAMED}
+     * @param skipOn when the caller skips rather than fails; {@code null} means
+     * {@link SkipOn#NEVER}
+     * @param minHold the least time the lock stays held, or {@code null} for none
+     * @param backend the store's name, or {@code null} for the default one
+     */
+    public LockRequest(String key, @Nullable Duration ttl, @Nullable Duration waitTime, @Nullable Boolean watchdog,
+            boolean fencingToken, @Nullable String name, @Nullable SkipOn skipOn, @Nullable Duration minHold,
+            @Nullable String backend) {
+        this(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend, null);
     }
 
     /**
@@ -155,12 +182,14 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
 
     /** A copy with the given lease length ({@code null}: the default). */
     public LockRequest withTtl(@Nullable Duration ttl) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend,
+                expiryReported);
     }
 
     /** A copy with the given wait time ({@code null}: the default; zero: try once). */
     public LockRequest withWaitTime(@Nullable Duration waitTime) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend,
+                expiryReported);
     }
 
     /**
@@ -169,7 +198,8 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
      * ({@code null}).
      */
     public LockRequest withWatchdog(@Nullable Boolean watchdog) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend,
+                expiryReported);
     }
 
     /**
@@ -185,7 +215,7 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
      * }</pre>
      */
     public LockRequest withFencingToken() {
-        return new LockRequest(key, ttl, waitTime, watchdog, true, name, skipOn, minHold, backend);
+        return new LockRequest(key, ttl, waitTime, watchdog, true, name, skipOn, minHold, backend, expiryReported);
     }
 
     /**
@@ -204,7 +234,8 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
                     + "for every call of this kind of lock, for example \"invoice-export\", or null for \"" + UNNAMED
                     + "\".");
         }
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend,
+                expiryReported);
     }
 
     /**
@@ -220,7 +251,8 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
      * @param skipOn when the caller skips ({@code null}: {@link SkipOn#NEVER})
      */
     public LockRequest withSkipOn(@Nullable SkipOn skipOn) {
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend,
+                expiryReported);
     }
 
     /**
@@ -251,7 +283,8 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
             throw new IllegalArgumentException("The minimum hold of lock request '" + key + "' must not be negative, "
                     + "was " + minHold + "; give zero or null for none.");
         }
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend,
+                expiryReported);
     }
 
     /**
@@ -276,7 +309,35 @@ public record LockRequest(String key, @Nullable Duration ttl, @Nullable Duration
             throw new IllegalArgumentException("The backend of lock request '" + key + "' must not be blank; name a "
                     + "configured backend such as \"redis\", or give null for distributed-lock.backend.");
         }
-        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend);
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend,
+                expiryReported);
+    }
+
+    /**
+     * A copy whose fixed lease (watchdog off), if it runs out while the lock is still
+     * held, is reported as a lost lock: when it runs out, the handle turns lost and its
+     * {@code onLost} listeners, the {@code LockLostEvent}, the lost-lease WARN and the
+     * {@code distributed.lock.lost} metric ({@code reason=expired}) hear of it, as when
+     * the watchdog finds a lease lost. A release that finds the lock gone is reported the
+     * same way. Use it for work that always releases its lock when done, so that a lease
+     * running out first means the work outlasted it: {@code @DistributedLock} and the
+     * ShedLock provider do. Leave it off for a lock that is meant to expire rather than
+     * be released ("at most once a minute"), the default of {@code lock} and
+     * {@code tryLock}.
+     *
+     * <pre>{@code
+     * try (LockHandle lock = lockService.lock(LockRequest.of("export:" + id)
+     *         .withTtl(Duration.ofMinutes(5))
+     *         .withWatchdog(false)          // at most five minutes, whatever happens
+     *         .withExpiryReported(true))) { // and an alert if the export takes longer
+     *     export.run();
+     * }
+     * }</pre> A lease that the watchdog renews is reported lost whatever this says.
+     * @param expiryReported whether to report it; {@code null} for the caller's default
+     */
+    public LockRequest withExpiryReported(@Nullable Boolean expiryReported) {
+        return new LockRequest(key, ttl, waitTime, watchdog, fencingToken, name, skipOn, minHold, backend,
+                expiryReported);
     }
 
     /**

@@ -73,8 +73,17 @@ final class DefaultLockHandle implements LockHandle {
 
     private final LockBackend backend;
 
-    /** {@code null} for a fixed lease, which nothing renews. */
+    /**
+     * Renews the lease, or (for a fixed lease with {@link #expiryReported}) reports it
+     * lost when it runs out; {@code null} for a fixed lease nobody watches.
+     */
     private final @Nullable LeaseWatchdog watchdog;
+
+    /**
+     * A fixed lease whose running out before the release is a lost lock: the watchdog
+     * reports it when it runs out, and a release that finds the key gone reports it too.
+     */
+    private final boolean expiryReported;
 
     private final PendingReleases pendingReleases;
 
@@ -98,14 +107,15 @@ final class DefaultLockHandle implements LockHandle {
     private volatile long nextRenewalNanos;
 
     DefaultLockHandle(LockKey key, String token, long fencingToken, long ttlMillis, long leaseDeadlineNanos,
-            LockBackend backend, @Nullable LeaseWatchdog watchdog, PendingReleases pendingReleases, LockContext context,
-            LockListener listener) {
+            LockBackend backend, @Nullable LeaseWatchdog watchdog, boolean expiryReported,
+            PendingReleases pendingReleases, LockContext context, LockListener listener) {
         this.key = key;
         this.token = token;
         this.fencingToken = fencingToken;
         this.ttlMillis = ttlMillis;
         this.backend = backend;
         this.watchdog = watchdog;
+        this.expiryReported = expiryReported;
         this.pendingReleases = pendingReleases;
         this.leaseDeadlineNanos = leaseDeadlineNanos;
         this.context = context;
@@ -256,6 +266,16 @@ final class DefaultLockHandle implements LockHandle {
             listener.released(context, LockListener.ReleaseOutcome.FAILED);
             throw ex;
         }
+        if (!wasOurs && expiryReported && watchdog != null) {
+            // The work that releases it outlasted the lease (or the key was deleted
+            // behind its back), and the timer has not said so yet.
+            if (System.nanoTime() - leaseDeadlineNanos >= 0) {
+                watchdog.expired(this);
+            }
+            else {
+                watchdog.lost(this, "the release found the key gone or holding another owner's token");
+            }
+        }
         listener.released(context,
                 wasOurs ? LockListener.ReleaseOutcome.RELEASED : LockListener.ReleaseOutcome.ALREADY_GONE);
         return wasOurs;
@@ -324,6 +344,10 @@ final class DefaultLockHandle implements LockHandle {
 
     boolean isReleased() {
         return released.get();
+    }
+
+    boolean expiryReported() {
+        return expiryReported;
     }
 
     long leaseDeadlineNanos() {

@@ -175,6 +175,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
         Duration ttl = request.ttl() != null ? request.ttl() : defaults.ttl();
         Duration waitTime = request.waitTime() != null ? request.waitTime() : defaults.waitTime();
         boolean renew = request.watchdog() != null ? request.watchdog() : defaults.watchdog();
+        // A renewed lease is reported lost whenever a renewal finds it so; a fixed one
+        // only if asked.
+        boolean reportExpiry = !renew && Boolean.TRUE.equals(request.expiryReported());
         long ttlMillis = LockDurations.requireValidTtl(name, ttl);
         LockDurations.requireValidWaitTime(name, waitTime);
         if (request.fencingToken() && fencing == null) {
@@ -195,7 +198,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
             listener.notAcquired(context, LockListener.AcquireOutcome.INTERRUPTED, ex);
             throw ex;
         }
-        Acquisition acquisition = new Acquisition(key, newToken(), ttlMillis, minHoldMillis, renew,
+        Acquisition acquisition = new Acquisition(key, newToken(), ttlMillis, minHoldMillis, renew, reportExpiry,
                 startedNanos + waitTime.toNanos(), context);
         Optional<LockHandle> result;
         try {
@@ -298,6 +301,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
         private final boolean renew;
 
+        /** Whether a fixed lease that runs out before its release is reported lost. */
+        private final boolean reportExpiry;
+
         private final long deadline;
 
         private final LockContext context;
@@ -316,13 +322,14 @@ public class DefaultLockService implements LockService, AutoCloseable {
          */
         long lapsedAfterMillis = -1;
 
-        Acquisition(LockKey key, String token, long ttlMillis, long minHoldMillis, boolean renew, long deadline,
-                LockContext context) {
+        Acquisition(LockKey key, String token, long ttlMillis, long minHoldMillis, boolean renew, boolean reportExpiry,
+                long deadline, LockContext context) {
             this.key = key;
             this.token = token;
             this.ttlMillis = ttlMillis;
             this.minHoldMillis = minHoldMillis;
             this.renew = renew;
+            this.reportExpiry = reportExpiry;
             this.deadline = deadline;
             this.context = context;
         }
@@ -614,7 +621,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 return Optional.empty();
             }
             DefaultLockHandle handle = new DefaultLockHandle(key, token, fencingToken, ttlMillis, leaseDeadline,
-                    backend, renew ? watchdog : null, pendingReleases, context, listener);
+                    backend, (renew || reportExpiry) ? watchdog : null, reportExpiry, pendingReleases, context,
+                    listener);
             if (minHoldMillis > 0) {
                 // Counted from now, after the reply: the lock was set before, so it is
                 // held at least this long.
@@ -623,6 +631,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
             context.markAcquired(handle, handedOver, System.nanoTime());
             if (renew) {
                 watchdog.watch(handle);
+            }
+            else if (reportExpiry) {
+                watchdog.watchExpiry(handle);
             }
             return Optional.of(handle);
         }

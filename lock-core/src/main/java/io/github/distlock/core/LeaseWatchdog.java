@@ -57,6 +57,13 @@ public final class LeaseWatchdog implements AutoCloseable {
 
     private final Set<DefaultLockHandle> leases = ConcurrentHashMap.newKeySet();
 
+    /**
+     * Fixed leases that are reported lost if they run out before their release
+     * ({@link io.github.distlock.LockRequest#withExpiryReported}): never renewed, only
+     * timed.
+     */
+    private final Set<DefaultLockHandle> fixedLeases = ConcurrentHashMap.newKeySet();
+
     private final Object scheduleMonitor = new Object();
 
     /**
@@ -124,8 +131,18 @@ public final class LeaseWatchdog implements AutoCloseable {
         tickNoLaterThan(due);
     }
 
+    /**
+     * Reports {@code handle}'s fixed lease lost when it runs out, unless it is released
+     * first.
+     */
+    void watchExpiry(DefaultLockHandle handle) {
+        fixedLeases.add(handle);
+        tickNoLaterThan(handle.leaseDeadlineNanos());
+    }
+
     void unwatch(DefaultLockHandle handle) {
         leases.remove(handle);
+        fixedLeases.remove(handle);
     }
 
     /**
@@ -138,11 +155,26 @@ public final class LeaseWatchdog implements AutoCloseable {
         if (leases.contains(handle)) {
             tickNoLaterThan(due);
         }
+        else if (fixedLeases.contains(handle)) {
+            // A fixed lease can be extended to less than it had left.
+            tickNoLaterThan(handle.leaseDeadlineNanos());
+        }
     }
 
-    /** Something other than a renewal (an extension) found the lease lost. */
+    /**
+     * Something other than a renewal (an extension, the release of a fixed lease) found
+     * the lease lost.
+     */
     void lost(DefaultLockHandle handle, String why) {
         lose(handle, LockListener.LeaseLossReason.EXPIRED_OR_TAKEN, why);
+    }
+
+    /** A fixed lease ran out before its release. */
+    void expired(DefaultLockHandle handle) {
+        fixedLeases.remove(handle);
+        lose(handle, LockListener.LeaseLossReason.EXPIRED, "its fixed lease of " + handle.ttlMillis()
+                + " ms (watchdog off) ran out before it was released: the guarded work outlasted it. Raise the ttl, "
+                + "or let the watchdog renew the lease while the work runs");
     }
 
     private long renewalPeriodNanos(DefaultLockHandle handle) {
@@ -177,6 +209,7 @@ public final class LeaseWatchdog implements AutoCloseable {
             nextTick = null;
         }
         try {
+            expireFixedLeases();
             renewDueLeases();
         }
         catch (RuntimeException ex) {
@@ -192,8 +225,39 @@ public final class LeaseWatchdog implements AutoCloseable {
                     any = true;
                 }
             }
+            for (DefaultLockHandle handle : fixedLeases) {
+                long due = handle.leaseDeadlineNanos();
+                if (!any || due - earliest < 0) {
+                    earliest = due;
+                    any = true;
+                }
+            }
             if (any) {
                 tickNoLaterThan(earliest);
+            }
+        }
+    }
+
+    /**
+     * Reports the fixed leases that ran out unreleased. Counted on this JVM's clock from
+     * when the acquisition was sent, so a lease is reported no later than the store lets
+     * it go. One being extended or released right now is left to that call.
+     */
+    private void expireFixedLeases() {
+        long now = System.nanoTime();
+        for (DefaultLockHandle handle : fixedLeases) {
+            if (handle.isReleased()) {
+                fixedLeases.remove(handle);
+            }
+            else if (now - handle.leaseDeadlineNanos() >= 0 && handle.renewalGuard().tryLock()) {
+                try {
+                    if (!handle.isReleased() && now - handle.leaseDeadlineNanos() >= 0) {
+                        expired(handle);
+                    }
+                }
+                finally {
+                    handle.renewalGuard().unlock();
+                }
             }
         }
     }
@@ -305,6 +369,7 @@ public final class LeaseWatchdog implements AutoCloseable {
 
     private void lose(DefaultLockHandle handle, LockListener.LeaseLossReason reason, String why) {
         leases.remove(handle);
+        fixedLeases.remove(handle);
         handle.markLost(listenerExecutor, reason, why);
     }
 
@@ -316,6 +381,7 @@ public final class LeaseWatchdog implements AutoCloseable {
         }
         listenerExecutor.shutdown();
         leases.clear();
+        fixedLeases.clear();
     }
 
 }

@@ -20,9 +20,7 @@ import org.jspecify.annotations.Nullable;
  * &#64;Bean
  * LockListener slowAcquisitions() {
  *     return new LockListener() {
- *
-
-&#64;Override
+ *         &#64;Override
  *         public void acquired(LockContext lock) {
  *             if (lock.waitTime().toMillis() > 500) {
  *                 log.info("{} waited {} for {}", lock.threadName(), lock.waitTime(), lock.name());
@@ -171,7 +169,13 @@ public interface LockListener {
          * No renewal succeeded before the lease ran out: Redis could not be reached, or
          * too few replicas (or Redlock nodes) confirmed it.
          */
-        RENEWAL_FAILED("renewal-failed");
+        RENEWAL_FAILED("renewal-failed"),
+        /**
+         * A fixed lease (watchdog off) ran out before its holder released it; reported
+         * only for requests that ask for it
+         * ({@link io.github.distlock.LockRequest#withExpiryReported}).
+         */
+        EXPIRED("expired");
 
         private final String tagValue;
 

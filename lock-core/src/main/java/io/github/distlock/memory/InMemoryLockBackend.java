@@ -43,9 +43,7 @@ import io.github.distlock.core.QueueingLockBackend;
  * <pre>{@code
  * &#64;TestConfiguration(proxyBeanMethods = false)
  * class InMemoryLocks {
- *
-
-&#64;Bean
+ *     &#64;Bean
  *     InMemoryLockBackend lockBackend() {
  *         return new InMemoryLockBackend();
  *     }

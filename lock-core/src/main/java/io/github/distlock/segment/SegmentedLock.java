@@ -181,9 +181,10 @@ public final class SegmentedLock {
     }
 
     private LockRequest segmentRequest(int segment, @Nullable Duration waitTime) {
-        // Each segment on the request's backend, with its minimum hold.
+        // Each segment on the request's backend, with its minimum hold and expiry
+        // reporting.
         return new LockRequest(key(segment), request.ttl(), waitTime, request.watchdog(), request.fencingToken(),
-                request.name(), null, request.minHold(), request.backend());
+                request.name(), null, request.minHold(), request.backend(), request.expiryReported());
     }
 
     /**

@@ -20,7 +20,10 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  * <ul>
  * <li>{@code lockAtMostFor} is the lease, fixed: the watchdog does not renew it, so a job
  * that runs longer than {@code lockAtMostFor} loses its lock, as with every ShedLock
- * provider;</li>
+ * provider. Unlike them, it is told: when the lease runs out mid-task, the lock is
+ * reported lost as any lost lock is (the lost-lease WARN, a {@code LockLostEvent},
+ * {@code distributed.lock.lost{reason="expired"}}), and so is a lock found gone at
+ * unlock;</li>
  * <li>{@code lockAtLeastFor} is the minimum hold: an unlock before it has passed leaves
  * the lock held until it has (a compare-and-shorten on this lock's own token);</li>
  * <li>a lock held by another instance is not waited for: the task is skipped;</li>
@@ -39,11 +42,9 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  * LockProvider lockProvider(LockService lockService) {
  *     return new LockServiceLockProvider(lockService);
  * }
- *
-
+ * // and, unchanged:
  * &#64;Scheduled(cron = "0 0 * * * *")
- *
-&#64;SchedulerLock(name = "hourly-report", lockAtMostFor = "10m", lockAtLeastFor = "1m")
+ * &#64;SchedulerLock(name = "hourly-report", lockAtMostFor = "10m", lockAtLeastFor = "1m")
  * void hourlyReport() {
  *     long fence = ShedLockHandles.current().orElseThrow().fencingToken();
  *     reports.write(fence);
@@ -66,7 +67,10 @@ public class LockServiceLockProvider implements ExtensibleLockProvider {
         LockRequest request = LockRequest.of(configuration.getName())
             .withTtl(lease(configuration.getLockAtMostFor()))
             .withWaitTime(Duration.ZERO)
-            .withWatchdog(false);
+            .withWatchdog(false)
+            // ShedLock unlocks when the task ends: a lease that runs out first ran out
+            // mid-task.
+            .withExpiryReported(true);
         if (configuration.getLockAtLeastFor().toMillis() > 0) {
             request = request.withMinHold(configuration.getLockAtLeastFor());
         }

@@ -41,12 +41,11 @@ final class ServiceLock implements SimpleLock {
         try {
             Duration minimumLeft = Duration.between(ClockProvider.now(), this.heldAtLeastUntil);
             // A minimum hold of the request that ends later still holds: the handle keeps
-            // it.
+            // it. A lock that had run out mid-task was reported lost when it did (the
+            // request asks for that), or is now, by the release that finds it gone.
             if (!this.handle.releaseAfter(minimumLeft)) {
-                logger.warn("ShedLock lock '{}' had run out before its task finished (lockAtMostFor {}): another "
-                        + "instance may have run the task meanwhile. Raise lockAtMostFor, or guard the task with "
-                        + "@DistributedLock, whose watchdog renews the lease while the task runs.", this.handle.key(),
-                        this.lockAtMostFor);
+                logger.debug("ShedLock lock '{}' had run out before its task finished (lockAtMostFor {})",
+                        this.handle.key(), this.lockAtMostFor);
             }
         }
         finally {

@@ -13,9 +13,7 @@ import io.github.distlock.LockHandle;
  *
  * <pre>{@code
  * &#64;Scheduled(fixedRate = 60_000)
- *
-
-&#64;SchedulerLock(name = "settle-payments", lockAtMostFor = "5m")
+ * &#64;SchedulerLock(name = "settle-payments", lockAtMostFor = "5m")
  * void settle() {
  *     LockHandle lock = ShedLockHandles.current().orElseThrow();
  *     payments.settle(lock.fencingToken());   // the ledger refuses writes with an older token

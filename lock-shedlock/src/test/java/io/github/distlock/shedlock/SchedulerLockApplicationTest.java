@@ -8,8 +8,10 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
@@ -125,11 +127,19 @@ class SchedulerLockApplicationTest {
     }
 
     @Test
-    void aTaskThatOutrunsLockAtMostForIsReportedAtUnlock(CapturedOutput output) {
+    void aTaskThatOutrunsLockAtMostForIsToldWhileItRunsAndTheLossIsReportedAsEveryLostLockIs(CapturedOutput output) {
+        JobState state = first.bean(JobState.class);
         first.bean(Report.class).slowRun();
-        assertThat(first.bean(JobState.class).slowRuns.get()).isEqualTo(1);
-        assertThat(output).contains("ShedLock lock 'slow-report' had run out before its task finished "
-                + "(lockAtMostFor PT0.2S): another instance may have run the task meanwhile");
+
+        assertThat(state.slowRuns.get()).isEqualTo(1);
+        assertThat(state.lostWhileRunning.get()).as("the task's own handle turned lost before the task ended").isTrue();
+        assertThat(first.lostLeases()).as("one LockLostEvent, not a second one at unlock")
+            .filteredOn((event) -> event.getHandle() == state.slowHandle.get())
+            .singleElement()
+            .satisfies((event) -> assertThat(event.getReason()).contains("fixed lease of 200 ms")
+                .contains("ran out before it was released"));
+        assertThat(second.lostLeases()).filteredOn((event) -> event.getHandle().key().equals("slow-report")).isEmpty();
+        assertThat(output).contains("Lost distributed lock 'slow-report'");
         assertThat(store.isHeld("slow-report")).isFalse();
     }
 
@@ -167,6 +177,10 @@ class SchedulerLockApplicationTest {
 
         final AtomicInteger slowRuns = new AtomicInteger();
 
+        final AtomicReference<LockHandle> slowHandle = new AtomicReference<>();
+
+        final AtomicBoolean lostWhileRunning = new AtomicBoolean();
+
     }
 
     /**
@@ -199,15 +213,22 @@ class SchedulerLockApplicationTest {
             this.state.quickRuns.incrementAndGet();
         }
 
+        /** Runs until its lock is reported lost, or for {@link #PATIENCE}. */
         @SchedulerLock(name = "slow-report", lockAtMostFor = "200ms")
         public void slowRun() {
             this.state.slowRuns.incrementAndGet();
+            LockHandle handle = ShedLockHandles.current().orElseThrow();
+            this.state.slowHandle.set(handle);
+            long giveUp = System.nanoTime() + PATIENCE.toNanos();
             try {
-                Thread.sleep(500);
+                while (!handle.isLost() && System.nanoTime() - giveUp < 0) {
+                    Thread.sleep(10);
+                }
             }
             catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
             }
+            this.state.lostWhileRunning.set(handle.isLost());
         }
 
         @SchedulerLock(name = "unreachable-report")

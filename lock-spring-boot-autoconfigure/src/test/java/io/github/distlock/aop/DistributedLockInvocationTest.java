@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterEach;
@@ -16,6 +17,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationEvent;
+import org.springframework.context.ApplicationListener;
 
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -24,11 +27,13 @@ import io.github.distlock.DistributedLock;
 import io.github.distlock.InvalidLockKeyException;
 import io.github.distlock.LockBackendException;
 import io.github.distlock.LockHandle;
+import io.github.distlock.LockLostEvent;
 import io.github.distlock.LockLostException;
 import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.LockTimeoutException;
 import io.github.distlock.aop.LockTestContexts.LockProbe;
+import io.github.distlock.core.LeaseWatchdog;
 import io.github.distlock.core.LockContext;
 import io.github.distlock.core.LockListener;
 import io.github.distlock.testsupport.RedisServerExtension;
@@ -51,15 +56,22 @@ class DistributedLockInvocationTest {
 
     private final Logger aspectLogger = (Logger) LoggerFactory.getLogger(DistributedLockAspectSupport.class);
 
+    private final ListAppender<ILoggingEvent> lostLeaseWarnings = new ListAppender<>();
+
+    private final Logger lostLeaseLogger = (Logger) LoggerFactory.getLogger(LeaseWatchdog.class);
+
     @BeforeEach
     void captureWarnings() {
         warnings.start();
         aspectLogger.addAppender(warnings);
+        lostLeaseWarnings.start();
+        lostLeaseLogger.addAppender(lostLeaseWarnings);
     }
 
     @AfterEach
     void stopCapturingWarnings() {
         aspectLogger.detachAppender(warnings);
+        lostLeaseLogger.detachAppender(lostLeaseWarnings);
         redis.server().resume(); // in case a test failed while the server was paused
     }
 
@@ -257,15 +269,30 @@ class DistributedLockInvocationTest {
     }
 
     @Test
-    void fixedLeaseThatExpiresIsOnlyAWarningAndTheResultStandsWhenThrowOnLeaseLostIsOff() {
-        runner().withPropertyValues("distributed-lock.throw-on-lease-lost=false").run(context -> {
-            OrderService service = context.getBean(OrderService.class);
-            assertThat(service.outliveFixedLease()).isEqualTo("finished");
-            assertThat(warnings.list).singleElement().satisfies(event -> {
-                assertThat(event.getLevel()).hasToString("WARN");
-                assertThat(event.getFormattedMessage()).contains("'short-lease'", "outliveFixedLease(", "expired");
+    void fixedLeaseThatExpiresIsReportedLostAsAnyLostLeaseAndTheResultStandsWhenThrowOnLeaseLostIsOff() {
+        List<LockLostEvent> lost = new CopyOnWriteArrayList<>();
+        ApplicationListener<ApplicationEvent> lostLeases = (event) -> {
+            if (event instanceof LockLostEvent lockLost) {
+                lost.add(lockLost);
+            }
+        };
+        runner().withPropertyValues("distributed-lock.throw-on-lease-lost=false")
+            .withBean("lostLeases", ApplicationListener.class, () -> lostLeases)
+            .run(context -> {
+                OrderService service = context.getBean(OrderService.class);
+                assertThat(service.outliveFixedLease()).isEqualTo("finished");
+                // Published when the lease ran out, while the method still ran (it waits
+                // for the key to go, which happens after that).
+                assertThat(lost).singleElement().satisfies(event -> {
+                    assertThat(event.getHandle().key()).isEqualTo("short-lease");
+                    assertThat(event.getReason()).contains("fixed lease of 300 ms");
+                });
+                assertThat(lostLeaseWarnings.list).singleElement().satisfies(event -> {
+                    assertThat(event.getLevel()).hasToString("WARN");
+                    assertThat(event.getFormattedMessage()).contains("'short-lease'", "fixed lease of 300 ms");
+                });
+                assertThat(warnings.list).as("no second WARN from the aspect").isEmpty();
             });
-        });
     }
 
     @Test

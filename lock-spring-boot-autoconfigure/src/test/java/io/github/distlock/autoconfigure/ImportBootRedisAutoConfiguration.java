@@ -17,10 +17,8 @@ import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
  *
  * <pre>{@code
  * &#64;Configuration(proxyBeanMethods = false)
-
  * &#64;ImportBootRedisAutoConfiguration
- *
-&#64;ImportAutoConfiguration(DistributedLockAutoConfiguration.class)
+ * &#64;ImportAutoConfiguration(DistributedLockAutoConfiguration.class)
  * static class Application { }
  * }</pre>
  */

@@ -51,10 +51,7 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * LockServiceLockRegistry lockRegistry(LockService lockService) {
  *     return new LockServiceLockRegistry(lockService, Duration.ofSeconds(30));
  * }
- *
- *
-
-&#64;Bean
+ * &#64;Bean
  * LockRegistryLeaderInitiator leaderInitiator(LockRegistry<?> lockRegistry) {
  *     return new LockRegistryLeaderInitiator(lockRegistry);
  * }

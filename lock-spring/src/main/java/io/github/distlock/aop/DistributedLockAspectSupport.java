@@ -590,8 +590,8 @@ public abstract class DistributedLockAspectSupport implements BeanFactoryAware {
             return null;
         }
         String why = (outcome == ReleaseOutcome.LOST
-                ? "the lease watchdog found it lost (the key was deleted or taken over, or the store was unreachable "
-                        + "until the lease ran out)"
+                ? "it was found lost while the method ran (its fixed lease expired, the key was deleted or taken "
+                        + "over, or the store was unreachable until the lease ran out)"
                 : "its lease had expired when the method returned (raise the ttl, or keep the watchdog enabled so "
                         + "that the lease is renewed while the method runs)");
         return new LockLostException(key, "The lock " + keys + " of " + operation.describeMethod() + " was lost "

@@ -304,7 +304,10 @@ public final class LockOperation {
      * {@link io.github.distlock.LockService#lock(LockRequest)}
      */
     public LockRequest toRequest(String resolvedKey) {
-        return new LockRequest(resolvedKey, ttl, waitTime, watchdog, false, name, skipOn, minHold, backend);
+        // The method releases the lock when it returns: a fixed lease that runs out
+        // first ran out while it ran, a lost lock like any other.
+        return new LockRequest(resolvedKey, ttl, waitTime, watchdog, false, name, skipOn, minHold, backend,
+                Boolean.TRUE);
     }
 
     /**

@@ -12,9 +12,7 @@ import io.micrometer.observation.ObservationConvention;
  * &#64;Bean
  * LockAcquireObservationConvention tenantTaggedAcquisitions() {
  *     return new DefaultLockAcquireObservationConvention() {
- *
-
-&#64;Override
+ *         &#64;Override
  *         public KeyValues getLowCardinalityKeyValues(LockObservationContext.Acquire context) {
  *             return super.getLowCardinalityKeyValues(context).and("region", region);
  *         }

@@ -11,9 +11,7 @@ import io.micrometer.observation.ObservationConvention;
  * &#64;Bean
  * LockHoldObservationConvention holdsWithoutOutcome() {
  *     return new DefaultLockHoldObservationConvention() {
- *
-
-&#64;Override
+ *         &#64;Override
  *         public KeyValues getLowCardinalityKeyValues(LockObservationContext.Hold context) {
  *             return KeyValues.of("lock.name", context.lock().name());
  *         }

@@ -17,10 +17,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * <pre>{@code
  * &#64;RegisterExtension
  * static RedisSentinelExtension sentinel = new RedisSentinelExtension().resetBeforeEach();
- *
- *
-
-&#64;Test
+ * &#64;Test
  * void lockSurvivesAFailover() {
  *     RedisURI uri = RedisURI.Builder.sentinel("127.0.0.1", sentinel.group().sentinels().get(0).port(),
  *             sentinel.masterName()).build();

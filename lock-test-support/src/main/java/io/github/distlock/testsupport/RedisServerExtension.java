@@ -22,9 +22,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
  * &#64;RegisterExtension
  * static RedisServerExtension redlock = RedisServerExtension.masters(3);    // three independent masters
- *
- *
-&#64;RegisterExtension
+ * &#64;RegisterExtension
  * static RedisServerExtension replicated = new RedisServerExtension().withReplica().resetBeforeEach();
  * }</pre>
  *
