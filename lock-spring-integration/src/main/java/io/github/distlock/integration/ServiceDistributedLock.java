@@ -191,7 +191,11 @@ final class ServiceDistributedLock implements DistributedLock {
         }
         LockHandle fresh;
         try {
-            fresh = this.lockService.tryLock(LockRequest.of(this.key).withTtl(ttl).withWaitTime(waitTime)).orElse(null);
+            // unlock() ends every use of a Lock: a fixed lease (the watchdog turned off)
+            // that runs out first is reported lost.
+            fresh = this.lockService
+                .tryLock(LockRequest.of(this.key).withTtl(ttl).withWaitTime(waitTime).withExpiryReported(true))
+                .orElse(null);
         }
         catch (LockAcquisitionException ex) {
             if (ex.getCause() instanceof InterruptedException && !(ex instanceof LockBackendException)) {
