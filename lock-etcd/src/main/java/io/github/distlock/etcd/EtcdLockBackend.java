@@ -181,7 +181,7 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
             builder.user(bytes(settings.user())).password(bytes(settings.password()));
         }
         if (settings.usesTls()) {
-            builder.sslContext(tlsContext(settings.trustCertificates()));
+            builder.sslContext(tlsContext(settings));
         }
         EtcdLockBackend backend = new EtcdLockBackend(builder.build(), settings, true);
         try {
@@ -196,20 +196,35 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
 
     /**
      * The client's TLS: trusting the CA in {@code trustCertificates}, or the JVM's
-     * default trust store.
+     * default trust store; presenting the client certificate, if set.
      */
-    private static SslContext tlsContext(@Nullable Path trustCertificates) {
+    private static SslContext tlsContext(EtcdSettings settings) {
+        SslContextBuilder tls = GrpcSslContexts.forClient();
+        Path trustCertificates = settings.trustCertificates();
         try {
-            SslContextBuilder tls = GrpcSslContexts.forClient();
             if (trustCertificates != null) {
                 tls.trustManager(trustCertificates.toFile());
+            }
+        }
+        catch (RuntimeException ex) {
+            throw new IllegalArgumentException(EtcdSettings.PREFIX + ".trust-certificates=" + trustCertificates
+                    + " could not be used for TLS: " + describe(ex) + ". Point it at a PEM file of CA certificates.",
+                    ex);
+        }
+        Path clientCertificate = settings.clientCertificate();
+        Path clientKey = settings.clientKey();
+        try {
+            if (clientCertificate != null && clientKey != null) {
+                tls.keyManager(clientCertificate.toFile(), clientKey.toFile());
             }
             return tls.build();
         }
         catch (SSLException | RuntimeException ex) {
-            throw new IllegalArgumentException(EtcdSettings.PREFIX + ".trust-certificates=" + trustCertificates
-                    + " could not be used for TLS: " + describe(ex) + ". Point it at a PEM file of CA certificates.",
-                    ex);
+            throw new IllegalArgumentException(EtcdSettings.PREFIX + ".client-certificate=" + clientCertificate
+                    + " and " + EtcdSettings.PREFIX + ".client-key=" + clientKey + " could not be used for TLS: "
+                    + describe(ex)
+                    + ". Point them at PEM files of the client's certificate and of its private key (unencrypted "
+                    + "PKCS#8, 'BEGIN PRIVATE KEY').", ex);
         }
     }
 
@@ -230,8 +245,10 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
                     + " within " + timeout + " (" + EtcdSettings.PREFIX + ".connect-timeout): " + describe(cause)
                     + ". Check that each endpoint is a member's client URL (port 2379 by default, not the peer port "
                     + "2380), that a majority of the members is up, with https:// that " + EtcdSettings.PREFIX
-                    + ".trust-certificates names the CA that signed their certificates, and, with authentication on, "
-                    + EtcdSettings.PREFIX + ".user and .password.", cause);
+                    + ".trust-certificates names the CA that signed their certificates (and, for members that ask "
+                    + "clients for a certificate, that " + EtcdSettings.PREFIX + ".client-certificate and "
+                    + ".client-key are set), and, with authentication on, " + EtcdSettings.PREFIX
+                    + ".user and .password.", cause);
         }
     }
 

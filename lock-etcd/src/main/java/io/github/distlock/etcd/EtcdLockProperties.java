@@ -51,10 +51,26 @@ public class EtcdLockProperties {
      */
     private @Nullable String trustCertificates;
 
+    /**
+     * A PEM file of this client's certificate, for members that ask clients for one
+     * (etcd's --client-cert-auth); set with client-key.
+     */
+    private @Nullable String clientCertificate;
+
+    /**
+     * The PEM file of the client certificate's private key, unencrypted PKCS#8; set with
+     * client-certificate.
+     */
+    private @Nullable String clientKey;
+
     /** These properties as settings, checked. */
     public EtcdSettings toSettings() {
         return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password,
-                trustCertificates != null ? Path.of(trustCertificates) : null);
+                path(trustCertificates), path(clientCertificate), path(clientKey));
+    }
+
+    private static @Nullable Path path(@Nullable String file) {
+        return (file != null) ? Path.of(file) : null;
     }
 
     public List<String> getEndpoints() {
@@ -103,6 +119,22 @@ public class EtcdLockProperties {
 
     public void setTrustCertificates(@Nullable String trustCertificates) {
         this.trustCertificates = trustCertificates;
+    }
+
+    public @Nullable String getClientCertificate() {
+        return clientCertificate;
+    }
+
+    public void setClientCertificate(@Nullable String clientCertificate) {
+        this.clientCertificate = clientCertificate;
+    }
+
+    public @Nullable String getClientKey() {
+        return clientKey;
+    }
+
+    public void setClientKey(@Nullable String clientKey) {
+        this.clientKey = clientKey;
     }
 
     public @Nullable String getPassword() {

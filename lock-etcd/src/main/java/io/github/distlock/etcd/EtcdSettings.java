@@ -41,9 +41,15 @@ import org.jspecify.annotations.Nullable;
  * @param trustCertificates {@code distributed-lock.etcd.trust-certificates}: a PEM file
  * of the certificates (a CA) that {@code https://} endpoints are trusted by; or
  * {@code null} for the JVM's default trust store
+ * @param clientCertificate {@code distributed-lock.etcd.client-certificate}: a PEM file
+ * of this client's certificate (chain), for members that ask clients for one
+ * ({@code --client-cert-auth}); or {@code null}
+ * @param clientKey {@code distributed-lock.etcd.client-key}: the PEM file of that
+ * certificate's private key, unencrypted PKCS#8; set with {@code clientCertificate}
  */
 public record EtcdSettings(List<String> endpoints, String keyPrefix, Duration operationTimeout, Duration connectTimeout,
-        @Nullable String user, @Nullable String password, @Nullable Path trustCertificates) {
+        @Nullable String user, @Nullable String password, @Nullable Path trustCertificates,
+        @Nullable Path clientCertificate, @Nullable Path clientKey) {
 
     /** The property prefix the names in messages start with. */
     public static final String PREFIX = "distributed-lock.etcd";
@@ -89,6 +95,19 @@ public record EtcdSettings(List<String> endpoints, String keyPrefix, Duration op
                     + "readable file. Point it at the PEM file of the CA that signed the members' certificates, or "
                     + "leave it unset to trust the JVM's default certificates.");
         }
+        if ((clientCertificate == null) != (clientKey == null)) {
+            throw new IllegalArgumentException(
+                    PREFIX + ".client-certificate and " + PREFIX + ".client-key go together, " + "but only "
+                            + (clientCertificate == null ? "client-key" : "client-certificate") + " is set. Set "
+                            + "both for members that ask clients for a certificate, or neither.");
+        }
+        requireReadable("client-certificate", clientCertificate, "the PEM file of this client's certificate");
+        requireReadable("client-key", clientKey, "the PEM file of the client certificate's private key (PKCS#8)");
+        if (clientCertificate != null && secure == 0) {
+            throw new IllegalArgumentException(PREFIX + ".client-certificate is set, but " + PREFIX + ".endpoints="
+                    + endpoints + " are http://. A client certificate needs TLS: use the members' https:// client "
+                    + "URLs, or leave client-certificate and client-key unset.");
+        }
         if ((user == null) != (password == null)) {
             throw new IllegalArgumentException(PREFIX + ".user and " + PREFIX + ".password go together, but only "
                     + (user == null ? "password" : "user") + " is set. Set both for etcd authentication, or neither.");
@@ -103,32 +122,44 @@ public record EtcdSettings(List<String> endpoints, String keyPrefix, Duration op
     /** Settings with the defaults for everything but the endpoints. */
     public static EtcdSettings of(List<String> endpoints) {
         return new EtcdSettings(endpoints, DEFAULT_KEY_PREFIX, DEFAULT_OPERATION_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, null,
-                null, null);
+                null, null, null, null);
     }
 
     /** These settings with another key prefix. */
     public EtcdSettings withKeyPrefix(String keyPrefix) {
         return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password,
-                trustCertificates);
+                trustCertificates, clientCertificate, clientKey);
     }
 
     /** These settings with another operation timeout. */
     public EtcdSettings withOperationTimeout(Duration operationTimeout) {
         return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password,
-                trustCertificates);
+                trustCertificates, clientCertificate, clientKey);
     }
 
     /** These settings with another connect timeout. */
     public EtcdSettings withConnectTimeout(Duration connectTimeout) {
         return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password,
-                trustCertificates);
+                trustCertificates, clientCertificate, clientKey);
     }
 
     /**
      * These settings trusting the CA in {@code pemFile} for {@code https://} endpoints.
      */
     public EtcdSettings withTrustCertificates(Path pemFile) {
-        return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password, pemFile);
+        return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password, pemFile,
+                clientCertificate, clientKey);
+    }
+
+    /**
+     * These settings presenting a client certificate, for members started with
+     * {@code --client-cert-auth}.
+     * @param certificate a PEM file of the client's certificate (chain)
+     * @param key a PEM file of its private key, unencrypted PKCS#8
+     */
+    public EtcdSettings withClientCertificate(Path certificate, Path key) {
+        return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password,
+                trustCertificates, certificate, key);
     }
 
     /** Whether the endpoints are {@code https://}. */
@@ -139,7 +170,7 @@ public record EtcdSettings(List<String> endpoints, String keyPrefix, Duration op
     /** These settings with etcd authentication. */
     public EtcdSettings withCredentials(String user, String password) {
         return new EtcdSettings(endpoints, keyPrefix, operationTimeout, connectTimeout, user, password,
-                trustCertificates);
+                trustCertificates, clientCertificate, clientKey);
     }
 
     private static void requireValidEndpoint(String endpoint) {
@@ -164,6 +195,13 @@ public record EtcdSettings(List<String> endpoints, String keyPrefix, Duration op
         }
     }
 
+    private static void requireReadable(String name, @Nullable Path file, String what) {
+        if (file != null && !Files.isReadable(file)) {
+            throw new IllegalArgumentException(
+                    PREFIX + "." + name + "=" + file + " is not a readable file. Point it at " + what + ".");
+        }
+    }
+
     private static void requirePositive(String name, Duration value) {
         Objects.requireNonNull(value, PREFIX + "." + name);
         if (value.isNegative() || value.isZero()) {
@@ -177,7 +215,7 @@ public record EtcdSettings(List<String> endpoints, String keyPrefix, Duration op
         // Never the password.
         return "EtcdSettings[endpoints=" + endpoints + ", keyPrefix=" + keyPrefix + ", operationTimeout="
                 + operationTimeout + ", connectTimeout=" + connectTimeout + ", user=" + user + ", trustCertificates="
-                + trustCertificates + "]";
+                + trustCertificates + ", clientCertificate=" + clientCertificate + "]";
     }
 
 }

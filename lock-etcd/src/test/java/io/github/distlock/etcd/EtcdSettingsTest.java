@@ -36,7 +36,7 @@ class EtcdSettingsTest {
         EtcdSettings settings = EtcdSettings.of("http://127.0.0.1:2379");
         assertThatIllegalArgumentException()
             .isThrownBy(() -> new EtcdSettings(settings.endpoints(), settings.keyPrefix(), settings.operationTimeout(),
-                    settings.connectTimeout(), "root", null, null))
+                    settings.connectTimeout(), "root", null, null, null, null))
             .withMessageContaining("distributed-lock.etcd.user and distributed-lock.etcd.password go together");
         assertThatIllegalArgumentException().isThrownBy(() -> settings.withOperationTimeout(Duration.ZERO))
             .withMessageContaining("distributed-lock.etcd.operation-timeout=PT0S must be positive");

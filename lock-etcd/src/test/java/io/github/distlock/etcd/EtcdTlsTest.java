@@ -20,7 +20,10 @@ import io.github.distlock.testsupport.TlsCertificates;
  * The etcd backend over TLS, against a member that serves its client URL with a
  * certificate of a throw-away CA: trusted through
  * {@code distributed-lock.etcd.trust-certificates} it locks; not trusted, the connect
- * fails at startup naming the property.
+ * fails at startup naming the property. Members that ask clients for a certificate
+ * ({@code --client-cert-auth}) take a client with
+ * {@code distributed-lock.etcd.client-certificate} and {@code client-key}, and refuse one
+ * without.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class EtcdTlsTest {
@@ -63,6 +66,50 @@ class EtcdTlsTest {
         assertThatIllegalStateException().isThrownBy(() -> EtcdLockBackend.connect(untrusted))
             .withMessageContaining("distributed-lock.etcd.endpoints=")
             .withMessageContaining("distributed-lock.etcd.trust-certificates");
+    }
+
+    @Test
+    void membersThatAskForAClientCertificateLockForAClientThatPresentsOneAndRefuseAClientThatDoesNot() {
+        try (EtcdTestCluster strict = EtcdTestCluster.start(1, certificates, true)) {
+            EtcdSettings trusted = EtcdSettings.of(strict.endpoints())
+                .withTrustCertificates(certificates.caCertificate())
+                .withConnectTimeout(Duration.ofSeconds(3));
+
+            assertThatIllegalStateException().isThrownBy(() -> EtcdLockBackend.connect(trusted))
+                .withMessageContaining("distributed-lock.etcd.client-certificate");
+
+            EtcdSettings withCertificate = trusted.withClientCertificate(certificates.clientCertificate(),
+                    certificates.clientKey());
+            try (EtcdFaultTest.Client client = new EtcdFaultTest.Client(EtcdLockBackend.connect(withCertificate))) {
+                LockHandle held = client.locks.lock("mutual-tls", Duration.ofSeconds(5), Duration.ZERO);
+                assertThat(held.fencingToken()).isPositive();
+                assertThat(held.release()).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void aClientCertificateWithoutItsKeyOrOverPlainHttpIsRefusedNamingThePropertiesAndTheFix() {
+        EtcdSettings secure = EtcdSettings.of(etcd.endpoints());
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> new EtcdSettings(secure.endpoints(), secure.keyPrefix(), secure.operationTimeout(),
+                    secure.connectTimeout(), null, null, null, certificates.clientCertificate(), null))
+            .withMessageContaining("distributed-lock.etcd.client-certificate and distributed-lock.etcd.client-key go "
+                    + "together, but only client-certificate is set");
+        assertThatIllegalArgumentException()
+            .isThrownBy(
+                    () -> secure.withClientCertificate(certificates.clientCertificate(), Path.of("/nonexistent.key")))
+            .withMessageContaining("distributed-lock.etcd.client-key=/nonexistent.key is not a readable file");
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> EtcdSettings.of("http://127.0.0.1:2379")
+                .withClientCertificate(certificates.clientCertificate(), certificates.clientKey()))
+            .withMessageContaining("A client certificate needs TLS");
+        // Not a key: the server's certificate in place of the client's key.
+        EtcdSettings wrongKey = secure.withTrustCertificates(certificates.caCertificate())
+            .withClientCertificate(certificates.clientCertificate(), certificates.caCertificate());
+        assertThatIllegalArgumentException().isThrownBy(() -> EtcdLockBackend.connect(wrongKey))
+            .withMessageContaining("distributed-lock.etcd.client-key=" + certificates.caCertificate())
+            .withMessageContaining("PKCS#8");
     }
 
     @Test

@@ -76,13 +76,17 @@ public final class EtcdTestCluster implements AutoCloseable {
      */
     private final TlsCertificates tls;
 
-    private EtcdTestCluster(Path binary, Path directory, int size, TlsCertificates tls) {
+    /** Whether the members accept only clients with a certificate of the CA. */
+    private final boolean clientCertAuth;
+
+    private EtcdTestCluster(Path binary, Path directory, int size, TlsCertificates tls, boolean clientCertAuth) {
         this.binary = binary;
         this.directory = directory;
         this.tls = tls;
+        this.clientCertAuth = clientCertAuth;
         HttpClient.Builder client = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(500));
         if (tls != null) {
-            client.sslContext(tls.sslContext());
+            client.sslContext(clientCertAuth ? tls.clientSslContext() : tls.sslContext());
         }
         this.http = client.build();
         String token = "distlock-" + UUID.randomUUID();
@@ -122,6 +126,20 @@ public final class EtcdTestCluster implements AutoCloseable {
      * {@code null} for plain HTTP
      */
     public static EtcdTestCluster start(int size, TlsCertificates certificates) {
+        return start(size, certificates, false);
+    }
+
+    /**
+     * Starts a cluster of {@code size} members whose client URLs are {@code https://},
+     * served with {@code certificates}, that accept only clients presenting a certificate
+     * of the same CA (etcd's {@code --client-cert-auth}) if
+     * {@code requireClientCertificates}.
+     * @param size members, 1 or more
+     * @param certificates the CA, the server certificate for {@code 127.0.0.1} and the
+     * client certificate
+     * @param requireClientCertificates whether clients must present a certificate
+     */
+    public static EtcdTestCluster start(int size, TlsCertificates certificates, boolean requireClientCertificates) {
         if (size < 1) {
             throw new IllegalArgumentException("An etcd cluster needs at least one member, not " + size);
         }
@@ -132,7 +150,7 @@ public final class EtcdTestCluster implements AutoCloseable {
         // tried again on new ports.
         for (int attempt = 0; attempt < 3; attempt++) {
             try {
-                return startOnce(binary, size, certificates);
+                return startOnce(binary, size, certificates, requireClientCertificates);
             }
             catch (IllegalStateException ex) {
                 failed = ex;
@@ -143,7 +161,8 @@ public final class EtcdTestCluster implements AutoCloseable {
         throw failed;
     }
 
-    private static EtcdTestCluster startOnce(Path binary, int size, TlsCertificates certificates) {
+    private static EtcdTestCluster startOnce(Path binary, int size, TlsCertificates certificates,
+            boolean requireClientCertificates) {
         Path directory;
         try {
             directory = Files.createTempDirectory("etcd-test-cluster");
@@ -151,7 +170,7 @@ public final class EtcdTestCluster implements AutoCloseable {
         catch (IOException ex) {
             throw new UncheckedIOException("could not create a directory for the etcd members", ex);
         }
-        EtcdTestCluster cluster = new EtcdTestCluster(binary, directory, size, certificates);
+        EtcdTestCluster cluster = new EtcdTestCluster(binary, directory, size, certificates, requireClientCertificates);
         try {
             for (Member member : cluster.members) {
                 cluster.launch(member);
@@ -422,6 +441,9 @@ public final class EtcdTestCluster implements AutoCloseable {
             command = new ArrayList<>(command);
             command.addAll(List.of("--cert-file", tls.serverCertificate().toString(), "--key-file",
                     tls.serverKey().toString()));
+            if (clientCertAuth) {
+                command.addAll(List.of("--client-cert-auth", "--trusted-ca-file", tls.caCertificate().toString()));
+            }
         }
         try {
             Path log = directory.resolve(member.name() + ".log");

@@ -17,6 +17,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocketFactory;
 import javax.net.ssl.TrustManagerFactory;
@@ -87,8 +88,34 @@ public final class TlsCertificates implements AutoCloseable {
         keytool("-gencert", "-rfc", "-alias", "ca", "-keystore", ca, "-infile", csr, "-validity", "2", "-outfile",
                 serverCertificate().toString(), "-ext", "san=ip:127.0.0.1,dns:localhost", "-ext",
                 "ku:c=digitalSignature,keyAgreement", "-ext", "eku=serverAuth");
+        // A client certificate too, for servers that ask clients for one (etcd's
+        // --client-cert-auth).
+        String client = directory.resolve("client.p12").toString();
+        String clientCsr = directory.resolve("client.csr").toString();
+        keytool("-genkeypair", "-alias", "client", "-keyalg", "EC", "-groupname", "secp256r1", "-validity", "2",
+                "-dname", "CN=lock-test-support client", "-keystore", client);
+        keytool("-certreq", "-alias", "client", "-keystore", client, "-file", clientCsr);
+        keytool("-gencert", "-rfc", "-alias", "ca", "-keystore", ca, "-infile", clientCsr, "-validity", "2", "-outfile",
+                clientCertificate().toString(), "-ext", "ku:c=digitalSignature,keyAgreement", "-ext", "eku=clientAuth");
         writeCaCertificate(Path.of(ca), caCertificate());
         writePrivateKey(Path.of(server), "server", serverKey());
+        writePrivateKey(Path.of(client), "client", clientKey());
+    }
+
+    /**
+     * A client certificate signed by the CA, for servers that ask clients for one.
+     * @return a PEM file
+     */
+    public Path clientCertificate() {
+        return directory.resolve("client.crt");
+    }
+
+    /**
+     * The client certificate's private key, unencrypted PKCS#8.
+     * @return a PEM file
+     */
+    public Path clientKey() {
+        return directory.resolve("client.key");
     }
 
     /**
@@ -130,23 +157,69 @@ public final class TlsCertificates implements AutoCloseable {
      * @return the context
      */
     public SSLContext sslContext() {
-        try (InputStream in = Files.newInputStream(caCertificate())) {
-            Certificate caCert = CertificateFactory.getInstance("X.509").generateCertificate(in);
-            KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
-            trust.load(null, null);
-            trust.setCertificateEntry("ca", caCert);
+        try {
             TrustManagerFactory trustManagers = TrustManagerFactory
                 .getInstance(TrustManagerFactory.getDefaultAlgorithm());
-            trustManagers.init(trust);
+            trustManagers.init(caTrustStore());
             SSLContext context = SSLContext.getInstance("TLS");
             context.init(null, trustManagers.getTrustManagers(), null);
             return context;
         }
-        catch (IOException e) {
-            throw new UncheckedIOException("could not read " + caCertificate(), e);
-        }
         catch (GeneralSecurityException e) {
             throw new IllegalStateException("could not build a trust store from " + caCertificate(), e);
+        }
+    }
+
+    /**
+     * A TLS context that trusts only the CA and presents the client certificate, for
+     * servers that ask clients for one.
+     * @return the context
+     */
+    public SSLContext clientSslContext() {
+        try {
+            // The keystore keytool made still holds the key's self-signed certificate:
+            // pair the key with the one the CA signed.
+            char[] password = STORE_PASSWORD.toCharArray();
+            Key key = load(directory.resolve("client.p12")).getKey("client", password);
+            KeyStore identity = KeyStore.getInstance("PKCS12");
+            identity.load(null, null);
+            identity.setKeyEntry("client", key, password,
+                    new Certificate[] { readCertificate(clientCertificate()), readCertificate(caCertificate()) });
+            KeyManagerFactory keyManagers = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+            keyManagers.init(identity, password);
+            TrustManagerFactory trustManagers = TrustManagerFactory
+                .getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            trustManagers.init(caTrustStore());
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(keyManagers.getKeyManagers(), trustManagers.getTrustManagers(), null);
+            return context;
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        catch (GeneralSecurityException e) {
+            throw new IllegalStateException("could not build a client TLS context from " + directory, e);
+        }
+    }
+
+    private KeyStore caTrustStore() throws GeneralSecurityException {
+        KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
+        try {
+            trust.load(null, null);
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        trust.setCertificateEntry("ca", readCertificate(caCertificate()));
+        return trust;
+    }
+
+    private static Certificate readCertificate(Path pem) throws GeneralSecurityException {
+        try (InputStream in = Files.newInputStream(pem)) {
+            return CertificateFactory.getInstance("X.509").generateCertificate(in);
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException("could not read " + pem, e);
         }
     }
 
