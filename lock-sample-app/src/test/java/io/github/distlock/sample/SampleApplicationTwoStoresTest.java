@@ -155,10 +155,8 @@ class SampleApplicationTwoStoresTest {
             clients.shutdownNow();
         }
 
-        // Two payouts inside the lock at once would both read the same balance: one
-        // update
-        // lost (more paid than the balance had), or a write refused for its stale token
-        // (409).
+        // Two payouts inside the lock at once would read the same balance: an update
+        // lost (more paid than the balance had) or a write refused as stale (409).
         assertThat(responses).extracting(response -> response.getStatusCode().value())
             .containsOnly(200, UNPROCESSABLE.value());
         List<Long> tokens = responses.stream()
@@ -169,9 +167,9 @@ class SampleApplicationTwoStoresTest {
         Map<String, Object> account = call(HttpMethod.GET, "/ledger/payroll", HttpStatus.OK);
         assertThat(account).containsEntry("balance", 0).containsEntry("paidOut", 100);
         assertThat(((Number) account.get("fence")).longValue()).isEqualTo(tokens.stream().max(Long::compare).get());
-        // While each payout held the lock, the lowest node in ZooKeeper (the holder) was
-        // its
-        // own, whoever queued behind it; the holders followed each other in token order.
+        // While each payout held the lock, the lowest node in ZooKeeper (the
+        // holder) was its own, whoever queued behind it; and the holders followed
+        // each other in token order.
         List<Sighting> payroll = probe.sightingsOf("ledger:payroll");
         assertThat(payroll).hasSize(15)
             .allSatisfy(sighting -> assertThat(sighting.holderCzxid())
@@ -268,9 +266,8 @@ class SampleApplicationTwoStoresTest {
                         : zooKeeper.getChildren().forPath(path);
                 long czxid = 0;
                 if (!nodes.isEmpty()) {
-                    // The holder is the child with the lowest sequence, the number after
-                    // its
-                    // last '-'.
+                    // The holder is the child with the lowest sequence, the
+                    // number after its last '-'.
                     String holder = nodes.stream()
                         .min(Comparator.comparing(node -> node.substring(node.lastIndexOf('-') + 1)))
                         .get();

@@ -94,9 +94,8 @@ public class LedgerService {
             if (current.balance() < amount) {
                 return new Payout(account, false, amount, current.balance(), token);
             }
-            // Stands for the slow part of a payout (the bank transfer): the window in
-            // which
-            // a second holder would read the same balance.
+            // Stands for the slow part of a payout (the bank transfer): the window
+            // in which a second holder would read the same balance.
             work();
             long balance = current.balance() - amount;
             if (!ledger.write(account, token, balance, current.paidOut() + amount)) {
