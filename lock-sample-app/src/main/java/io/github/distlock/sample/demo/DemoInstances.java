@@ -5,6 +5,7 @@ import java.util.Map;
 
 import io.github.distlock.sample.SampleApplication;
 import io.github.distlock.sample.redis.EmbeddedRedisInitializer;
+import io.github.distlock.sample.zookeeper.EmbeddedZooKeeperInitializer;
 
 import org.springframework.boot.Banner;
 import org.springframework.boot.WebApplicationType;
@@ -41,6 +42,9 @@ final class DemoInstances {
         // The launcher already chose the Redis; an instance starting a server of its own
         // would share nothing.
         properties.put(EmbeddedRedisInitializer.MODE_PROPERTY, "never");
+        // The demos lock only on Redis; a private ZooKeeper per instance would be started
+        // for nothing.
+        properties.put(EmbeddedZooKeeperInitializer.ENABLED_PROPERTY, "false");
         // Roomier than the 2 s default: on a loaded machine the first connection of a
         // fresh instance can take
         // seconds, and a demo should show its problem, not the machine's load.
