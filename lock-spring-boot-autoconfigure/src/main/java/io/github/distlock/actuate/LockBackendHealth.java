@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 import io.github.distlock.core.InspectableLockBackend;
 import io.github.distlock.core.InspectableLockBackend.NodeReachability;
 import io.github.distlock.core.InspectableLockBackend.Reachability;
@@ -32,7 +34,8 @@ import io.github.distlock.core.NamedLockBackend;
  */
 public final class LockBackendHealth {
 
-    private final LockBackend backend;
+    /** {@code null} for an application whose only stores are named ones. */
+    private final @Nullable LockBackend backend;
 
     private final LeaseWatchdog watchdog;
 
@@ -55,14 +58,18 @@ public final class LockBackendHealth {
     /**
      * A check that pings the named backends too: locks work only if each store answers,
      * so one that does not makes the whole check down, and its details say which.
-     * @param backend the store of the {@code LockBackend} bean
+     * @param backend the store of the {@code LockBackend} bean, or {@code null} if the
+     * application has only named ones (etcd, ZooKeeper without Redis)
      * @param watchdog its lease watchdog, or {@code null} if there is none to check
      * @param lagLimit how far behind schedule the watchdog may be
      * @param others the {@link NamedLockBackend}s, each with a lock service of its own
      */
-    public LockBackendHealth(LockBackend backend, LeaseWatchdog watchdog, Duration lagLimit,
+    public LockBackendHealth(@Nullable LockBackend backend, LeaseWatchdog watchdog, Duration lagLimit,
             List<NamedLockBackend> others) {
-        this.backend = Objects.requireNonNull(backend, "backend");
+        if (backend == null && others.isEmpty()) {
+            throw new IllegalArgumentException("A lock health check needs a backend: a LockBackend or a named one");
+        }
+        this.backend = backend;
         this.watchdog = watchdog;
         this.lagLimit = Objects.requireNonNull(lagLimit, "lagLimit");
         this.others = List.copyOf(others);
@@ -84,8 +91,11 @@ public final class LockBackendHealth {
      */
     public Check check() {
         Map<String, Object> details = new LinkedHashMap<>();
-        details.put("backend", backend.getClass().getSimpleName());
-        boolean up = ping(backend, details);
+        boolean up = true;
+        if (backend != null) {
+            details.put("backend", backend.getClass().getSimpleName());
+            up = ping(backend, details);
+        }
         if (watchdog != null) {
             Duration lag = watchdog.lag();
             boolean lagging = lag.compareTo(lagLimit) > 0;

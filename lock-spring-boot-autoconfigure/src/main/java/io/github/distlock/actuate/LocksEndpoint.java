@@ -2,7 +2,10 @@ package io.github.distlock.actuate;
 
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalLong;
 
@@ -14,6 +17,7 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector.Match;
 
 import io.github.distlock.LockBackendException;
 import io.github.distlock.core.ActiveLocks;
+import io.github.distlock.core.DefaultLockService;
 import io.github.distlock.core.InspectableLockBackend;
 import io.github.distlock.core.InspectableLockBackend.LockState;
 import io.github.distlock.core.InspectableLockBackend.NodeLockState;
@@ -53,7 +57,14 @@ public class LocksEndpoint {
 
     private final ActiveLocks activeLocks;
 
+    private final String defaultName;
+
     private final LockBackend backend;
+
+    /**
+     * The other backends locks can name, by name; inspected only where they hold a key.
+     */
+    private final Map<String, LockBackend> others;
 
     /**
      * @param activeLocks this instance's holders and waiters (a {@code LockListener} of
@@ -61,8 +72,24 @@ public class LocksEndpoint {
      * @param backend the store to inspect keys in
      */
     public LocksEndpoint(ActiveLocks activeLocks, LockBackend backend) {
+        this(activeLocks, Map.of(DefaultLockService.DEFAULT_BACKEND, backend), DefaultLockService.DEFAULT_BACKEND);
+    }
+
+    /**
+     * An endpoint over several backends: a key is inspected in the default one, and in
+     * each other one that holds it.
+     * @param activeLocks this instance's holders and waiters
+     * @param backends every backend locks can name, by name
+     * @param defaultName the one that keeps locks naming none
+     * ({@code distributed-lock.backend})
+     */
+    public LocksEndpoint(ActiveLocks activeLocks, Map<String, LockBackend> backends, String defaultName) {
         this.activeLocks = Objects.requireNonNull(activeLocks, "activeLocks");
-        this.backend = Objects.requireNonNull(backend, "backend");
+        this.defaultName = Objects.requireNonNull(defaultName, "defaultName");
+        this.backend = Objects.requireNonNull(backends.get(defaultName), () -> "no backend named " + defaultName);
+        Map<String, LockBackend> rest = new LinkedHashMap<>(backends);
+        rest.remove(defaultName);
+        this.others = Collections.unmodifiableMap(rest);
     }
 
     /**
@@ -77,21 +104,37 @@ public class LocksEndpoint {
     /**
      * What the store holds for {@code key} now (held or free, remaining lease, queue
      * length, last fencing token), and who in this instance holds it or waits for it. The
-     * store is the {@code LockBackend} bean's; a lock kept on another named backend is
-     * listed by {@link #locks()} with its backend, but not inspected here.
+     * store is the default backend ({@code distributed-lock.backend}); each other named
+     * backend is asked too, and listed under {@code otherBackends} where it holds the key
+     * or cannot be asked.
      * @param key the key's path segments, joined by {@code /} again: a key may contain
      * slashes
      */
     @ReadOperation
     public KeyState lock(@Selector(match = Match.ALL_REMAINING) String... key) {
         String name = String.join("/", key);
-        LockKey lockKey = backend.lockKey(name);
         List<Holder> heldHere = holders(activeLocks.held(), name);
         List<Waiter> waitingHere = waiters(activeLocks.waiting(), name);
-        if (!(backend instanceof InspectableLockBackend inspectable)) {
+        KeyState here = inspect(defaultName, backend, name, heldHere, waitingHere, List.of());
+        List<KeyState> elsewhere = new ArrayList<>();
+        for (Map.Entry<String, LockBackend> other : others.entrySet()) {
+            KeyState there = inspect(other.getKey(), other.getValue(), name, List.of(), List.of(), List.of());
+            if (!Boolean.FALSE.equals(there.held())) {
+                elsewhere.add(there);
+            }
+        }
+        return new KeyState(name, here.redisKey(), here.held(), here.pttlMillis(), here.queueLength(),
+                here.lastFencingToken(), here.nodes(), heldHere, waitingHere, here.error(), defaultName, elsewhere);
+    }
+
+    private static KeyState inspect(String backendName, LockBackend store, String name, List<Holder> heldHere,
+            List<Waiter> waitingHere, List<KeyState> elsewhere) {
+        LockKey lockKey = store.lockKey(name);
+        if (!(store instanceof InspectableLockBackend inspectable)) {
             return new KeyState(name, lockKey.storeKey(), null, null, null, null, List.of(), heldHere, waitingHere,
-                    "The lock backend (" + backend.getClass().getName() + ") cannot be inspected: it does not "
-                            + "implement InspectableLockBackend");
+                    "The lock backend (" + store.getClass().getName() + ") cannot be inspected: it does not "
+                            + "implement InspectableLockBackend",
+                    backendName, elsewhere);
         }
         LockState state;
         try {
@@ -99,7 +142,7 @@ public class LocksEndpoint {
         }
         catch (LockBackendException ex) {
             return new KeyState(name, lockKey.storeKey(), null, null, null, null, List.of(), heldHere, waitingHere,
-                    ex.getMessage());
+                    ex.getMessage(), backendName, elsewhere);
         }
         List<Node> nodes = new ArrayList<>();
         for (NodeLockState node : state.nodes()) {
@@ -108,7 +151,7 @@ public class LocksEndpoint {
                     : new Node(node.node(), of.held(), pttl(of), of.queueLength(), fence(of), node.error()));
         }
         return new KeyState(name, lockKey.storeKey(), state.held(), pttl(state), state.queueLength(), fence(state),
-                nodes, heldHere, waitingHere, null);
+                nodes, heldHere, waitingHere, null, backendName, elsewhere);
     }
 
     /**
@@ -218,9 +261,14 @@ public class LocksEndpoint {
      * @param heldHere this instance's holder of it, if any
      * @param waitingHere this instance's callers waiting for it
      * @param error why the store could not be asked, or {@code null}
+     * @param backend the backend these fields describe: the default one
+     * @param otherBackends the key in each other named backend that holds it or could not
+     * be asked (their {@code heldHere} and {@code waitingHere} are empty: this instance's
+     * users are listed once, above, each with its backend)
      */
     public record KeyState(String key, String redisKey, Boolean held, Long pttlMillis, Long queueLength,
-            Long lastFencingToken, List<Node> nodes, List<Holder> heldHere, List<Waiter> waitingHere, String error) {
+            Long lastFencingToken, List<Node> nodes, List<Holder> heldHere, List<Waiter> waitingHere, String error,
+            String backend, List<KeyState> otherBackends) {
     }
 
     /**

@@ -32,11 +32,11 @@ class Boot3HealthConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean(name = "distributedLockHealthIndicator")
-    DistributedLockHealthIndicator distributedLockHealthIndicator(LockBackend lockBackend,
+    DistributedLockHealthIndicator distributedLockHealthIndicator(ObjectProvider<LockBackend> lockBackend,
             ObjectProvider<LeaseWatchdog> leaseWatchdog, DistributedLockProperties properties,
             ObjectProvider<NamedLockBackend> namedBackends) {
-        return new DistributedLockHealthIndicator(new LockBackendHealth(lockBackend, leaseWatchdog.getIfUnique(),
-                properties.getOperationTimeout(), namedBackends.orderedStream().toList()));
+        return new DistributedLockHealthIndicator(new LockBackendHealth(lockBackend.getIfUnique(),
+                leaseWatchdog.getIfUnique(), properties.getOperationTimeout(), namedBackends.orderedStream().toList()));
     }
 
 }

@@ -33,11 +33,11 @@ class Boot4HealthConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean(name = "distributedLockHealthIndicator")
-    DistributedLockBoot4HealthIndicator distributedLockHealthIndicator(LockBackend lockBackend,
+    DistributedLockBoot4HealthIndicator distributedLockHealthIndicator(ObjectProvider<LockBackend> lockBackend,
             ObjectProvider<LeaseWatchdog> leaseWatchdog, DistributedLockProperties properties,
             ObjectProvider<NamedLockBackend> namedBackends) {
-        return new DistributedLockBoot4HealthIndicator(new LockBackendHealth(lockBackend, leaseWatchdog.getIfUnique(),
-                properties.getOperationTimeout(), namedBackends.orderedStream().toList()));
+        return new DistributedLockBoot4HealthIndicator(new LockBackendHealth(lockBackend.getIfUnique(),
+                leaseWatchdog.getIfUnique(), properties.getOperationTimeout(), namedBackends.orderedStream().toList()));
     }
 
 }

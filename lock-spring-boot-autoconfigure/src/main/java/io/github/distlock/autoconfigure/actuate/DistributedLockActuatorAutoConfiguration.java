@@ -1,14 +1,20 @@
 package io.github.distlock.autoconfigure.actuate;
 
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
 
 import org.springframework.beans.factory.BeanClassLoaderAware;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportSelector;
@@ -19,7 +25,10 @@ import io.github.distlock.LockService;
 import io.github.distlock.actuate.LocksEndpoint;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.core.ActiveLocks;
+import io.github.distlock.core.DefaultLockService;
 import io.github.distlock.core.LockBackend;
+import io.github.distlock.core.NamedLockBackend;
+import io.github.distlock.core.RoutingLockService;
 
 /**
  * The {@code locks} Actuator endpoint and the {@code distributedLock} health contributor,
@@ -41,7 +50,8 @@ import io.github.distlock.core.LockBackend;
  */
 @AutoConfiguration(after = DistributedLockAutoConfiguration.class)
 @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
-@ConditionalOnBean({ LockService.class, LockBackend.class })
+@ConditionalOnBean(LockService.class)
+@Conditional(DistributedLockActuatorAutoConfiguration.OnLockBackendCondition.class)
 @Import(DistributedLockActuatorAutoConfiguration.HealthConfigurationSelector.class)
 public class DistributedLockActuatorAutoConfiguration {
 
@@ -61,8 +71,49 @@ public class DistributedLockActuatorAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean
-        LocksEndpoint locksEndpoint(ActiveLocks activeLocks, LockBackend lockBackend) {
-            return new LocksEndpoint(activeLocks, lockBackend);
+        LocksEndpoint locksEndpoint(ActiveLocks activeLocks, LockService lockService,
+                ObjectProvider<LockBackend> lockBackend, ObjectProvider<NamedLockBackend> namedBackends) {
+            Map<String, LockBackend> backends = new LinkedHashMap<>();
+            namedBackends.orderedStream().forEach((named) -> backends.put(named.name(), named.backend()));
+            LockBackend primary = lockBackend.getIfUnique();
+            String defaultName;
+            if (lockService instanceof RoutingLockService routing) {
+                defaultName = routing.defaultBackend();
+                // The primary backend is the one name that no NamedLockBackend bean has.
+                routing.backendNames()
+                    .stream()
+                    .filter((name) -> !backends.containsKey(name))
+                    .findFirst()
+                    .ifPresent((name) -> backends.put(name, Objects.requireNonNull(primary, name)));
+            }
+            else {
+                defaultName = (lockService instanceof DefaultLockService single) ? single.backendName()
+                        : DefaultLockService.DEFAULT_BACKEND;
+                backends.putIfAbsent(defaultName, Objects.requireNonNull(primary, "the LockBackend bean"));
+            }
+            return new LocksEndpoint(activeLocks, backends, defaultName);
+        }
+
+    }
+
+    /**
+     * A {@code LockBackend} bean (Redis, Redlock, an application's own) or a
+     * {@code NamedLockBackend} bean (etcd, ZooKeeper, ...): either is a store to show.
+     */
+    static final class OnLockBackendCondition extends AnyNestedCondition {
+
+        OnLockBackendCondition() {
+            super(ConfigurationPhase.REGISTER_BEAN);
+        }
+
+        @ConditionalOnBean(LockBackend.class)
+        static final class PrimaryBackend {
+
+        }
+
+        @ConditionalOnBean(NamedLockBackend.class)
+        static final class NamedBackend {
+
         }
 
     }

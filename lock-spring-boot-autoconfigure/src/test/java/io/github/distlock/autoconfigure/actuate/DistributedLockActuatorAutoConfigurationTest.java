@@ -11,12 +11,16 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import io.github.distlock.LockHandle;
+import io.github.distlock.LockRequest;
 import io.github.distlock.LockService;
 import io.github.distlock.actuate.LocksEndpoint;
 import io.github.distlock.autoconfigure.BootAutoConfigurations;
 import io.github.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import io.github.distlock.core.ActiveLocks;
 import io.github.distlock.core.LockBackend;
+import io.github.distlock.core.NamedLockBackend;
+import io.github.distlock.memory.InMemoryLockBackend;
 
 /**
  * Each condition of {@link DistributedLockActuatorAutoConfiguration}, on either Boot
@@ -113,6 +117,68 @@ class DistributedLockActuatorAutoConfigurationTest {
                 assertThat(context.getBean(LocksEndpoint.class)).isSameAs(context.getBean(OwnBeans.class).endpoint);
                 assertThat(context.getBean(ActiveLocks.class)).isSameAs(context.getBean(OwnBeans.class).active);
             });
+    }
+
+    @Test
+    void anApplicationWhoseOnlyStoreIsANamedOneGetsTheEndpointOverItAndItsHealthCheck() {
+        new ApplicationContextRunner()
+            .withConfiguration(
+                    AutoConfigurations.of(DistributedLockAutoConfiguration.class, EndpointAutoConfiguration.class,
+                            BootAutoConfigurations.HEALTH_CONTRIBUTOR, DistributedLockActuatorAutoConfiguration.class))
+            .withUserConfiguration(MemoryOnly.class)
+            .withPropertyValues("management.endpoints.web.exposure.include=locks")
+            .run(context -> {
+                assertThat(context).hasNotFailed().doesNotHaveBean(LockBackend.class).hasBean(HEALTH_INDICATOR);
+                LockService locks = context.getBean(LockService.class);
+                LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
+                try (LockHandle held = locks.lock(LockRequest.of("ledger:1"))) {
+                    LocksEndpoint.KeyState state = endpoint.lock("ledger:1");
+                    assertThat(state.backend()).isEqualTo("memory");
+                    assertThat(state.held()).isTrue();
+                    assertThat(state.heldHere()).singleElement()
+                        .satisfies((holder) -> assertThat(holder.backend()).isEqualTo("memory"));
+                }
+                assertThat(endpoint.lock("ledger:1").held()).isFalse();
+            });
+    }
+
+    @Test
+    void theEndpointInspectsAKeyInTheDefaultBackendAndInEachNamedOneThatHoldsIt() {
+        runner.withUserConfiguration(MemoryOnly.class)
+            .withPropertyValues("management.endpoints.web.exposure.include=locks")
+            .run(context -> {
+                assertThat(context).hasNotFailed();
+                LockService locks = context.getBean(LockService.class);
+                LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
+                try (LockHandle held = locks.lock(LockRequest.of("ledger:2").withBackend("memory"))) {
+                    LocksEndpoint.KeyState state = endpoint.lock("ledger:2");
+                    // The default store (Redis on port 1) cannot be asked; the named one
+                    // holds it.
+                    assertThat(state.backend()).isEqualTo("redis");
+                    assertThat(state.held()).isNull();
+                    assertThat(state.error()).isNotBlank();
+                    assertThat(state.otherBackends()).singleElement().satisfies((there) -> {
+                        assertThat(there.backend()).isEqualTo("memory");
+                        assertThat(there.held()).isTrue();
+                        assertThat(there.pttlMillis()).isPositive();
+                    });
+                }
+                assertThat(endpoint.lock("ledger:2").otherBackends()).as("a named store that holds nothing is left out")
+                    .isEmpty();
+            });
+    }
+
+    /**
+     * An in-memory store contributed under a name, as the etcd and ZooKeeper modules do.
+     */
+    @Configuration(proxyBeanMethods = false)
+    static class MemoryOnly {
+
+        @Bean
+        NamedLockBackend memoryLockBackend() {
+            return new NamedLockBackend("memory", new InMemoryLockBackend());
+        }
+
     }
 
     @Configuration(proxyBeanMethods = false)
