@@ -85,9 +85,10 @@ class ConsensusSmokeTest {
     @Test
     @Order(2)
     void everyImplementationRunsUnderJmhAndContendedWithoutViolationsOrErrors() throws Exception {
-        ConsensusResults results = ConsensusMain.run(Arguments.parse("--forks=0", "--warmup-iterations=0",
-                "--iterations=1", "--iteration-time=200ms", "--threads=4", "--contended-warmup=200ms",
-                "--contended-measure=1s", "--jmh-output=" + JMH_JSON, "--output=" + HARNESS_JSON));
+        ConsensusResults results = ConsensusMain
+            .run(Arguments.parse("--forks=0", "--warmup-iterations=0", "--iterations=1", "--iteration-time=200ms",
+                    "--threads=4", "--contended-warmup=200ms", "--contended-measure=1s", "--call-cycles=20",
+                    "--call-contended=1s", "--jmh-output=" + JMH_JSON, "--output=" + HARNESS_JSON));
 
         assertThat(results.problems()).as("violations, adapter errors, empty windows").isEmpty();
         assertThat(results.contended()).extracting(ContendedResult::implementation)
@@ -98,6 +99,15 @@ class ConsensusSmokeTest {
             assertThat(result.perThread()).as(result.implementation()).hasSize(4);
         });
         assertThat(JMH_JSON).isNotEmptyFile();
+        // Every etcd and ZooKeeper cycle writes at least twice (take, give back): the
+        // servers' own counters saw it.
+        assertThat(results.calls()).extracting(ConsensusResults.CallProfile::implementation)
+            .containsExactlyInAnyOrder("OURS_ETCD", "JETCD_LOCK", "JETCD_LOCK_LEASE_PER_LOCK", "OURS_ZOOKEEPER",
+                    "CURATOR_MUTEX", "SI_ZOOKEEPER");
+        assertThat(results.calls()).allSatisfy(profile -> {
+            assertThat(profile.perCycle().get("writes")).as(profile.implementation()).isGreaterThanOrEqualTo(1.9);
+            assertThat(profile.acquisitions()).as(profile.implementation()).isPositive();
+        });
     }
 
     @Test
@@ -129,7 +139,8 @@ class ConsensusSmokeTest {
         assertThat(once).contains("## 7. Consensus stores: etcd and ZooKeeper",
                 "| Consensus: etcd uncontended ≥ 0.9× jetcd Lock, one lease per client, 1 thread",
                 "| Consensus: ZooKeeper contended owner switches/s ≥ the best peer on ZooKeeper",
-                "| Curator InterProcessMutex | ZooKeeper |", "Short settings", "(smoke test)");
+                "| Curator InterProcessMutex | ZooKeeper |", "### Server calls per cycle", "Short settings",
+                "(smoke test)");
         assertThat(withoutConsensusPart(once.lines().toList())).as("every line but the consensus part")
             .isEqualTo(withoutConsensusPart(before));
         assertThat(twice.replaceAll("Regenerated on its own at [^,]+,", ""))

@@ -26,7 +26,7 @@ public enum ConsensusImplementation {
         public LockAdapter open(ConsensusTarget target) {
             return new OursOnStoreAdapter(OurApplication.startOn(
                     Map.of("distributed-lock.etcd.endpoints", String.join(",", target.etcdEndpoints())),
-                    EtcdLockBackend.class), target.waitTime());
+                    EtcdLockBackend.class, target.waitTime()), target.waitTime());
         }
     },
 
@@ -61,7 +61,7 @@ public enum ConsensusImplementation {
         public LockAdapter open(ConsensusTarget target) {
             return new OursOnStoreAdapter(OurApplication.startOn(
                     Map.of("distributed-lock.zookeeper.connect-string", target.zooKeeperConnectString()),
-                    ZooKeeperLockBackend.class), target.waitTime());
+                    ZooKeeperLockBackend.class, target.waitTime()), target.waitTime());
         }
     },
 

@@ -221,9 +221,11 @@ public final class OurApplication implements AutoCloseable {
      * that a run cannot silently measure another store
      */
     public static OurApplication startOn(Map<String, Object> storeProperties,
-            Class<? extends LockBackend> expectedBackend) {
+            Class<? extends LockBackend> expectedBackend, Duration waitTime) {
         Map<String, Object> properties = new java.util.HashMap<>(storeProperties);
         properties.put(REDIS_PROPERTY, "false");
+        properties.put("distributed-lock.default-wait-time", waitTime.toMillis() + "ms");
+        properties.put("bench.lock.wait-time", waitTime.toMillis() + "ms");
         properties.put("spring.main.banner-mode", "off");
         properties.put("spring.main.log-startup-info", "false");
         properties.put("logging.level.root", "WARN");

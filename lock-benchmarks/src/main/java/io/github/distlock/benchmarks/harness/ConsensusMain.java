@@ -7,12 +7,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import org.openjdk.jmh.runner.RunnerException;
 
 import io.github.distlock.benchmarks.adapter.ConsensusImplementation;
+import io.github.distlock.benchmarks.adapter.ConsensusImplementation.Store;
 import io.github.distlock.benchmarks.adapter.ConsensusServers;
 import io.github.distlock.benchmarks.adapter.ConsensusTarget;
 import io.github.distlock.benchmarks.adapter.LockAdapter;
@@ -25,7 +27,8 @@ import io.github.distlock.benchmarks.jmh.JmhMain;
  * measures every {@link ConsensusImplementation} against those same servers: uncontended
  * under JMH ({@code ConsensusBenchmark}, 1 and 8 threads, p50 at 1 thread), then
  * contended, N threads on one key, each thread on a client of its own (separate
- * application instances), through {@link ContendedRun} with its safety check.
+ * application instances), through {@link ContendedRun} with its safety check; last, for
+ * each etcd and ZooKeeper implementation, the calls the servers counted per cycle.
  *
  * <p>
  * Options ({@code --name=value}): the JMH ones of {@link JmhMain} ({@code forks},
@@ -104,9 +107,17 @@ public final class ConsensusMain {
                             : contendedInFork(target, implementation, threads, warmup, measure));
                 }
             }
+            List<ConsensusResults.CallProfile> calls = new ArrayList<>();
+            for (ConsensusImplementation implementation : implementations) {
+                if (implementation.store() != Store.REDIS) {
+                    System.out.println("consensus: server calls of " + implementation);
+                    calls.add(calls(target, implementation, arguments.integer("call-cycles", 200), threads,
+                            arguments.duration("call-contended", Duration.ofSeconds(3))));
+                }
+            }
             ConsensusResults results = new ConsensusResults(Math.max(1, forks), threads, warmup.toMillis() / 1000.0,
                     measure.toMillis() / 1000.0, waitTime.toMillis(), servers.etcdVersion(),
-                    org.apache.zookeeper.Version.getFullVersion(), contended);
+                    org.apache.zookeeper.Version.getFullVersion(), contended, calls);
             Json.write(output, results);
             return results;
         }
@@ -136,6 +147,50 @@ public final class ConsensusMain {
             ContendedRun.Outcome outcome = ContendedRun.run(opened, key, resource, 0, warmup, measure,
                     target.waitTime());
             return ContendedResult.of(implementation.name(), "isolated", outcome, resource.counter());
+        }
+        finally {
+            Adapters.closeAll(opened);
+        }
+    }
+
+    /**
+     * Counts what the servers did for {@code cycles} uncontended cycles on one thread,
+     * then for {@code threads} clients contending on one key for {@code contendedFor}:
+     * after the timed runs, so that reading the counters never overlaps a measurement.
+     */
+    static ConsensusResults.CallProfile calls(ConsensusTarget target, ConsensusImplementation implementation,
+            int cycles, int threads, Duration contendedFor) throws InterruptedException {
+        Store store = implementation.store();
+        Map<String, Double> perCycle;
+        try (LockAdapter adapter = implementation.open(target)) {
+            Adapters.prime(adapter);
+            String key = "bench:calls:" + UUID.randomUUID();
+            // Warm: the counted cycles run the steady path, not class loading.
+            for (int i = 0; i < 20; i++) {
+                adapter.runLocked(key, () -> {
+                });
+            }
+            Map<String, Double> before = ServerCalls.read(store, target);
+            for (int i = 0; i < cycles; i++) {
+                adapter.runLocked(key, () -> {
+                });
+            }
+            perCycle = ServerCalls.perUnit(before, ServerCalls.read(store, target), cycles);
+        }
+        List<LockAdapter> opened = new ArrayList<>();
+        try {
+            for (int i = 0; i < threads; i++) {
+                opened.add(implementation.open(target));
+            }
+            opened.forEach(Adapters::prime);
+            Map<String, Double> before = ServerCalls.read(store, target);
+            SharedResource.InJvm resource = new SharedResource.InJvm();
+            ContendedRun.Outcome outcome = ContendedRun.run(opened, "bench:calls:contended:" + UUID.randomUUID(),
+                    resource, 0, Duration.ZERO, contendedFor, target.waitTime());
+            Map<String, Double> perAcquisition = ServerCalls.perUnit(before, ServerCalls.read(store, target),
+                    outcome.totalAcquisitions);
+            return new ConsensusResults.CallProfile(implementation.name(), cycles, perCycle, outcome.totalAcquisitions,
+                    perAcquisition);
         }
         finally {
             Adapters.closeAll(opened);

@@ -6,6 +6,8 @@ import static io.github.distlock.benchmarks.report.ReportMain.targetRow;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
 import java.util.function.ToDoubleFunction;
 
 import io.github.distlock.benchmarks.adapter.ConsensusImplementation;
@@ -144,12 +146,19 @@ final class ConsensusSection {
                 + "`distributed-lock.zookeeper.connect-string`, starter defaults: ttl 30 s, watchdog on) beside the "
                 + "store's own client and the other locks users pick on that store, all against the same servers of "
                 + "one run: a " + ConsensusServers.MEMBERS + "-member etcd cluster"
-                + (harness == null ? "" : " (etcd " + harness.etcdVersion() + ")") + " and a "
-                + ConsensusServers.MEMBERS + "-member ZooKeeper ensemble"
-                + (harness == null ? "" : " (ZooKeeper " + harness.zooKeeperVersion().replaceAll(",.*", "") + ")")
+                + (harness == null ? ""
+                        : " (etcd " + harness.etcdVersion().replaceAll("(?i)^etcd version:\\s*", "") + ")")
+                + " and a " + ConsensusServers.MEMBERS + "-member ZooKeeper ensemble"
+                + (harness == null ? "" : " (ZooKeeper " + harness.zooKeeperVersion().replaceAll("[-,].*", "") + ")")
                 + ", the size they run at in production, so a majority of 2 must write every lock; all members are "
-                + "local processes on this machine with their data on its disk. Ours on one `redis-server` "
-                + "(persistence off) is measured in the same run for scale only.");
+                + "local processes on this machine with their data on its disk. The etcd members fsync their "
+                + "write-ahead log on every commit, as etcd always does, so on this machine's disk a write costs "
+                + "milliseconds; the ZooKeeper members run as the project's test ensemble runs them, with "
+                + "`zookeeper.forceSync=no` (no fsync), so **compare implementations within a store, not the "
+                + "stores with each other**. Ours on one `redis-server` (persistence off) is measured in the same "
+                + "run for scale only. Spring Integration's `ZookeeperLockRegistry` is 6.5.5 on "
+                + "spring-integration-core 7.1.2: the Boot 4.1 BOM names spring-integration-zookeeper 7.1.2, which "
+                + "the registry this project builds from does not serve.");
         out.add("");
         out.add("- **jetcd `Lock`** is etcd's server-side lock service through jetcd 0.8.7, in two ways a competent "
                 + "user writes it: *one lease per client* (granted at start, kept alive by jetcd's keep-alive "
@@ -169,8 +178,18 @@ final class ConsensusSection {
                 + "ZooKeeper creates an ephemeral sequential node, lists the lock's children and deletes the node, "
                 + "as `InterProcessMutex` does.");
         out.add("");
+        out.add("**Where ours pays more, by design.** On etcd, ours gives every acquisition a lease of its own "
+                + "(granted before, revoked after), so that a lease that runs out loses that one lock, which its "
+                + "handle reports, and never the other locks of the application; jetcd with one lease per client "
+                + "writes only Lock and Unlock, and *one lease per lock* is the like-for-like row. On ZooKeeper, "
+                + "ours confirms every hand-over with a write (a `setData` of the new holder's node), so that the "
+                + "JVM counts the lease from a moment the leader ordered; `InterProcessMutex` counts no lease. That "
+                + "write also fires the data watch of the waiter behind, which reads the line again (the watches "
+                + "column of the table below). The writes column says what each costs on this machine.");
+        out.add("");
         settings(out);
         uncontended(out);
+        calls(out);
         List<String> problems = problems();
         out.add("**Problems of this part:** "
                 + (problems.isEmpty() ? "none (no violation, no adapter error, no empty window)." : ""));
@@ -217,6 +236,53 @@ final class ConsensusSection {
                     + format(violations, 0) + " |");
         }
         out.add("");
+    }
+
+    /**
+     * What the servers counted per cycle: the figures behind the ratios, above all where
+     * a target is missed.
+     */
+    private void calls(List<String> out) {
+        if (harness == null || harness.calls() == null || harness.calls().isEmpty()) {
+            return;
+        }
+        out.add("### Server calls per cycle");
+        out.add("");
+        out.add("Counted by the servers themselves (etcd's `/metrics`: Raft proposals committed and gRPC calls "
+                + "handled per method; ZooKeeper's `mntr`: proposals, reads, watches fired), summed over the "
+                + "members, after the timed runs: " + harness.calls().get(0).cycles()
+                + " uncontended cycles on one thread, then " + harness.threads()
+                + " clients on one key for a few seconds. *Writes* are proposals the quorum had to agree on (and "
+                + "etcd's members to fsync); a contended acquisition also pays for the waiting that led to it.");
+        out.add("");
+        out.add("| implementation | writes / cycle | reads / cycle | calls / cycle | writes / contended acquisition | "
+                + "reads / contended acquisition | calls / contended acquisition |");
+        out.add("|---|---:|---:|---|---:|---:|---|");
+        for (ConsensusResults.CallProfile profile : harness.calls()) {
+            ConsensusImplementation implementation = ConsensusImplementation.valueOf(profile.implementation());
+            out.add("| " + implementation.label() + " | " + format(value(profile.perCycle(), "writes"), 2) + " | "
+                    + format(value(profile.perCycle(), "reads"), 2) + " | " + others(profile.perCycle()) + " | "
+                    + format(value(profile.perAcquisition(), "writes"), 2) + " | "
+                    + format(value(profile.perAcquisition(), "reads"), 2) + " | " + others(profile.perAcquisition())
+                    + " |");
+        }
+        out.add("");
+    }
+
+    private static double value(Map<String, Double> counters, String name) {
+        return counters == null ? Double.NaN : counters.getOrDefault(name, 0.0);
+    }
+
+    private static String others(Map<String, Double> counters) {
+        if (counters == null) {
+            return "–";
+        }
+        String listed = counters.entrySet()
+            .stream()
+            .filter(entry -> !entry.getKey().equals("writes") && !entry.getKey().equals("reads"))
+            .map(entry -> entry.getKey() + " " + format(entry.getValue(), 2))
+            .collect(Collectors.joining(", "));
+        return listed.isEmpty() ? "–" : listed;
     }
 
     // ------------------------------------------------------------------------------------------
