@@ -284,16 +284,17 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
         ByteSequence ours = acquisitionKey(key, token);
         // Without a queue, a lock that is taken is left alone: no key of ours appears in
         // its directory, not even for a moment (an operator or a waiter counting the
-        // line would see it). Read while the lease is granted.
-        @Nullable CompletableFuture<GetResponse> taken = queue ? null : kv.get(directory(key), HEAD);
-        Acquisition acquisition = acquisitionFor(key, token, ttlMillis, deadline);
-        if (taken != null) {
-            KeyValue holder = first(await(taken, deadline, key, "acquire"));
+        // line would see it). Read before a lease is granted: a lease granted only to be
+        // revoked again costs two Raft writes, and the bare attempt that precedes every
+        // wait finds the lock taken (a linearizable read, so never a stale "taken").
+        if (!queue) {
+            KeyValue holder = first(await(kv.get(directory(key), HEAD), deadline, key, "acquire"));
             if (holder != null && !holder.getKey().equals(ours)) {
                 forget(key, token);
                 return AcquireResult.notAcquired(0, holder.getCreateRevision());
             }
         }
+        Acquisition acquisition = acquisitionFor(key, token, ttlMillis, deadline);
         TxnResponse txn;
         try {
             txn = await(kv.txn()

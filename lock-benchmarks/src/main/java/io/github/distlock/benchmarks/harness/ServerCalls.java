@@ -132,7 +132,7 @@ final class ServerCalls {
                 }
                 String name = pair[0];
                 String counter = name.equals("zk_proposal_count") ? WRITES
-                        : name.endsWith("_read_per_namespace") ? READS
+                        : name.startsWith("zk_cnt_") && name.endsWith("_read_per_namespace") ? READS
                                 : name.equals("zk_cnt_node_changed_watch_count") ? "dataWatchesFired"
                                         : name.equals("zk_cnt_node_deleted_watch_count") ? "deleteWatchesFired" : null;
                 if (counter != null) {
