@@ -294,15 +294,27 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
                 return AcquireResult.notAcquired(0, holder.getCreateRevision());
             }
         }
+        // A waiter looking at its place again: its key was written by an earlier call.
+        boolean recheck = queue && acquisitions.containsKey(token);
         Acquisition acquisition = acquisitionFor(key, token, ttlMillis, deadline);
         TxnResponse txn;
         try {
-            txn = await(kv.txn()
-                .If(new Cmp(ours, Cmp.Op.EQUAL, CmpTarget.version(0)))
-                .Then(Op.put(ours, HOLDER, PutOption.builder().withLeaseId(acquisition.leaseId).build()),
-                        Op.get(directory(key), HEAD), Op.get(ours, GetOption.DEFAULT))
-                .Else(Op.get(directory(key), HEAD), Op.get(ours, GetOption.DEFAULT))
-                .commit(), deadline, key, "acquire");
+            if (recheck) {
+                // Reads only: a transaction that may put is a Raft proposal (a write
+                // every member fsyncs) even when its comparison fails. A key of ours
+                // that is gone reads as mine == null below, and the next attempt starts
+                // over.
+                txn = await(kv.txn().Then(Op.get(directory(key), HEAD), Op.get(ours, GetOption.DEFAULT)).commit(),
+                        deadline, key, "acquire");
+            }
+            else {
+                txn = await(kv.txn()
+                    .If(new Cmp(ours, Cmp.Op.EQUAL, CmpTarget.version(0)))
+                    .Then(Op.put(ours, HOLDER, PutOption.builder().withLeaseId(acquisition.leaseId).build()),
+                            Op.get(directory(key), HEAD), Op.get(ours, GetOption.DEFAULT))
+                    .Else(Op.get(directory(key), HEAD), Op.get(ours, GetOption.DEFAULT))
+                    .commit(), deadline, key, "acquire");
+            }
         }
         catch (LockBackendException ex) {
             if (isLeaseNotFound(ex)) {
@@ -313,11 +325,12 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
             }
             throw ex;
         }
-        boolean created = txn.isSucceeded();
+        boolean created = !recheck && txn.isSucceeded();
         KeyValue head = first(txn.getGetResponses().get(0));
         KeyValue mine = first(txn.getGetResponses().get(1));
         if (mine == null) {
-            // Cannot happen after the put; read as taken, and leave nothing.
+            // Gone before a re-check (its lease ran out, or an operator deleted it); it
+            // cannot be after a put. Read as taken, and leave nothing.
             forget(key, token);
             return AcquireResult.notAcquired(0, 0);
         }
