@@ -172,9 +172,10 @@ final class ConsensusSection {
                 + "3)`) is the raw client of ZooKeeper; **Spring Integration `ZookeeperLockRegistry`** wraps one "
                 + "per key. Both are bound to the thread that locked, so every cycle locks and unlocks on one "
                 + "thread.");
-        out.add("- Per cycle, ours on etcd awaits 3 Raft writes (lease grant; a transaction that puts our key if "
-                + "absent and reads the directory's first key; a transaction that deletes it) and sends a 4th "
-                + "(lease revoke) without waiting; jetcd with a client lease awaits 2 (Lock, Unlock). Ours on "
+        out.add("- Per cycle, ours on etcd reads the lock's directory (a linearizable read), then awaits 3 Raft "
+                + "writes (lease grant; a transaction that puts our key if absent and reads the directory's first "
+                + "key; a transaction that deletes it) and sends a 4th (lease revoke) without waiting; jetcd with "
+                + "a client lease awaits 2 (Lock, Unlock). Ours on "
                 + "ZooKeeper creates an ephemeral sequential node, lists the lock's children and deletes the node, "
                 + "as `InterProcessMutex` does.");
         out.add("");
@@ -190,6 +191,7 @@ final class ConsensusSection {
         settings(out);
         uncontended(out);
         calls(out);
+        missed(out);
         List<String> problems = problems();
         out.add("**Problems of this part:** "
                 + (problems.isEmpty() ? "none (no violation, no adapter error, no empty window)." : ""));
@@ -267,6 +269,100 @@ final class ConsensusSection {
                     + " |");
         }
         out.add("");
+    }
+
+    /**
+     * Why each missed target misses, from the server counters of this run and what each
+     * implementation does per cycle; nothing when every target is met.
+     */
+    private void missed(List<String> out) {
+        List<String> reasons = new ArrayList<>();
+        ConsensusImplementation etcd = ConsensusImplementation.OURS_ETCD;
+        ConsensusImplementation jetcd = ConsensusImplementation.JETCD_LOCK;
+        ConsensusImplementation perLock = ConsensusImplementation.JETCD_LOCK_LEASE_PER_LOCK;
+        ConsensusImplementation zooKeeper = ConsensusImplementation.OURS_ZOOKEEPER;
+        ConsensusImplementation curator = ConsensusImplementation.CURATOR_MUTEX;
+        double etcdRatio = Math.min(throughput(etcd, 1) / throughput(jetcd, 1),
+                throughput(etcd, 8) / throughput(jetcd, 8));
+        if (etcdRatio < 0.9) {
+            reasons.add("**etcd, uncontended:** ours writes " + format(calls(etcd, false, "writes"), 2)
+                    + " times per cycle (a lease per acquisition, granted and revoked) where jetcd with one lease "
+                    + "per client writes " + format(calls(jetcd, false, "writes"), 2) + " times, and every etcd "
+                    + "write waits for a quorum's fsync. Against jetcd with one lease per lock, the same safety, "
+                    + "ours reaches " + format(throughput(etcd, 1) / throughput(perLock, 1), 2) + "× at 1 thread and "
+                    + format(throughput(etcd, 8) / throughput(perLock, 8), 2) + "× at 8, writing "
+                    + format(calls(etcd, false, "writes"), 2) + " times per cycle to its "
+                    + format(calls(perLock, false, "writes"), 2) + ": the rest is not in the writes (ours also "
+                    + "reads the directory first, and runs its own client path). Sharing one lease between locks "
+                    + "would "
+                    + "close the gap and is not done: a lost lease would then take every lock of the application "
+                    + "with it.");
+        }
+        if (contended(etcd, ContendedResult::switchesPerSecond) < bestPeerSwitches(Store.ETCD)) {
+            reasons.add("**etcd, contended:** etcd's Lock service makes a waiter wait inside one Lock call on the "
+                    + "server; ours waits in the client: per acquisition it made "
+                    + format(calls(etcd, true, "reads"), 2) + " reads, "
+                    + format(calls(etcd, true, "LeaseKeepAlive"), 2) + " lease keep-alives and "
+                    + format(calls(etcd, true, "Watch"), 2) + " directory watches "
+                    + "(started when a client joins the line, stopped when it leaves) besides "
+                    + format(calls(etcd, true, "writes"), 2) + " writes, so a hand-over takes a watch event, a "
+                    + "re-read and a keep-alive where jetcd's takes none. This run's lock-etcd already reads before "
+                    + "granting a lease and re-checks a waiter's place with a read-only transaction (each was a "
+                    + "Raft write); the wait path itself is the next thing to work on.");
+        }
+        double zooKeeperRatio = Math.min(throughput(zooKeeper, 1) / throughput(curator, 1),
+                throughput(zooKeeper, 8) / throughput(curator, 8));
+        if (zooKeeperRatio < 0.9) {
+            reasons.add("**ZooKeeper, uncontended:** ours and `InterProcessMutex` make the same calls per cycle ("
+                    + format(calls(zooKeeper, false, "writes"), 2) + " vs " + format(calls(curator, false, "writes"), 2)
+                    + " writes, " + format(calls(zooKeeper, false, "reads"), 2) + " vs "
+                    + format(calls(curator, false, "reads"), 2) + " reads), so the difference is client-side: our "
+                    + "`LockService` (handle, watchdog registration, listeners) and the backend's asynchronous "
+                    + "calls.");
+        }
+        if (contended(zooKeeper, ContendedResult::switchesPerSecond) < bestPeerSwitches(Store.ZOOKEEPER)) {
+            reasons.add("**ZooKeeper, contended:** ours writes " + format(calls(zooKeeper, true, "writes"), 2)
+                    + " times per acquisition, `InterProcessMutex` " + format(calls(curator, true, "writes"), 2)
+                    + ". The lock service first tries without queueing (cheapest on Redis), which on ZooKeeper "
+                    + "creates a node and deletes it again when the lock is taken, then queues with a second node; "
+                    + "and each hand-over is confirmed with a `setData`, which also fires the data watch of the "
+                    + "waiter behind (" + format(calls(zooKeeper, true, "dataWatchesFired"), 2)
+                    + " data watches per acquisition), who then reads the line again. Dropping the confirming write "
+                    + "would weaken the lease accounting and is not done; a queueing first attempt needs a change "
+                    + "in lock-core's `DefaultLockService` (the backend cannot tell a caller that will wait from one "
+                    + "that will not).");
+        }
+        if (reasons.isEmpty()) {
+            return;
+        }
+        out.add("**Why the missed targets miss** (from the counters above):");
+        out.add("");
+        reasons.forEach(reason -> out.add("- " + reason));
+        out.add("");
+    }
+
+    private double bestPeerSwitches(Store store) {
+        double best = Double.NaN;
+        for (ConsensusImplementation peer : ConsensusImplementation.values()) {
+            double switches = contended(peer, ContendedResult::switchesPerSecond);
+            if (peer.store() == store && peer.role() != Role.OURS && !Double.isNaN(switches)
+                    && (Double.isNaN(best) || switches > best)) {
+                best = switches;
+            }
+        }
+        return best;
+    }
+
+    private double calls(ConsensusImplementation implementation, boolean contended, String counter) {
+        if (harness == null || harness.calls() == null) {
+            return Double.NaN;
+        }
+        return harness.calls()
+            .stream()
+            .filter(profile -> profile.implementation().equals(implementation.name()))
+            .findFirst()
+            .map(profile -> value(contended ? profile.perAcquisition() : profile.perCycle(), counter))
+            .orElse(Double.NaN);
     }
 
     private static double value(Map<String, Double> counters, String name) {
