@@ -301,24 +301,37 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
         ByteSequence ours = acquisitionKey(key, token);
         // Without a queue, a lock that is taken is left alone: no key of ours appears in
         // its directory, not even for a moment (an operator or a waiter counting the
-        // line would see it). Read while the lease is granted.
-        @Nullable CompletableFuture<GetResponse> taken = queue ? null : kv.get(directory(key), HEAD);
-        Acquisition acquisition = acquisitionFor(key, token, ttlMillis, deadline);
-        if (taken != null) {
-            KeyValue holder = first(await(taken, deadline, key, "acquire"));
+        // line would see it). Read before a lease is granted: a lease granted only to be
+        // revoked again costs two Raft writes, and the bare attempt that precedes every
+        // wait finds the lock taken (a linearizable read, so never a stale "taken").
+        if (!queue) {
+            KeyValue holder = first(await(kv.get(directory(key), HEAD), deadline, key, "acquire"));
             if (holder != null && !holder.getKey().equals(ours)) {
                 forget(key, token);
                 return AcquireResult.notAcquired(0, holder.getCreateRevision());
             }
         }
+        // A waiter looking at its place again: its key was written by an earlier call.
+        boolean recheck = queue && acquisitions.containsKey(token);
+        Acquisition acquisition = acquisitionFor(key, token, ttlMillis, deadline);
         TxnResponse txn;
         try {
-            txn = await(kv.txn()
-                .If(new Cmp(ours, Cmp.Op.EQUAL, CmpTarget.version(0)))
-                .Then(Op.put(ours, HOLDER, PutOption.builder().withLeaseId(acquisition.leaseId).build()),
-                        Op.get(directory(key), HEAD), Op.get(ours, GetOption.DEFAULT))
-                .Else(Op.get(directory(key), HEAD), Op.get(ours, GetOption.DEFAULT))
-                .commit(), deadline, key, "acquire");
+            if (recheck) {
+                // Reads only: a transaction that may put is a Raft proposal (a write
+                // every member fsyncs) even when its comparison fails. A key of ours
+                // that is gone reads as mine == null below, and the next attempt starts
+                // over.
+                txn = await(kv.txn().Then(Op.get(directory(key), HEAD), Op.get(ours, GetOption.DEFAULT)).commit(),
+                        deadline, key, "acquire");
+            }
+            else {
+                txn = await(kv.txn()
+                    .If(new Cmp(ours, Cmp.Op.EQUAL, CmpTarget.version(0)))
+                    .Then(Op.put(ours, HOLDER, PutOption.builder().withLeaseId(acquisition.leaseId).build()),
+                            Op.get(directory(key), HEAD), Op.get(ours, GetOption.DEFAULT))
+                    .Else(Op.get(directory(key), HEAD), Op.get(ours, GetOption.DEFAULT))
+                    .commit(), deadline, key, "acquire");
+            }
         }
         catch (LockBackendException ex) {
             if (isLeaseNotFound(ex)) {
@@ -329,11 +342,12 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
             }
             throw ex;
         }
-        boolean created = txn.isSucceeded();
+        boolean created = !recheck && txn.isSucceeded();
         KeyValue head = first(txn.getGetResponses().get(0));
         KeyValue mine = first(txn.getGetResponses().get(1));
         if (mine == null) {
-            // Cannot happen after the put; read as taken, and leave nothing.
+            // Gone before a re-check (its lease ran out, or an operator deleted it); it
+            // cannot be after a put. Read as taken, and leave nothing.
             forget(key, token);
             return AcquireResult.notAcquired(0, 0);
         }

@@ -25,6 +25,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import io.github.distlock.DistributedLock;
 import io.github.distlock.core.LockBackend;
 import io.github.distlock.core.LockListener;
+import io.github.distlock.core.NamedLockBackend;
 import io.github.distlock.observation.MeterLockListener;
 import io.github.distlock.observation.MeterTimingLockListener;
 import io.github.distlock.observation.ObservationLockListener;
@@ -93,6 +94,13 @@ public final class OurApplication implements AutoCloseable {
      * then adds {@link #BOOT_MICROMETER}.
      */
     private static final String MICROMETER_PROPERTY = "bench.micrometer";
+
+    /**
+     * Set to {@code false} by {@link #startOn}: the application has no Redis, so Boot's
+     * Redis auto-configuration is left out, as an application without Spring Data Redis
+     * has it.
+     */
+    private static final String REDIS_PROPERTY = "bench.redis";
 
     /**
      * Starts the application against {@code target}.
@@ -196,6 +204,45 @@ public final class OurApplication implements AutoCloseable {
         catch (RuntimeException ex) {
             context.close();
             throw ex;
+        }
+        return new OurApplication(context);
+    }
+
+    /**
+     * Starts the application on a store other than Redis (etcd, ZooKeeper), configured
+     * only through that store's {@code distributed-lock.*} properties: the store's own
+     * auto-configuration declares its backend and the starter's builds the
+     * {@code LockService} over it; no Redis is configured.
+     * @param storeProperties e.g. {@code distributed-lock.etcd.endpoints}
+     * @param expectedBackend the backend the store's auto-configuration must have
+     * declared
+     * @return the running application
+     * @throws IllegalStateException if the application has no backend of that type, so
+     * that a run cannot silently measure another store
+     */
+    public static OurApplication startOn(Map<String, Object> storeProperties,
+            Class<? extends LockBackend> expectedBackend, Duration waitTime) {
+        Map<String, Object> properties = new java.util.HashMap<>(storeProperties);
+        properties.put(REDIS_PROPERTY, "false");
+        properties.put("distributed-lock.default-wait-time", waitTime.toMillis() + "ms");
+        properties.put("bench.lock.wait-time", waitTime.toMillis() + "ms");
+        properties.put("spring.main.banner-mode", "off");
+        properties.put("spring.main.log-startup-info", "false");
+        properties.put("logging.level.root", "WARN");
+        ConfigurableApplicationContext context = new SpringApplicationBuilder(Config.class).web(WebApplicationType.NONE)
+            .registerShutdownHook(false)
+            .properties(properties)
+            .run();
+        boolean found = context.getBeansOfType(NamedLockBackend.class)
+            .values()
+            .stream()
+            .anyMatch(named -> expectedBackend.isInstance(named.backend()))
+                || !context.getBeansOfType(expectedBackend).isEmpty();
+        if (!found) {
+            String backends = context.getBeansOfType(NamedLockBackend.class).values().toString();
+            context.close();
+            throw new IllegalStateException(storeProperties.keySet() + " are set but the named lock backends are "
+                    + backends + "; expected a " + expectedBackend.getSimpleName());
         }
         return new OurApplication(context);
     }
@@ -311,7 +358,10 @@ public final class OurApplication implements AutoCloseable {
         @Override
         protected List<String> getCandidateConfigurations(AnnotationMetadata metadata,
                 AnnotationAttributes attributes) {
-            Set<String> wanted = new HashSet<>(Set.of(DataRedisAutoConfiguration.class.getName()));
+            Set<String> wanted = new HashSet<>();
+            if (getEnvironment().getProperty(REDIS_PROPERTY, Boolean.class, true)) {
+                wanted.add(DataRedisAutoConfiguration.class.getName());
+            }
             if (getEnvironment().getProperty(MICROMETER_PROPERTY, Boolean.class, false)) {
                 wanted.addAll(BOOT_MICROMETER);
             }

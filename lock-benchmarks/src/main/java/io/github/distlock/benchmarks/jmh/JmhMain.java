@@ -22,6 +22,8 @@ import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
+import io.github.distlock.benchmarks.adapter.ConsensusImplementation;
+import io.github.distlock.benchmarks.adapter.ConsensusTarget;
 import io.github.distlock.benchmarks.adapter.Implementation;
 import io.github.distlock.benchmarks.adapter.OurApplication;
 import io.github.distlock.benchmarks.harness.Arguments;
@@ -31,14 +33,18 @@ import io.github.distlock.benchmarks.harness.Arguments;
  *
  * <p>
  * Options ({@code --name=value}): {@code forks}, {@code warmup-iterations},
- * {@code warmup-time}, {@code iterations}, {@code iteration-time},
- * {@code implementations} (comma-separated {@link Implementation} names, default all),
- * {@code methods} (&#124;-separated regexes over the benchmark method names, default all
- * four), {@code output} (the JSON file), {@code profiler} (a JMH profiler with its
- * options, for example {@code jfr:dir=target/jfr} to record every fork with Java Flight
- * Recorder), {@code only} ({@code all}, {@code redlock} or {@code micrometer}: the
- * suite's {@code bench.only}, checked here so that a mistyped value fails before anything
- * runs), {@code redlock-node-timeout} (see
+ * {@code warmup-time}, {@code iterations}, {@code iteration-time}, {@code benchmark}
+ * ({@code uncontended}, the default: {@link UncontendedBenchmark}; {@code consensus}:
+ * {@link ConsensusBenchmark}, against the servers named in this JVM's system properties,
+ * which the forks get too), {@code implementations} (comma-separated
+ * {@link Implementation} names, or {@link ConsensusImplementation} names for
+ * {@code consensus}, default all), {@code methods} (&#124;-separated regexes over the
+ * benchmark method names, default all four), {@code output} (the JSON file),
+ * {@code profiler} (a JMH profiler with its options, for example
+ * {@code jfr:dir=target/jfr} to record every fork with Java Flight Recorder),
+ * {@code only} ({@code all}, {@code redlock}, {@code micrometer} or {@code consensus}:
+ * the suite's {@code bench.only}, checked here so that a mistyped value fails before
+ * anything runs), {@code redlock-node-timeout} (see
  * {@link OurApplication#REDLOCK_NODE_TIMEOUT_PROPERTY}).
  *
  * <p>
@@ -79,10 +85,11 @@ public final class JmhMain {
         // The suite's first step: a mistyped -Dbench.only fails here, not in the report
         // an hour later.
         String only = arguments.string("only", "all");
-        if (!only.equals("all") && !only.equals("redlock") && !only.equals("micrometer")) {
+        if (!List.of("all", "redlock", "micrometer", "consensus").contains(only)) {
             throw new IllegalArgumentException(
-                    "bench.only (--only) must be all, redlock or micrometer, was '" + only + "'");
+                    "bench.only (--only) must be all, redlock, micrometer or consensus, was '" + only + "'");
         }
+        boolean consensus = arguments.string("benchmark", "uncontended").equals("consensus");
         Path output = Path.of(arguments.string("output", "target/bench/jmh.json")).toAbsolutePath();
         try {
             Files.createDirectories(output.getParent());
@@ -92,7 +99,9 @@ public final class JmhMain {
         }
         List<String> methods = List
             .of(arguments.string("methods", "throughput1|throughput8|latency1|latency8").split("\\|"));
-        List<String> implementations = Implementation.parseList(arguments.string("implementations", "all"))
+        String implementationList = arguments.string("implementations", "all");
+        List<String> implementations = (consensus ? ConsensusImplementation.parseList(implementationList)
+                : Implementation.parseList(implementationList))
             .stream()
             .map(Enum::name)
             .toList();
@@ -154,8 +163,10 @@ public final class JmhMain {
 
     private static ChainedOptionsBuilder options(Arguments arguments, List<String> methods,
             List<String> implementations, int forks) {
+        Class<?> benchmark = arguments.string("benchmark", "uncontended").equals("consensus") ? ConsensusBenchmark.class
+                : UncontendedBenchmark.class;
         ChainedOptionsBuilder options = new OptionsBuilder()
-            .include(UncontendedBenchmark.class.getName() + "\\.(" + String.join("|", methods) + ")$")
+            .include(benchmark.getName() + "\\.(" + String.join("|", methods) + ")$")
             .param("implementation", implementations.toArray(String[]::new))
             .forks(forks)
             .warmupIterations(arguments.integer("warmup-iterations", 5))
@@ -183,13 +194,27 @@ public final class JmhMain {
      * and JMH's JSON records it for the report.
      */
     private static List<String> forkJvmArgs(Arguments arguments) {
+        List<String> consensusServers = new ArrayList<>();
+        for (String property : List.of(ConsensusTarget.ETCD_PROPERTY, ConsensusTarget.ZOOKEEPER_PROPERTY,
+                ConsensusTarget.REDIS_PROPERTY)) {
+            // The servers the consensus run started in this JVM, which every fork
+            // measures
+            // against.
+            String value = System.getProperty(property);
+            if (value != null) {
+                consensusServers.add("-D" + property + "=" + value);
+            }
+        }
         String nodeTimeout = arguments.string("redlock-node-timeout", "").trim();
         if (nodeTimeout.isEmpty()) {
-            return FORK_JVM_ARGS;
+            List<String> args = new ArrayList<>(FORK_JVM_ARGS);
+            args.addAll(consensusServers);
+            return args;
         }
         // A run without forks (the smoke) reads it from this JVM.
         System.setProperty(OurApplication.REDLOCK_NODE_TIMEOUT_PROPERTY, nodeTimeout);
         List<String> args = new ArrayList<>(FORK_JVM_ARGS);
+        args.addAll(consensusServers);
         args.add("-D" + OurApplication.REDLOCK_NODE_TIMEOUT_PROPERTY + "=" + nodeTimeout);
         return args;
     }

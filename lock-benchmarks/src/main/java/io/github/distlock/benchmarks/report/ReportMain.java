@@ -22,6 +22,7 @@ import io.github.distlock.benchmarks.adapter.Implementation;
 import io.github.distlock.benchmarks.adapter.Implementation.Role;
 import io.github.distlock.benchmarks.adapter.OurApplication;
 import io.github.distlock.benchmarks.harness.Arguments;
+import io.github.distlock.benchmarks.harness.ConsensusResults;
 import io.github.distlock.benchmarks.harness.ContendedResult;
 import io.github.distlock.benchmarks.harness.HarnessResults;
 import io.github.distlock.benchmarks.harness.HarnessSettings;
@@ -37,9 +38,11 @@ import io.github.distlock.benchmarks.harness.WatchdogScenario.WatchdogResult;
  * over forks), the charts, the machine, the versions and the command.
  * {@code --only=redlock} replaces only the Redlock part of an existing page,
  * {@code --only=micrometer} only the Micrometer overhead rows and paragraph
- * ({@link MicrometerSection}). Exits with 1 after writing the page if any implementation
- * showed a violation, lost a lease or broke, so that the run fails visibly without losing
- * its numbers.
+ * ({@link MicrometerSection}), {@code --only=consensus} only the etcd and ZooKeeper
+ * section and its targets ({@link ConsensusSection}, which a full run adds too when
+ * {@code consensus-jmh.json} or {@code consensus-harness.json} exists). Exits with 1
+ * after writing the page if any implementation showed a violation, lost a lease or broke,
+ * so that the run fails visibly without losing its numbers.
  */
 public final class ReportMain {
 
@@ -88,6 +91,8 @@ public final class ReportMain {
         Path page = Path.of(arguments.string("page", "../docs/benchmarks.md"));
         Path redlockJmh = Path.of(arguments.string("redlock-jmh", "target/bench/redlock-jmh.json"));
         Path redlockHarness = Path.of(arguments.string("redlock-harness", "target/bench/redlock-harness.json"));
+        Path consensusJmh = Path.of(arguments.string("consensus-jmh", "target/bench/consensus-jmh.json"));
+        Path consensusHarness = Path.of(arguments.string("consensus-harness", "target/bench/consensus-harness.json"));
         String only = arguments.string("only", "all");
         List<String> problems = switch (only) {
             case "all" -> write(Path.of(arguments.string("jmh", "target/bench/jmh.json")),
@@ -96,8 +101,17 @@ public final class ReportMain {
             case "redlock" -> writeRedlockOnly(redlockJmh, redlockHarness, page, command);
             case "micrometer" -> writeMicrometerOnly(
                     Path.of(arguments.string("micrometer-jmh", "target/bench/micrometer-jmh.json")), page, command);
-            default -> throw new IllegalArgumentException("--only must be all, redlock or micrometer, was " + only);
+            case "consensus" -> writeConsensusOnly(consensusJmh, consensusHarness, page, command);
+            default ->
+                throw new IllegalArgumentException("--only must be all, redlock, micrometer or consensus, was " + only);
         };
+        if (only.equals("all") && (Files.exists(consensusJmh) || Files.exists(consensusHarness))) {
+            // The full suite runs the consensus part too; its section joins the page the
+            // same way a consensus-only run puts it there.
+            List<String> all = new ArrayList<>(problems);
+            all.addAll(writeConsensusOnly(consensusJmh, consensusHarness, page, null));
+            problems = all;
+        }
         if (!problems.isEmpty()) {
             System.err.println("report: the page was written, but these must be fixed:");
             problems.forEach(problem -> System.err.println("  - " + problem));
@@ -230,6 +244,54 @@ public final class ReportMain {
         writePage(pageFile,
                 MicrometerSection.splice(page, micrometer.section(generatedAt, command), micrometer.targetRows()));
         return List.of();
+    }
+
+    /**
+     * Replaces only the consensus part of an existing page (its section and its rows of
+     * the targets table, see {@link ConsensusSection}), or adds it before
+     * {@code ## Problems}, keeping every other line.
+     * @param consensusJmhFile the uncontended runs; may be missing
+     * @param consensusHarnessFile the contended runs; may be missing
+     * @param pageFile an existing page written by the full suite
+     * @param command the command of this consensus-only run, as shown in the section;
+     * null when the section belongs to a full run, whose command is at the top of the
+     * page
+     * @return the part's problems (violations, adapter errors), which must fail the build
+     * @throws IllegalStateException if the page does not exist, or neither result does
+     */
+    public static List<String> writeConsensusOnly(Path consensusJmhFile, Path consensusHarnessFile, Path pageFile,
+            String command) {
+        if (!Files.exists(pageFile)) {
+            throw new IllegalStateException(pageFile.toAbsolutePath() + " does not exist: a consensus-only run "
+                    + "replaces a section of a page the full suite wrote. Run the full suite first, or point "
+                    + "-Dbench.page at an existing page.");
+        }
+        if (!Files.exists(consensusJmhFile) && !Files.exists(consensusHarnessFile)) {
+            throw new IllegalStateException("neither " + consensusJmhFile + " nor " + consensusHarnessFile
+                    + " exists: the consensus part did not run, and the page was left as it was");
+        }
+        JmhResults jmh = Files.exists(consensusJmhFile) ? JmhResults.read(consensusJmhFile) : null;
+        ConsensusResults harness;
+        try {
+            harness = Files.exists(consensusHarnessFile)
+                    ? Json.MAPPER.readValue(Files.readString(consensusHarnessFile), ConsensusResults.class) : null;
+        }
+        catch (IOException ex) {
+            throw new UncheckedIOException("cannot read " + consensusHarnessFile, ex);
+        }
+        ConsensusSection consensus = new ConsensusSection(jmh, harness);
+        String generatedAt = OffsetDateTime.now(ZoneOffset.UTC)
+            .format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
+        String page;
+        try {
+            page = Files.readString(pageFile, StandardCharsets.UTF_8);
+        }
+        catch (IOException ex) {
+            throw new UncheckedIOException("cannot read " + pageFile, ex);
+        }
+        writePage(pageFile,
+                ConsensusSection.splice(page, consensus.section(generatedAt, command), consensus.targetRows()));
+        return consensus.problems();
     }
 
     private static HarnessResults readHarness(Path file) {
