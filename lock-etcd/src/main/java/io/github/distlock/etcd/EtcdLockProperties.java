@@ -22,22 +22,34 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties(EtcdSettings.PREFIX)
 public class EtcdLockProperties {
 
+    // Literal defaults (EtcdSettings' own, as EtcdSettingsTest checks), because the
+    // configuration processor shows a field's default in the IDE metadata and the
+    // configuration reference only when it is written out here.
+
     /**
-     * The client URLs of the etcd members, http://host:port or https://; all of a
-     * cluster's members, for failover.
+     * The client URLs of the etcd members, http://host:port or https://host:port,
+     * separated by commas: all of a cluster's members, for failover. Setting it enables
+     * the etcd backend.
      */
     private List<String> endpoints = new ArrayList<>();
 
-    /** What every key starts with; locks live under <key-prefix>lock/<name>/. */
-    private String keyPrefix = EtcdSettings.DEFAULT_KEY_PREFIX;
+    /**
+     * What every key starts with: the lock order:42 lives under
+     * {key-prefix}lock/order:42/.
+     */
+    private String keyPrefix = "distlock/";
 
     /**
-     * The longest a lock call waits for etcd; a leader election should fit in it.
+     * The longest a lock call waits for etcd, a positive duration; a leader election
+     * should fit in it.
      */
-    private Duration operationTimeout = EtcdSettings.DEFAULT_OPERATION_TIMEOUT;
+    private Duration operationTimeout = Duration.ofSeconds(3);
 
-    /** How long the startup check waits for the cluster to answer. */
-    private Duration connectTimeout = EtcdSettings.DEFAULT_CONNECT_TIMEOUT;
+    /**
+     * How long the startup waits for the cluster to answer before it fails, a positive
+     * duration.
+     */
+    private Duration connectTimeout = Duration.ofSeconds(10);
 
     /** The etcd user, with authentication on; set with password. */
     private @Nullable String user;

@@ -32,6 +32,14 @@ class EtcdSettingsTest {
     }
 
     @Test
+    void thePropertiesDefaultToTheSettingsDefaults() {
+        EtcdLockProperties properties = new EtcdLockProperties();
+        properties.setEndpoints(List.of("http://127.0.0.1:2379"));
+
+        assertThat(properties.toSettings()).isEqualTo(EtcdSettings.of("http://127.0.0.1:2379"));
+    }
+
+    @Test
     void aUserWithoutPasswordAndANonPositiveTimeoutAreRefused() {
         EtcdSettings settings = EtcdSettings.of("http://127.0.0.1:2379");
         assertThatIllegalArgumentException()

@@ -21,9 +21,10 @@ import io.github.distlock.autoconfigure.DistributedLockProperties;
 /**
  * Writes {@code docs/configuration.md} from the configuration metadata that Spring Boot's
  * configuration processor generates from the {@code @ConfigurationProperties} classes and
- * their field Javadoc, so that the reference cannot say something the IDE help does not.
- * Run through {@link ConfigurationReferenceTest}, which fails when the file in the
- * repository is stale.
+ * their field Javadoc, so that the reference cannot say something the IDE help does not:
+ * this module's, and those of the store modules (lock-etcd, lock-zookeeper), each in a
+ * section of its own. Run through {@link ConfigurationReferenceTest}, which fails when
+ * the file in the repository is stale.
  *
  * <pre>{@code
  * String markdown = ConfigurationReference.fromCompiledMetadata().markdown();
@@ -38,6 +39,12 @@ public final class ConfigurationReference {
     static final String GENERATED = "META-INF/spring-configuration-metadata.json";
 
     static final String ADDITIONAL = "META-INF/additional-spring-configuration-metadata.json";
+
+    /**
+     * What the overview names as the module of this module's groups: the one an
+     * application adds.
+     */
+    private static final String STARTER = "lock-spring-boot-starter";
 
     /**
      * Headings and one-line introductions of the known groups, in the order the page
@@ -56,6 +63,14 @@ public final class ConfigurationReference {
         SECTIONS.put(DistributedLockProperties.PREFIX + ".redlock", new String[] { "Redlock",
                 "Locks over several independent Redis masters instead of the one Redis of `spring.data.redis.*` "
                         + "([Redlock](redlock.md))." });
+        SECTIONS.put(DistributedLockProperties.PREFIX + ".etcd", new String[] { "etcd",
+                "Locks in an etcd cluster, with the `lock-etcd` module on the class path: setting `endpoints` "
+                        + "declares the backend named `etcd` ([etcd](etcd.md), [which backend](backends.md))." });
+        SECTIONS.put(DistributedLockProperties.PREFIX + ".zookeeper",
+                new String[] { "ZooKeeper",
+                        "Locks in a ZooKeeper ensemble, with the `lock-zookeeper` module on the class path: setting "
+                                + "`connect-string` declares the backend named `zookeeper` ([ZooKeeper](zookeeper.md), "
+                                + "[which backend](backends.md))." });
         SECTIONS.put(DistributedLockProperties.PREFIX + ".web.problem-details",
                 new String[] { "Web problem details",
                         "How lock failures in Spring MVC and WebFlux requests are answered "
@@ -66,13 +81,24 @@ public final class ConfigurationReference {
 
     private final List<String> groups;
 
-    private ConfigurationReference(Map<String, Property> properties, List<String> groups) {
+    /**
+     * The module that binds each group, for the groups of modules other than this one.
+     */
+    private final Map<String, String> groupModules;
+
+    private ConfigurationReference(Map<String, Property> properties, List<String> groups,
+            Map<String, String> groupModules) {
         this.properties = properties;
         this.groups = groups;
+        this.groupModules = groupModules;
     }
 
-    /** One {@code distributed-lock.*} property as the metadata describes it. */
-    record Property(String name, String type, String defaultValue, String description, Map<String, String> values) {
+    /**
+     * One {@code distributed-lock.*} property as the metadata describes it;
+     * {@code source} is the properties class that binds it.
+     */
+    record Property(String name, String type, String defaultValue, String description, Map<String, String> values,
+            String source) {
     }
 
     /**
@@ -80,9 +106,11 @@ public final class ConfigurationReference {
      * {@link DistributedLockProperties}, with
      * {@code additional-spring-configuration-metadata.json} merged in the way the
      * processor does: it adds properties and hints, and fills in what the generated entry
-     * leaves out (such as a computed default).
+     * leaves out (such as a computed default). The other modules' properties come from
+     * {@link ModuleConfigurationMetadata}, which runs the same processor on their
+     * sources.
      * @throws IllegalStateException if the metadata was not generated (the module was not
-     * compiled)
+     * compiled), or the processor fails on another module
      */
     public static ConfigurationReference fromCompiledMetadata() {
         Path classes = classesDirectory();
@@ -93,18 +121,31 @@ public final class ConfigurationReference {
                     + "for example with: " + REGENERATE_COMMAND);
         }
         Path additional = classes.resolve(ADDITIONAL);
-        return fromMetadata(read(generated), Files.isRegularFile(additional) ? read(additional) : null);
+        List<JsonNode> documents = new ArrayList<>(List.of(read(generated)));
+        if (Files.isRegularFile(additional)) {
+            documents.add(read(additional));
+        }
+        Map<String, String> groupModules = new LinkedHashMap<>();
+        for (ModuleConfigurationMetadata.Module module : ModuleConfigurationMetadata
+            .generate(ConfigurationReferenceTest.repositoryRoot())) {
+            documents.add(module.metadata());
+            module.metadata()
+                .path("groups")
+                .forEach(group -> groupModules.put(group.path("name").asText(), module.name()));
+        }
+        return fromMetadata(documents, groupModules);
     }
 
     /**
-     * Builds the reference from parsed metadata documents; {@code additional} may be
-     * {@code null}.
+     * Builds the reference from parsed metadata documents, each merged into the ones
+     * before it; {@code groupModules} names the module of groups that another module
+     * binds.
      */
-    static ConfigurationReference fromMetadata(JsonNode generated, JsonNode additional) {
+    static ConfigurationReference fromMetadata(List<JsonNode> documents, Map<String, String> groupModules) {
         Map<String, JsonNode> entries = new TreeMap<>();
         Map<String, Map<String, String>> hints = new TreeMap<>();
         List<String> groups = new ArrayList<>();
-        for (JsonNode document : additional == null ? List.of(generated) : List.of(generated, additional)) {
+        for (JsonNode document : documents) {
             for (JsonNode property : document.path("properties")) {
                 String name = property.path("name").asText();
                 if (!name.startsWith(DistributedLockProperties.PREFIX + ".")) {
@@ -132,10 +173,12 @@ public final class ConfigurationReference {
             String name = entry.path("name").asText();
             String type = entry.path("type").asText("");
             Map<String, String> values = hints.containsKey(name) ? hints.get(name) : enumValues(type);
-            properties.put(name, new Property(name, type, defaultValue(entry.get("defaultValue")),
-                    entry.path("description").asText("").strip(), values));
+            properties.put(name,
+                    new Property(name, type, defaultValue(entry.get("defaultValue")),
+                            entry.path("description").asText("").strip(), values,
+                            simpleName(entry.path("sourceType").asText("the properties class"))));
         }
-        return new ConfigurationReference(properties, groups);
+        return new ConfigurationReference(properties, groups, groupModules);
     }
 
     /** Every {@code distributed-lock.*} property, sorted by name. */
@@ -152,12 +195,13 @@ public final class ConfigurationReference {
         List<String> problems = new ArrayList<>();
         for (Property property : properties.values()) {
             if (property.description().isEmpty()) {
-                problems.add(property.name() + " has no description: add Javadoc to its field in "
-                        + "DistributedLockProperties or RedlockProperties (what it does, valid values, format).");
+                problems.add(property.name() + " has no description: add Javadoc to its field in " + property.source()
+                        + " (what it does, valid values, format).");
             }
             else if (!property.description().endsWith(".")) {
-                problems.add(property.name() + "'s description does not end with a full stop: '"
-                        + property.description() + "'. Write it as sentences in the field's Javadoc.");
+                problems
+                    .add(property.name() + "'s description does not end with a full stop: '" + property.description()
+                            + "'. Write it as sentences in the field's Javadoc in " + property.source() + ".");
             }
             if (property.type().isEmpty()) {
                 problems.add(property.name() + " has no type in the metadata.");
@@ -174,10 +218,10 @@ public final class ConfigurationReference {
                 + "metadata; do not edit by hand. Regenerate with:\n     ")
             .append(REGENERATE_COMMAND)
             .append("\n-->\n\n");
-        page.append("Every `distributed-lock.*` property the starter reads, generated from the metadata that Spring "
-                + "Boot's configuration processor writes from the properties classes (the same text your IDE shows "
-                + "when it completes a property). The [user guide](guide.md#configuration) explains when to change "
-                + "them.\n\n");
+        page.append("Every `distributed-lock.*` property the starter and its store modules read, generated from the "
+                + "metadata that Spring Boot's configuration processor writes from the properties classes (the same "
+                + "text your IDE shows when it completes a property). The [user guide](guide.md#configuration) "
+                + "explains when to change them.\n\n");
         page.append("""
                 - **Durations** take a number and a unit: `500ms`, `30s`, `5m`, `2h`, `1d` (also `ns`, `us`), or
                   ISO-8601 such as `PT30S`. A bare number means milliseconds: `default-ttl=5000` is 5 seconds. (In
@@ -188,15 +232,21 @@ public final class ConfigurationReference {
                 - **Everything is checked at startup**: a bad value stops the application with a message that names
                   the property, the value and the fix, and so does an unknown name under `distributed-lock.` (a typo
                   such as `default-tll` gets the nearest valid name suggested).
+                - **Modules**: a section whose title names a module (`lock-etcd`, `lock-zookeeper`) applies with that
+                  module on the class path. The ShedLock provider (`lock-shedlock`) and the Spring Integration
+                  registry (`lock-spring-integration`) have no properties of their own: their locks take the core
+                  ones, such as `default-ttl`.
 
                 """);
         Map<String, List<Property>> sections = sections();
-        page.append("| section | properties |\n|---|---|\n");
+        page.append("| section | module | properties |\n|---|---|---|\n");
         sections.forEach((group, members) -> page.append("| [")
             .append(title(group))
             .append("](#")
             .append(anchor(title(group)))
-            .append(") | ")
+            .append(") | `")
+            .append(groupModules.getOrDefault(group, STARTER))
+            .append("` | ")
             .append(members.size())
             .append(" |\n"));
         page.append('\n');
