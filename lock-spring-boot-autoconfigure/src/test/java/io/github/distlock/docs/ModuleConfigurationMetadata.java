@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
@@ -43,6 +44,11 @@ final class ModuleConfigurationMetadata {
     /** This module: its metadata is read from its compiled classes instead. */
     private static final String OWN_MODULE = "lock-spring-boot-autoconfigure";
 
+    /** The bill of materials, which lists every module an application can depend on. */
+    private static final String BOM = "lock-bom/pom.xml";
+
+    private static final Pattern BOM_ARTIFACT = Pattern.compile("<artifactId>(lock-[a-z0-9-]+)</artifactId>");
+
     private static final String PROCESSOR = "org.springframework.boot.configurationprocessor."
             + "ConfigurationMetadataAnnotationProcessor";
 
@@ -56,7 +62,7 @@ final class ModuleConfigurationMetadata {
     }
 
     /**
-     * One metadata document per module (other than this one) that has a
+     * One metadata document per published module (other than this one) that has a
      * {@code @ConfigurationProperties} class, in module-name order.
      * @throws IllegalStateException if the processor fails on a module, with the
      * compiler's messages
@@ -76,9 +82,22 @@ final class ModuleConfigurationMetadata {
     record Module(String name, JsonNode metadata) {
     }
 
+    /**
+     * The modules lock-bom lists, which are those an application can add: the sample and
+     * the benchmarks may have properties of their own, which are not the starter's.
+     */
     private static List<Path> modules(Path root) {
+        Set<String> published = new LinkedHashSet<>();
+        Matcher artifact = BOM_ARTIFACT.matcher(read(root.resolve(BOM)));
+        while (artifact.find()) {
+            published.add(artifact.group(1));
+        }
+        if (published.isEmpty()) {
+            throw new IllegalStateException("No module listed in " + root.resolve(BOM) + ", where the configuration "
+                    + "reference looks for the modules whose properties it documents.");
+        }
         try (Stream<Path> children = Files.list(root)) {
-            return children.filter(dir -> Files.isRegularFile(dir.resolve("pom.xml")))
+            return children.filter(dir -> published.contains(dir.getFileName().toString()))
                 .filter(dir -> Files.isDirectory(dir.resolve("src/main/java")))
                 .filter(dir -> !dir.getFileName().toString().equals(OWN_MODULE))
                 .sorted()
