@@ -36,7 +36,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * reference is complete and checked in any build order.
  *
  * <pre>{@code
- * List<JsonNode> documents = ModuleConfigurationMetadata.generate(repositoryRoot);
+ * for (Module module : ModuleConfigurationMetadata.generate(repositoryRoot)) { ... }
  * }</pre>
  */
 final class ModuleConfigurationMetadata {
@@ -138,28 +138,25 @@ final class ModuleConfigurationMetadata {
         catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }
-        String classPath = classPath();
-        List<String> arguments = new ArrayList<>(List.of("-proc:only", "-implicit:none", "-encoding", "UTF-8",
-                "-processor", PROCESSOR, "-processorpath", classPath, "-classpath", classPath, "-sourcepath",
-                module.resolve("src/main/java").toString(), "-d", output.toString(),
-                // Where the build's processor finds the module's hand-written metadata.
-                "-Aorg.springframework.boot.configurationprocessor.additionalMetadataLocations="
-                        + module.resolve("src/main/resources")));
-        StringWriter messages = new StringWriter();
-        boolean ok;
-        try (StandardJavaFileManager files = javac.getStandardFileManager(null, null, StandardCharsets.UTF_8)) {
-            ok = javac.getTask(messages, files, null, arguments, null, files.getJavaFileObjectsFromPaths(sources))
-                .call();
-        }
-        catch (IOException ex) {
-            throw new UncheckedIOException(ex);
-        }
-        Path metadata = output.resolve(ConfigurationReference.GENERATED);
-        if (!ok || !Files.isRegularFile(metadata)) {
-            throw new IllegalStateException("The configuration processor could not read the properties of "
-                    + module.getFileName() + " (" + sources + "):\n" + messages);
-        }
         try {
+            String classPath = classPath();
+            List<String> arguments = new ArrayList<>(List.of("-proc:only", "-implicit:none", "-encoding", "UTF-8",
+                    "-processor", PROCESSOR, "-processorpath", classPath, "-classpath", classPath, "-sourcepath",
+                    module.resolve("src/main/java").toString(), "-d", output.toString(),
+                    // The module's hand-written metadata, merged as in its build.
+                    "-Aorg.springframework.boot.configurationprocessor.additionalMetadataLocations="
+                            + module.resolve("src/main/resources")));
+            StringWriter messages = new StringWriter();
+            boolean ok;
+            try (StandardJavaFileManager files = javac.getStandardFileManager(null, null, StandardCharsets.UTF_8)) {
+                ok = javac.getTask(messages, files, null, arguments, null, files.getJavaFileObjectsFromPaths(sources))
+                    .call();
+            }
+            Path metadata = output.resolve(ConfigurationReference.GENERATED);
+            if (!ok || !Files.isRegularFile(metadata)) {
+                throw new IllegalStateException("The configuration processor could not read the properties of "
+                        + module.getFileName() + " (" + sources + "):\n" + messages);
+            }
             return new ObjectMapper().readTree(metadata.toFile());
         }
         catch (IOException ex) {
