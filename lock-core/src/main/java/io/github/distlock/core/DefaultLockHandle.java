@@ -346,10 +346,6 @@ final class DefaultLockHandle implements LockHandle {
         return released.get();
     }
 
-    boolean expiryReported() {
-        return expiryReported;
-    }
-
     long leaseDeadlineNanos() {
         return leaseDeadlineNanos;
     }

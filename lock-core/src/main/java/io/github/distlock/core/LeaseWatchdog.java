@@ -171,7 +171,6 @@ public final class LeaseWatchdog implements AutoCloseable {
 
     /** A fixed lease ran out before its release. */
     void expired(DefaultLockHandle handle) {
-        fixedLeases.remove(handle);
         lose(handle, LockListener.LeaseLossReason.EXPIRED, "its fixed lease of " + handle.ttlMillis()
                 + " ms (watchdog off) ran out before it was released: the guarded work outlasted it. Raise the ttl, "
                 + "or let the watchdog renew the lease while the work runs");
