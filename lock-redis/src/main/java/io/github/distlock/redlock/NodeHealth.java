@@ -127,6 +127,14 @@ final class NodeHealth {
             return inFlight == 0 || now - heardNanos <= timeoutNanos;
         }
 
+        /**
+         * Whether it has had a command pending since before {@code since} and answered
+         * nothing from then on: stopped or hung, as far as can be told yet.
+         */
+        boolean silentSince(long since) {
+            return pending.get() > 0 && heardNanos - since < 0;
+        }
+
         void sent() {
             if (pending.getAndIncrement() == 0 && !suspect) {
                 heardNanos = System.nanoTime();

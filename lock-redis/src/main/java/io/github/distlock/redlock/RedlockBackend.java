@@ -52,14 +52,15 @@ import io.github.distlock.redis.RedisKeyNaming;
  * that did not answer "taken") and reports the lock taken; the lock service retries
  * within the wait time. A majority that granted it too slowly for the ttl is
  * {@link RedlockValidityException}. <b>Release</b> reports released once a majority
- * deleted it, and sends a release hint to the waiters ({@link RedlockReleaseHints}): from
- * the arbiter's release script to the head of its wake-up line, or from the nodes that
- * released it to every instance; short of a majority of answers at the node timeout, it
- * waits for those on their way and asks the nodes whose answers were lost once more.
- * Fewer than a majority answering at all is not "taken" but
- * {@link RedlockQuorumException}, so a caller can tell an outage from contention; if
- * those nodes are up and were only late (a loaded machine, a pause of this JVM), the miss
- * is transient ({@link #isTransient}) and a lock call with wait time left tries again.
+ * deleted it and the arbiter answered, and sends a release hint to the waiters
+ * ({@link RedlockReleaseHints}): from the arbiter's release script to the head of its
+ * wake-up line, or from the nodes that released it to every instance; short of a majority
+ * of answers at the node timeout, it waits for those on their way and asks the nodes
+ * whose answers were lost once more. Fewer than a majority answering at all is not
+ * "taken" but {@link RedlockQuorumException}, so a caller can tell an outage from
+ * contention; if those nodes are up and were only late (a loaded machine, a pause of this
+ * JVM), the miss is transient ({@link #isTransient}) and a lock call with wait time left
+ * tries again.
  *
  * <pre>{@code
  * List<LettuceLockBackend> nodes = ...;   // one per independent master, each on its own client
@@ -318,22 +319,27 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
     @Override
     public boolean release(LockKey key, String token) {
         VoteListener<Boolean> lateGrant = lateGrants.releasing(key, token);
-        // Released once a majority deleted it: no majority can hold it any more. The
-        // others'
-        // deletes go on in the background.
+        // Released once a majority deleted it (no majority can hold it any more) and the
+        // arbiter answered; the other deletes go on in the background. The arbiter is
+        // waited for because contenders ask it alone first: were its delete still on its
+        // way, an instance told of this release (by us, or by a hint from another node)
+        // would find the lock "taken" there, and a tryLock without wait time would fail
+        // on a free lock. Not an arbiter that looks stopped, though (a command of ours
+        // pending there since before this release, and no answer since): a stopped node
+        // must not hold every release up for its node timeout.
+        long started = System.nanoTime();
         // The arbiter's release script sends the release hint as it deletes (see
-        // RedlockReleaseHints),
-        // to the instance at the head of the lock's wake-up line there, or to every
-        // instance: every
-        // waiter subscribes to every node, so one hint reaches them all, and the same one
-        // from every node cost each waiting JVM five messages to read per release. If the
-        // arbiter
-        // did not release it, the nodes that did send it below, to every instance.
+        // RedlockReleaseHints), to the instance at the head of the lock's wake-up line
+        // there, or to every instance: every waiter subscribes to every node, so one hint
+        // reaches them all, and the same one from every node cost each waiting JVM five
+        // messages to read per release. If the arbiter did not release it, the nodes that
+        // did send it below, to every instance.
+        OptionalInt arbiter = contention.arbiter();
         String hint = hints == null ? null : hints.newHint(key);
-        OptionalInt hintSender = hint == null ? OptionalInt.empty() : contention.arbiter();
-        // The arbiter's answer may come after the majority's; whether it sent the hint is
-        // known only then
-        // (see hintIfTheArbiterDidNot). Whichever of the two comes second puts its part
+        OptionalInt hintSender = hint == null ? OptionalInt.empty() : arbiter;
+        // The arbiter's answer may come after the majority's (if it looked
+        // stopped); whether it sent the hint is known only then (see
+        // hintIfTheArbiterDidNot). Whichever of the two comes second puts its part
         // here first.
         AtomicReference<Object> arbiterLate = new AtomicReference<>();
         VoteListener<Boolean> everyAnswer = (index, vote, late) -> {
@@ -349,12 +355,14 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
                         ? node.releaseWithHint(key, token, releaseHint) : node.release(key, token),
                 (index, node) -> sendsHint(index, releaseHint, hintSender)
                         ? node.releaseWithHintAsync(key, token, releaseHint) : node.releaseAsync(key, token),
-                answers -> QuorumCall.count(answers, Boolean::booleanValue) >= quorum, everyAnswer, quorum, null);
+                answers -> QuorumCall.count(answers, Boolean::booleanValue) >= quorum
+                        && (arbiter.isEmpty() || !Ballot.isPending(answers.get(arbiter.getAsInt()))
+                                || health.responsiveness(arbiter.getAsInt()).silentSince(started)),
+                everyAnswer, quorum, null);
         // A release has no next round of its own above it: answers still on their way
-        // when a majority has not
-        // answered were waited for above, within their commands' own bounds, and nodes
-        // that are up but whose
-        // answers were lost are asked once more.
+        // when a majority has not answered were waited for above, within their commands'
+        // own bounds, and nodes that are up but whose answers were lost are asked once
+        // more.
         if (QuorumCall.count(votes, Boolean::booleanValue) < quorum && QuorumCall.count(votes, answer -> true) < quorum
                 && calls.missedOnlyForTime(votes)) {
             votes = releaseAgainWhereUnanswered(votes, key, token, releaseHint, hintSender);
@@ -378,21 +386,20 @@ public final class RedlockBackend implements FencingLockBackend, InspectableLock
             // needs a majority.
             boolean[] hintedBy = new boolean[votes.size()];
             if (hintSender.isPresent()) {
-                int arbiter = hintSender.getAsInt();
-                if (sendsItsReleaseHints[arbiter] && Ballot.isPending(votes.get(arbiter))) {
-                    // Its answer is on its way, usually with its own hint: the nodes that
-                    // released
-                    // it send it only if it turns out the arbiter did not. Sending from
-                    // them now, each
-                    // time the arbiter answered after the majority, woke every instance
-                    // instead of the one
+                int sender = hintSender.getAsInt();
+                if (sendsItsReleaseHints[sender] && Ballot.isPending(votes.get(sender))) {
+                    // Its answer is still on its way (it looked stopped),
+                    // usually with its own hint: the nodes that released it
+                    // send it only if it turns out the arbiter did not. Sending from them
+                    // now, each time the arbiter answered
+                    // after the majority, woke every instance instead of the one
                     // at the head of the arbiter's line.
                     Arrays.fill(hintedBy, true);
                     if (arbiterLate.compareAndExchange(null, releasedOn) instanceof Vote<?> vote) {
                         hintIfTheArbiterDidNot(vote, releasedOn, hint);
                     }
                 }
-                else if (releasedOn[arbiter] && sendsItsReleaseHints[arbiter]) {
+                else if (releasedOn[sender] && sendsItsReleaseHints[sender]) {
                     Arrays.fill(hintedBy, true);
                 }
             }
