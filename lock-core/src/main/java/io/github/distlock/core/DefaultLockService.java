@@ -349,13 +349,13 @@ public class DefaultLockService implements LockService, AutoCloseable {
             if (queueing == null) {
                 return poll(fencingToken);
             }
-            if (!fencingToken) {
+            if (!fencingToken && (once || queueing.triesBeforeQueueing())) {
                 // Most locks are free when asked for, and most holders never read the
-                // fencing
-                // token: try the bare SET NX PX first, the cheapest acquisition there is,
-                // and issue
-                // the token on demand. Only a caller that finds the lock taken goes on to
-                // queue.
+                // fencing token: try the bare SET NX PX first, the cheapest acquisition
+                // there is, and issue the token on demand. Only a caller that finds the
+                // lock taken goes on to queue. Not where the store's plain attempt costs
+                // as much as queueing (ZooKeeper): there a caller that will wait queues
+                // at once.
                 long sentAt = System.nanoTime();
                 sent = true;
                 AcquireResult attempt = backend.tryAcquire(key, token, ttlMillis);
@@ -367,9 +367,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 }
                 waitingStarted();
             }
-            // Registered before the next attempt: that attempt queues us in Redis, and a
-            // release
-            // may hand the lock over before it even returns.
+            // Registered before the next attempt: that attempt queues us in the store,
+            // and
+            // a release may hand the lock over before it even returns.
             LockWaiters.Waiter waiter = once ? null : waiters.enter(token);
             try {
                 return attemptAndWait(waiter);

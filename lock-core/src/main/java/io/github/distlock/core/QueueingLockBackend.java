@@ -36,6 +36,23 @@ public interface QueueingLockBackend extends LockBackend {
             boolean fencingToken);
 
     /**
+     * Whether a caller that will wait tries {@link #tryAcquire(LockKey, String, long)}
+     * first, and queues only if that finds the lock taken. Right where that attempt costs
+     * less than one that may queue: on Redis a bare {@code SET NX PX} against a script. A
+     * store where a failed attempt costs as much as joining the line (ZooKeeper creates a
+     * node and deletes it again) answers {@code false}, and its callers that will wait
+     * queue with their first attempt. <pre>{@code
+     * if (!fencing && queueing.triesBeforeQueueing()) {
+     *     attempt = queueing.tryAcquire(key, token, ttlMillis);   // then queue only if taken
+     * }
+     * }</pre>
+     * @return {@code true} unless the store says otherwise
+     */
+    default boolean triesBeforeQueueing() {
+        return true;
+    }
+
+    /**
      * Takes a waiter that gives up out of the wait queue. A release may have handed the
      * lock to it just before: then the caller owns the lock and must use or release it.
      * @param key the lock

@@ -14,7 +14,9 @@ import java.util.concurrent.TimeUnit;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.LeaseOption;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -119,6 +121,65 @@ class EtcdLockBackendTest {
         holder.release();
         waiter.get(30, TimeUnit.SECONDS).release();
         assertThat(locks.backend.isDelivering(key)).as("stopped once none of ours is left there").isFalse();
+    }
+
+    /**
+     * Granting and revoking a lease are Raft writes: the lease of a released lock serves
+     * the next lock of the same lease length, kept alive first, so it lasts the whole ttl
+     * again; it never carries two keys at once.
+     */
+    @Test
+    void aReleasedLocksLeaseServesTheNextLockWithItsWholeLengthAhead() throws Exception {
+        LockHandle first = locks.locks.lock("reused:1", Duration.ofSeconds(20), Duration.ZERO);
+        long firstLease = leaseOf("reused:1");
+        Thread.sleep(1_500);
+        assertThat(first.release()).isTrue();
+
+        LockHandle second = locks.locks.lock("reused:2", Duration.ofSeconds(20), Duration.ZERO);
+        LockHandle third = locks.locks.lock("reused:3", Duration.ofSeconds(20), Duration.ZERO);
+
+        assertThat(leaseOf("reused:2")).as("the released lock's lease").isEqualTo(firstLease);
+        assertThat(leaseOf("reused:3")).as("a lease of its own while the other is in use").isNotEqualTo(firstLease);
+        long ttl = raw.getLeaseClient().timeToLive(firstLease, LeaseOption.DEFAULT).get(10, TimeUnit.SECONDS).getTTL();
+        assertThat(ttl).as("kept alive before its new key was put on it").isGreaterThan(18);
+        LockHandle otherLength = locks.locks.lock("reused:4", Duration.ofSeconds(40), Duration.ZERO);
+        assertThat(leaseOf("reused:4")).as("another length, another lease").isNotEqualTo(firstLease);
+        second.release();
+        third.release();
+        otherLength.release();
+    }
+
+    /**
+     * A release that finds its key gone (deleted by an operator here; a lease that ran
+     * out alike) keeps nothing: that lease is revoked, not handed to the next lock.
+     */
+    @Test
+    void aLeaseWhoseKeyWasGoneAtReleaseIsRevokedNotReused() throws Exception {
+        LockHandle held = locks.locks.lock("deleted:1", Duration.ofSeconds(20), Duration.ZERO);
+        long lease = leaseOf("deleted:1");
+        raw.getKVClient()
+            .delete(bytes("distlock/lock/deleted:1/"), DeleteOption.builder().isPrefix(true).build())
+            .get(10, TimeUnit.SECONDS);
+
+        assertThat(held.release()).isFalse();
+
+        await().atMost(Duration.ofSeconds(10))
+            .until(() -> raw.getLeaseClient()
+                .timeToLive(lease, LeaseOption.DEFAULT)
+                .get(10, TimeUnit.SECONDS)
+                .getTTL() == -1);
+        LockHandle next = locks.locks.lock("deleted:2", Duration.ofSeconds(20), Duration.ZERO);
+        assertThat(leaseOf("deleted:2")).isNotEqualTo(lease);
+        next.release();
+    }
+
+    private long leaseOf(String name) throws Exception {
+        List<KeyValue> keys = raw.getKVClient()
+            .get(bytes("distlock/lock/" + name + "/"), GetOption.builder().isPrefix(true).build())
+            .get(10, TimeUnit.SECONDS)
+            .getKvs();
+        assertThat(keys).as("the keys of " + name).hasSize(1);
+        return keys.get(0).getLease();
     }
 
     @Test

@@ -115,10 +115,10 @@ public class LocksEndpoint {
         String name = String.join("/", key);
         List<Holder> heldHere = holders(activeLocks.held(), name);
         List<Waiter> waitingHere = waiters(activeLocks.waiting(), name);
-        KeyState here = inspect(defaultName, backend, name, heldHere, waitingHere, List.of());
+        KeyState here = inspect(defaultName, backend, name, heldHere, waitingHere);
         List<KeyState> elsewhere = new ArrayList<>();
         for (Map.Entry<String, LockBackend> other : others.entrySet()) {
-            KeyState there = inspect(other.getKey(), other.getValue(), name, List.of(), List.of(), List.of());
+            KeyState there = inspect(other.getKey(), other.getValue(), name, List.of(), List.of());
             if (!Boolean.FALSE.equals(there.held())) {
                 elsewhere.add(there);
             }
@@ -127,14 +127,15 @@ public class LocksEndpoint {
                 here.lastFencingToken(), here.nodes(), heldHere, waitingHere, here.error(), defaultName, elsewhere);
     }
 
+    /** What {@code store} holds for {@code name}, with no other backend's view. */
     private static KeyState inspect(String backendName, LockBackend store, String name, List<Holder> heldHere,
-            List<Waiter> waitingHere, List<KeyState> elsewhere) {
+            List<Waiter> waitingHere) {
         LockKey lockKey = store.lockKey(name);
         if (!(store instanceof InspectableLockBackend inspectable)) {
             return new KeyState(name, lockKey.storeKey(), null, null, null, null, List.of(), heldHere, waitingHere,
                     "The lock backend (" + store.getClass().getName() + ") cannot be inspected: it does not "
                             + "implement InspectableLockBackend",
-                    backendName, elsewhere);
+                    backendName, List.of());
         }
         LockState state;
         try {
@@ -142,7 +143,7 @@ public class LocksEndpoint {
         }
         catch (LockBackendException ex) {
             return new KeyState(name, lockKey.storeKey(), null, null, null, null, List.of(), heldHere, waitingHere,
-                    ex.getMessage(), backendName, elsewhere);
+                    ex.getMessage(), backendName, List.of());
         }
         List<Node> nodes = new ArrayList<>();
         for (NodeLockState node : state.nodes()) {
@@ -151,7 +152,7 @@ public class LocksEndpoint {
                     : new Node(node.node(), of.held(), pttl(of), of.queueLength(), fence(of), node.error()));
         }
         return new KeyState(name, lockKey.storeKey(), state.held(), pttl(state), state.queueLength(), fence(state),
-                nodes, heldHere, waitingHere, null, backendName, elsewhere);
+                nodes, heldHere, waitingHere, null, backendName, List.of());
     }
 
     /**

@@ -258,6 +258,16 @@ public final class ZooKeeperLockBackend implements QueueingLockBackend, FencingL
     // ------------------------------------------------------------------------------------------
     // acquire, wait, release
 
+    /**
+     * {@code false}: an attempt that finds the lock taken creates a node and deletes it
+     * again, two writes the ensemble must agree on, where one that queues keeps the node
+     * as its place in line. Callers that will wait queue with their first attempt.
+     */
+    @Override
+    public boolean triesBeforeQueueing() {
+        return false;
+    }
+
     @Override
     public AcquireResult tryAcquire(LockKey key, String token, long ttlMillis) {
         return tryAcquire(key, token, ttlMillis, 0, false, false);
@@ -607,6 +617,38 @@ public final class ZooKeeperLockBackend implements QueueingLockBackend, FencingL
     @Override
     public boolean isDelivering(LockKey key) {
         return !closed && client.getZookeeperClient().isConnected();
+    }
+
+    /**
+     * The node ahead of the entry's was written, not deleted: its holder confirmed a
+     * hand-over or renewed its lease. The line is as it was, so only the watch, which
+     * fired, is set again; reading the whole line again cost a read for every hand-over
+     * and renewal ahead of each waiter. If the node is gone by now, the line is read
+     * again as for a deletion.
+     */
+    private void predecessorWritten(Entry entry, String predecessor) {
+        if (closed) {
+            return;
+        }
+        boolean gone;
+        entry.lock.lock();
+        try {
+            if (entry.state != State.QUEUED || entry.path == null) {
+                return;
+            }
+            gone = !watch(entry, predecessor, System.nanoTime() + operationTimeoutNanos);
+        }
+        catch (LockBackendException ex) {
+            // As in predecessorChanged: the waiter's own next attempt looks again.
+            logger.debug("Could not watch {} again", predecessor, ex);
+            return;
+        }
+        finally {
+            entry.lock.unlock();
+        }
+        if (gone) {
+            predecessorChanged(entry);
+        }
     }
 
     /**
@@ -1279,7 +1321,14 @@ public final class ZooKeeperLockBackend implements QueueingLockBackend, FencingL
             this.key = key;
             this.token = token;
             this.waiterId = LockWaiters.waiterId(token);
-            this.watcher = event -> submit(() -> predecessorChanged(this));
+            this.watcher = event -> submit(() -> {
+                if (event.getType() == Watcher.Event.EventType.NodeDataChanged && event.getPath() != null) {
+                    predecessorWritten(this, event.getPath());
+                }
+                else {
+                    predecessorChanged(this);
+                }
+            });
         }
 
         /** Announcements up to here are older than this node: its own czxid is above. */

@@ -164,29 +164,29 @@ final class ConsensusSection {
                 + "user writes it: *one lease per client* (granted at start, kept alive by jetcd's keep-alive "
                 + "stream, every lock attached to it, as etcd's Go `concurrency.Session` does; a cycle is Lock + "
                 + "Unlock) is the store's raw client the targets compare with; *one lease per lock* (grant, Lock, "
-                + "Unlock, revoke not awaited) is what ours does, so that one lock's lost lease is that lock's "
-                + "alone. With one lease per client, losing it loses every lock of the client at once, and two "
-                + "threads of one client must not lock one name (etcd sees a single owner, the lease), so the "
-                + "contended run gives every thread a client of its own.");
+                + "Unlock, revoke not awaited) keeps, as ours does, one lock's lost lease that lock's alone. With "
+                + "one lease per client, losing it loses every lock of the client at once, and two threads of one "
+                + "client must not lock one name (etcd sees a single owner, the lease), so the contended run gives "
+                + "every thread a client of its own.");
         out.add("- **Curator `InterProcessMutex`** (Curator 5.9.0, 60 s session, `ExponentialBackoffRetry(1000, "
                 + "3)`) is the raw client of ZooKeeper; **Spring Integration `ZookeeperLockRegistry`** wraps one "
                 + "per key. Both are bound to the thread that locked, so every cycle locks and unlocks on one "
                 + "thread.");
-        out.add("- Per cycle, ours on etcd reads the lock's directory (a linearizable read), then awaits 3 Raft "
-                + "writes (lease grant; a transaction that puts our key if absent and reads the directory's first "
-                + "key; a transaction that deletes it) and sends a 4th (lease revoke) without waiting; jetcd with "
-                + "a client lease awaits 2 (Lock, Unlock). Ours on "
+        out.add("- Per cycle, ours on etcd keeps a spare lease alive (the lease of an earlier released lock, a "
+                + "call the leader answers alone), then awaits 2 Raft writes (a transaction that puts our key on "
+                + "that lease if absent and reads the directory's first key; a transaction that deletes it), and "
+                + "keeps the lease for the next lock; jetcd with a client lease awaits 2 (Lock, Unlock). Ours on "
                 + "ZooKeeper creates an ephemeral sequential node, lists the lock's children and deletes the node, "
                 + "as `InterProcessMutex` does.");
         out.add("");
-        out.add("**Where ours pays more, by design.** On etcd, ours gives every acquisition a lease of its own "
-                + "(granted before, revoked after), so that a lease that runs out loses that one lock, which its "
-                + "handle reports, and never the other locks of the application; jetcd with one lease per client "
-                + "writes only Lock and Unlock, and *one lease per lock* is the like-for-like row. On ZooKeeper, "
+        out.add("**Where ours pays more, by design.** On etcd, each lease of ours carries one acquisition's key at "
+                + "a time (a released lock's lease serves the next lock of this JVM, kept alive again first), so "
+                + "that a lease that runs out loses that one lock, which its handle reports, and never the other "
+                + "locks of the application; *one lease per lock* is the like-for-like jetcd row. On ZooKeeper, "
                 + "ours confirms every hand-over with a write (a `setData` of the new holder's node), so that the "
                 + "JVM counts the lease from a moment the leader ordered; `InterProcessMutex` counts no lease. That "
-                + "write also fires the data watch of the waiter behind, which reads the line again (the watches "
-                + "column of the table below). The writes column says what each costs on this machine.");
+                + "write also fires the data watch of the waiter behind, which sets it again (the watches column of "
+                + "the table below). The writes column says what each costs on this machine.");
         out.add("");
         settings(out);
         uncontended(out);
@@ -286,17 +286,16 @@ final class ConsensusSection {
                 throughput(etcd, 8) / throughput(jetcd, 8));
         if (etcdRatio < 0.9) {
             reasons.add("**etcd, uncontended:** ours writes " + format(calls(etcd, false, "writes"), 2)
-                    + " times per cycle (a lease per acquisition, granted and revoked) where jetcd with one lease "
-                    + "per client writes " + format(calls(jetcd, false, "writes"), 2) + " times, and every etcd "
-                    + "write waits for a quorum's fsync. Against jetcd with one lease per lock, the same safety, "
-                    + "ours reaches " + format(throughput(etcd, 1) / throughput(perLock, 1), 2) + "× at 1 thread and "
-                    + format(throughput(etcd, 8) / throughput(perLock, 8), 2) + "× at 8, writing "
-                    + format(calls(etcd, false, "writes"), 2) + " times per cycle to its "
-                    + format(calls(perLock, false, "writes"), 2) + ": the rest is not in the writes (ours also "
-                    + "reads the directory first, and runs its own client path). Sharing one lease between locks "
-                    + "would "
-                    + "close the gap and is not done: a lost lease would then take every lock of the application "
-                    + "with it.");
+                    + " times per cycle where jetcd with one lease per client writes "
+                    + format(calls(jetcd, false, "writes"), 2) + " times, and every etcd write waits for a "
+                    + "quorum's fsync; ours also keeps its spare lease alive before the put ("
+                    + format(calls(etcd, false, "LeaseKeepAlive"), 2) + " keep-alives per cycle, answered by the "
+                    + "leader without a write), and runs its own client path (handle, watchdog registration, "
+                    + "listeners). Against jetcd with one lease per lock, the same isolation of lost leases, ours "
+                    + "reaches " + format(throughput(etcd, 1) / throughput(perLock, 1), 2) + "× at 1 thread and "
+                    + format(throughput(etcd, 8) / throughput(perLock, 8), 2) + "× at 8. Attaching many locks to "
+                    + "one lease would save the keep-alive and is not done: a lost lease would then take every lock "
+                    + "on it.");
         }
         if (contended(etcd, ContendedResult::switchesPerSecond) < bestPeerSwitches(Store.ETCD)) {
             reasons.add("**etcd, contended:** etcd's Lock service makes a waiter wait inside one Lock call on the "
@@ -306,9 +305,8 @@ final class ConsensusSection {
                     + format(calls(etcd, true, "Watch"), 2) + " directory watches "
                     + "(started when a client joins the line, stopped when it leaves) besides "
                     + format(calls(etcd, true, "writes"), 2) + " writes, so a hand-over takes a watch event, a "
-                    + "re-read and a keep-alive where jetcd's takes none. This run's lock-etcd already reads before "
-                    + "granting a lease and re-checks a waiter's place with a read-only transaction (each was a "
-                    + "Raft write); the wait path itself is the next thing to work on.");
+                    + "re-read and a keep-alive where jetcd's takes none. The wait path is the next thing to work "
+                    + "on.");
         }
         double zooKeeperRatio = Math.min(throughput(zooKeeper, 1) / throughput(curator, 1),
                 throughput(zooKeeper, 8) / throughput(curator, 8));
@@ -323,14 +321,12 @@ final class ConsensusSection {
         if (contended(zooKeeper, ContendedResult::switchesPerSecond) < bestPeerSwitches(Store.ZOOKEEPER)) {
             reasons.add("**ZooKeeper, contended:** ours writes " + format(calls(zooKeeper, true, "writes"), 2)
                     + " times per acquisition, `InterProcessMutex` " + format(calls(curator, true, "writes"), 2)
-                    + ". The lock service first tries without queueing (cheapest on Redis), which on ZooKeeper "
-                    + "creates a node and deletes it again when the lock is taken, then queues with a second node; "
-                    + "and each hand-over is confirmed with a `setData`, which also fires the data watch of the "
-                    + "waiter behind (" + format(calls(zooKeeper, true, "dataWatchesFired"), 2)
-                    + " data watches per acquisition), who then reads the line again. Dropping the confirming write "
-                    + "would weaken the lease accounting and is not done; a queueing first attempt needs a change "
-                    + "in lock-core's `DefaultLockService` (the backend cannot tell a caller that will wait from one "
-                    + "that will not).");
+                    + ". A caller that will wait joins the line with its first attempt, one node; each hand-over "
+                    + "is then confirmed with a `setData` (a write `InterProcessMutex` does not make), which also "
+                    + "fires the data watch of the waiter behind ("
+                    + format(calls(zooKeeper, true, "dataWatchesFired"), 2)
+                    + " data watches per acquisition), who sets it again. Dropping the confirming write would weaken "
+                    + "the lease accounting and is not done.");
         }
         if (reasons.isEmpty()) {
             return;
