@@ -367,9 +367,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 }
                 waitingStarted();
             }
-            // Registered before the next attempt: that attempt queues us in the store,
-            // and
-            // a release may hand the lock over before it even returns.
+            // Registered before the next attempt: that attempt queues us in the
+            // store, and a release may hand the lock over before it even returns.
             LockWaiters.Waiter waiter = once ? null : waiters.enter(token);
             try {
                 return attemptAndWait(waiter);

@@ -41,7 +41,9 @@ public interface QueueingLockBackend extends LockBackend {
      * less than one that may queue: on Redis a bare {@code SET NX PX} against a script. A
      * store where a failed attempt costs as much as joining the line (ZooKeeper creates a
      * node and deletes it again) answers {@code false}, and its callers that will wait
-     * queue with their first attempt. <pre>{@code
+     * queue with their first attempt.
+     *
+     * <pre>{@code
      * if (!fencing && queueing.triesBeforeQueueing()) {
      *     attempt = queueing.tryAcquire(key, token, ttlMillis);   // then queue only if taken
      * }

@@ -313,6 +313,15 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
      * only while the key is still first ({@link #issueFencingToken}).
      */
     private AcquireResult attempt(LockKey key, String token, long ttlMillis, boolean queue, boolean fencingToken) {
+        return attempt(key, token, ttlMillis, queue, fencingToken, true);
+    }
+
+    /**
+     * @param spareAllowed whether a first call may put its key on a spare lease; the
+     * second try after a spare lease turned out gone may not
+     */
+    private AcquireResult attempt(LockKey key, String token, long ttlMillis, boolean queue, boolean fencingToken,
+            boolean spareAllowed) {
         long deadline = deadline();
         ByteSequence ours = acquisitionKey(key, token);
         // Without a queue, a lock that is taken is left alone: no key of ours appears in
@@ -329,7 +338,7 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
         }
         // A waiter looking at its place again: its key was written by an earlier call.
         boolean recheck = queue && acquisitions.containsKey(token);
-        Acquisition acquisition = acquisitionFor(key, token, ttlMillis, deadline);
+        Acquisition acquisition = acquisitionFor(key, token, ttlMillis, deadline, spareAllowed);
         TxnResponse txn;
         try {
             if (recheck) {
@@ -355,8 +364,18 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
                 // ttl): the next attempt starts over on a new lease, at the end of the
                 // line.
                 forget(key, token);
+                if (acquisition.readying != null) {
+                    // A spare lease that ran out after it came back: nothing was put.
+                    return attempt(key, token, ttlMillis, queue, fencingToken, false);
+                }
             }
             throw ex;
+        }
+        if (acquisition.readying != null && !spareKeptAlive(acquisition, deadline, key)) {
+            // It ran out before the keep-alive reached it, taking the key just put on it
+            // along: start over on a new lease.
+            forget(key, token);
+            return attempt(key, token, ttlMillis, queue, fencingToken, false);
         }
         boolean created = !recheck && txn.isSucceeded();
         KeyValue head = first(txn.getGetResponses().get(0));
@@ -637,13 +656,17 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
      * This JVM's record of the acquisition {@code token}, with a lease of its own from
      * its first call.
      */
-    private Acquisition acquisitionFor(LockKey key, String token, long ttlMillis, long deadline) {
+    private Acquisition acquisitionFor(LockKey key, String token, long ttlMillis, long deadline, boolean spareAllowed) {
         Acquisition known = acquisitions.get(token);
         if (known != null) {
             return known;
         }
         long seconds = leaseSeconds(ttlMillis);
-        Acquisition granted = new Acquisition(leaseFor(seconds, deadline, key), seconds);
+        Acquisition granted = spareAllowed ? spareLease(seconds) : null;
+        if (granted == null) {
+            granted = new Acquisition(await(leases.grant(seconds), deadline, key, "grant a lease").getID(), seconds,
+                    null);
+        }
         Acquisition raced = acquisitions.putIfAbsent(token, granted);
         if (raced != null) {
             spares.offer(granted.leaseId, seconds, this::revokeQuietly);
@@ -659,18 +682,37 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
     }
 
     /**
-     * A lease of {@code seconds} with no key on it and its whole length ahead: a spare
-     * one, kept alive now (a call the leader answers alone), or else a new grant (a Raft
-     * write).
+     * A spare lease of {@code seconds}, its keep-alive sent now and read once the key is
+     * put on it ({@link #spareKeptAlive}): the leader answers a keep-alive alone, without
+     * a Raft write, but it is a round trip all the same, which need not come before the
+     * put. {@code null} if there is none.
      */
-    private long leaseFor(long seconds, long deadline, LockKey key) {
-        for (SpareLeases.Spare spare = spares.take(seconds, this::revokeQuietly); spare != null; spare = spares
-            .take(seconds, this::revokeQuietly)) {
-            if (keepAlive(spare.leaseId(), deadline, key) > 0) {
-                return spare.leaseId();
-            }
+    private @Nullable Acquisition spareLease(long seconds) {
+        SpareLeases.Spare spare = spares.take(seconds, this::revokeQuietly);
+        if (spare == null) {
+            return null;
         }
-        return await(leases.grant(seconds), deadline, key, "grant a lease").getID();
+        CompletableFuture<Long> keptAlive = leases.keepAliveOnce(spare.leaseId()).handle((alive, failure) -> {
+            if (failure == null) {
+                return alive.getTTL();
+            }
+            if (isLeaseNotFound(failure)) {
+                return 0L;
+            }
+            throw new IllegalStateException(describe(failure), failure);
+        });
+        return new Acquisition(spare.leaseId(), seconds, keptAlive);
+    }
+
+    /**
+     * Whether the spare lease of {@code acquisition} was still there when its keep-alive
+     * came: then it lasts its whole length from before the attempt was sent, as a new
+     * grant would. Read once, by the call that put the key.
+     */
+    private boolean spareKeptAlive(Acquisition acquisition, long deadline, LockKey key) {
+        CompletableFuture<Long> keptAlive = Objects.requireNonNull(acquisition.readying);
+        acquisition.readying = null;
+        return await(keptAlive, deadline, key, "keep a lease alive") > 0;
     }
 
     /**
@@ -826,7 +868,24 @@ public final class EtcdLockBackend implements QueueingLockBackend, FencingLockBa
     }
 
     /** One acquisition of this JVM: the lease its key is attached to, and its length. */
-    private record Acquisition(long leaseId, long leaseSeconds) {
+    private static final class Acquisition {
+
+        final long leaseId;
+
+        final long leaseSeconds;
+
+        /**
+         * The keep-alive of a spare lease, until the call that put the key on it read it;
+         * {@code null} for a lease granted for this acquisition.
+         */
+        volatile @Nullable CompletableFuture<Long> readying;
+
+        Acquisition(long leaseId, long leaseSeconds, @Nullable CompletableFuture<Long> readying) {
+            this.leaseId = leaseId;
+            this.leaseSeconds = leaseSeconds;
+            this.readying = readying;
+        }
+
     }
 
     /**

@@ -21,12 +21,13 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * Only a lease whose key was deleted by its release comes here (a key that was already
  * gone may mean the lease ran out). A spare is handed out at most half its length after
- * it came back, newest first, and the caller keeps it alive before it writes a key on it;
- * older ones are revoked. At most {@link #MAX_SPARES} are kept.
+ * it came back, newest first, and the caller keeps it alive as it puts its key on it,
+ * counting the lock held only once the keep-alive found the lease; older ones are
+ * revoked. At most {@link #MAX_SPARES} are kept.
  *
  * <pre>{@code
  * Spare spare = spares.take(30, revoke);       // null: grant a new lease
- * ...                                           // keep it alive, then put the key on it
+ * ...                                           // keep it alive and put the key on it
  * spares.offer(leaseId, 30, revoke);            // after the release deleted the key
  * }</pre>
  */
