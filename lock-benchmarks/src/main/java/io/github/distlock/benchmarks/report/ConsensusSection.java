@@ -172,10 +172,10 @@ final class ConsensusSection {
                 + "3)`) is the raw client of ZooKeeper; **Spring Integration `ZookeeperLockRegistry`** wraps one "
                 + "per key. Both are bound to the thread that locked, so every cycle locks and unlocks on one "
                 + "thread.");
-        out.add("- Per cycle, ours on etcd keeps a spare lease alive (the lease of an earlier released lock, a "
-                + "call the leader answers alone), then awaits 2 Raft writes (a transaction that puts our key on "
-                + "that lease if absent and reads the directory's first key; a transaction that deletes it), and "
-                + "keeps the lease for the next lock; jetcd with a client lease awaits 2 (Lock, Unlock). Ours on "
+        out.add("- Per cycle, ours on etcd awaits 2 Raft writes (a transaction that puts our key, if absent, on "
+                + "a spare lease, the lease of an earlier released lock, and reads the directory's first key; a "
+                + "transaction that deletes it) and, alongside the first, a keep-alive of that lease (a call the "
+                + "leader answers alone), and keeps the lease for the next lock; jetcd with a client lease awaits 2 (Lock, Unlock). Ours on "
                 + "ZooKeeper creates an ephemeral sequential node, lists the lock's children and deletes the node, "
                 + "as `InterProcessMutex` does.");
         out.add("");
@@ -288,7 +288,7 @@ final class ConsensusSection {
             reasons.add("**etcd, uncontended:** ours writes " + format(calls(etcd, false, "writes"), 2)
                     + " times per cycle where jetcd with one lease per client writes "
                     + format(calls(jetcd, false, "writes"), 2) + " times, and every etcd write waits for a "
-                    + "quorum's fsync; ours also keeps its spare lease alive before the put ("
+                    + "quorum's fsync; ours also keeps its spare lease alive as it puts the key ("
                     + format(calls(etcd, false, "LeaseKeepAlive"), 2) + " keep-alives per cycle, answered by the "
                     + "leader without a write), and runs its own client path (handle, watchdog registration, "
                     + "listeners). Against jetcd with one lease per lock, the same isolation of lost leases, ours "
