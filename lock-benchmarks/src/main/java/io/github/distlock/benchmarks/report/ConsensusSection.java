@@ -175,9 +175,9 @@ final class ConsensusSection {
         out.add("- Per cycle, ours on etcd awaits 2 Raft writes (a transaction that puts our key, if absent, on "
                 + "a spare lease, the lease of an earlier released lock, and reads the directory's first key; a "
                 + "transaction that deletes it) and, alongside the first, a keep-alive of that lease (a call the "
-                + "leader answers alone), and keeps the lease for the next lock; jetcd with a client lease awaits 2 (Lock, Unlock). Ours on "
-                + "ZooKeeper creates an ephemeral sequential node, lists the lock's children and deletes the node, "
-                + "as `InterProcessMutex` does.");
+                + "leader answers alone), and keeps the lease for the next lock; jetcd with a client lease "
+                + "awaits 2 (Lock, Unlock). Ours on ZooKeeper creates an ephemeral sequential node, lists the "
+                + "lock's children and deletes the node, as `InterProcessMutex` does.");
         out.add("");
         out.add("**Where ours pays more, by design.** On etcd, each lease of ours carries one acquisition's key at "
                 + "a time (a released lock's lease serves the next lock of this JVM, kept alive again first), so "
